@@ -1,0 +1,140 @@
+import { html } from "@elysiajs/html";
+import { Elysia } from "elysia";
+import path from "node:path";
+import { jobRoutes } from "./modules/jobs/routes";
+import { migrateJobQueue, startJobRunner } from "./modules/jobs/runner";
+import { resolvePrincipal } from "./modules/operators/principal";
+import { operatorRoutes } from "./modules/operators/routes";
+import * as operators from "./modules/operators/service";
+import { accessPlugin } from "./modules/platform/access";
+import { type Config, runsWeb, runsWorker } from "./modules/platform/config";
+import type { AppContext } from "./modules/platform/context";
+import { applyMigrations, connectDatabase, type Database } from "./modules/platform/database";
+import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
+import { healthRoutes } from "./modules/platform/health";
+import { httpPlugin } from "./modules/platform/http";
+import type { Logger } from "./modules/platform/logger";
+import { renderErrorPage } from "./ui/layout";
+import { uiRoutes } from "./ui/routes";
+
+/** Largest request body accepted anywhere; routes with smaller needs check their own limits. */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+export interface AppDependencies {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  workerRunning(): boolean;
+}
+
+/** The composition root: one Elysia app made of every module's routes. */
+export function buildApp(deps: AppDependencies) {
+  const { config, database } = deps;
+  const access = accessPlugin({
+    secretKey: config.secretKey,
+    resolvePrincipal: (request) => resolvePrincipal(database.db, config.sessionTtlHours, request),
+  });
+  const ctx: AppContext = { ...deps, access };
+  return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
+    .use(html({ autoDetect: false }))
+    .use(httpPlugin({ logger: deps.logger, renderErrorPage }))
+    .use(healthRoutes(ctx))
+    .use(operatorRoutes(ctx))
+    .use(jobRoutes(ctx))
+    .use(uiRoutes(ctx));
+}
+
+export type OutpostApp = ReturnType<typeof buildApp>;
+
+export interface RunningOutpost {
+  /** Where HTTP listens (web roles only). */
+  url: string | undefined;
+  port: number | undefined;
+  databaseUrl: string;
+  setupCode: string | undefined;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Called with the one-time setup code while no operator exists (default: printed to stderr). */
+  announceSetupCode?(code: string, setupUrl: string): void;
+}
+
+const HTTP_DRAIN_MS = 10_000;
+
+/**
+ * Starts the roles of this process in order — database (embedded unless DATABASE_URL), migrations,
+ * bootstrap, worker, HTTP — and returns a stop() that undoes them in reverse: stop accepting HTTP,
+ * drain jobs, close pools, stop embedded PostgreSQL last.
+ */
+export async function startOutpost(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningOutpost> {
+  const embedded = config.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres({
+        directory: path.join(config.dataDir, "postgres"),
+        log: (message) => logger.info(message),
+      });
+  const databaseUrl = config.databaseUrl ?? embedded!.url;
+  const database = connectDatabase(databaseUrl);
+  let runner: Awaited<ReturnType<typeof startJobRunner>> | undefined;
+  let server: ReturnType<typeof buildApp> | undefined;
+  let stopped = false;
+
+  async function stop() {
+    if (stopped) return;
+    stopped = true;
+    if (server) {
+      await Promise.race([server.stop(), Bun.sleep(HTTP_DRAIN_MS).then(() => server?.stop(true))]);
+      logger.info("HTTP stopped");
+    }
+    if (runner) {
+      await runner.stop();
+      logger.info("job runner drained and stopped");
+    }
+    await database.close();
+    if (embedded?.owned) {
+      await embedded.stop();
+      logger.info("embedded PostgreSQL stopped");
+    }
+  }
+
+  try {
+    await applyMigrations(database);
+    await migrateJobQueue(databaseUrl, logger);
+    if (config.bootstrapAdminEmail && config.bootstrapAdminPassword) {
+      if (await operators.ensureBootstrapAdmin(database.db, config.bootstrapAdminEmail, config.bootstrapAdminPassword)) {
+        logger.info({ email: config.bootstrapAdminEmail }, "bootstrap administrator created");
+      }
+    }
+    if (config.bootstrapApiToken) await operators.ensureBootstrapToken(database.db, config.bootstrapApiToken);
+    if (runsWorker(config)) runner = await startJobRunner({ config, database, logger });
+    let setupCode: string | undefined;
+    if (runsWeb(config)) {
+      server = buildApp({ config, database, logger, workerRunning: () => runner !== undefined && !stopped });
+      server.listen({ port: config.port, hostname: config.host });
+      logger.info({ url: config.baseUrl, port: server.server?.port, role: config.role }, "Outpost is listening");
+      setupCode = await operators.issueSetupCode(database.db);
+      if (setupCode) {
+        const setupUrl = `${config.baseUrl}/setup`;
+        (options.announceSetupCode ?? printSetupCode)(setupCode, setupUrl);
+      }
+    }
+    const port = server?.server?.port;
+    return {
+      url: port === undefined ? undefined : `http://127.0.0.1:${port}`,
+      port,
+      databaseUrl,
+      setupCode,
+      stop,
+    };
+  } catch (error) {
+    await stop().catch(() => {});
+    throw error;
+  }
+}
+
+function printSetupCode(code: string, setupUrl: string) {
+  process.stderr.write(
+    `\n  First run: no operator exists yet.\n  Open ${setupUrl} and enter this one-time setup code:\n\n      ${code}\n\n`,
+  );
+}

@@ -1,0 +1,25 @@
+import { lt, sql } from "drizzle-orm";
+import { jobRuns } from "../modules/jobs/schema";
+import { loginThrottle, operatorSessions } from "../modules/operators/schema";
+import { defineJob } from "../modules/jobs/task";
+
+const JOB_HISTORY_DAYS = 30;
+
+export default defineJob({
+  identifier: "prune_sessions",
+  description: "Deletes expired operator sessions, stale login throttles and job history older than 30 days",
+  async run(_payload, { database, logger }) {
+    const { db } = database;
+    const sessions = await db.delete(operatorSessions).where(lt(operatorSessions.expiresAt, sql`now()`));
+    const throttles = await db
+      .delete(loginThrottle)
+      .where(lt(loginThrottle.windowStartedAt, sql`now() - interval '1 day'`));
+    const runs = await db
+      .delete(jobRuns)
+      .where(lt(jobRuns.startedAt, sql`now() - make_interval(days => ${JOB_HISTORY_DAYS})`));
+    logger.info(
+      { sessions: sessions.count, throttles: throttles.count, jobRuns: runs.count },
+      "pruned expired sessions and history",
+    );
+  },
+});

@@ -1,0 +1,62 @@
+import { Elysia, t } from "elysia";
+import { redirectWithFlash } from "../../ui/flash";
+import { htmlPage, pageContext } from "../../ui/page";
+import { JobsActivity, JobsPage, type JobsPageProps } from "../../ui/pages/jobs";
+import type { Principal } from "../platform/access";
+import type { AppContext } from "../platform/context";
+import { jobOverview, knownTasks, listQueuedJobs, listRecentRuns, runJobNow } from "./service";
+
+export function jobRoutes(ctx: AppContext) {
+  const { database, access, config } = ctx;
+
+  async function pageProps(principal: Principal | undefined): Promise<JobsPageProps> {
+    const [overview, queue, runs] = await Promise.all([
+      jobOverview(database),
+      listQueuedJobs(database),
+      listRecentRuns(database),
+    ]);
+    return { overview, queue, runs, tasks: knownTasks(), canRun: principal?.role === "admin" };
+  }
+
+  return new Elysia({ name: "jobs" })
+    .use(access)
+    .get(
+      "/jobs",
+      async ({ request, principal, query }) => {
+        const props = await pageProps(principal);
+        if (query.fragment === "activity") return htmlPage({ flash: undefined }, <JobsActivity props={props} />);
+        const page = pageContext(request, principal, config.secretKey);
+        return htmlPage(page, <JobsPage ctx={page} props={props} />);
+      },
+      { access: "viewer", query: t.Object({ fragment: t.Optional(t.Literal("activity")) }) },
+    )
+    .post(
+      "/jobs/run",
+      async ({ body }) => {
+        await runJobNow(database, body.task);
+        return redirectWithFlash("/jobs", { kind: "success", text: `Queued ${body.task}.` });
+      },
+      { access: "admin", body: t.Object({ task: t.String({ maxLength: 100 }), _csrf: t.Optional(t.String()) }) },
+    )
+    .get(
+      "/api/v1/jobs",
+      async () => {
+        const [overview, queue, runs] = await Promise.all([
+          jobOverview(database),
+          listQueuedJobs(database),
+          listRecentRuns(database),
+        ]);
+        return { data: { overview, queue, runs, tasks: knownTasks() } };
+      },
+      { access: "viewer" },
+    )
+    .post(
+      "/api/v1/jobs/:task/run",
+      async ({ params, set }) => {
+        const jobId = await runJobNow(database, params.task);
+        set.status = 202;
+        return { data: { job_id: jobId, task: params.task } };
+      },
+      { access: "admin", params: t.Object({ task: t.String({ maxLength: 100 }) }) },
+    );
+}

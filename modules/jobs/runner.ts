@@ -1,0 +1,93 @@
+import { eq } from "drizzle-orm";
+import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList } from "graphile-worker";
+import { hostname } from "node:os";
+import pg from "pg";
+import { CRONTAB, JOBS } from "../../jobs";
+import { jobRuns } from "./schema";
+import type { Logger } from "../platform/logger";
+import type { JobContext } from "./task";
+
+export const WORKER_SCHEMA = "graphile_worker";
+
+/** Creates graphile-worker's schema so web processes can enqueue before any worker has started. */
+export async function migrateJobQueue(connectionString: string, logger: Logger): Promise<void> {
+  await runMigrations({ connectionString, schema: WORKER_SCHEMA, logger: workerLogger(logger) });
+}
+
+/** Routes graphile-worker's messages through pino so there is one log format. */
+function workerLogger(logger: Logger): WorkerLogger {
+  const levels = { error: "error", warning: "warn", info: "debug", debug: "trace" } as const;
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    const method = levels[level as keyof typeof levels] ?? "info";
+    logger[method]({ scope, ...meta }, message);
+  });
+}
+
+/** Wraps each task so every execution leaves a row in job_runs for the Jobs page. */
+function recordedTaskList(context: JobContext, workerId: string): TaskList {
+  const tasks: TaskList = {};
+  for (const job of JOBS) {
+    tasks[job.identifier] = async (payload, helpers) => {
+      const startedAt = Date.now();
+      const [runRow] = await context.database.db
+        .insert(jobRuns)
+        .values({
+          jobId: helpers.job.id,
+          taskIdentifier: job.identifier,
+          attempt: helpers.job.attempts,
+          status: "running",
+          workerId,
+        })
+        .returning({ id: jobRuns.id });
+      const finish = (status: "succeeded" | "failed", error?: string) =>
+        context.database.db
+          .update(jobRuns)
+          .set({ status, error, finishedAt: new Date(), durationMs: Date.now() - startedAt })
+          .where(eq(jobRuns.id, runRow!.id));
+      const logger = context.logger.child({ job: job.identifier, jobId: helpers.job.id });
+      try {
+        await job.run(payload as never, { ...context, logger });
+        await finish("succeeded");
+      } catch (error) {
+        logger.error({ err: error }, "job failed");
+        await finish("failed", error instanceof Error ? error.message : String(error));
+        throw error;
+      }
+    };
+  }
+  return tasks;
+}
+
+export interface JobRunner {
+  workerId: string;
+  /** Stops taking jobs, waits for running ones, then closes the worker's pool. */
+  stop(): Promise<void>;
+}
+
+export async function startJobRunner(context: JobContext): Promise<JobRunner> {
+  const workerId = `${hostname()}:${process.pid}`;
+  // We own the pool and end it after stop(), so no finished job stays locked (see STACK-NOTES).
+  const pgPool = new pg.Pool({ connectionString: context.database.url, max: context.config.workerConcurrency + 2 });
+  const onPoolError = (error: Error) => context.logger.error({ err: error }, "job queue connection error");
+  pgPool.on("error", onPoolError);
+  pgPool.on("connect", (client) => client.on("error", onPoolError));
+  const runner: Runner = await run({
+    pgPool,
+    schema: WORKER_SCHEMA,
+    concurrency: context.config.workerConcurrency,
+    noHandleSignals: true,
+    logger: workerLogger(context.logger),
+    pollInterval: 2000,
+    taskList: recordedTaskList(context, workerId),
+    crontab: CRONTAB,
+    preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+  });
+  context.logger.info({ workerId, concurrency: context.config.workerConcurrency }, "job runner started");
+  return {
+    workerId,
+    async stop() {
+      await runner.stop();
+      await pgPool.end();
+    },
+  };
+}

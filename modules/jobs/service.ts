@@ -1,0 +1,80 @@
+import { desc, sql } from "drizzle-orm";
+import { JOBS, SCHEDULES } from "../../jobs";
+import type { Database } from "../platform/database";
+import { AppError } from "../platform/errors";
+import { enqueueJob } from "./queue";
+import { jobRuns } from "./schema";
+
+export interface QueuedJob {
+  id: string;
+  taskIdentifier: string;
+  runAt: Date;
+  attempts: number;
+  maxAttempts: number;
+  lastError: string | null;
+  lockedAt: Date | null;
+  lockedBy: string | null;
+  createdAt: Date;
+}
+
+export interface JobOverview {
+  queued: number;
+  running: number;
+  failed: number;
+  succeeded24h: number;
+  failed24h: number;
+}
+
+export function knownTasks() {
+  return JOBS.map((job) => ({
+    identifier: job.identifier,
+    description: job.description,
+    schedule: SCHEDULES.find((s) => s.task === job.identifier),
+  }));
+}
+
+export async function jobOverview(database: Database): Promise<JobOverview> {
+  const [queue] = await database.sql<{ queued: number; running: number; failed: number }[]>`
+    select
+      count(*) filter (where locked_at is null and attempts < max_attempts)::int as queued,
+      count(*) filter (where locked_at is not null)::int as running,
+      count(*) filter (where attempts >= max_attempts)::int as failed
+    from graphile_worker.jobs`;
+  const [runs] = await database.db
+    .select({
+      succeeded: sql<number>`count(*) filter (where ${jobRuns.status} = 'succeeded')::int`,
+      failed: sql<number>`count(*) filter (where ${jobRuns.status} = 'failed')::int`,
+    })
+    .from(jobRuns)
+    .where(sql`${jobRuns.startedAt} > now() - interval '24 hours'`);
+  return {
+    queued: queue?.queued ?? 0,
+    running: queue?.running ?? 0,
+    failed: queue?.failed ?? 0,
+    succeeded24h: runs?.succeeded ?? 0,
+    failed24h: runs?.failed ?? 0,
+  };
+}
+
+/** Jobs graphile-worker still holds: waiting, running, or failed for good. */
+export async function listQueuedJobs(database: Database, limit = 50): Promise<QueuedJob[]> {
+  return database.sql<QueuedJob[]>`
+    select id::text as id, task_identifier as "taskIdentifier", run_at as "runAt", attempts,
+           max_attempts as "maxAttempts", last_error as "lastError", locked_at as "lockedAt",
+           locked_by as "lockedBy", created_at as "createdAt"
+    from graphile_worker.jobs
+    order by locked_at desc nulls last, run_at asc
+    limit ${limit}`;
+}
+
+export async function listRecentRuns(database: Database, limit = 50) {
+  return database.db.select().from(jobRuns).orderBy(desc(jobRuns.startedAt)).limit(limit);
+}
+
+/** Queues a known task to run as soon as a worker is free. */
+export async function runJobNow(database: Database, task: string): Promise<string> {
+  if (!JOBS.some((job) => job.identifier === task)) {
+    throw new AppError(404, "unknown_task", `There is no job called "${task}"`);
+  }
+  return enqueueJob(database.sql, task, { trigger: "manual" });
+}

@@ -1,0 +1,187 @@
+import { Elysia, t } from "elysia";
+import { flashCookie, redirectWithFlash } from "../../ui/flash";
+import { anonymousCsrf, htmlPage, pageContext, safeNext } from "../../ui/page";
+import { LoginPage, SetupPage, type SetupErrors } from "../../ui/pages/auth";
+import { SettingsPage, type SettingsPageProps } from "../../ui/pages/settings";
+import { checkCsrf, type Principal, SESSION_COOKIE } from "../platform/access";
+import type { AppContext } from "../platform/context";
+import { AppError } from "../platform/errors";
+import {
+  authenticate,
+  completeSetup,
+  countOperators,
+  createApiToken,
+  createSession,
+  deleteSession,
+  isOperatorRole,
+  listApiTokens,
+  revokeApiToken,
+} from "./service";
+
+function clientAddress(request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string {
+  return server?.requestIP(request)?.address ?? "unknown";
+}
+
+const LoginForm = t.Object({
+  email: t.String({ maxLength: 254 }),
+  password: t.String({ maxLength: 1024 }),
+  next: t.Optional(t.String({ maxLength: 2000 })),
+  _csrf: t.Optional(t.String()),
+});
+
+const SetupForm = t.Object({
+  code: t.String({ maxLength: 100 }),
+  email: t.String({ maxLength: 254 }),
+  password: t.String({ maxLength: 1024 }),
+  _csrf: t.Optional(t.String()),
+});
+
+export function operatorRoutes(ctx: AppContext) {
+  const { config, database, access } = ctx;
+  const db = database.db;
+  const secure = config.baseUrl.startsWith("https:");
+
+  function sessionCookie(token: string): string {
+    return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=${config.sessionTtlHours * 3600}`;
+  }
+  const clearSessionCookie = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=0`;
+
+  async function signedIn(operatorId: string, request: Request, address: string, location: string) {
+    const token = await createSession(db, {
+      operatorId,
+      ttlHours: config.sessionTtlHours,
+      address,
+      userAgent: request.headers.get("user-agent") ?? undefined,
+    });
+    const response = redirectWithFlash(location);
+    response.headers.append("set-cookie", sessionCookie(token));
+    return response;
+  }
+
+  async function settingsPage(request: Request, principal: Principal | undefined, props: Partial<SettingsPageProps>, status = 200) {
+    const page = pageContext(request, principal, config.secretKey);
+    const tokens = await listApiTokens(db);
+    return htmlPage(page, <SettingsPage ctx={page} props={{ tokens, ...props }} />, status);
+  }
+
+  return new Elysia({ name: "operators" })
+    .use(access)
+    .get(
+      "/login",
+      async ({ request, query }) => {
+        if ((await countOperators(db)) === 0) return redirectWithFlash("/setup");
+        const csrf = anonymousCsrf(request, config.secretKey, secure);
+        const page = pageContext(request, undefined, config.secretKey);
+        return htmlPage(
+          page,
+          <LoginPage csrfToken={csrf.token} next={safeNext(query.next)} flash={page.flash} />,
+          200,
+          csrf.cookie ? [csrf.cookie] : [],
+        );
+      },
+      { access: "public", query: t.Object({ next: t.Optional(t.String()) }) },
+    )
+    .post(
+      "/login",
+      async ({ request, body, server }) => {
+        const csrf = anonymousCsrf(request, config.secretKey, secure);
+        checkCsrf(config.secretKey, csrf.cookie ? undefined : csrf.binding, request, body);
+        const next = safeNext(body.next);
+        try {
+          const operator = await authenticate(db, {
+            email: body.email,
+            password: body.password,
+            address: clientAddress(request, server),
+          });
+          return signedIn(operator.id, request, clientAddress(request, server), next);
+        } catch (error) {
+          if (!(error instanceof AppError) || ![401, 429].includes(error.status)) throw error;
+          const response = await htmlPage(
+            { flash: undefined },
+            <LoginPage csrfToken={csrf.token} next={next} email={body.email} error={error.message} />,
+            error.status,
+          );
+          for (const [name, value] of Object.entries(error.headers ?? {})) response.headers.set(name, value);
+          return response;
+        }
+      },
+      { access: "public", body: LoginForm },
+    )
+    .post(
+      "/logout",
+      async ({ principal }) => {
+        if (principal?.kind === "session") await deleteSession(db, principal.sessionIdHash);
+        const response = redirectWithFlash("/login", { kind: "info", text: "You are signed out." });
+        response.headers.append("set-cookie", clearSessionCookie);
+        return response;
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/setup",
+      async ({ request }) => {
+        if ((await countOperators(db)) > 0) return redirectWithFlash("/login");
+        const csrf = anonymousCsrf(request, config.secretKey, secure);
+        return htmlPage({ flash: undefined }, <SetupPage csrfToken={csrf.token} />, 200, csrf.cookie ? [csrf.cookie] : []);
+      },
+      { access: "public" },
+    )
+    .post(
+      "/setup",
+      async ({ request, body, server }) => {
+        const csrf = anonymousCsrf(request, config.secretKey, secure);
+        checkCsrf(config.secretKey, csrf.cookie ? undefined : csrf.binding, request, body);
+        try {
+          const admin = await completeSetup(db, body);
+          const response = await signedIn(admin.id, request, clientAddress(request, server), "/");
+          response.headers.append(
+            "set-cookie",
+            flashCookie({ kind: "success", text: "Your administrator account is ready." }),
+          );
+          return response;
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          if (error.code === "setup_complete") return redirectWithFlash("/login", { kind: "info", text: error.message });
+          const errors: SetupErrors =
+            error.code === "invalid_setup_code"
+              ? { code: error.message }
+              : error.message.toLowerCase().includes("password")
+                ? { password: error.message }
+                : { email: error.message };
+          return htmlPage({ flash: undefined }, <SetupPage csrfToken={csrf.token} email={body.email} errors={errors} />, error.status);
+        }
+      },
+      { access: "public", body: SetupForm },
+    )
+    .get("/settings", ({ request, principal }) => settingsPage(request, principal, {}), { access: "admin" })
+    .post(
+      "/settings/tokens",
+      async ({ request, principal, body }) => {
+        if (!isOperatorRole(body.role)) {
+          return settingsPage(request, principal, { tokenError: "Choose a role", tokenName: body.name }, 400);
+        }
+        try {
+          const createdBy = principal?.kind === "session" ? principal.operatorId : undefined;
+          const { token, record } = await createApiToken(db, { name: body.name, role: body.role, createdBy });
+          return settingsPage(request, principal, { newToken: { name: record.name, secret: token } }, 201);
+        } catch (error) {
+          if (error instanceof AppError && error.status === 400) {
+            return settingsPage(request, principal, { tokenError: error.message, tokenName: body.name }, 400);
+          }
+          throw error;
+        }
+      },
+      { access: "admin", body: t.Object({ name: t.String({ maxLength: 200 }), role: t.String(), _csrf: t.Optional(t.String()) }) },
+    )
+    .post(
+      "/settings/tokens/:id/revoke",
+      async ({ params }) => {
+        const revoked = await revokeApiToken(db, params.id);
+        return redirectWithFlash(
+          "/settings#api-tokens",
+          revoked ? { kind: "success", text: "Token revoked." } : { kind: "error", text: "That token was already revoked." },
+        );
+      },
+      { access: "admin", params: t.Object({ id: t.String({ format: "uuid" }) }) },
+    );
+}

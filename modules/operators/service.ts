@@ -1,0 +1,314 @@
+import { and, count, desc, eq, gt, isNull, sql } from "drizzle-orm";
+import type { Db } from "../platform/database";
+import { AppError, badRequest } from "../platform/errors";
+import { randomToken, sha256Hex } from "../platform/crypto";
+import { apiTokens, loginThrottle, operatorSessions, operators, setupCodes } from "./schema";
+
+export const OPERATOR_ROLES = ["admin", "operator", "viewer"] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+
+const ROLE_RANK: Record<OperatorRole, number> = { viewer: 1, operator: 2, admin: 3 };
+
+/** True when `role` may do what `required` may. */
+export function roleAllows(role: OperatorRole, required: OperatorRole): boolean {
+  return ROLE_RANK[role] >= ROLE_RANK[required];
+}
+
+export function isOperatorRole(value: unknown): value is OperatorRole {
+  return typeof value === "string" && (OPERATOR_ROLES as readonly string[]).includes(value);
+}
+
+export interface OperatorView {
+  id: string;
+  email: string;
+  role: OperatorRole;
+}
+
+const MIN_PASSWORD_LENGTH = 10;
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function normaliseEmail(email: string): string {
+  const value = email.trim().toLowerCase();
+  if (!EMAIL_PATTERN.test(value) || value.length > 254) throw badRequest("Enter a valid email address");
+  return value;
+}
+
+function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw badRequest(`The password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
+  }
+  if (password.length > 1024) throw badRequest("The password is too long");
+}
+
+async function hashPassword(password: string): Promise<string> {
+  return Bun.password.hash(password, { algorithm: "argon2id" });
+}
+
+export async function countOperators(db: Db): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(operators);
+  return row?.n ?? 0;
+}
+
+export async function createOperator(
+  db: Db,
+  input: { email: string; password: string; role: OperatorRole },
+): Promise<OperatorView> {
+  const email = normaliseEmail(input.email);
+  checkPassword(input.password);
+  const passwordHash = await hashPassword(input.password);
+  const [row] = await db
+    .insert(operators)
+    .values({ email, passwordHash, role: input.role })
+    .onConflictDoNothing({ target: operators.email })
+    .returning({ id: operators.id, email: operators.email, role: operators.role });
+  if (!row) throw new AppError(409, "operator_exists", `An operator with email ${email} already exists`);
+  return row;
+}
+
+// ---------------------------------------------------------------- first run
+
+/** A fresh one-time setup code while no operator exists; undefined once one does. */
+export async function issueSetupCode(db: Db): Promise<string | undefined> {
+  if ((await countOperators(db)) > 0) return undefined;
+  const code = randomToken(9);
+  await db.insert(setupCodes).values({ codeHash: sha256Hex(code) });
+  return code;
+}
+
+/** Creates the first admin; refused once any operator exists or with a wrong setup code. */
+export async function completeSetup(
+  db: Db,
+  input: { code: string; email: string; password: string },
+): Promise<OperatorView> {
+  const email = normaliseEmail(input.email);
+  checkPassword(input.password);
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction(async (tx) => {
+    // Serialise concurrent setups so exactly one first admin can exist.
+    await tx.execute(sql`lock table ${operators} in exclusive mode`);
+    if ((await countOperators(tx as unknown as Db)) > 0) {
+      throw new AppError(409, "setup_complete", "Setup is already complete: sign in instead");
+    }
+    const [code] = await tx.select().from(setupCodes).where(eq(setupCodes.codeHash, sha256Hex(input.code.trim())));
+    if (!code) throw new AppError(403, "invalid_setup_code", "The setup code is not valid");
+    const [row] = await tx
+      .insert(operators)
+      .values({ email, passwordHash, role: "admin" })
+      .returning({ id: operators.id, email: operators.email, role: operators.role });
+    await tx.delete(setupCodes);
+    return row!;
+  });
+}
+
+/** Ensures the admin named by OUTPOST_BOOTSTRAP_ADMIN_* exists (created once, never overwritten). */
+export async function ensureBootstrapAdmin(db: Db, email: string, password: string): Promise<boolean> {
+  const normalised = normaliseEmail(email);
+  const [existing] = await db.select({ id: operators.id }).from(operators).where(eq(operators.email, normalised));
+  if (existing) return false;
+  await createOperator(db, { email: normalised, password, role: "admin" });
+  await db.delete(setupCodes);
+  return true;
+}
+
+// ---------------------------------------------------------------- login
+
+export const LOGIN_LIMITS = { perEmail: 5, perAddress: 20, windowMinutes: 15 };
+
+// Verifying against a real hash when the email is unknown keeps response times alike.
+const DUMMY_HASH = await hashPassword(randomToken(16));
+
+async function throttleState(db: Db, keys: string[]): Promise<number | undefined> {
+  const rows = await db
+    .select()
+    .from(loginThrottle)
+    .where(
+      and(
+        sql`${loginThrottle.key} = any(${keys})`,
+        gt(loginThrottle.windowStartedAt, sql`now() - make_interval(mins => ${LOGIN_LIMITS.windowMinutes})`),
+      ),
+    );
+  let retryAfter: number | undefined;
+  for (const row of rows) {
+    const limit = row.key.startsWith("email:") ? LOGIN_LIMITS.perEmail : LOGIN_LIMITS.perAddress;
+    if (row.failures >= limit) {
+      const resetsAt = row.windowStartedAt.getTime() + LOGIN_LIMITS.windowMinutes * 60_000;
+      const seconds = Math.max(1, Math.ceil((resetsAt - Date.now()) / 1000));
+      retryAfter = Math.max(retryAfter ?? 0, seconds);
+    }
+  }
+  return retryAfter;
+}
+
+async function recordFailure(db: Db, keys: string[]): Promise<void> {
+  for (const key of keys) {
+    await db
+      .insert(loginThrottle)
+      .values({ key, failures: 1 })
+      .onConflictDoUpdate({
+        target: loginThrottle.key,
+        set: {
+          failures: sql`case when ${loginThrottle.windowStartedAt} > now() - make_interval(mins => ${LOGIN_LIMITS.windowMinutes}) then ${loginThrottle.failures} + 1 else 1 end`,
+          windowStartedAt: sql`case when ${loginThrottle.windowStartedAt} > now() - make_interval(mins => ${LOGIN_LIMITS.windowMinutes}) then ${loginThrottle.windowStartedAt} else now() end`,
+        },
+      });
+  }
+}
+
+export async function authenticate(
+  db: Db,
+  input: { email: string; password: string; address: string },
+): Promise<OperatorView> {
+  const email = input.email.trim().toLowerCase();
+  const keys = [`email:${email}`, `ip:${input.address}`];
+  const retryAfter = await throttleState(db, keys);
+  if (retryAfter !== undefined) {
+    throw new AppError(429, "rate_limited", "Too many failed sign-in attempts. Try again later.", undefined, {
+      "Retry-After": String(retryAfter),
+    });
+  }
+  const [row] = await db.select().from(operators).where(eq(operators.email, email));
+  const valid = await Bun.password.verify(input.password, row?.passwordHash ?? DUMMY_HASH);
+  if (!row || !valid || row.disabledAt) {
+    await recordFailure(db, keys);
+    throw new AppError(401, "invalid_credentials", "Wrong email or password");
+  }
+  await db.delete(loginThrottle).where(eq(loginThrottle.key, keys[0]!));
+  await db.update(operators).set({ lastLoginAt: new Date() }).where(eq(operators.id, row.id));
+  return { id: row.id, email: row.email, role: row.role };
+}
+
+// ---------------------------------------------------------------- sessions
+
+export interface SessionView {
+  idHash: string;
+  operator: OperatorView;
+}
+
+const SESSION_TOUCH_MS = 5 * 60_000;
+
+export async function createSession(
+  db: Db,
+  input: { operatorId: string; ttlHours: number; address?: string; userAgent?: string },
+): Promise<string> {
+  const token = randomToken(32);
+  await db.insert(operatorSessions).values({
+    idHash: sha256Hex(token),
+    operatorId: input.operatorId,
+    expiresAt: new Date(Date.now() + input.ttlHours * 3_600_000),
+    ipAddress: input.address,
+    userAgent: input.userAgent?.slice(0, 300),
+  });
+  return token;
+}
+
+/** The live session behind a cookie value, sliding its expiry on activity. */
+export async function resolveSession(db: Db, token: string, ttlHours: number): Promise<SessionView | undefined> {
+  const idHash = sha256Hex(token);
+  const [row] = await db
+    .select({
+      lastSeenAt: operatorSessions.lastSeenAt,
+      id: operators.id,
+      email: operators.email,
+      role: operators.role,
+    })
+    .from(operatorSessions)
+    .innerJoin(operators, eq(operators.id, operatorSessions.operatorId))
+    .where(
+      and(eq(operatorSessions.idHash, idHash), gt(operatorSessions.expiresAt, sql`now()`), isNull(operators.disabledAt)),
+    );
+  if (!row) return undefined;
+  if (Date.now() - row.lastSeenAt.getTime() > SESSION_TOUCH_MS) {
+    await db
+      .update(operatorSessions)
+      .set({ lastSeenAt: new Date(), expiresAt: new Date(Date.now() + ttlHours * 3_600_000) })
+      .where(eq(operatorSessions.idHash, idHash));
+  }
+  return { idHash, operator: { id: row.id, email: row.email, role: row.role } };
+}
+
+export async function deleteSession(db: Db, idHash: string): Promise<void> {
+  await db.delete(operatorSessions).where(eq(operatorSessions.idHash, idHash));
+}
+
+// ---------------------------------------------------------------- API tokens
+
+const TOKEN_PREFIX = "opt_";
+
+export interface ApiTokenView {
+  id: string;
+  name: string;
+  role: OperatorRole;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export async function createApiToken(
+  db: Db,
+  input: { name: string; role: OperatorRole; createdBy?: string },
+): Promise<{ token: string; record: ApiTokenView }> {
+  const name = input.name.trim();
+  if (!name || name.length > 100) throw badRequest("Give the token a name of 1 to 100 characters");
+  if (!isOperatorRole(input.role)) throw badRequest("The role must be admin, operator or viewer");
+  const token = `${TOKEN_PREFIX}${randomToken(32)}`;
+  const [record] = await db
+    .insert(apiTokens)
+    .values({ name, role: input.role, tokenHash: sha256Hex(token), prefix: token.slice(0, 10), createdBy: input.createdBy })
+    .returning();
+  return { token, record: record! };
+}
+
+/** Makes sure an admin token with exactly this secret exists (for CI); idempotent. */
+export async function ensureBootstrapToken(db: Db, secret: string): Promise<void> {
+  await db
+    .insert(apiTokens)
+    .values({ name: "bootstrap", role: "admin", tokenHash: sha256Hex(secret), prefix: secret.slice(0, 6) })
+    .onConflictDoUpdate({ target: apiTokens.tokenHash, set: { revokedAt: null } });
+}
+
+export async function listApiTokens(db: Db): Promise<ApiTokenView[]> {
+  return db.select().from(apiTokens).orderBy(desc(apiTokens.createdAt));
+}
+
+export async function revokeApiToken(db: Db, id: string): Promise<boolean> {
+  const rows = await db
+    .update(apiTokens)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)))
+    .returning({ id: apiTokens.id });
+  return rows.length > 0;
+}
+
+const TOKEN_TOUCH_MS = 60_000;
+
+export async function resolveApiToken(
+  db: Db,
+  token: string,
+): Promise<{ id: string; name: string; role: OperatorRole } | undefined> {
+  const [row] = await db
+    .select()
+    .from(apiTokens)
+    .where(and(eq(apiTokens.tokenHash, sha256Hex(token)), isNull(apiTokens.revokedAt)));
+  if (!row) return undefined;
+  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > TOKEN_TOUCH_MS) {
+    await db.update(apiTokens).set({ lastUsedAt: new Date() }).where(eq(apiTokens.id, row.id));
+  }
+  return { id: row.id, name: row.name, role: row.role };
+}
+
+// ---------------------------------------------------------------- operator management
+
+export async function listOperators(db: Db) {
+  return db
+    .select({
+      id: operators.id,
+      email: operators.email,
+      role: operators.role,
+      disabledAt: operators.disabledAt,
+      lastLoginAt: operators.lastLoginAt,
+      createdAt: operators.createdAt,
+    })
+    .from(operators)
+    .orderBy(operators.email);
+}

@@ -1,0 +1,104 @@
+import { Elysia } from "elysia";
+import { hmacHex, constantTimeEqual } from "./crypto";
+import { AppError, forbidden, unauthorized } from "./errors";
+
+/**
+ * Who may call a route. Every route declares one (a test fails for a route that does not):
+ * - public: anyone; - device: device API token, checked by the device module;
+ * - e2e: E2E runner credentials, checked by the E2E module;
+ * - viewer/operator/admin: an operator session or API token with at least that role.
+ */
+export type Access = "public" | "device" | "e2e" | "viewer" | "operator" | "admin";
+export type PrincipalRole = "viewer" | "operator" | "admin";
+
+export type Principal =
+  | { kind: "session"; operatorId: string; email: string; role: PrincipalRole; sessionIdHash: string }
+  | { kind: "token"; tokenId: string; name: string; role: PrincipalRole };
+
+export const ACCESS_MARKER = Symbol.for("outpost.access");
+const RANK: Record<PrincipalRole, number> = { viewer: 1, operator: 2, admin: 3 };
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export const SESSION_COOKIE = "outpost_session";
+export const CSRF_COOKIE = "outpost_csrf";
+export const CSRF_HEADER = "x-csrf-token";
+export const CSRF_FIELD = "_csrf";
+
+/** CSRF token bound to a session (or, before sign-in, to the anonymous csrf cookie). */
+export function csrfTokenFor(secret: string, binding: string): string {
+  return hmacHex(secret, `csrf:${binding}`);
+}
+
+export function readCookie(request: Request, name: string): string | undefined {
+  const header = request.headers.get("cookie");
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const index = part.indexOf("=");
+    if (index > 0 && part.slice(0, index).trim() === name) return decodeURIComponent(part.slice(index + 1).trim());
+  }
+  return undefined;
+}
+
+export function submittedCsrfToken(request: Request, body: unknown): string | undefined {
+  const header = request.headers.get(CSRF_HEADER);
+  if (header) return header;
+  if (body && typeof body === "object" && CSRF_FIELD in body) {
+    const value = (body as Record<string, unknown>)[CSRF_FIELD];
+    return typeof value === "string" ? value : undefined;
+  }
+  return undefined;
+}
+
+export function checkCsrf(secret: string, binding: string | undefined, request: Request, body: unknown): void {
+  const submitted = submittedCsrfToken(request, body);
+  if (!binding || !submitted || !constantTimeEqual(submitted, csrfTokenFor(secret, binding))) {
+    throw new AppError(403, "csrf_failed", "The form expired or did not come from this site. Reload the page and try again.");
+  }
+}
+
+export interface AccessOptions {
+  secretKey: string;
+  resolvePrincipal(request: Request): Promise<Principal | undefined>;
+}
+
+/**
+ * The `access` route option. It resolves `principal` for the handler, enforces the role and,
+ * for cookie sessions, CSRF on every state-changing method. Bearer-token calls carry no ambient
+ * credentials, so they need no CSRF token.
+ */
+export function accessPlugin(options: AccessOptions) {
+  return new Elysia({ name: "outpost-access" }).macro({
+    access(level: Access) {
+      const resolve = async ({ request, body }: { request: Request; body: unknown }) => {
+        if (level === "public" || level === "device" || level === "e2e") {
+          return { principal: undefined as Principal | undefined };
+        }
+        const principal = await options.resolvePrincipal(request);
+        if (!principal) throw unauthorized();
+        if (RANK[principal.role] < RANK[level]) throw forbidden();
+        if (principal.kind === "session" && !SAFE_METHODS.has(request.method)) {
+          checkCsrf(options.secretKey, principal.sessionIdHash, request, body);
+        }
+        return { principal: principal as Principal | undefined };
+      };
+      (resolve as unknown as Record<symbol, Access>)[ACCESS_MARKER] = level;
+      return { resolve };
+    },
+  });
+}
+
+/** The access level each route of an app declared (undefined: none), keyed "METHOD /path". */
+export function declaredAccess(app: { routes: { method: string; path: string; hooks: unknown }[] }) {
+  const result = new Map<string, Access | undefined>();
+  for (const route of app.routes) {
+    const hooks = route.hooks as { beforeHandle?: unknown[] };
+    let level: Access | undefined;
+    for (const hook of hooks.beforeHandle ?? []) {
+      const fn = (hook as { fn?: unknown }).fn ?? hook;
+      const marked = (fn as Record<symbol, Access | undefined>)[ACCESS_MARKER];
+      if (marked) level = marked;
+    }
+    result.set(`${route.method} ${route.path}`, level);
+  }
+  return result;
+}

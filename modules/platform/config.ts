@@ -1,0 +1,153 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+
+export const ROLES = ["all", "web", "worker"] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  baseDomain: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  secretKey: string;
+  role: Role;
+  logLevel: string;
+  tunnelSshPort: number;
+  tunnelHttpPort: number;
+  tunnelMuxPort: number;
+  e2eEnabled: boolean;
+  e2eConfig: string | undefined;
+  workerConcurrency: number;
+  sessionTtlHours: number;
+  bootstrapAdminEmail: string | undefined;
+  bootstrapAdminPassword: string | undefined;
+  bootstrapApiToken: string | undefined;
+}
+
+/** Thrown for invalid configuration; its message is the one line printed at start. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (["true", "1", "yes", "on"].includes(raw)) return true;
+  if (["false", "0", "no", "off"].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const raw = text(env, name) ?? fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL (got "${raw}")`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(" or ")} (got "${raw}")`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+function role(env: Env): Role {
+  const raw = text(env, "OUTPOST_ROLE") ?? "all";
+  if (!(ROLES as readonly string[]).includes(raw)) {
+    throw new ConfigError(`OUTPOST_ROLE must be one of ${ROLES.join(", ")} (got "${raw}")`);
+  }
+  return raw as Role;
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** The secret used for signing; generated once and kept in DATA_DIR when SECRET_KEY is unset. */
+function secretKey(env: Env, dataDir: string): string {
+  const given = text(env, "SECRET_KEY");
+  if (given !== undefined) {
+    if (given.length < 32) throw new ConfigError("SECRET_KEY must be at least 32 characters long");
+    return given;
+  }
+  const file = path.join(dataDir, "secret_key");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dataDir, { recursive: true });
+  const generated = randomBytes(32).toString("base64url");
+  writeFileSync(file, `${generated}\n`, { mode: 0o600, flag: "wx" });
+  return generated;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, "PORT", 4000, 0, 65535);
+  const dataDir = path.resolve(text(env, "DATA_DIR") ?? "./data");
+  const logLevel = text(env, "LOG_LEVEL") ?? "info";
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got "${logLevel}")`);
+  }
+  const databaseUrl = text(env, "DATABASE_URL");
+  if (databaseUrl !== undefined) url(env, "DATABASE_URL", databaseUrl, ["postgres:", "postgresql:"]);
+  const bootstrapApiToken = text(env, "OUTPOST_BOOTSTRAP_API_TOKEN");
+  if (bootstrapApiToken !== undefined && bootstrapApiToken.length < 32) {
+    throw new ConfigError("OUTPOST_BOOTSTRAP_API_TOKEN must be at least 32 characters long");
+  }
+  const bootstrapAdminEmail = text(env, "OUTPOST_BOOTSTRAP_ADMIN_EMAIL");
+  const bootstrapAdminPassword = env.OUTPOST_BOOTSTRAP_ADMIN_PASSWORD || undefined;
+  if ((bootstrapAdminEmail === undefined) !== (bootstrapAdminPassword === undefined)) {
+    throw new ConfigError("OUTPOST_BOOTSTRAP_ADMIN_EMAIL and OUTPOST_BOOTSTRAP_ADMIN_PASSWORD must be set together");
+  }
+  if (bootstrapAdminPassword !== undefined && bootstrapAdminPassword.length < 10) {
+    throw new ConfigError("OUTPOST_BOOTSTRAP_ADMIN_PASSWORD must be at least 10 characters long");
+  }
+  const e2eEnabled = boolean(env, "E2E_ENABLED", false);
+  const e2eConfig = text(env, "E2E_CONFIG");
+  if (e2eConfig !== undefined && !existsSync(e2eConfig)) {
+    throw new ConfigError(`E2E_CONFIG names a file that does not exist: ${e2eConfig}`);
+  }
+  return {
+    port,
+    host: text(env, "HOST") ?? "0.0.0.0",
+    baseUrl: url(env, "BASE_URL", `http://localhost:${port}`, ["http:", "https:"]),
+    baseDomain: text(env, "BASE_DOMAIN") ?? "localhost",
+    dataDir,
+    databaseUrl,
+    secretKey: secretKey(env, dataDir),
+    role: role(env),
+    logLevel,
+    tunnelSshPort: integer(env, "TUNNEL_SSH_PORT", 7000, 1, 65535),
+    tunnelHttpPort: integer(env, "TUNNEL_HTTP_PORT", 8080, 1, 65535),
+    tunnelMuxPort: integer(env, "TUNNEL_MUX_PORT", 2022, 1, 65535),
+    e2eEnabled,
+    e2eConfig,
+    workerConcurrency: integer(env, "WORKER_CONCURRENCY", 5, 1, 100),
+    sessionTtlHours: integer(env, "SESSION_TTL_HOURS", 12, 1, 24 * 90),
+    bootstrapAdminEmail,
+    bootstrapAdminPassword,
+    bootstrapApiToken,
+  };
+}
+
+export function runsWeb(config: Pick<Config, "role">): boolean {
+  return config.role === "all" || config.role === "web";
+}
+
+export function runsWorker(config: Pick<Config, "role">): boolean {
+  return config.role === "all" || config.role === "worker";
+}

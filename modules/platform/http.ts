@@ -1,0 +1,97 @@
+import { Elysia } from "elysia";
+import { AppError, errorBody } from "./errors";
+import type { Logger } from "./logger";
+
+/** Paths answered with JSON errors; everything else is a browser page. */
+export function isApiPath(pathname: string): boolean {
+  return /^\/(api|e2e)(\/|$)/.test(pathname) || pathname === "/healthz" || pathname === "/readyz";
+}
+
+export interface ErrorPageRenderer {
+  (input: { status: number; title: string; message: string; requestId: string }): string;
+}
+
+const requestIds = new WeakMap<Request, string>();
+
+export function requestIdOf(request: Request): string {
+  return requestIds.get(request) ?? "-";
+}
+
+const TITLES: Record<number, string> = {
+  400: "Bad request",
+  401: "Sign in required",
+  403: "Not allowed",
+  404: "Page not found",
+  405: "Method not allowed",
+  409: "Conflict",
+  413: "Request too large",
+  429: "Too many requests",
+  500: "Something went wrong",
+};
+
+export interface HttpErrorMapper {
+  /** Lets a surface with its own error format (JSON:API) render errors for its paths. */
+  (error: AppError, request: Request): Response | undefined;
+}
+
+/**
+ * Request ids, access logs and the one place errors become responses: typed JSON for API paths,
+ * an HTML page for browser paths, and a generic 500 that never shows internals.
+ */
+export function httpPlugin(options: { logger: Logger; renderErrorPage: ErrorPageRenderer; mappers?: HttpErrorMapper[] }) {
+  const { logger, renderErrorPage, mappers = [] } = options;
+
+  function respond(error: AppError, request: Request): Response {
+    for (const mapper of mappers) {
+      const mapped = mapper(error, request);
+      if (mapped) return mapped;
+    }
+    const requestId = requestIdOf(request);
+    const headers: Record<string, string> = { "x-request-id": requestId, ...(error.headers ?? {}) };
+    const { pathname, search } = new URL(request.url);
+    if (isApiPath(pathname)) return Response.json(errorBody(error), { status: error.status, headers });
+    if (error.status === 401) {
+      const next = encodeURIComponent(pathname + search);
+      return new Response(null, { status: 303, headers: { ...headers, location: `/login?next=${next}` } });
+    }
+    const html = renderErrorPage({
+      status: error.status,
+      title: TITLES[error.status] ?? "Error",
+      message: error.message,
+      requestId,
+    });
+    return new Response(html, { status: error.status, headers: { ...headers, "content-type": "text/html; charset=utf-8" } });
+  }
+
+  return new Elysia({ name: "outpost-http" })
+    .onRequest(({ request, set }) => {
+      const given = request.headers.get("x-request-id");
+      const id = given && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID();
+      requestIds.set(request, id);
+      set.headers["x-request-id"] = id;
+    })
+    .onAfterResponse({ as: "global" }, ({ request, set }) => {
+      logger.debug({ requestId: requestIdOf(request), method: request.method, url: request.url, status: set.status }, "request");
+    })
+    .onError({ as: "global" }, ({ code, error, request }) => {
+      if (error instanceof AppError) return respond(error, request);
+      switch (code) {
+        case "NOT_FOUND":
+          return respond(new AppError(404, "not_found", "There is nothing at this address."), request);
+        case "PARSE":
+          return respond(new AppError(400, "invalid_json", "The request body is not valid JSON"), request);
+        case "VALIDATION": {
+          const first = (error as { all?: { path?: string; summary?: string; message?: string }[] }).all?.[0];
+          const field = first?.path?.replace(/^\//, "").replace(/\//g, ".") || undefined;
+          const message = field
+            ? `Invalid value for ${field}: ${first?.summary ?? first?.message ?? "unexpected value"}`
+            : "The request is not valid";
+          return respond(new AppError(400, "invalid_request", message, field ? { field } : undefined), request);
+        }
+      }
+      const status = (error as { status?: number }).status;
+      if (status === 413) return respond(new AppError(413, "payload_too_large", "The request body is too large"), request);
+      logger.error({ err: error, requestId: requestIdOf(request), url: request.url }, "unhandled error");
+      return respond(new AppError(500, "internal_error", "An internal error occurred. The request id identifies it in the server log."), request);
+    });
+}

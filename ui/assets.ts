@@ -1,0 +1,54 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dir, "..");
+
+/** Every file the UI may load, served from the project itself (no CDN). */
+const FILES: Record<string, { file: string; type: string }> = {
+  "app.css": { file: "ui/static/app.css", type: "text/css; charset=utf-8" },
+  "app.js": { file: "ui/static/app.js", type: "text/javascript; charset=utf-8" },
+  "htmx.min.js": { file: "node_modules/htmx.org/dist/htmx.min.js", type: "text/javascript; charset=utf-8" },
+  "uplot.min.js": { file: "node_modules/uplot/dist/uPlot.iife.min.js", type: "text/javascript; charset=utf-8" },
+  "uplot.min.css": { file: "node_modules/uplot/dist/uPlot.min.css", type: "text/css; charset=utf-8" },
+  "favicon.svg": { file: "ui/static/favicon.svg", type: "image/svg+xml" },
+};
+
+interface Asset {
+  body: Blob;
+  type: string;
+  etag: string;
+}
+
+const cache = new Map<string, Asset>();
+
+function load(name: string): Asset | undefined {
+  const entry = FILES[name];
+  if (!entry) return undefined;
+  let asset = cache.get(name);
+  if (!asset) {
+    const body = readFileSync(path.join(root, entry.file));
+    asset = { body: new Blob([body]), type: entry.type, etag: `"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"` };
+    cache.set(name, asset);
+  }
+  return asset;
+}
+
+/** URL of an asset with its content hash, so browsers may cache it forever. */
+export function assetUrl(name: string): string {
+  const asset = load(name);
+  if (!asset) throw new Error(`Unknown asset ${name}`);
+  return `/assets/${name}?v=${asset.etag.slice(1, 9)}`;
+}
+
+export function assetResponse(name: string, request: Request): Response | undefined {
+  const asset = load(name);
+  if (!asset) return undefined;
+  const headers = {
+    "content-type": asset.type,
+    etag: asset.etag,
+    "cache-control": "public, max-age=31536000, immutable",
+  };
+  if (request.headers.get("if-none-match") === asset.etag) return new Response(null, { status: 304, headers });
+  return new Response(asset.body, { headers });
+}

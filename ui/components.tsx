@@ -1,0 +1,71 @@
+import type { Children } from "@kitajs/html";
+import { CSRF_FIELD } from "../modules/platform/access";
+import { Icon, type IconName } from "./icons";
+
+export function PageHead({ title, subtitle, children }: { title: string; subtitle?: string; children?: Children }) {
+  return (
+    <div class="page-head">
+      <div>
+        <h1 safe>{title}</h1>
+        {subtitle ? <p safe>{subtitle}</p> : ""}
+      </div>
+      {children ? <div class="actions">{children}</div> : ""}
+    </div>
+  );
+}
+
+export function EmptyState(props: { icon: IconName; title: string; text: string; children?: Children }) {
+  return (
+    <div class="card empty">
+      <Icon name={props.icon} />
+      <h2 safe>{props.title}</h2>
+      <p safe>{props.text}</p>
+      {props.children ?? ""}
+    </div>
+  );
+}
+
+export function CsrfField({ token }: { token: string }) {
+  return <input type="hidden" name={CSRF_FIELD} value={token} />;
+}
+
+export function FieldError({ message }: { message: string | undefined }) {
+  return message ? (
+    <span class="field-error" role="alert" safe>
+      {message}
+    </span>
+  ) : (
+    ""
+  );
+}
+
+export function Badge({ tone, children }: { tone?: "ok" | "warn" | "danger" | "info"; children: Children }) {
+  return <span class={tone ? `badge ${tone}` : "badge"}>{children}</span>;
+}
+
+/** A UTC timestamp shown in the reader's words, with the exact time on hover. */
+export function Time({ value }: { value: Date | null | undefined }) {
+  if (!value) return <span class="muted">never</span>;
+  const iso = value.toISOString();
+  return (
+    <time datetime={iso} title={iso} safe>
+      {relativeTime(value)}
+    </time>
+  );
+}
+
+export function relativeTime(value: Date, now = Date.now()): string {
+  const seconds = Math.round((now - value.getTime()) / 1000);
+  const future = seconds < 0;
+  const abs = Math.abs(seconds);
+  const phrase =
+    abs < 45
+      ? "just now"
+      : abs < 90 * 60
+        ? `${Math.round(abs / 60)} min`
+        : abs < 36 * 3600
+          ? `${Math.round(abs / 3600)} h`
+          : `${Math.round(abs / 86400)} d`;
+  if (phrase === "just now") return phrase;
+  return future ? `in ${phrase}` : `${phrase} ago`;
+}

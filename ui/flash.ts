@@ -1,0 +1,35 @@
+import { readCookie } from "../modules/platform/access";
+
+export type FlashKind = "success" | "error" | "info";
+export interface Flash {
+  kind: FlashKind;
+  text: string;
+}
+
+const FLASH_COOKIE = "outpost_flash";
+
+export function readFlash(request: Request): Flash | undefined {
+  const raw = readCookie(request, FLASH_COOKIE);
+  if (!raw) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as Flash;
+    if (["success", "error", "info"].includes(parsed.kind) && typeof parsed.text === "string") return parsed;
+  } catch {
+    // A tampered or stale cookie is simply ignored.
+  }
+  return undefined;
+}
+
+export function flashCookie(flash: Flash): string {
+  const value = Buffer.from(JSON.stringify(flash)).toString("base64url");
+  return `${FLASH_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=60`;
+}
+
+export const CLEAR_FLASH_COOKIE = `${FLASH_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
+
+/** A 303 to `location` that shows `flash` on the next page. */
+export function redirectWithFlash(location: string, flash?: Flash): Response {
+  const headers = new Headers({ location });
+  if (flash) headers.append("set-cookie", flashCookie(flash));
+  return new Response(null, { status: 303, headers });
+}

@@ -1,0 +1,47 @@
+import { CSRF_COOKIE, csrfTokenFor, type Principal, readCookie } from "../modules/platform/access";
+import { randomToken } from "../modules/platform/crypto";
+import { CLEAR_FLASH_COOKIE, readFlash } from "./flash";
+import type { PageContext } from "./layout";
+
+export function pageContext(request: Request, principal: Principal | undefined, secretKey: string): PageContext {
+  return {
+    path: new URL(request.url).pathname,
+    principal,
+    csrfToken: principal?.kind === "session" ? csrfTokenFor(secretKey, principal.sessionIdHash) : "",
+    flash: readFlash(request),
+  };
+}
+
+/** An HTML response that also consumes the flash message the page displayed. */
+export async function htmlPage(
+  ctx: Pick<PageContext, "flash">,
+  html: string | Promise<string>,
+  status = 200,
+  extraCookies: string[] = [],
+): Promise<Response> {
+  const headers = new Headers({ "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+  if (ctx.flash) headers.append("set-cookie", CLEAR_FLASH_COOKIE);
+  for (const cookie of extraCookies) headers.append("set-cookie", cookie);
+  return new Response(await html, { status, headers });
+}
+
+/**
+ * For forms shown before sign-in: the anonymous CSRF binding from the cookie, creating the cookie
+ * when the browser has none yet.
+ */
+export function anonymousCsrf(request: Request, secretKey: string, secure: boolean) {
+  const existing = readCookie(request, CSRF_COOKIE);
+  const binding = existing && /^[\w-]{20,}$/.test(existing) ? existing : randomToken(18);
+  const cookie =
+    binding === existing
+      ? undefined
+      : `${CSRF_COOKIE}=${binding}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=86400`;
+  return { binding: `anon:${binding}`, token: csrfTokenFor(secretKey, `anon:${binding}`), cookie };
+}
+
+/** Only same-site relative paths may be redirect targets after sign-in. */
+export function safeNext(next: unknown): string {
+  return typeof next === "string" && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\")
+    ? next
+    : "/";
+}

@@ -1,0 +1,127 @@
+import { Badge, CsrfField, PageHead, Time } from "../components";
+import { Layout, type PageContext } from "../layout";
+import type { ApiTokenView } from "../../modules/operators/service";
+
+export interface SettingsPageProps {
+  tokens: ApiTokenView[];
+  /** A token just created: shown this once, never again. */
+  newToken?: { name: string; secret: string };
+  tokenError?: string;
+  tokenName?: string;
+}
+
+function TokenRow({ token, csrfToken }: { token: ApiTokenView; csrfToken: string }) {
+  return (
+    <tr>
+      <td safe>{token.name}</td>
+      <td>
+        <code safe>{`${token.prefix}…`}</code>
+      </td>
+      <td>
+        <Badge>{token.role}</Badge>
+      </td>
+      <td>
+        <Time value={token.createdAt} />
+      </td>
+      <td>
+        <Time value={token.lastUsedAt} />
+      </td>
+      <td>
+        {token.revokedAt ? (
+          <Badge tone="danger">revoked</Badge>
+        ) : (
+          <form method="post" action={`/settings/tokens/${token.id}/revoke`} data-confirm={`Revoke the token "${token.name}"? Programs using it stop working at once.`}>
+            <CsrfField token={csrfToken} />
+            <button class="btn small danger" type="submit">
+              Revoke
+            </button>
+          </form>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+export function SettingsPage({ ctx, props }: { ctx: PageContext; props: SettingsPageProps }) {
+  return (
+    <Layout ctx={ctx} title="Settings">
+      <PageHead title="Settings" subtitle="API tokens for automation." />
+      <section class="card" id="api-tokens">
+        <div class="card-head">
+          <h2>API tokens</h2>
+        </div>
+        <p class="muted">
+          Programs call the API with <code>Authorization: Bearer &lt;token&gt;</code>. A token has the rights of its
+          role. Only a hash is stored: the token is shown once, when it is created.
+        </p>
+        {props.newToken ? (
+          <div class="flash success" role="status">
+            <div>
+              <strong safe>{`Token "${props.newToken.name}" created.`}</strong> Copy it now; it will not be shown again.
+              <div class="secret" id="new-token" safe>
+                {props.newToken.secret}
+              </div>
+              <button type="button" class="btn small" data-copy="new-token">
+                Copy
+              </button>
+            </div>
+          </div>
+        ) : (
+          ""
+        )}
+        <form method="post" action="/settings/tokens" class="inline-form">
+          <CsrfField token={ctx.csrfToken} />
+          <label>
+            Name
+            <input type="text" name="name" required maxlength="100" placeholder="e.g. ci-pipeline" value={props.tokenName ?? ""} aria-invalid={props.tokenError ? "true" : undefined} />
+          </label>
+          <label style="flex: 0 1 160px">
+            Role
+            <select name="role">
+              <option value="viewer">viewer</option>
+              <option value="operator">operator</option>
+              <option value="admin">admin</option>
+            </select>
+          </label>
+          <button class="btn primary" type="submit">
+            Create token
+          </button>
+        </form>
+        {props.tokenError ? (
+          <p class="field-error" role="alert" safe>
+            {props.tokenError}
+          </p>
+        ) : (
+          ""
+        )}
+        <div class="table-wrap" style="margin-top: 1rem">
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Token</th>
+                <th>Role</th>
+                <th>Created</th>
+                <th>Last used</th>
+                <th>
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.tokens.length === 0 ? (
+                <tr>
+                  <td colspan="6" class="muted">
+                    No API tokens yet.
+                  </td>
+                </tr>
+              ) : (
+                props.tokens.map((token) => <TokenRow token={token} csrfToken={ctx.csrfToken} />)
+              )}
+            </tbody>
+          </table>
+        </div>
+      </section>
+    </Layout>
+  );
+}

@@ -1,0 +1,31 @@
+// Small progressive enhancements; every page works without them.
+(() => {
+  const csrf = document.querySelector('meta[name="csrf-token"]')?.getAttribute("content");
+  // htmx requests carry the CSRF token like forms do.
+  document.addEventListener("htmx:configRequest", (event) => {
+    if (csrf) event.detail.headers["X-CSRF-Token"] = csrf;
+  });
+  document.addEventListener("click", (event) => {
+    const toggle = event.target.closest("[data-nav-toggle]");
+    if (toggle) {
+      const open = document.body.classList.toggle("nav-open");
+      toggle.setAttribute("aria-expanded", String(open));
+    } else if (document.body.classList.contains("nav-open") && !event.target.closest(".sidebar")) {
+      document.body.classList.remove("nav-open");
+    }
+    const copy = event.target.closest("[data-copy]");
+    if (copy) {
+      const target = document.getElementById(copy.getAttribute("data-copy"));
+      if (target && navigator.clipboard) {
+        navigator.clipboard.writeText(target.textContent.trim()).then(() => {
+          copy.textContent = "Copied";
+        });
+      }
+    }
+  });
+  // Forms with data-confirm ask before submitting (destructive or bulk actions).
+  document.addEventListener("submit", (event) => {
+    const message = event.target.getAttribute("data-confirm");
+    if (message && !window.confirm(message)) event.preventDefault();
+  });
+})();
