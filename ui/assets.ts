@@ -9,8 +9,13 @@ const FILES: Record<string, { file: string; type: string }> = {
   "app.css": { file: "ui/static/app.css", type: "text/css; charset=utf-8" },
   "app.js": { file: "ui/static/app.js", type: "text/javascript; charset=utf-8" },
   "htmx.min.js": { file: "node_modules/htmx.org/dist/htmx.min.js", type: "text/javascript; charset=utf-8" },
-  "uplot.min.js": { file: "node_modules/uplot/dist/uPlot.iife.min.js", type: "text/javascript; charset=utf-8" },
+  "uplot.min.js": {
+    file: "node_modules/uplot/dist/uPlot.iife.min.js",
+    type: "text/javascript; charset=utf-8",
+  },
   "uplot.min.css": { file: "node_modules/uplot/dist/uPlot.min.css", type: "text/css; charset=utf-8" },
+  "charts.js": { file: "ui/static/charts.js", type: "text/javascript; charset=utf-8" },
+  "console.js": { file: "ui/static/console.js", type: "text/javascript; charset=utf-8" },
   "favicon.svg": { file: "ui/static/favicon.svg", type: "image/svg+xml" },
 };
 
@@ -28,7 +33,11 @@ function load(name: string): Asset | undefined {
   let asset = cache.get(name);
   if (!asset) {
     const body = readFileSync(path.join(root, entry.file));
-    asset = { body: new Blob([body]), type: entry.type, etag: `"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"` };
+    asset = {
+      body: new Blob([body]),
+      type: entry.type,
+      etag: `"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"`,
+    };
     cache.set(name, asset);
   }
   return asset;
@@ -49,6 +58,7 @@ export function assetResponse(name: string, request: Request): Response | undefi
     etag: asset.etag,
     "cache-control": "public, max-age=31536000, immutable",
   };
-  if (request.headers.get("if-none-match") === asset.etag) return new Response(null, { status: 304, headers });
+  if (request.headers.get("if-none-match") === asset.etag)
+    return new Response(null, { status: 304, headers });
   return new Response(asset.body, { headers });
 }

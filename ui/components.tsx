@@ -2,14 +2,22 @@ import type { Children } from "@kitajs/html";
 import { CSRF_FIELD } from "../modules/platform/access";
 import { Icon, type IconName } from "./icons";
 
-export function PageHead({ title, subtitle, children }: { title: string; subtitle?: string; children?: Children }) {
+export function PageHead({
+  title,
+  subtitle,
+  children,
+}: {
+  title: string;
+  subtitle?: string;
+  children?: Children;
+}) {
   return (
     <div class="page-head">
       <div>
         <h1 safe>{title}</h1>
         {subtitle ? <p safe>{subtitle}</p> : ""}
       </div>
-      {children ? <div class="actions">{children}</div> : ""}
+      <div class="actions">{children ?? ""}</div>
     </div>
   );
 }
@@ -39,8 +47,13 @@ export function FieldError({ message }: { message: string | undefined }) {
   );
 }
 
-export function Badge({ tone, children }: { tone?: "ok" | "warn" | "danger" | "info"; children: Children }) {
-  return <span class={tone ? `badge ${tone}` : "badge"}>{children}</span>;
+/** A status pill; `label` is escaped here. */
+export function Badge({ tone, label }: { tone?: "ok" | "warn" | "danger" | "info"; label: string }) {
+  return (
+    <span class={tone ? `badge ${tone}` : "badge"} safe>
+      {label}
+    </span>
+  );
 }
 
 /** A UTC timestamp shown in the reader's words, with the exact time on hover. */

@@ -12,14 +12,14 @@ export interface PageContext {
   flash: Flash | undefined;
 }
 
-const NAV: { href: string; label: string; icon: IconName }[] = [
+const NAV: { href: string; label: string; icon: IconName; adminOnly?: boolean }[] = [
   { href: "/", label: "Dashboard", icon: "dashboard" },
   { href: "/devices", label: "Devices", icon: "devices" },
   { href: "/alerts", label: "Alerts", icon: "alerts" },
   { href: "/reports", label: "Reports", icon: "reports" },
   { href: "/e2e", label: "E2E runs", icon: "e2e" },
   { href: "/jobs", label: "Jobs", icon: "jobs" },
-  { href: "/settings", label: "Settings", icon: "settings" },
+  { href: "/settings", label: "Settings", icon: "settings", adminOnly: true },
 ];
 
 function isCurrent(href: string, path: string): boolean {
@@ -62,7 +62,13 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
         <Head title={title} csrfToken={ctx.csrfToken} />
         <body>
           <header class="topbar">
-            <button type="button" class="nav-toggle" data-nav-toggle aria-expanded="false" aria-controls="sidebar">
+            <button
+              type="button"
+              class="nav-toggle"
+              data-nav-toggle
+              aria-expanded="false"
+              aria-controls="sidebar"
+            >
               <span aria-hidden="true">☰</span>
               <span class="visually-hidden">Menu</span>
             </button>
@@ -76,7 +82,7 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
                 <span class="brand-mark">◆</span>Outpost
               </a>
               <nav class="nav" aria-label="Main">
-                {NAV.map((item) => (
+                {NAV.filter((item) => !item.adminOnly || ctx.principal?.role === "admin").map((item) => (
                   <a href={item.href} aria-current={isCurrent(item.href, ctx.path) ? "page" : undefined}>
                     <Icon name={item.icon} />
                     <span safe>{item.label}</span>
@@ -88,9 +94,7 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
                   <div class="who" safe>
                     {who(ctx.principal)}
                   </div>
-                  <span class="role-pill" safe>
-                    {ctx.principal.role}
-                  </span>
+                  <span class="role-pill">{ctx.principal.role}</span>
                   <form method="post" action="/logout">
                     <input type="hidden" name="_csrf" value={ctx.csrfToken} />
                     <button type="submit" class="link-button">
@@ -114,7 +118,15 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
 }
 
 /** Pages without navigation: sign-in, first-run setup. */
-export function AuthLayout({ title, csrfToken, children }: { title: string; csrfToken: string; children: Children }) {
+export function AuthLayout({
+  title,
+  csrfToken,
+  children,
+}: {
+  title: string;
+  csrfToken: string;
+  children: Children;
+}) {
   return (
     <>
       {"<!doctype html>"}
@@ -168,6 +180,11 @@ export function ErrorPage(props: { status: number; title: string; message: strin
   );
 }
 
-export function renderErrorPage(props: { status: number; title: string; message: string; requestId: string }): string {
+export function renderErrorPage(props: {
+  status: number;
+  title: string;
+  message: string;
+  requestId: string;
+}): string {
   return String(<ErrorPage {...props} />);
 }

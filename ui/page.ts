@@ -3,7 +3,11 @@ import { randomToken } from "../modules/platform/crypto";
 import { CLEAR_FLASH_COOKIE, readFlash } from "./flash";
 import type { PageContext } from "./layout";
 
-export function pageContext(request: Request, principal: Principal | undefined, secretKey: string): PageContext {
+export function pageContext(
+  request: Request,
+  principal: Principal | undefined,
+  secretKey: string,
+): PageContext {
   return {
     path: new URL(request.url).pathname,
     principal,

@@ -24,7 +24,8 @@ export function jobRoutes(ctx: AppContext) {
       "/jobs",
       async ({ request, principal, query }) => {
         const props = await pageProps(principal);
-        if (query.fragment === "activity") return htmlPage({ flash: undefined }, <JobsActivity props={props} />);
+        if (query.fragment === "activity")
+          return htmlPage({ flash: undefined }, <JobsActivity props={props} />);
         const page = pageContext(request, principal, config.secretKey);
         return htmlPage(page, <JobsPage ctx={page} props={props} />);
       },
@@ -36,7 +37,10 @@ export function jobRoutes(ctx: AppContext) {
         await runJobNow(database, body.task);
         return redirectWithFlash("/jobs", { kind: "success", text: `Queued ${body.task}.` });
       },
-      { access: "admin", body: t.Object({ task: t.String({ maxLength: 100 }), _csrf: t.Optional(t.String()) }) },
+      {
+        access: "admin",
+        body: t.Object({ task: t.String({ maxLength: 100 }), _csrf: t.Optional(t.String()) }),
+      },
     )
     .get(
       "/api/v1/jobs",

@@ -1,10 +1,10 @@
-import { eq } from "drizzle-orm";
-import { Logger as WorkerLogger, run, runMigrations, type Runner, type TaskList } from "graphile-worker";
 import { hostname } from "node:os";
+import { eq } from "drizzle-orm";
+import { type Runner, run, runMigrations, type TaskList, Logger as WorkerLogger } from "graphile-worker";
 import pg from "pg";
 import { CRONTAB, JOBS } from "../../jobs";
-import { jobRuns } from "./schema";
 import type { Logger } from "../platform/logger";
+import { jobRuns } from "./schema";
 import type { JobContext } from "./task";
 
 export const WORKER_SCHEMA = "graphile_worker";
@@ -67,7 +67,10 @@ export interface JobRunner {
 export async function startJobRunner(context: JobContext): Promise<JobRunner> {
   const workerId = `${hostname()}:${process.pid}`;
   // We own the pool and end it after stop(), so no finished job stays locked (see STACK-NOTES).
-  const pgPool = new pg.Pool({ connectionString: context.database.url, max: context.config.workerConcurrency + 2 });
+  const pgPool = new pg.Pool({
+    connectionString: context.database.url,
+    max: context.config.workerConcurrency + 2,
+  });
   const onPoolError = (error: Error) => context.logger.error({ err: error }, "job queue connection error");
   pgPool.on("error", onPoolError);
   pgPool.on("connect", (client) => client.on("error", onPoolError));

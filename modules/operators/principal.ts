@@ -4,7 +4,11 @@ import type { Db } from "../platform/database";
 import { resolveApiToken, resolveSession } from "./service";
 
 /** Who is calling: an API token (Authorization: Bearer) or a browser session cookie. */
-export async function resolvePrincipal(db: Db, sessionTtlHours: number, request: Request): Promise<Principal | undefined> {
+export async function resolvePrincipal(
+  db: Db,
+  sessionTtlHours: number,
+  request: Request,
+): Promise<Principal | undefined> {
   const authorization = request.headers.get("authorization");
   if (authorization?.toLowerCase().startsWith("bearer ")) {
     const token = await resolveApiToken(db, authorization.slice(7).trim());

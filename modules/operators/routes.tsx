@@ -1,11 +1,12 @@
 import { Elysia, t } from "elysia";
 import { flashCookie, redirectWithFlash } from "../../ui/flash";
 import { anonymousCsrf, htmlPage, pageContext, safeNext } from "../../ui/page";
-import { LoginPage, SetupPage, type SetupErrors } from "../../ui/pages/auth";
+import { LoginPage, type SetupErrors, SetupPage } from "../../ui/pages/auth";
 import { SettingsPage, type SettingsPageProps } from "../../ui/pages/settings";
 import { checkCsrf, type Principal, SESSION_COOKIE } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
+import { settingsPageExtras } from "../settings/page";
 import {
   authenticate,
   completeSetup,
@@ -18,7 +19,10 @@ import {
   revokeApiToken,
 } from "./service";
 
-function clientAddress(request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string {
+function clientAddress(
+  request: Request,
+  server: { requestIP(r: Request): { address: string } | null } | null,
+): string {
   return server?.requestIP(request)?.address ?? "unknown";
 }
 
@@ -58,10 +62,16 @@ export function operatorRoutes(ctx: AppContext) {
     return response;
   }
 
-  async function settingsPage(request: Request, principal: Principal | undefined, props: Partial<SettingsPageProps>, status = 200) {
+  async function settingsPage(
+    request: Request,
+    principal: Principal | undefined,
+    props: Partial<SettingsPageProps>,
+    status = 200,
+  ) {
     const page = pageContext(request, principal, config.secretKey);
     const tokens = await listApiTokens(db);
-    return htmlPage(page, <SettingsPage ctx={page} props={{ tokens, ...props }} />, status);
+    const extras = await settingsPageExtras(ctx); // monitoring, notifications, operators (modules/settings)
+    return htmlPage(page, <SettingsPage ctx={page} props={{ tokens, ...extras, ...props }} />, status);
   }
 
   return new Elysia({ name: "operators" })
@@ -122,7 +132,12 @@ export function operatorRoutes(ctx: AppContext) {
       async ({ request }) => {
         if ((await countOperators(db)) > 0) return redirectWithFlash("/login");
         const csrf = anonymousCsrf(request, config.secretKey, secure);
-        return htmlPage({ flash: undefined }, <SetupPage csrfToken={csrf.token} />, 200, csrf.cookie ? [csrf.cookie] : []);
+        return htmlPage(
+          { flash: undefined },
+          <SetupPage csrfToken={csrf.token} />,
+          200,
+          csrf.cookie ? [csrf.cookie] : [],
+        );
       },
       { access: "public" },
     )
@@ -141,14 +156,19 @@ export function operatorRoutes(ctx: AppContext) {
           return response;
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          if (error.code === "setup_complete") return redirectWithFlash("/login", { kind: "info", text: error.message });
+          if (error.code === "setup_complete")
+            return redirectWithFlash("/login", { kind: "info", text: error.message });
           const errors: SetupErrors =
             error.code === "invalid_setup_code"
               ? { code: error.message }
               : error.message.toLowerCase().includes("password")
                 ? { password: error.message }
                 : { email: error.message };
-          return htmlPage({ flash: undefined }, <SetupPage csrfToken={csrf.token} email={body.email} errors={errors} />, error.status);
+          return htmlPage(
+            { flash: undefined },
+            <SetupPage csrfToken={csrf.token} email={body.email} errors={errors} />,
+            error.status,
+          );
         }
       },
       { access: "public", body: SetupForm },
@@ -171,7 +191,14 @@ export function operatorRoutes(ctx: AppContext) {
           throw error;
         }
       },
-      { access: "admin", body: t.Object({ name: t.String({ maxLength: 200 }), role: t.String(), _csrf: t.Optional(t.String()) }) },
+      {
+        access: "admin",
+        body: t.Object({
+          name: t.String({ maxLength: 200 }),
+          role: t.String(),
+          _csrf: t.Optional(t.String()),
+        }),
+      },
     )
     .post(
       "/settings/tokens/:id/revoke",
@@ -179,7 +206,9 @@ export function operatorRoutes(ctx: AppContext) {
         const revoked = await revokeApiToken(db, params.id);
         return redirectWithFlash(
           "/settings#api-tokens",
-          revoked ? { kind: "success", text: "Token revoked." } : { kind: "error", text: "That token was already revoked." },
+          revoked
+            ? { kind: "success", text: "Token revoked." }
+            : { kind: "error", text: "That token was already revoked." },
         );
       },
       { access: "admin", params: t.Object({ id: t.String({ format: "uuid" }) }) },

@@ -1,7 +1,7 @@
-import { and, count, desc, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import { randomToken, sha256Hex } from "../platform/crypto";
 import type { Db } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
-import { randomToken, sha256Hex } from "../platform/crypto";
 import { apiTokens, loginThrottle, operatorSessions, operators, setupCodes } from "./schema";
 
 export const OPERATOR_ROLES = ["admin", "operator", "viewer"] as const;
@@ -89,7 +89,10 @@ export async function completeSetup(
     if ((await countOperators(tx as unknown as Db)) > 0) {
       throw new AppError(409, "setup_complete", "Setup is already complete: sign in instead");
     }
-    const [code] = await tx.select().from(setupCodes).where(eq(setupCodes.codeHash, sha256Hex(input.code.trim())));
+    const [code] = await tx
+      .select()
+      .from(setupCodes)
+      .where(eq(setupCodes.codeHash, sha256Hex(input.code.trim())));
     if (!code) throw new AppError(403, "invalid_setup_code", "The setup code is not valid");
     const [row] = await tx
       .insert(operators)
@@ -103,7 +106,10 @@ export async function completeSetup(
 /** Ensures the admin named by OUTPOST_BOOTSTRAP_ADMIN_* exists (created once, never overwritten). */
 export async function ensureBootstrapAdmin(db: Db, email: string, password: string): Promise<boolean> {
   const normalised = normaliseEmail(email);
-  const [existing] = await db.select({ id: operators.id }).from(operators).where(eq(operators.email, normalised));
+  const [existing] = await db
+    .select({ id: operators.id })
+    .from(operators)
+    .where(eq(operators.email, normalised));
   if (existing) return false;
   await createOperator(db, { email: normalised, password, role: "admin" });
   await db.delete(setupCodes);
@@ -123,7 +129,7 @@ async function throttleState(db: Db, keys: string[]): Promise<number | undefined
     .from(loginThrottle)
     .where(
       and(
-        sql`${loginThrottle.key} = any(${keys})`,
+        inArray(loginThrottle.key, keys),
         gt(loginThrottle.windowStartedAt, sql`now() - make_interval(mins => ${LOGIN_LIMITS.windowMinutes})`),
       ),
     );
@@ -202,7 +208,11 @@ export async function createSession(
 }
 
 /** The live session behind a cookie value, sliding its expiry on activity. */
-export async function resolveSession(db: Db, token: string, ttlHours: number): Promise<SessionView | undefined> {
+export async function resolveSession(
+  db: Db,
+  token: string,
+  ttlHours: number,
+): Promise<SessionView | undefined> {
   const idHash = sha256Hex(token);
   const [row] = await db
     .select({
@@ -214,7 +224,11 @@ export async function resolveSession(db: Db, token: string, ttlHours: number): P
     .from(operatorSessions)
     .innerJoin(operators, eq(operators.id, operatorSessions.operatorId))
     .where(
-      and(eq(operatorSessions.idHash, idHash), gt(operatorSessions.expiresAt, sql`now()`), isNull(operators.disabledAt)),
+      and(
+        eq(operatorSessions.idHash, idHash),
+        gt(operatorSessions.expiresAt, sql`now()`),
+        isNull(operators.disabledAt),
+      ),
     );
   if (!row) return undefined;
   if (Date.now() - row.lastSeenAt.getTime() > SESSION_TOUCH_MS) {
@@ -254,7 +268,13 @@ export async function createApiToken(
   const token = `${TOKEN_PREFIX}${randomToken(32)}`;
   const [record] = await db
     .insert(apiTokens)
-    .values({ name, role: input.role, tokenHash: sha256Hex(token), prefix: token.slice(0, 10), createdBy: input.createdBy })
+    .values({
+      name,
+      role: input.role,
+      tokenHash: sha256Hex(token),
+      prefix: token.slice(0, 10),
+      createdBy: input.createdBy,
+    })
     .returning();
   return { token, record: record! };
 }

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { hmacHex, constantTimeEqual } from "./crypto";
+import { constantTimeEqual, hmacHex } from "./crypto";
 import { AppError, forbidden, unauthorized } from "./errors";
 
 /**
@@ -34,7 +34,8 @@ export function readCookie(request: Request, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(";")) {
     const index = part.indexOf("=");
-    if (index > 0 && part.slice(0, index).trim() === name) return decodeURIComponent(part.slice(index + 1).trim());
+    if (index > 0 && part.slice(0, index).trim() === name)
+      return decodeURIComponent(part.slice(index + 1).trim());
   }
   return undefined;
 }
@@ -49,10 +50,19 @@ export function submittedCsrfToken(request: Request, body: unknown): string | un
   return undefined;
 }
 
-export function checkCsrf(secret: string, binding: string | undefined, request: Request, body: unknown): void {
+export function checkCsrf(
+  secret: string,
+  binding: string | undefined,
+  request: Request,
+  body: unknown,
+): void {
   const submitted = submittedCsrfToken(request, body);
   if (!binding || !submitted || !constantTimeEqual(submitted, csrfTokenFor(secret, binding))) {
-    throw new AppError(403, "csrf_failed", "The form expired or did not come from this site. Reload the page and try again.");
+    throw new AppError(
+      403,
+      "csrf_failed",
+      "The form expired or did not come from this site. Reload the page and try again.",
+    );
   }
 }
 
@@ -62,27 +72,30 @@ export interface AccessOptions {
 }
 
 /**
- * The `access` route option. It resolves `principal` for the handler, enforces the role and,
- * for cookie sessions, CSRF on every state-changing method. Bearer-token calls carry no ambient
- * credentials, so they need no CSRF token.
+ * The `access` route option. It runs at the transform stage — before body validation, so callers
+ * without the right credentials learn nothing about a route's input — resolves the principal,
+ * enforces the role and, for cookie sessions, CSRF on every state-changing method. Bearer-token
+ * calls carry no ambient credentials, so they need no CSRF token. Handlers get `principal`.
  */
 export function accessPlugin(options: AccessOptions) {
+  const principals = new WeakMap<Request, Principal>();
   return new Elysia({ name: "outpost-access" }).macro({
     access(level: Access) {
-      const resolve = async ({ request, body }: { request: Request; body: unknown }) => {
-        if (level === "public" || level === "device" || level === "e2e") {
-          return { principal: undefined as Principal | undefined };
-        }
+      const transform = async ({ request, body }: { request: Request; body: unknown }) => {
+        if (level === "public" || level === "device" || level === "e2e") return;
         const principal = await options.resolvePrincipal(request);
         if (!principal) throw unauthorized();
         if (RANK[principal.role] < RANK[level]) throw forbidden();
         if (principal.kind === "session" && !SAFE_METHODS.has(request.method)) {
           checkCsrf(options.secretKey, principal.sessionIdHash, request, body);
         }
-        return { principal: principal as Principal | undefined };
+        principals.set(request, principal);
       };
-      (resolve as unknown as Record<symbol, Access>)[ACCESS_MARKER] = level;
-      return { resolve };
+      (transform as unknown as Record<symbol, Access>)[ACCESS_MARKER] = level;
+      return {
+        transform,
+        resolve: ({ request }: { request: Request }) => ({ principal: principals.get(request) }),
+      };
     },
   });
 }
@@ -91,9 +104,9 @@ export function accessPlugin(options: AccessOptions) {
 export function declaredAccess(app: { routes: { method: string; path: string; hooks: unknown }[] }) {
   const result = new Map<string, Access | undefined>();
   for (const route of app.routes) {
-    const hooks = route.hooks as { beforeHandle?: unknown[] };
+    const hooks = route.hooks as { transform?: unknown[] };
     let level: Access | undefined;
-    for (const hook of hooks.beforeHandle ?? []) {
+    for (const hook of hooks.transform ?? []) {
       const fn = (hook as { fn?: unknown }).fn ?? hook;
       const marked = (fn as Record<symbol, Access | undefined>)[ACCESS_MARKER];
       if (marked) level = marked;

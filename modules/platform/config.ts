@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 export const ROLES = ["all", "web", "worker"] as const;
@@ -25,6 +25,11 @@ export interface Config {
   bootstrapAdminEmail: string | undefined;
   bootstrapAdminPassword: string | undefined;
   bootstrapApiToken: string | undefined;
+  /** Defaults of the device settings (modules/settings/service.ts reads them; docs/device-api.md). */
+  deviceOnlineWindowSeconds: number;
+  deviceHeartbeatRateLimit: number;
+  telemetryRetentionDays: number;
+  commandTtlHours: number;
 }
 
 /** Thrown for invalid configuration; its message is the one line printed at start. */
@@ -65,7 +70,9 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
     throw new ConfigError(`${name} must be a URL (got "${raw}")`);
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(" or ")} (got "${raw}")`);
+    throw new ConfigError(
+      `${name} must start with ${protocols.map((p) => `${p}//`).join(" or ")} (got "${raw}")`,
+    );
   }
   return raw.replace(/\/+$/, "");
 }
@@ -111,7 +118,9 @@ export function loadConfig(env: Env = process.env): Config {
   const bootstrapAdminEmail = text(env, "OUTPOST_BOOTSTRAP_ADMIN_EMAIL");
   const bootstrapAdminPassword = env.OUTPOST_BOOTSTRAP_ADMIN_PASSWORD || undefined;
   if ((bootstrapAdminEmail === undefined) !== (bootstrapAdminPassword === undefined)) {
-    throw new ConfigError("OUTPOST_BOOTSTRAP_ADMIN_EMAIL and OUTPOST_BOOTSTRAP_ADMIN_PASSWORD must be set together");
+    throw new ConfigError(
+      "OUTPOST_BOOTSTRAP_ADMIN_EMAIL and OUTPOST_BOOTSTRAP_ADMIN_PASSWORD must be set together",
+    );
   }
   if (bootstrapAdminPassword !== undefined && bootstrapAdminPassword.length < 10) {
     throw new ConfigError("OUTPOST_BOOTSTRAP_ADMIN_PASSWORD must be at least 10 characters long");
@@ -141,6 +150,10 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapAdminEmail,
     bootstrapAdminPassword,
     bootstrapApiToken,
+    deviceOnlineWindowSeconds: integer(env, "DEVICE_ONLINE_WINDOW_SECONDS", 300, 10, 86_400),
+    deviceHeartbeatRateLimit: integer(env, "DEVICE_HEARTBEAT_RATE_LIMIT", 30, 1, 1_000_000),
+    telemetryRetentionDays: integer(env, "TELEMETRY_RETENTION_DAYS", 30, 1, 3650),
+    commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),
   };
 }
 

@@ -1,5 +1,16 @@
 import { execFileSync, spawn } from "node:child_process";
-import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { arch } from "node:os";
 import path from "node:path";
@@ -16,6 +27,8 @@ export interface EmbeddedPostgres {
   url: string;
   /** True when this process started Postgres (or adopted an orphan) and so must stop it. */
   owned: boolean;
+  /** The postmaster's process id. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -48,7 +61,9 @@ function postgresUser(): { uid: number; gid: number } | undefined {
   } catch {
     // PostgreSQL refuses to run as root; create the conventional unprivileged user once.
     try {
-      execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "postgres"], { stdio: "ignore" });
+      execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "postgres"], {
+        stdio: "ignore",
+      });
     } catch {
       // Another process may have created it concurrently; the lookup below decides.
     }
@@ -115,11 +130,30 @@ function passwordFile(directory: string): string {
   return `${directory}.password`;
 }
 
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to walk down to the cluster.
+ * Directories on the way (DATA_DIR, a 0700 home) get the search bit for others — traversal only,
+ * their listing stays private.
+ */
+function ensureTraversable(directory: string, log: (m: string) => void): void {
+  for (let dir = path.dirname(path.resolve(directory)); ; dir = path.dirname(dir)) {
+    const mode = statSync(dir).mode;
+    if ((mode & 0o001) === 0) {
+      chmodSync(dir, (mode & 0o7777) | 0o001);
+      log(`made ${dir} traversable for the postgres user (o+x)`);
+    }
+    if (dir === path.dirname(dir)) return;
+  }
+}
+
 async function initialise(directory: string, ephemeral: boolean, log: (m: string) => void): Promise<void> {
   const { initdb } = await binaries();
   const user = postgresUser();
   mkdirSync(directory, { recursive: true, mode: 0o700 });
-  if (user) chownSync(directory, user.uid, user.gid);
+  if (user) {
+    chownSync(directory, user.uid, user.gid);
+    ensureTraversable(directory, log);
+  }
   const password = randomToken(24);
   writeFileSync(passwordFile(directory), `${password}\n`, { mode: 0o600 });
   // initdb reads the password from a file the postgres user can read; it is removed right after.
@@ -176,24 +210,41 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   const running = readPostmaster(directory);
   if (running) {
-    await waitFor(() => readPostmaster(directory)?.ready ?? false, READY_TIMEOUT_MS, "PostgreSQL to be ready");
+    await waitFor(
+      () => readPostmaster(directory)?.ready ?? false,
+      READY_TIMEOUT_MS,
+      "PostgreSQL to be ready",
+    );
     const url = connectionUrl(directory, running.port);
     if (currentOwner(directory) === undefined && adoptOrphan) {
       log(`adopting the embedded PostgreSQL left running (pid ${running.pid})`);
       writeFileSync(ownerFile(directory), String(process.pid));
-      return { url, owned: true, stop: stopper(directory, running.pid) };
+      return { url, owned: true, pid: running.pid, stop: stopper(directory, running.pid) };
     }
-    return { url, owned: false, stop: async () => {} };
+    return { url, owned: false, pid: running.pid, stop: async () => {} };
   }
 
   const { postgres } = await binaries();
   const user = postgresUser();
+  if (user) ensureTraversable(directory, log);
   const port = await freePort();
   const logFile = openSync(`${directory}.log`, "a", 0o600);
-  const flags = ephemeral ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : [];
+  const flags = ephemeral
+    ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+    : [];
   const child = spawn(
     postgres,
-    ["-D", directory, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", ...flags],
+    [
+      "-D",
+      directory,
+      "-p",
+      String(port),
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "unix_socket_directories=",
+      ...flags,
+    ],
     { detached: true, stdio: ["ignore", logFile, logFile], ...(user ?? {}) },
   );
   closeSync(logFile);
@@ -221,5 +272,5 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   writeFileSync(ownerFile(directory), String(process.pid));
   log(`embedded PostgreSQL ready on 127.0.0.1:${port} (pid ${pid})`);
-  return { url: connectionUrl(directory, port), owned: true, stop: stopper(directory, pid) };
+  return { url: connectionUrl(directory, port), owned: true, pid, stop: stopper(directory, pid) };
 }

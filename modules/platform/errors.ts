@@ -14,8 +14,10 @@ export class AppError extends Error {
 
 export const badRequest = (message: string, details?: unknown) =>
   new AppError(400, "invalid_request", message, details);
-export const unauthorized = (message = "Authentication required") => new AppError(401, "unauthorized", message);
-export const forbidden = (message = "Your role does not allow this action") => new AppError(403, "forbidden", message);
+export const unauthorized = (message = "Authentication required") =>
+  new AppError(401, "unauthorized", message);
+export const forbidden = (message = "Your role does not allow this action") =>
+  new AppError(403, "forbidden", message);
 export const notFound = (message = "Not found", code = "not_found") => new AppError(404, code, message);
 
 export interface ErrorBody {

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
+import { runsWorker } from "./config";
 import type { AppContext } from "./context";
 import { migrationsApplied } from "./database";
-import { runsWorker } from "./config";
 
 /** Liveness and readiness for load balancers and orchestrators. */
 export function healthRoutes(ctx: AppContext) {
@@ -19,7 +19,11 @@ export function healthRoutes(ctx: AppContext) {
         const worker = runsWorker(ctx.config) ? ctx.workerRunning() : "not in this role";
         const ready = database && migrations && worker !== false;
         set.status = ready ? 200 : 503;
-        return { status: ready ? "ready" : "not_ready", role: ctx.config.role, checks: { database, migrations, worker } };
+        return {
+          status: ready ? "ready" : "not_ready",
+          role: ctx.config.role,
+          checks: { database, migrations, worker },
+        };
       },
       { access: "public" },
     );

@@ -4,7 +4,7 @@ import type { Logger } from "./logger";
 
 /** Paths answered with JSON errors; everything else is a browser page. */
 export function isApiPath(pathname: string): boolean {
-  return /^\/(api|e2e)(\/|$)/.test(pathname) || pathname === "/healthz" || pathname === "/readyz";
+  return /^\/(api(\/|$)|e2e\/)/.test(pathname) || pathname === "/healthz" || pathname === "/readyz";
 }
 
 export interface ErrorPageRenderer {

@@ -9,7 +9,16 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
     base: { service: "outpost", ...bindings },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: {
-      paths: ["password", "*.password", "token", "*.token", "api_key", "*.api_key", "authorization", "*.authorization"],
+      paths: [
+        "password",
+        "*.password",
+        "token",
+        "*.token",
+        "api_key",
+        "*.api_key",
+        "authorization",
+        "*.authorization",
+      ],
       censor: "[redacted]",
     },
   });

@@ -3,7 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type RunningOutpost, startOutpost } from "../../app";
-import { createApiToken, createOperator, createSession, type OperatorRole } from "../../modules/operators/service";
+import {
+  createApiToken,
+  createOperator,
+  createSession,
+  type OperatorRole,
+} from "../../modules/operators/service";
 import { csrfTokenFor, SESSION_COOKIE } from "../../modules/platform/access";
 import { type Config, loadConfig } from "../../modules/platform/config";
 import { sha256Hex } from "../../modules/platform/crypto";
@@ -26,7 +31,7 @@ export interface TestApp {
 
 /** Starts the whole app (all roles unless env says otherwise) on a random port and a fresh database. */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ dropAfterAll: false });
   const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-test-data-"));
   const config = loadConfig({
     DATABASE_URL: database.url,
@@ -62,6 +67,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     },
     async stop() {
       await running.stop();
+      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -23,8 +23,9 @@ export function databaseUrl(name: string): string {
 }
 
 /** Starts (or reuses TEST_DATABASE_URL's) PostgreSQL and builds the migrated template database. */
-export async function startTestCluster(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startTestCluster(): Promise<{ url: string; pid?: number; stop(): Promise<void> }> {
   let url = process.env.TEST_DATABASE_URL;
+  let pid: number | undefined;
   let stop = async () => {};
   if (!url) {
     // mkdtemp's own directory (not a subfolder) so the postgres user can own it.
@@ -32,9 +33,11 @@ export async function startTestCluster(): Promise<{ url: string; stop(): Promise
     chmodSync(directory, 0o700);
     const cluster = await startEmbeddedPostgres({ directory, ephemeral: true });
     url = cluster.url;
+    pid = cluster.pid;
     stop = async () => {
       await cluster.stop();
-      for (const suffix of ["", ".password", ".log", ".owner"]) rmSync(`${directory}${suffix}`, { recursive: true, force: true });
+      for (const suffix of ["", ".password", ".log", ".owner"])
+        rmSync(`${directory}${suffix}`, { recursive: true, force: true });
     };
   }
   const admin = postgres(url, { max: 1, onnotice: () => {} });
@@ -47,5 +50,5 @@ export async function startTestCluster(): Promise<{ url: string; stop(): Promise
   await applyMigrations(template);
   await migrateJobQueue(templateUrl.toString(), createLogger("silent"));
   await template.close();
-  return { url, stop };
+  return { url, pid, stop };
 }

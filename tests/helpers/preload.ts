@@ -8,3 +8,14 @@ process.env.OUTPOST_TEST_CLUSTER_URL = cluster.url;
 afterAll(async () => {
   await cluster.stop();
 });
+
+// If the run dies before afterAll (an uncaught error, a signal), still take PostgreSQL down with it.
+process.on("exit", () => {
+  if (cluster.pid) {
+    try {
+      process.kill(cluster.pid, "SIGQUIT");
+    } catch {
+      // already stopped
+    }
+  }
+});

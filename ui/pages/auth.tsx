@@ -1,8 +1,14 @@
 import { CsrfField, FieldError } from "../components";
-import { AuthLayout, FlashMessage } from "../layout";
 import type { Flash } from "../flash";
+import { AuthLayout, FlashMessage } from "../layout";
 
-export function LoginPage(props: { csrfToken: string; next: string; email?: string; error?: string; flash?: Flash }) {
+export function LoginPage(props: {
+  csrfToken: string;
+  next: string;
+  email?: string;
+  error?: string;
+  flash?: Flash;
+}) {
   return (
     <AuthLayout title="Sign in" csrfToken={props.csrfToken}>
       <h1>Sign in</h1>
@@ -20,7 +26,14 @@ export function LoginPage(props: { csrfToken: string; next: string; email?: stri
         <input type="hidden" name="next" value={props.next} />
         <label>
           Email
-          <input type="email" name="email" autocomplete="username" required autofocus value={props.email ?? ""} />
+          <input
+            type="email"
+            name="email"
+            autocomplete="username"
+            required
+            autofocus
+            value={props.email ?? ""}
+          />
         </label>
         <label>
           Password
@@ -60,17 +73,37 @@ export function SetupPage(props: { csrfToken: string; email?: string; errors?: S
         <CsrfField token={props.csrfToken} />
         <label>
           Setup code
-          <input type="text" name="code" required autocomplete="off" aria-invalid={errors.code ? "true" : undefined} />
+          <input
+            type="text"
+            name="code"
+            required
+            autocomplete="off"
+            aria-invalid={errors.code ? "true" : undefined}
+          />
           <FieldError message={errors.code} />
         </label>
         <label>
           Your email
-          <input type="email" name="email" required autocomplete="username" value={props.email ?? ""} aria-invalid={errors.email ? "true" : undefined} />
+          <input
+            type="email"
+            name="email"
+            required
+            autocomplete="username"
+            value={props.email ?? ""}
+            aria-invalid={errors.email ? "true" : undefined}
+          />
           <FieldError message={errors.email} />
         </label>
         <label>
           Password <span class="help">At least 10 characters.</span>
-          <input type="password" name="password" required minlength="10" autocomplete="new-password" aria-invalid={errors.password ? "true" : undefined} />
+          <input
+            type="password"
+            name="password"
+            required
+            minlength="10"
+            autocomplete="new-password"
+            aria-invalid={errors.password ? "true" : undefined}
+          />
           <FieldError message={errors.password} />
         </label>
         <button type="submit" class="btn primary">

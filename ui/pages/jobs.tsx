@@ -1,6 +1,6 @@
+import type { JobOverview, knownTasks, listRecentRuns, QueuedJob } from "../../modules/jobs/service";
 import { Badge, CsrfField, PageHead, Time } from "../components";
 import { Layout, type PageContext } from "../layout";
-import type { JobOverview, QueuedJob, knownTasks, listRecentRuns } from "../../modules/jobs/service";
 
 export interface JobsPageProps {
   overview: JobOverview;
@@ -12,20 +12,26 @@ export interface JobsPageProps {
 
 function RunStatus({ status }: { status: string }) {
   const tone = status === "succeeded" ? "ok" : status === "failed" ? "danger" : "info";
-  return <Badge tone={tone}>{status}</Badge>;
+  return <Badge tone={tone} label={status} />;
 }
 
 function queueState(job: QueuedJob) {
-  if (job.lockedAt) return <Badge tone="info">running</Badge>;
-  if (job.attempts >= job.maxAttempts) return <Badge tone="danger">failed</Badge>;
-  if (job.attempts > 0) return <Badge tone="warn">retrying</Badge>;
-  return <Badge>queued</Badge>;
+  if (job.lockedAt) return <Badge tone="info" label="running" />;
+  if (job.attempts >= job.maxAttempts) return <Badge tone="danger" label="failed" />;
+  if (job.attempts > 0) return <Badge tone="warn" label="retrying" />;
+  return <Badge label="queued" />;
 }
 
 export function JobsActivity({ props }: { props: JobsPageProps }) {
   const { overview } = props;
   return (
-    <div id="jobs-activity" hx-get="/jobs?fragment=activity" hx-trigger="every 5s" hx-swap="outerHTML">
+    <div
+      id="jobs-activity"
+      class="stack"
+      hx-get="/jobs?fragment=activity"
+      hx-trigger="every 5s"
+      hx-swap="outerHTML"
+    >
       <div class="grid stats">
         <div class="card stat">
           <div class="label">Queued</div>
@@ -45,7 +51,7 @@ export function JobsActivity({ props }: { props: JobsPageProps }) {
           <div class="hint">{overview.failed} given up in the queue</div>
         </div>
       </div>
-      <section class="card" style="margin-top: 1rem">
+      <section class="card">
         <div class="card-head">
           <h2>In the queue</h2>
         </div>
@@ -75,7 +81,9 @@ export function JobsActivity({ props }: { props: JobsPageProps }) {
                     <td>
                       <Time value={job.runAt} />
                     </td>
-                    <td class="num">{`${job.attempts} / ${job.maxAttempts}`}</td>
+                    <td class="num" safe>
+                      {`${job.attempts} / ${job.maxAttempts}`}
+                    </td>
                     <td class="muted" safe>
                       {job.lastError?.slice(0, 200) ?? ""}
                     </td>
@@ -116,7 +124,9 @@ export function JobsActivity({ props }: { props: JobsPageProps }) {
                     <td>
                       <Time value={run.startedAt} />
                     </td>
-                    <td class="num">{run.durationMs === null ? "—" : `${run.durationMs} ms`}</td>
+                    <td class="num" safe>
+                      {run.durationMs === null ? "—" : `${run.durationMs} ms`}
+                    </td>
                     <td class="num">{run.attempt}</td>
                     <td class="mono muted" safe>
                       {run.workerId ?? ""}
@@ -138,7 +148,10 @@ export function JobsActivity({ props }: { props: JobsPageProps }) {
 export function JobsPage({ ctx, props }: { ctx: PageContext; props: JobsPageProps }) {
   return (
     <Layout ctx={ctx} title="Jobs">
-      <PageHead title="Jobs" subtitle="Durable background work: schedules, the queue and recent runs. Refreshes every 5 seconds." />
+      <PageHead
+        title="Jobs"
+        subtitle="Durable background work: schedules, the queue and recent runs. Refreshes every 5 seconds."
+      />
       <JobsActivity props={props} />
       <section class="card">
         <div class="card-head">
@@ -167,7 +180,7 @@ export function JobsPage({ ctx, props }: { ctx: PageContext; props: JobsPageProp
                     {task.identifier}
                   </td>
                   <td safe>{task.description}</td>
-                  <td safe>{task.schedule ? `${task.schedule.label} (${task.schedule.cron})` : "on demand"}</td>
+                  <td>{task.schedule ? `${task.schedule.label} (${task.schedule.cron})` : "on demand"}</td>
                   {props.canRun ? (
                     <td>
                       <form method="post" action="/jobs/run">

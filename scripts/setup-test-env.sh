@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the system programs Outpost's test suite drives for real: Chromium (browser tests),
+# OpenSSH server (device sshd), Caddy (on-demand TLS), Mosquitto (MQTT) and tmux (terminal tests).
+# Skips whatever is already present; needs Debian/Ubuntu (apt) and root or sudo for the rest.
+set -euo pipefail
+
+missing=()
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "$1" ]; }
+have chromium || missing+=(chromium)
+have /usr/sbin/sshd || missing+=(openssh-server)
+have caddy || missing+=(caddy)
+have /usr/sbin/mosquitto || missing+=(mosquitto)
+have tmux || missing+=(tmux)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: chromium, openssh-server, caddy, mosquitto and tmux are present"
+  exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "setup: please install these packages with your package manager: ${missing[*]}" >&2
+  exit 1
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "setup: installing ${missing[*]} needs root; run as root or install sudo" >&2
+    exit 1
+  fi
+fi
+
+echo "setup: installing ${missing[*]} (apt)"
+# The tests start their own sshd/mosquitto/caddy on loopback ports: keep the packages' system
+# services from starting during install.
+policy=/usr/sbin/policy-rc.d
+added_policy=""
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod +x "$policy"
+  added_policy=1
+fi
+cleanup() { if [ -n "$added_policy" ]; then $sudo rm -f "$policy"; fi; }
+trap cleanup EXIT
+
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+echo "setup: done"

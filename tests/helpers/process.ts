@@ -1,0 +1,86 @@
+import { afterAll } from "bun:test";
+import path from "node:path";
+import type { Subprocess } from "bun";
+
+export const REPO = path.resolve(import.meta.dir, "../..");
+export const OUTPOST = path.join(REPO, "outpost");
+
+export interface OutpostProcess {
+  process: Subprocess<"ignore", "pipe", "pipe">;
+  url: string;
+  output(): string;
+  /** Sends SIGINT (as Ctrl-C does) and waits for the exit code. */
+  interrupt(): Promise<number>;
+}
+
+/** Runs `./outpost start` as a real child process and waits until /readyz answers 200. */
+export async function startOutpostProcess(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<OutpostProcess> {
+  const port = env.PORT ?? String(20_000 + Math.floor(Math.random() * 20_000));
+  const child = Bun.spawn([OUTPOST, "start"], {
+    cwd: REPO,
+    env: { ...process.env, LOG_LEVEL: "info", HOST: "127.0.0.1", ...env, PORT: port },
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  let output = "";
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    const reader = stream.getReader();
+    const decoder = new TextDecoder();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      output += decoder.decode(chunk.value, { stream: true });
+    }
+  };
+  void collect(child.stdout);
+  void collect(child.stderr);
+  afterAll(() => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  const readyPath = env.OUTPOST_ROLE === "worker" ? undefined : "/readyz";
+  while (true) {
+    if (child.exitCode !== null) throw new Error(`outpost exited with ${child.exitCode}:\n${output}`);
+    if (readyPath) {
+      const ready = await fetch(`${url}${readyPath}`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ready) break;
+    } else if (output.includes("job runner started")) break;
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`outpost not ready after ${timeoutMs} ms:\n${output}`);
+    }
+    await Bun.sleep(50);
+  }
+  return {
+    process: child,
+    url,
+    output: () => output,
+    async interrupt() {
+      child.kill("SIGINT");
+      return child.exited;
+    },
+  };
+}
+
+/** Runs an `./outpost` command to completion. */
+export async function runOutpost(args: string[], env: Record<string, string>, stdin?: string) {
+  const child = Bun.spawn([OUTPOST, ...args], {
+    cwd: REPO,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { code, stdout, stderr };
+}

@@ -1,0 +1,81 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ConfigError, loadConfig } from "../../modules/platform/config";
+import { runOutpost } from "../helpers/process";
+
+const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-config-"));
+
+describe("configuration", () => {
+  test("defaults follow the README table", () => {
+    const config = loadConfig({ DATA_DIR: dataDir });
+    expect(config).toMatchObject({
+      port: 4000,
+      host: "0.0.0.0",
+      baseUrl: "http://localhost:4000",
+      baseDomain: "localhost",
+      databaseUrl: undefined,
+      role: "all",
+      logLevel: "info",
+      tunnelSshPort: 7000,
+      tunnelHttpPort: 8080,
+      tunnelMuxPort: 2022,
+      e2eEnabled: false,
+      workerConcurrency: 5,
+      sessionTtlHours: 12,
+    });
+  });
+
+  test("SECRET_KEY is generated once and kept in DATA_DIR", () => {
+    const first = loadConfig({ DATA_DIR: dataDir }).secretKey;
+    expect(first.length).toBeGreaterThanOrEqual(32);
+    expect(loadConfig({ DATA_DIR: dataDir }).secretKey).toBe(first);
+  });
+
+  test.each([
+    [{ PORT: "abc" }, 'PORT must be an integer from 0 to 65535 (got "abc")'],
+    [{ OUTPOST_ROLE: "tunnel" }, 'OUTPOST_ROLE must be one of all, web, worker (got "tunnel")'],
+    [
+      { DATABASE_URL: "mysql://x" },
+      'DATABASE_URL must start with postgres:// or postgresql:// (got "mysql://x")',
+    ],
+    [{ BASE_URL: "localhost:4000" }, 'BASE_URL must start with http:// or https:// (got "localhost:4000")'],
+    [{ E2E_ENABLED: "maybe" }, 'E2E_ENABLED must be true or false (got "maybe")'],
+    [{ SECRET_KEY: "short" }, "SECRET_KEY must be at least 32 characters long"],
+    [
+      { OUTPOST_BOOTSTRAP_API_TOKEN: "short" },
+      "OUTPOST_BOOTSTRAP_API_TOKEN must be at least 32 characters long",
+    ],
+    [
+      { OUTPOST_BOOTSTRAP_ADMIN_EMAIL: "a@b.co" },
+      "OUTPOST_BOOTSTRAP_ADMIN_EMAIL and OUTPOST_BOOTSTRAP_ADMIN_PASSWORD must be set together",
+    ],
+    [
+      { LOG_LEVEL: "loud" },
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    ],
+  ])("%p is refused with one clear line", (env, message) => {
+    expect(() => loadConfig({ DATA_DIR: dataDir, ...env })).toThrow(new ConfigError(message));
+  });
+
+  test("the CLI prints a bad setting as one line and exits 2 without starting anything", async () => {
+    const result = await runOutpost(["start"], { DATA_DIR: dataDir, OUTPOST_ROLE: "tunnel" });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('outpost: OUTPOST_ROLE must be one of all, web, worker (got "tunnel")\n');
+  });
+
+  test("--help is available on every command", async () => {
+    for (const args of [
+      ["--help"],
+      ["start", "--help"],
+      ["migrate", "--help"],
+      ["admin", "create", "--help"],
+      ["token", "create", "--help"],
+    ]) {
+      const result = await runOutpost(args, { DATA_DIR: dataDir });
+      expect({ args, code: result.code }).toEqual({ args, code: 0 });
+      expect(result.stdout).toContain("Usage: outpost");
+    }
+  });
+});
