@@ -1,3 +1,9 @@
 // Every module's tables, for drizzle's typed queries and for drizzle-kit.
+
+export * from "./commands/schema";
+export * from "./devices/schema";
+export * from "./e2e/schema";
 export * from "./jobs/schema";
 export * from "./operators/schema";
+export * from "./settings/schema";
+export * from "./telemetry/schema";

@@ -1,0 +1,485 @@
+/**
+ * Heartbeat benchmark.
+ *
+ *   node_modules/.bin/bun bench/heartbeat/run.ts
+ *
+ * Starts a PostgreSQL of its own (or uses BENCH_DATABASE_URL) with pg_stat_statements, runs
+ * Outpost (web role) as a separate process on loopback, registers and approves DEVICES devices,
+ * then CONCURRENCY simulated devices post realistic heartbeats (5 scripts, ~2 KB) for DURATION
+ * seconds after a warm-up. Prints heartbeats/s, latency percentiles, the statements and rows each
+ * heartbeat cost, and — in the same run — the ceiling: the rate of inserting the same telemetry rows
+ * straight into PostgreSQL with the same pool size. Everything it starts, it stops (bounded in time).
+ *
+ * Environment: DEVICES (4096), CONCURRENCY (64), DURATION seconds (10), WARMUP seconds (2),
+ * BENCH_EPHEMERAL=1 to run PostgreSQL without fsync (default: durable, like production),
+ * BENCH_WITHOUT_LIVE_TRIGGER=1 to disable the devices live-update trigger (to measure its cost).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import postgres from "postgres";
+import { approveDevices } from "../../modules/devices/service";
+import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
+
+const DEVICES = Number(process.env.DEVICES ?? 4096);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
+const DURATION_S = Number(process.env.DURATION ?? 10);
+const WARMUP_S = Number(process.env.WARMUP ?? 2);
+const EPHEMERAL = process.env.BENCH_EPHEMERAL === "1";
+const SERVER_POOL = 10; // connectDatabase's default pool size, used by the server
+const ROOT = path.resolve(import.meta.dir, "../..");
+const HARD_LIMIT_MS = (DURATION_S * 2 + WARMUP_S * 2 + 180) * 1000;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+async function cleanup() {
+  while (cleanups.length) await Promise.resolve(cleanups.pop()!()).catch(() => {});
+}
+const guard = setTimeout(async () => {
+  console.error(`benchmark exceeded ${HARD_LIMIT_MS / 1000}s; stopping`);
+  await cleanup();
+  process.exit(2);
+}, HARD_LIMIT_MS);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A realistic heartbeat: five scripts' reports, ~2 KB of JSON. */
+function heartbeatBody(mac: string, uptime: number) {
+  const report = (output: Record<string, unknown>, ms: number) => ({
+    data: { status: "success", validation_status: "valid", duration_ms: ms, output },
+  });
+  return {
+    telemetry: {
+      device: {
+        identity: {
+          mac_address: mac,
+          ip_address: "192.0.2.10",
+          name: `atom-${mac.replaceAll(":", "").toLowerCase()}`,
+        },
+        uptime_seconds: uptime,
+      },
+      scripts: {
+        cpu: report(
+          {
+            load_1m: Math.random() * 4,
+            load_5m: 1.21,
+            load_15m: 0.97,
+            cores: 4,
+            user_percent: 12.5,
+            system_percent: 3.1,
+            iowait_percent: 0.4,
+          },
+          3,
+        ),
+        memory: report(
+          {
+            total_bytes: 8_252_030_976,
+            used_bytes: 4_123_456_789,
+            used_percent: 49.97,
+            swap_total_bytes: 2_147_479_552,
+            swap_used_bytes: 0,
+          },
+          2,
+        ),
+        disk: report(
+          {
+            mounts: [
+              { path: "/", total_bytes: 62_725_623_808, used_bytes: 21_474_836_480, used_percent: 34.2 },
+              { path: "/var", total_bytes: 20_957_446_144, used_bytes: 5_368_709_120, used_percent: 25.6 },
+            ],
+          },
+          5,
+        ),
+        network: report(
+          {
+            interfaces: [
+              {
+                name: "eth0",
+                rx_bytes: 123_456_789_012,
+                tx_bytes: 98_765_432_109,
+                rx_errors: 0,
+                tx_errors: 0,
+                link_up: true,
+              },
+              { name: "wlan0", rx_bytes: 0, tx_bytes: 0, rx_errors: 0, tx_errors: 0, link_up: false },
+            ],
+          },
+          4,
+        ),
+        services: report(
+          {
+            units: {
+              sshd: "active",
+              "outpost-agent": "active",
+              chronyd: "active",
+              nginx: "inactive",
+              "systemd-journald": "active",
+              "systemd-networkd": "active",
+              "systemd-resolved": "active",
+              cron: "active",
+              rsyslog: "active",
+              "unattended-upgrades": "inactive",
+            },
+            failed_units: [],
+            boot_id: "6f1c7a3e-2b1d-4c55-9a0e-7d1f2b3c4d5e",
+            kernel: "6.1.0-18-arm64",
+            os_release: "Debian GNU/Linux 12 (bookworm)",
+          },
+          9,
+        ),
+      },
+      meta: {
+        timestamp: new Date().toISOString(),
+        duration: "23.417ms",
+        errors: ["gpu: no such device /dev/dri/card0"],
+      },
+    },
+    connection_status: {
+      active: false,
+      connection_string: "outpost-tunnel",
+      pid: 0,
+      start_time: "0001-01-01T00:00:00Z",
+    },
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+type StatRow = { query: string; calls: number; rows: number };
+
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) of a process, and of its children when `withChildren` (PostgreSQL backends). */
+function cpuSeconds(pid: number, withChildren = false): number {
+  const read = (p: number) => {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
+      return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+    } catch {
+      return undefined;
+    }
+  };
+  let ticks = read(pid)?.ticks ?? 0;
+  if (withChildren) {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = read(Number(entry));
+      if (stat?.ppid === pid) ticks += stat.ticks;
+    }
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
+async function statements(sql: postgres.Sql): Promise<Map<string, StatRow>> {
+  const rows = await sql<StatRow[]>`
+    select query, calls::int as calls, rows::int as rows from pg_stat_statements
+    where dbid = (select oid from pg_database where datname = current_database())`;
+  return new Map(rows.map((r) => [r.query, r]));
+}
+
+async function databaseCounters(sql: postgres.Sql) {
+  const [row] = await sql<{ xact: number; ins: number; upd: number; hot: number }[]>`
+    select d.xact_commit::bigint::float8 as xact, d.tup_inserted::float8 as ins, d.tup_updated::float8 as upd,
+      (select coalesce(sum(n_tup_hot_upd), 0)::float8 from pg_stat_user_tables) as hot
+    from pg_stat_database d where d.datname = current_database()`;
+  return row!;
+}
+
+async function main() {
+  console.log(
+    `heartbeat benchmark: ${DEVICES} devices, ${CONCURRENCY} concurrent, ${DURATION_S}s (+${WARMUP_S}s warm-up), PostgreSQL ${EPHEMERAL ? "without fsync" : "durable (fsync on)"}`,
+  );
+
+  // 1. PostgreSQL with pg_stat_statements.
+  let adminUrl = process.env.BENCH_DATABASE_URL;
+  let postgresPid: number | undefined;
+  if (!adminUrl) {
+    const directory = mkdtempSync(path.join(tmpdir(), "outpost-bench-pg-"));
+    let cluster = await startEmbeddedPostgres({ directory, ephemeral: EPHEMERAL });
+    const setup = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    await setup.unsafe("alter system set shared_preload_libraries = 'pg_stat_statements'");
+    await setup.unsafe("alter system set max_connections = 200");
+    await setup.end();
+    await cluster.stop();
+    cluster = await startEmbeddedPostgres({ directory, ephemeral: EPHEMERAL });
+    const started = cluster;
+    postgresPid = cluster.pid;
+    cleanups.push(async () => {
+      await started.stop();
+      for (const suffix of ["", ".password", ".log", ".owner"])
+        rmSync(`${directory}${suffix}`, { recursive: true, force: true });
+    });
+    adminUrl = cluster.url;
+  }
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const dbName = `outpost_bench_${Date.now()}`;
+  await admin.unsafe(`create database ${dbName}`);
+  const dbUrl = new URL(adminUrl);
+  dbUrl.pathname = `/${dbName}`;
+  cleanups.push(async () => {
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+  });
+
+  // 2. Outpost in its own process (web role: HTTP only).
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-bench-data-"));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  // BENCH_SERVER_PROFILE=<dir>: the server writes a CPU profile (markdown) there when it stops.
+  const profile = process.env.BENCH_SERVER_PROFILE
+    ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`]
+    : [];
+  const server: ChildProcess = spawn(
+    path.join(ROOT, "node_modules/.bin/bun"),
+    [...profile, path.join(ROOT, "cli/main.ts"), "start"],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: dbUrl.toString(),
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        OUTPOST_ROLE: "web",
+        LOG_LEVEL: "warn",
+        SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
+        NODE_ENV: "production",
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
+  cleanups.push(async () => {
+    if (server.exitCode === null) {
+      server.kill("SIGTERM");
+      await new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          server.kill("SIGKILL");
+          resolve(undefined);
+        }, 15_000);
+        server.once("exit", () => {
+          clearTimeout(timer);
+          resolve(undefined);
+        });
+      });
+    }
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (i > 600 || server.exitCode !== null) throw new Error("Outpost did not become ready");
+    await Bun.sleep(100);
+  }
+
+  // 3. Devices: register, approve, register again for the token.
+  const db = postgres(dbUrl.toString(), { max: SERVER_POOL, onnotice: () => {} });
+  cleanups.push(() => db.end({ timeout: 5 }));
+  await db.unsafe("create extension if not exists pg_stat_statements");
+  if (process.env.BENCH_WITHOUT_LIVE_TRIGGER === "1") {
+    // To measure what the console's live-update trigger (migration 0005) costs each heartbeat.
+    await db.unsafe("alter table devices disable trigger devices_live_notify");
+  }
+  const macs = Array.from({ length: DEVICES }, (_, i) =>
+    (0x02_00_00_00_00_00 + i).toString(16).padStart(12, "0").toUpperCase().match(/../g)!.join(":"),
+  );
+  const register = async (mac: string) => {
+    const response = await fetch(`${base}/api/v1/devices/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        mac_address: mac,
+        product_name: "atom",
+        schema_definition: { product: "atom", type: "object", properties: {} },
+      }),
+    });
+    if (response.status !== 201) throw new Error(`register answered ${response.status}`);
+    return ((await response.json()) as { data: { id: string; api_token?: string } }).data;
+  };
+  const inBatches = async <T, R>(items: T[], fn: (item: T) => Promise<R>) => {
+    const out: R[] = [];
+    for (let i = 0; i < items.length; i += 64)
+      out.push(...(await Promise.all(items.slice(i, i + 64).map(fn))));
+    return out;
+  };
+  const registered = await inBatches(macs, register);
+  for (let i = 0; i < registered.length; i += 1000) {
+    await approveDevices(
+      db,
+      registered.slice(i, i + 1000).map((d) => d.id),
+    );
+  }
+  const devices = (await inBatches(macs, register)).map((d, i) => ({
+    id: d.id,
+    token: d.api_token!,
+    mac: macs[i]!,
+  }));
+  if (devices.some((d) => !d.token)) throw new Error("an approved device got no token");
+  const sampleSize = JSON.stringify(heartbeatBody(macs[0]!, 1)).length;
+  console.log(`  ${DEVICES} devices registered and approved; heartbeat body ${sampleSize} bytes`);
+
+  // 4. Load: CONCURRENCY loops, each posting heartbeats of the next device in turn.
+  let next = 0;
+  let measuring = false;
+  let stop = false;
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  let errors = 0;
+  const worker = async () => {
+    while (!stop) {
+      const device = devices[next++ % devices.length]!;
+      const body = JSON.stringify(heartbeatBody(device.mac, next));
+      const started = performance.now();
+      try {
+        const response = await fetch(
+          `${base}/api/v1/devices/${device.id}/heartbeat?api_key=${device.token}`,
+          {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body,
+          },
+        );
+        await response.arrayBuffer();
+        if (measuring) {
+          latencies.push(performance.now() - started);
+          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+        }
+      } catch {
+        if (measuring) errors++;
+      }
+    }
+  };
+  const workers = Array.from({ length: CONCURRENCY }, worker);
+  await Bun.sleep(WARMUP_S * 1000);
+  const statsBefore = await statements(db);
+  const countersBefore = await databaseCounters(db);
+  const cpuBefore = {
+    server: cpuSeconds(server.pid!),
+    client: process.cpuUsage(),
+    postgres: postgresPid ? cpuSeconds(postgresPid, true) : Number.NaN,
+  };
+  measuring = true;
+  const startedAt = performance.now();
+  await Bun.sleep(DURATION_S * 1000);
+  measuring = false;
+  const elapsed = (performance.now() - startedAt) / 1000;
+  const clientCpu = process.cpuUsage(cpuBefore.client);
+  const cpu = {
+    server: cpuSeconds(server.pid!) - cpuBefore.server,
+    client: (clientCpu.user + clientCpu.system) / 1e6,
+    postgres: postgresPid ? cpuSeconds(postgresPid, true) - cpuBefore.postgres : Number.NaN,
+  };
+  const countersAfter = await databaseCounters(db);
+  const statsAfter = await statements(db);
+  stop = true;
+  await Promise.all(workers);
+
+  const ok = statuses.get(200) ?? 0;
+  latencies.sort((a, b) => a - b);
+  const rate = ok / elapsed;
+  const perStatement: { query: string; calls: number }[] = [];
+  let calls = 0;
+  for (const [query, after] of statsAfter) {
+    if (/pg_stat|pg_database|pg_catalog/.test(query)) continue;
+    const delta = after.calls - (statsBefore.get(query)?.calls ?? 0);
+    if (delta > 0) {
+      calls += delta;
+      perStatement.push({ query: query.replace(/\s+/g, " ").slice(0, 90), calls: delta });
+    }
+  }
+  perStatement.sort((a, b) => b.calls - a.calls);
+  const heartbeats = latencies.length;
+
+  // 5. The ceiling: the same telemetry rows inserted straight into PostgreSQL, same pool size.
+  const ceilingSql = postgres(dbUrl.toString(), { max: SERVER_POOL, onnotice: () => {} });
+  cleanups.push(() => ceilingSql.end({ timeout: 5 }));
+  let inserted = 0;
+  let ceilingStop = false;
+  let ceilingAsync = true;
+  const inserter = async () => {
+    while (!ceilingStop) {
+      const device = devices[next++ % devices.length]!;
+      const body = heartbeatBody(device.mac, next);
+      const payload = JSON.stringify({ ...body.telemetry, connection_status: body.connection_status });
+      if (ceilingAsync) {
+        // The same commit mode as a heartbeat that delivers no command.
+        await ceilingSql`insert into telemetry_events (id, device_id, recorded_at, payload)
+          select ${Bun.randomUUIDv7()}::uuid, ${device.id}::uuid, now(), ${payload}::jsonb
+          from (select set_config('synchronous_commit', 'off', true)) s`;
+      } else {
+        await ceilingSql`insert into telemetry_events (id, device_id, recorded_at, payload)
+          values (${Bun.randomUUIDv7()}::uuid, ${device.id}::uuid, now(), ${payload}::jsonb)`;
+      }
+      inserted++;
+    }
+  };
+  const measureCeiling = async (asyncCommit: boolean) => {
+    ceilingAsync = asyncCommit;
+    ceilingStop = false;
+    const inserters = Array.from({ length: CONCURRENCY }, inserter);
+    await Bun.sleep(1000);
+    inserted = 0;
+    const ceilingStart = performance.now();
+    await Bun.sleep(DURATION_S * 1000);
+    const result = inserted / ((performance.now() - ceilingStart) / 1000);
+    ceilingStop = true;
+    await Promise.all(inserters);
+    return result;
+  };
+  const ceilingRate = await measureCeiling(true);
+  const durableCeilingRate = await measureCeiling(false);
+
+  const fmt = (n: number, digits = 1) => n.toFixed(digits);
+  console.log("");
+  console.log(
+    `  heartbeats:       ${heartbeats} in ${fmt(elapsed)}s (status ${JSON.stringify(Object.fromEntries(statuses))}, network errors ${errors})`,
+  );
+  console.log(`  throughput:       ${fmt(rate, 0)} heartbeats/s`);
+  console.log(
+    `  latency:          p50 ${fmt(percentile(latencies, 50))} ms, p90 ${fmt(percentile(latencies, 90))} ms, p99 ${fmt(percentile(latencies, 99))} ms, max ${fmt(latencies[latencies.length - 1] ?? Number.NaN)} ms`,
+  );
+  console.log(
+    `  ceiling:          ${fmt(ceilingRate, 0)} raw telemetry inserts/s (same rows and commit mode, ${SERVER_POOL} connections, ${CONCURRENCY} callers)`,
+  );
+  console.log(`                    ${fmt(durableCeilingRate, 0)} raw inserts/s with every commit durable`);
+  console.log(
+    `  ratio:            ${fmt((100 * rate) / ceilingRate)}% of the ceiling (${fmt((100 * rate) / durableCeilingRate)}% of the durable one)`,
+  );
+  console.log(
+    `  per heartbeat:    ${fmt(calls / heartbeats, 2)} SQL statements (pg_stat_statements), ${fmt((countersAfter.xact - countersBefore.xact) / heartbeats, 2)} transactions`,
+  );
+  console.log(
+    `                    ${fmt((countersAfter.ins - countersBefore.ins) / heartbeats, 2)} rows inserted, ${fmt((countersAfter.upd - countersBefore.upd) / heartbeats, 2)} rows updated (${fmt((countersAfter.hot - countersBefore.hot) / heartbeats, 2)} HOT)`,
+  );
+  const ms = (seconds: number) => fmt((1000 * seconds) / heartbeats, 3);
+  console.log(
+    `  CPU per heartbeat: server ${ms(cpu.server)} ms, PostgreSQL ${ms(cpu.postgres)} ms, load generator ${ms(cpu.client)} ms (machine: ${navigator.hardwareConcurrency} cores, load average ${loadavg()[0].toFixed(1)})`,
+  );
+  for (const s of perStatement.slice(0, 5)) console.log(`    ${String(s.calls).padStart(8)}  ${s.query}`);
+  const pass = rate >= 2000 && percentile(latencies, 99) < 250;
+  console.log(`  target (≥ 2000/s, p99 < 250 ms at ${CONCURRENCY} concurrent): ${pass ? "met" : "NOT met"}`);
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+  clearTimeout(guard);
+}

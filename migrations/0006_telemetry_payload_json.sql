@@ -1,0 +1,1 @@
+ALTER TABLE "telemetry_events" ALTER COLUMN "payload" SET DATA TYPE json;

@@ -1,0 +1,58 @@
+import { sql } from "drizzle-orm";
+import { index, jsonb, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { devices } from "../devices/schema";
+
+export const commandType = pgEnum("command_type", [
+  "list_scripts",
+  "install_script",
+  "remove_script",
+  "ssh_authorize",
+  "ssh_revoke",
+]);
+
+/** queued → delivered → succeeded | failed; queued → expired when the TTL passes undelivered. */
+export const commandStatus = pgEnum("command_status", [
+  "queued",
+  "delivered",
+  "succeeded",
+  "failed",
+  "expired",
+]);
+
+export const pendingCommands = pgTable(
+  "pending_commands",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    deviceId: uuid("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    type: commandType("type").notNull(),
+    args: jsonb("args").$type<unknown[]>().notNull().default([]),
+    /** `{content_type, name, data}` or any object the command type needs; NULL for none. */
+    payload: jsonb("payload").$type<Record<string, unknown>>(),
+    /** Set when the payload is too large to inline: the device fetches it by this ref. */
+    payloadRef: text("payload_ref"),
+    publicKey: text("public_key"),
+    status: commandStatus("status").notNull().default("queued"),
+    queuedAt: timestamp("queued_at", { withTimezone: true }).notNull().default(sql`now()`),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    deliveredAt: timestamp("delivered_at", { withTimezone: true }),
+    completedAt: timestamp("completed_at", { withTimezone: true }),
+    /** The result the device posted (`output`), and its error text for FAILED. */
+    output: jsonb("output"),
+    error: text("error"),
+    /** Who queued it (operator email, token name or "system"). */
+    queuedBy: text("queued_by"),
+  },
+  (table) => [
+    // The claim: a device's queued commands in order. Partial, so it stays tiny.
+    index("pending_commands_claim_idx")
+      .on(table.deviceId, table.queuedAt, table.id)
+      .where(sql`${table.status} = 'queued'`),
+    index("pending_commands_device_idx").on(table.deviceId, table.queuedAt),
+    index("pending_commands_expiry_idx").on(table.expiresAt).where(sql`${table.status} = 'queued'`),
+    index("pending_commands_payload_ref_idx").on(table.deviceId, table.payloadRef),
+  ],
+);
+
+export type CommandRow = typeof pendingCommands.$inferSelect;

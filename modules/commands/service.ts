@@ -1,0 +1,391 @@
+import { randomToken } from "../platform/crypto";
+import type { Sql } from "../platform/database";
+import { AppError, badRequest } from "../platform/errors";
+import { isPlainObject, isUuid, pgDate } from "../platform/json-body";
+
+export const COMMAND_TYPES = [
+  "list_scripts",
+  "install_script",
+  "remove_script",
+  "ssh_authorize",
+  "ssh_revoke",
+] as const;
+export type CommandType = (typeof COMMAND_TYPES)[number];
+export const COMMAND_STATUSES = ["queued", "delivered", "succeeded", "failed", "expired"] as const;
+export type CommandStatus = (typeof COMMAND_STATUSES)[number];
+
+/** At most this many commands are claimed by one heartbeat. */
+export const CLAIM_LIMIT = 50;
+/** Payloads whose JSON exceeds this are delivered by reference (`payload_ref`). */
+export const INLINE_PAYLOAD_LIMIT = 4096;
+/** Largest payload a command may carry at all. */
+export const MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+export interface Command {
+  id: string;
+  deviceId: string;
+  type: CommandType;
+  args: unknown[];
+  payload: Record<string, unknown> | null;
+  payloadRef: string | null;
+  publicKey: string | null;
+  status: CommandStatus;
+  queuedAt: Date;
+  expiresAt: Date;
+  deliveredAt: Date | null;
+  completedAt: Date | null;
+  output: unknown;
+  error: string | null;
+  queuedBy: string | null;
+}
+
+/** A claimed command as the device receives it in the heartbeat reply. */
+export interface DeliveredCommand {
+  command_id: string;
+  type: CommandType;
+  args: unknown[];
+  payload?: Record<string, unknown>;
+  payload_ref?: string;
+  public_key?: string;
+  queued_at: string;
+}
+
+type CommandRowSql = {
+  id: string;
+  device_id: string;
+  type: CommandType;
+  args: unknown[];
+  payload: Record<string, unknown> | null;
+  payload_ref: string | null;
+  public_key: string | null;
+  status: CommandStatus;
+  queued_at: Date;
+  expires_at: Date;
+  delivered_at: Date | null;
+  completed_at: Date | null;
+  output: unknown;
+  error: string | null;
+  queued_by: string | null;
+};
+
+function toCommand(row: CommandRowSql): Command {
+  return {
+    id: row.id,
+    deviceId: row.device_id,
+    type: row.type,
+    args: row.args,
+    payload: row.payload,
+    payloadRef: row.payload_ref,
+    publicKey: row.public_key,
+    status: row.status,
+    queuedAt: pgDate(row.queued_at),
+    expiresAt: pgDate(row.expires_at),
+    deliveredAt: pgDate(row.delivered_at),
+    completedAt: pgDate(row.completed_at),
+    output: row.output,
+    error: row.error,
+    queuedBy: row.queued_by,
+  };
+}
+
+export interface QueueCommandInput {
+  deviceId: string;
+  type: string;
+  args?: unknown;
+  payload?: unknown;
+  publicKey?: unknown;
+  /** Default: the command TTL setting. */
+  ttlSeconds: number;
+  queuedBy?: string;
+}
+
+const SSH_KEY = /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .{0,200})?$/;
+
+function stringField(payload: Record<string, unknown> | undefined, name: string): string | undefined {
+  const value = payload?.[name];
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** Checks a command's shape for its type; throws 400 invalid_request naming the field. */
+export function validateCommand(input: {
+  type: string;
+  args?: unknown;
+  payload?: unknown;
+  publicKey?: unknown;
+}) {
+  if (!(COMMAND_TYPES as readonly string[]).includes(input.type)) {
+    throw badRequest(`type must be one of ${COMMAND_TYPES.join(", ")}`, { field: "type" });
+  }
+  const type = input.type as CommandType;
+  const args = input.args ?? [];
+  if (
+    !Array.isArray(args) ||
+    args.length > 32 ||
+    !args.every((a) => typeof a === "string" && a.length <= 1024)
+  ) {
+    throw badRequest("args must be a list of at most 32 strings", { field: "args" });
+  }
+  if (input.payload !== undefined && input.payload !== null && !isPlainObject(input.payload)) {
+    throw badRequest("payload must be a JSON object", { field: "payload" });
+  }
+  const payload = (input.payload ?? undefined) as Record<string, unknown> | undefined;
+  if (payload && Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) {
+    throw new AppError(
+      413,
+      "payload_too_large",
+      `A command payload may be at most ${MAX_PAYLOAD_BYTES} bytes`,
+      {
+        field: "payload",
+      },
+    );
+  }
+  if (input.publicKey !== undefined && input.publicKey !== null && typeof input.publicKey !== "string") {
+    throw badRequest("public_key must be a string", { field: "public_key" });
+  }
+  const publicKey = (input.publicKey ?? undefined) as string | undefined;
+  switch (type) {
+    case "install_script":
+      if (!stringField(payload, "name") || typeof payload?.data !== "string" || payload.data === "") {
+        throw badRequest("install_script needs payload.name and payload.data (the script text)", {
+          field: "payload",
+        });
+      }
+      break;
+    case "remove_script":
+      if (!stringField(payload, "name") && typeof args[0] !== "string") {
+        throw badRequest("remove_script needs the script name in args[0] or payload.name", { field: "args" });
+      }
+      break;
+    case "ssh_authorize":
+      if (!publicKey || !SSH_KEY.test(publicKey.trim())) {
+        throw badRequest("ssh_authorize needs public_key, an OpenSSH public key", { field: "public_key" });
+      }
+      break;
+    case "ssh_revoke":
+      if (!stringField(payload, "name") && typeof args[0] !== "string") {
+        throw badRequest("ssh_revoke needs the session ref in payload.name or args[0]", { field: "payload" });
+      }
+      break;
+  }
+  return { type, args: args as string[], payload: payload ?? null, publicKey: publicKey?.trim() ?? null };
+}
+
+const COMMAND_COLUMNS = `id, device_id, type, args, payload, payload_ref, public_key, status, queued_at, expires_at,
+  delivered_at, completed_at, output, error, queued_by`;
+
+/**
+ * Queues a command for a device (404 `device_not_found` when it does not exist). A payload
+ * larger than 4 KiB is stored with a `payload_ref` and delivered by reference.
+ */
+export async function queueCommand(sql: Sql, input: QueueCommandInput): Promise<Command> {
+  const command = validateCommand(input);
+  if (!isUuid(input.deviceId)) throw new AppError(404, "device_not_found", "Device not found");
+  const payloadJson = command.payload === null ? null : JSON.stringify(command.payload);
+  const payloadRef =
+    payloadJson !== null && Buffer.byteLength(payloadJson) > INLINE_PAYLOAD_LIMIT
+      ? `p${randomToken(18)}`
+      : null;
+  const [row] = await sql<CommandRowSql[]>`
+    insert into pending_commands (device_id, type, args, payload, payload_ref, public_key, expires_at, queued_by)
+    select d.id, ${command.type}::command_type, ${JSON.stringify(command.args)}::jsonb, ${payloadJson}::jsonb,
+      ${payloadRef}, ${command.publicKey}, now() + make_interval(secs => ${input.ttlSeconds}), ${input.queuedBy ?? null}
+    from devices d where d.id = ${input.deviceId}::uuid
+    returning ${sql.unsafe(COMMAND_COLUMNS)}`;
+  if (!row) throw new AppError(404, "device_not_found", "Device not found");
+  return toCommand(row);
+}
+
+/**
+ * The claim of a heartbeat: marks up to 50 queued, unexpired commands of the device in the
+ * `accepted` CTE as delivered, oldest first, skipping rows a concurrent claim holds. Embedded
+ * in the devices module's heartbeat statement; see claimCommands for standalone use.
+ */
+export function claimCommandsForAccepted(sql: Sql) {
+  return sql`update pending_commands set status = 'delivered', delivered_at = now()
+    where id in (
+      select id from pending_commands
+      where device_id = (select id from accepted) and status = 'queued' and expires_at > now()
+      order by queued_at, id
+      limit ${CLAIM_LIMIT}
+      for update skip locked)
+    returning id, type, args, case when payload_ref is null then payload end as payload, payload_ref, public_key, queued_at`;
+}
+
+export type ClaimedRow = {
+  id: string;
+  type: CommandType;
+  args: unknown[];
+  payload: Record<string, unknown> | null;
+  payload_ref: string | null;
+  public_key: string | null;
+  queued_at: Date;
+};
+
+/** A claimed row as the device sees it; nulls are left out. */
+export function deliveredCommand(row: ClaimedRow): DeliveredCommand {
+  const command: DeliveredCommand = {
+    command_id: row.id,
+    type: row.type,
+    args: row.args ?? [],
+    queued_at: pgDate(row.queued_at).toISOString(),
+  };
+  if (row.payload_ref) command.payload_ref = row.payload_ref;
+  else if (row.payload) command.payload = row.payload;
+  if (row.public_key) command.public_key = row.public_key;
+  return command;
+}
+
+/** Claims a device's queued commands in one statement (FOR UPDATE SKIP LOCKED, at most 50). */
+export async function claimCommands(sql: Sql, deviceId: string): Promise<DeliveredCommand[]> {
+  const rows = await sql<ClaimedRow[]>`
+    with accepted as (select ${deviceId}::uuid as id), claimed as (${claimCommandsForAccepted(sql)})
+    select * from claimed order by queued_at, id`;
+  return rows.map(deliveredCommand);
+}
+
+export interface CommandResultInput {
+  command_id: string;
+  status: "OK" | "FAILED";
+  output?: unknown;
+  error?: string;
+}
+
+/**
+ * Stores results on the device's delivered commands: OK → succeeded, FAILED → failed. Ids that are
+ * unknown, not UUIDs, of another device or not in `delivered` state are ignored (a retried post is
+ * a no-op); for an id listed twice the first result counts. One statement: all or nothing.
+ * Returns how many commands were updated.
+ */
+export async function recordCommandResults(
+  sql: Sql,
+  deviceId: string,
+  results: CommandResultInput[],
+): Promise<number> {
+  const seen = new Set<string>();
+  const rows: { command_id: string; status: string; output: unknown; error: string | null }[] = [];
+  for (const result of results) {
+    const id = result.command_id.toLowerCase();
+    if (!isUuid(id) || seen.has(id)) continue;
+    seen.add(id);
+    rows.push({
+      command_id: id,
+      status: result.status === "OK" ? "succeeded" : "failed",
+      output: result.output ?? null,
+      error: result.error ?? null,
+    });
+  }
+  if (rows.length === 0) return 0;
+  const updated = await sql`
+    update pending_commands c
+    set status = r.status::command_status, output = r.output, error = r.error, completed_at = now()
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(command_id uuid, status text, output jsonb, error text)
+    where c.id = r.command_id and c.device_id = ${deviceId}::uuid and c.status = 'delivered'`;
+  return updated.count;
+}
+
+/**
+ * The deferred payload a delivered command refers to (newest command of this device with that
+ * ref), or undefined. Queued and expired commands do not give theirs out.
+ */
+export async function commandPayload(
+  sql: Sql,
+  deviceId: string,
+  ref: string,
+): Promise<Record<string, unknown> | undefined> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(ref)) return undefined;
+  const [row] = await sql<{ payload: Record<string, unknown> | null }[]>`
+    select payload from pending_commands
+    where device_id = ${deviceId}::uuid and payload_ref = ${ref} and status in ('delivered', 'succeeded', 'failed')
+    order by queued_at desc limit 1`;
+  return row?.payload ?? undefined;
+}
+
+/** Marks queued commands whose TTL passed as expired; returns how many. */
+export async function expireCommands(sql: Sql): Promise<number> {
+  const result = await sql`update pending_commands set status = 'expired', completed_at = now()
+    where status = 'queued' and expires_at <= now()`;
+  return result.count;
+}
+
+export async function getCommand(sql: Sql, id: string): Promise<Command | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await sql<
+    CommandRowSql[]
+  >`select ${sql.unsafe(COMMAND_COLUMNS)} from pending_commands where id = ${id}::uuid`;
+  return row && toCommand(row);
+}
+
+export interface CommandListOptions {
+  deviceId?: string;
+  status?: CommandStatus;
+  limit?: number;
+  cursor?: string;
+}
+
+function encodeCursor(row: { queued_at: Date; id: string }) {
+  return Buffer.from(JSON.stringify([pgDate(row.queued_at).toISOString(), row.id])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (
+      Array.isArray(value) &&
+      typeof value[0] === "string" &&
+      !Number.isNaN(Date.parse(value[0])) &&
+      isUuid(value[1])
+    ) {
+      return [value[0], value[1]];
+    }
+  } catch {}
+  throw badRequest("The page cursor is not valid", { field: "cursor" });
+}
+
+/** Commands newest first (keyset pagination), optionally of one device and/or one status. */
+export async function listCommands(
+  sql: Sql,
+  options: CommandListOptions = {},
+): Promise<{ commands: Command[]; nextCursor: string | undefined }> {
+  const limit = Math.max(1, Math.min(options.limit ?? 50, 500));
+  if (options.deviceId !== undefined && !isUuid(options.deviceId))
+    return { commands: [], nextCursor: undefined };
+  if (options.status !== undefined && !(COMMAND_STATUSES as readonly string[]).includes(options.status)) {
+    throw badRequest(`status must be one of ${COMMAND_STATUSES.join(", ")}`, { field: "status" });
+  }
+  const after = options.cursor ? decodeCursor(options.cursor) : undefined;
+  const rows = await sql<CommandRowSql[]>`
+    select ${sql.unsafe(COMMAND_COLUMNS)} from pending_commands
+    where true
+      ${options.deviceId ? sql`and device_id = ${options.deviceId}::uuid` : sql``}
+      ${options.status ? sql`and status = ${options.status}::command_status` : sql``}
+      ${after ? sql`and (queued_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
+    order by queued_at desc, id desc limit ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    commands: page.map(toCommand),
+    nextCursor: rows.length > limit && last ? encodeCursor(last) : undefined,
+  };
+}
+
+/**
+ * Withdraws a command that is still queued (deletes it). `not_found` for an unknown id,
+ * `not_queued` once it was delivered or finished.
+ */
+export async function cancelCommand(sql: Sql, id: string): Promise<"cancelled" | "not_found" | "not_queued"> {
+  if (!isUuid(id)) return "not_found";
+  const deleted = await sql`delete from pending_commands where id = ${id}::uuid and status = 'queued'`;
+  if (deleted.count > 0) return "cancelled";
+  const [exists] = await sql`select 1 from pending_commands where id = ${id}::uuid`;
+  return exists ? "not_queued" : "not_found";
+}
+
+/** Counts of a device's commands by status (device detail). */
+export async function commandCounts(sql: Sql, deviceId: string): Promise<Record<CommandStatus, number>> {
+  const counts = Object.fromEntries(COMMAND_STATUSES.map((s) => [s, 0])) as Record<CommandStatus, number>;
+  if (!isUuid(deviceId)) return counts;
+  const rows = await sql<{ status: CommandStatus; n: number }[]>`
+    select status, count(*)::int as n from pending_commands where device_id = ${deviceId}::uuid group by status`;
+  for (const row of rows) counts[row.status] = row.n;
+  return counts;
+}

@@ -1,0 +1,261 @@
+/**
+ * Reads and writes of the operator console (device list, dashboard, add device) that the device
+ * API's service does not need. Same table, same conventions as ./service.ts; the functions
+ * `device_display_name` and `device_search_text` and the (sort key, id) indexes come from
+ * migration 0005 (docs/console.md).
+ */
+import type { Sql } from "../platform/database";
+import { AppError, badRequest } from "../platform/errors";
+import { isUuid, pgDate } from "../platform/json-body";
+import type { ApprovalStatus, DeviceFilters } from "./service";
+import { normaliseMac } from "./validation";
+
+export interface ConsoleDevice {
+  id: string;
+  macAddress: string;
+  /** Reported name (metadata.name), else derived from the MAC like the agent does. */
+  name: string;
+  productName: string | null;
+  approvalStatus: ApprovalStatus;
+  ipv4Address: string | null;
+  lastSeenAt: Date | null;
+  online: boolean;
+  createdAt: Date;
+}
+
+export const CONSOLE_SORTS = [
+  "created_at",
+  "mac_address",
+  "name",
+  "product_name",
+  "approval_status",
+  "last_seen_at",
+] as const;
+export type ConsoleSort = (typeof CONSOLE_SORTS)[number];
+
+/** Sort keys, most significant first; `id` always ends the key, so the order is total. */
+const SORT_KEYS: Record<ConsoleSort, { expr: string; cast: string }[]> = {
+  created_at: [{ expr: "d.created_at", cast: "timestamptz" }],
+  mac_address: [{ expr: "d.mac_address", cast: "text" }],
+  name: [{ expr: "device_display_name(d.metadata, d.mac_address)", cast: "text" }],
+  product_name: [{ expr: "coalesce(d.product_name, '')", cast: "text" }],
+  approval_status: [
+    { expr: "d.approval_status", cast: "device_approval_status" },
+    { expr: "d.created_at", cast: "timestamptz" },
+  ],
+  // Not indexed on purpose (heartbeats rewrite it): a top-N sort over the filtered rows.
+  last_seen_at: [{ expr: "coalesce(d.last_seen_at, '-infinity'::timestamptz)", cast: "timestamptz" }],
+};
+
+export interface ConsoleListOptions extends DeviceFilters {
+  onlineWindowSeconds: number;
+  sort: ConsoleSort;
+  order: "asc" | "desc";
+  limit: number;
+  /** Page after this cursor (Next) or before it (Previous). */
+  after?: string;
+  before?: string;
+}
+
+export interface ConsoleList {
+  devices: ConsoleDevice[];
+  /** Cursor for the next page, when there is one. */
+  next: string | undefined;
+  /** Cursor for the previous page, when there is one. */
+  prev: string | undefined;
+}
+
+function likeContains(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** The WHERE conditions of the filters (shared by the page and its count). */
+function filterSql(sql: Sql, options: DeviceFilters & { onlineWindowSeconds: number }) {
+  const window = options.onlineWindowSeconds;
+  const search = options.search?.trim();
+  return sql`
+    ${options.approvalStatus ? sql`and d.approval_status = ${options.approvalStatus}::device_approval_status` : sql``}
+    ${options.connectivityStatus === "online" ? sql`and d.last_seen_at >= now() - make_interval(secs => ${window})` : sql``}
+    ${options.connectivityStatus === "offline" ? sql`and (d.last_seen_at is null or d.last_seen_at < now() - make_interval(secs => ${window}))` : sql``}
+    ${options.product ? sql`and d.product_name = ${options.product}` : sql``}
+    ${
+      search
+        ? isUuid(search)
+          ? sql`and d.id = ${search.toLowerCase()}::uuid`
+          : sql`and device_search_text(d.mac_address, d.product_name, d.ipv4_address, d.metadata) like ${likeContains(search)}`
+        : sql``
+    }`;
+}
+
+function encodeCursor(values: string[]): string {
+  return Buffer.from(JSON.stringify(values)).toString("base64url");
+}
+
+function decodeCursor(cursor: string, keys: number): string[] {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (
+      Array.isArray(value) &&
+      value.length === keys + 1 &&
+      value.every((v) => typeof v === "string" && v.length <= 500) &&
+      isUuid(value[keys])
+    ) {
+      return value;
+    }
+  } catch {}
+  throw badRequest("The page link is not valid any more", { field: "cursor" });
+}
+
+type Row = {
+  id: string;
+  mac_address: string;
+  name: string;
+  product_name: string | null;
+  approval_status: ApprovalStatus;
+  ipv4_address: string | null;
+  last_seen_at: Date | string | null;
+  online: boolean;
+  created_at: Date | string;
+  k0: string;
+  k1: string | null;
+};
+
+function toConsoleDevice(row: Row): ConsoleDevice {
+  return {
+    id: row.id,
+    macAddress: row.mac_address,
+    name: row.name,
+    productName: row.product_name,
+    approvalStatus: row.approval_status,
+    ipv4Address: row.ipv4_address,
+    lastSeenAt: pgDate(row.last_seen_at),
+    online: row.online,
+    createdAt: pgDate(row.created_at),
+  };
+}
+
+function columns(sql: Sql, window: number) {
+  return sql`d.id, d.mac_address, device_display_name(d.metadata, d.mac_address) as name, d.product_name,
+    d.approval_status, d.ipv4_address, d.last_seen_at,
+    coalesce(d.last_seen_at >= now() - make_interval(secs => ${window}), false) as online, d.created_at`;
+}
+
+/**
+ * One page of devices with keyset pagination in either direction: every page, however deep, is an
+ * index range scan of `limit + 1` rows (except the last_seen_at sort, which is not indexed).
+ */
+export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions): Promise<ConsoleList> {
+  const keys = SORT_KEYS[options.sort];
+  if (!keys) throw badRequest(`sort must be one of ${CONSOLE_SORTS.join(", ")}`, { field: "sort" });
+  const limit = Math.max(1, Math.min(options.limit, 200));
+  const backwards = options.before !== undefined && options.after === undefined;
+  const cursor = options.after ?? options.before;
+  const values = cursor ? decodeCursor(cursor, keys.length) : undefined;
+  const scanOrder = (options.order === "desc") !== backwards ? "desc" : "asc";
+  const op = scanOrder === "desc" ? "<" : ">";
+  const orderBy = [...keys.map((k) => `${k.expr} ${scanOrder}`), `d.id ${scanOrder}`].join(", ");
+  const boundSql = values
+    ? keys.length === 1
+      ? sql`and (${sql.unsafe(keys[0]!.expr)}, d.id) ${sql.unsafe(op)} (${values[0]!}::${sql.unsafe(keys[0]!.cast)}, ${values[1]!}::uuid)`
+      : sql`and (${sql.unsafe(keys[0]!.expr)}, ${sql.unsafe(keys[1]!.expr)}, d.id) ${sql.unsafe(op)}
+          (${values[0]!}::${sql.unsafe(keys[0]!.cast)}, ${values[1]!}::${sql.unsafe(keys[1]!.cast)}, ${values[2]!}::uuid)`
+    : sql``;
+  // Deferred join: the page is chosen carrying only ids and sort keys, then its rows are read.
+  const rows = await sql<Row[]>`
+    with page as (
+      select d.id from devices d
+      where true ${filterSql(sql, options)} ${boundSql}
+      order by ${sql.unsafe(orderBy)}
+      limit ${limit + 1})
+    select ${columns(sql, options.onlineWindowSeconds)},
+      (${sql.unsafe(keys[0]!.expr)})::text as k0,
+      ${keys[1] ? sql`(${sql.unsafe(keys[1].expr)})::text` : sql`null::text`} as k1
+    from page join devices d on d.id = page.id
+    order by ${sql.unsafe(orderBy)}`;
+  const more = rows.length > limit;
+  const page = rows.slice(0, limit);
+  if (backwards) page.reverse();
+  const cursorOf = (row: Row | undefined) =>
+    row && encodeCursor(keys.length === 1 ? [row.k0, row.id] : [row.k0, row.k1 ?? "", row.id]);
+  const first = page[0];
+  const last = page[page.length - 1];
+  return {
+    devices: page.map(toConsoleDevice),
+    next: backwards ? (values ? cursorOf(last) : undefined) : more ? cursorOf(last) : undefined,
+    prev: backwards ? (more ? cursorOf(first) : undefined) : values ? cursorOf(first) : undefined,
+  };
+}
+
+/** How many devices match the filters. */
+export async function countConsoleDevices(
+  sql: Sql,
+  options: DeviceFilters & { onlineWindowSeconds: number },
+): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from devices d where true ${filterSql(sql, options)}`;
+  return row!.n;
+}
+
+/** The newest registrations, for the dashboard. */
+export async function recentDevices(sql: Sql, limit: number, onlineWindowSeconds: number) {
+  const rows = await sql<Row[]>`
+    select ${columns(sql, onlineWindowSeconds)}, ''::text as k0, null::text as k1
+    from devices d order by d.created_at desc, d.id desc limit ${limit}`;
+  return rows.map(toConsoleDevice);
+}
+
+/** A device's display row by id (device detail header). */
+export async function consoleDevice(sql: Sql, id: string, onlineWindowSeconds: number) {
+  if (!isUuid(id)) return undefined;
+  const [row] = await sql<Row[]>`
+    select ${columns(sql, onlineWindowSeconds)}, ''::text as k0, null::text as k1
+    from devices d where d.id = ${id}::uuid`;
+  return row && toConsoleDevice(row);
+}
+
+export interface PreRegistration {
+  macAddress: unknown;
+  productName?: unknown;
+  name?: unknown;
+  approved: boolean;
+}
+
+/**
+ * Pre-registers a device by MAC before it ever contacts the server (pre-authorisation): its first
+ * `register` call finds the row and, when it was pre-approved, is answered with an API token at once.
+ * 409 `device_exists` when the MAC is already known.
+ */
+export async function preRegisterDevice(
+  sql: Sql,
+  input: PreRegistration,
+): Promise<{ id: string; macAddress: string }> {
+  const macAddress = normaliseMac(input.macAddress);
+  const product =
+    typeof input.productName === "string" && input.productName.trim() !== ""
+      ? input.productName.trim()
+      : null;
+  if (product && product.length > 200) {
+    throw badRequest("The product name must be at most 200 characters", { field: "product_name" });
+  }
+  const name = typeof input.name === "string" && input.name.trim() !== "" ? input.name.trim() : null;
+  if (name && name.length > 100)
+    throw badRequest("The name must be at most 100 characters", { field: "name" });
+  const status: ApprovalStatus = input.approved ? "approved" : "pending";
+  const [row] = await sql<{ id: string }[]>`
+    insert into devices (mac_address, product_name, approval_status, approval_changed_at, metadata)
+    values (${macAddress}, ${product}, ${status}::device_approval_status,
+      ${input.approved ? sql`now()` : sql`null`}, ${JSON.stringify(name ? { name, pre_registered: true } : { pre_registered: true })}::jsonb)
+    on conflict (mac_address) do nothing
+    returning id`;
+  if (!row) {
+    throw new AppError(
+      409,
+      "device_exists",
+      `A device with MAC address ${macAddress} is already registered`,
+      {
+        field: "mac_address",
+      },
+    );
+  }
+  return { id: row.id, macAddress };
+}

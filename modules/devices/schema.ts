@@ -1,0 +1,45 @@
+import { sql } from "drizzle-orm";
+import { boolean, index, integer, jsonb, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+
+export const approvalStatus = pgEnum("device_approval_status", ["pending", "approved", "rejected"]);
+
+/**
+ * One row per physical device, keyed by its normalised MAC address.
+ *
+ * `last_seen_at` is deliberately not indexed: every heartbeat rewrites it, and leaving it out of all
+ * indexes keeps that update HOT (heap-only). Online/offline is computed from it, never stored.
+ */
+export const devices = pgTable(
+  "devices",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    /** Normalised `AA:BB:CC:DD:EE:FF`. */
+    macAddress: text("mac_address").notNull().unique(),
+    productName: text("product_name"),
+    approvalStatus: approvalStatus("approval_status").notNull().default("pending"),
+    /** Lower-case hex SHA-256 of the device's API token; NULL until one is issued. */
+    apiTokenHash: text("api_token_hash"),
+    tokenIssuedAt: timestamp("token_issued_at", { withTimezone: true }),
+    ipv4Address: text("ipv4_address"),
+    metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
+    /** The telemetry schema the device announced last (registration or heartbeat meta). */
+    schema: jsonb("schema").$type<Record<string, unknown>>().notNull().default({}),
+    /** SHA-256 of the canonical schema JSON, so heartbeats compare schemas without reading them. */
+    schemaHash: text("schema_hash"),
+    lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
+    remoteAccessRequested: boolean("remote_access_requested").notNull().default(false),
+    /** Fixed-window heartbeat rate limit, kept on the row every heartbeat rewrites anyway. */
+    heartbeatWindowStartedAt: timestamp("heartbeat_window_started_at", { withTimezone: true }),
+    heartbeatWindowCount: integer("heartbeat_window_count").notNull().default(0),
+    approvalChangedAt: timestamp("approval_changed_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().default(sql`now()`),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().default(sql`now()`),
+  },
+  (table) => [
+    index("devices_created_at_idx").on(table.createdAt, table.id),
+    index("devices_approval_status_idx").on(table.approvalStatus, table.createdAt),
+    index("devices_product_name_idx").on(table.productName),
+  ],
+);
+
+export type DeviceRow = typeof devices.$inferSelect;

@@ -1,0 +1,112 @@
+import { createHash } from "node:crypto";
+import { AppError, badRequest } from "../platform/errors";
+import { isPlainObject, jsonLimitViolation } from "../platform/json-body";
+
+/** `aa-bb-cc-dd-ee-ff`, `aabb.ccdd.eeff`, `AABBCCDDEEFF` … → `AA:BB:CC:DD:EE:FF`; anything else → 400. */
+export function normaliseMac(input: unknown): string {
+  if (typeof input !== "string") throw badRequest("mac_address must be a string", { field: "mac_address" });
+  const trimmed = input.trim();
+  if (!/^[0-9A-Fa-f:.-]{12,17}$/.test(trimmed)) throw invalidMac();
+  const hex = trimmed.replace(/[:.-]/g, "").toUpperCase();
+  if (!/^[0-9A-F]{12}$/.test(hex)) throw invalidMac();
+  if (
+    !/^([0-9A-F]{2}[:-]?){5}[0-9A-F]{2}$/i.test(trimmed) &&
+    !/^([0-9A-F]{4}\.){2}[0-9A-F]{4}$/i.test(trimmed)
+  ) {
+    throw invalidMac();
+  }
+  return hex.match(/../g)!.join(":");
+}
+
+function invalidMac() {
+  return badRequest("mac_address must be a MAC address such as AA:BB:CC:DD:EE:FF", { field: "mac_address" });
+}
+
+export const SCHEMA_LIMITS = { maxBytes: 65_536, maxDepth: 8, maxKeys: 256 };
+
+/**
+ * The telemetry schema a device announces (registration `schema_definition` or heartbeat
+ * `telemetry.meta.schema_definition`): `product` non-empty, `type` "object" if given,
+ * `properties` an object if given, and bounded in size, depth and keys. 422 `invalid_schema_definition`.
+ */
+export function validateSchemaDefinition(
+  schema: unknown,
+  field = "schema_definition",
+): Record<string, unknown> {
+  const fail = (message: string, extra: Record<string, unknown> = {}) =>
+    new AppError(422, "invalid_schema_definition", message, { field, ...extra });
+  if (!isPlainObject(schema)) throw fail("The schema definition must be a JSON object");
+  if (typeof schema.product !== "string" || schema.product.trim() === "") {
+    throw fail("The schema definition must include a non-empty product");
+  }
+  if (schema.product.length > 200) throw fail("The schema product must be at most 200 characters");
+  if (schema.type !== undefined && schema.type !== "object") throw fail('The schema type must be "object"');
+  if (schema.properties !== undefined && !isPlainObject(schema.properties)) {
+    throw fail("The schema properties must be a JSON object");
+  }
+  if (schema.version !== undefined && (typeof schema.version !== "string" || schema.version.length > 100)) {
+    throw fail("The schema version must be a string of at most 100 characters");
+  }
+  const violation = jsonLimitViolation(schema, {
+    maxDepth: SCHEMA_LIMITS.maxDepth,
+    maxKeys: SCHEMA_LIMITS.maxKeys,
+  });
+  if (violation)
+    throw fail(`The schema definition exceeds the maximum ${violation.limit.replace("_", " ")}`, violation);
+  if (Buffer.byteLength(JSON.stringify(schema)) > SCHEMA_LIMITS.maxBytes) {
+    throw fail(`The schema definition exceeds ${SCHEMA_LIMITS.maxBytes} bytes`, {
+      limit: "bytes",
+      max: SCHEMA_LIMITS.maxBytes,
+    });
+  }
+  return schema;
+}
+
+/** Stable hash of a schema: key order does not matter. */
+export function schemaHash(schema: Record<string, unknown>): string {
+  return createHash("sha256").update(canonicalJson(schema)).digest("hex");
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+export const METADATA_LIMITS = { maxBytes: 16_384, maxDepth: 6, maxKeys: 256 };
+
+export function validateMetadata(metadata: unknown): Record<string, unknown> {
+  if (!isPlainObject(metadata)) throw badRequest("metadata must be a JSON object", { field: "metadata" });
+  const violation = jsonLimitViolation(metadata, {
+    maxDepth: METADATA_LIMITS.maxDepth,
+    maxKeys: METADATA_LIMITS.maxKeys,
+  });
+  if (violation)
+    throw badRequest(`metadata exceeds the maximum ${violation.limit.replace("_", " ")}`, {
+      field: "metadata",
+      ...violation,
+    });
+  if (Buffer.byteLength(JSON.stringify(metadata)) > METADATA_LIMITS.maxBytes) {
+    throw badRequest(`metadata exceeds ${METADATA_LIMITS.maxBytes} bytes`, { field: "metadata" });
+  }
+  return metadata;
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/** metadata.ip_address when it is a dotted quad, else null. */
+export function ipv4From(metadata: Record<string, unknown> | undefined): string | null {
+  const value = metadata?.ip_address;
+  return typeof value === "string" && IPV4.test(value.trim()) ? value.trim() : null;
+}
+
+export const TELEMETRY_LIMITS = {
+  maxDepth: 10,
+  maxKeys: 4096,
+  maxKeysPerObject: 512,
+  maxArrayItems: 1024,
+  maxStringBytes: 16_384,
+};

@@ -1,0 +1,350 @@
+import { Elysia } from "elysia";
+import { commandJson } from "../commands/model";
+import {
+  type CommandStatus,
+  cancelCommand,
+  getCommand,
+  listCommands,
+  queueCommand,
+} from "../commands/service";
+import { deviceJson } from "../devices/model";
+import {
+  type ApprovalStatus,
+  DEVICE_SORTS,
+  type DeviceSort,
+  deleteDevice,
+  getDevice,
+  listDevices,
+  normaliseDeviceFilters,
+  updateDevice,
+} from "../devices/service";
+import type { Principal } from "../platform/access";
+import type { AppContext } from "../platform/context";
+import { AppError, badRequest } from "../platform/errors";
+import type { HttpErrorMapper } from "../platform/http";
+import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
+import { deviceSettings } from "../settings/service";
+import { getTelemetryEvent, listTelemetryEvents, type TelemetryEvent } from "../telemetry/service";
+
+export const JSONAPI_PREFIX = "/api/json";
+export const JSONAPI_MEDIA_TYPE = "application/vnd.api+json";
+const BODY_MAX_BYTES = 1024 * 1024 + 64 * 1024;
+
+/** Errors under /api/json as JSON:API error documents: `{errors:[{status, code, title, detail}]}`. */
+export const jsonApiErrorMapper: HttpErrorMapper = (error, request) => {
+  const { pathname } = new URL(request.url);
+  if (pathname !== JSONAPI_PREFIX && !pathname.startsWith(`${JSONAPI_PREFIX}/`)) return undefined;
+  const detail =
+    error.status === 403 && error.code === "forbidden"
+      ? "JSON:API access is forbidden for your role"
+      : error.message;
+  const entry: Record<string, unknown> = {
+    status: String(error.status),
+    code: error.code,
+    title: error.message,
+    detail,
+  };
+  const field =
+    isPlainObject(error.details) && typeof error.details.field === "string" ? error.details.field : undefined;
+  if (field) entry.source = { parameter: field };
+  if (error.details !== undefined) entry.meta = error.details;
+  return new Response(JSON.stringify({ errors: [entry] }), {
+    status: error.status,
+    headers: { "content-type": JSONAPI_MEDIA_TYPE, ...(error.headers ?? {}) },
+  });
+};
+
+function document(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": JSONAPI_MEDIA_TYPE } });
+}
+
+/** `filter[x]`, `page[size]` … read verbatim from the URL. */
+function queryOf(request: Request): URLSearchParams {
+  return new URL(request.url).searchParams;
+}
+
+function pageSize(params: URLSearchParams, fallback = 50, max = 500): number {
+  const raw = params.get("page[size]") ?? params.get("page[limit]");
+  if (raw === null) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1)
+    throw badRequest("page[size] must be a positive integer", { field: "page[size]" });
+  return Math.min(value, max);
+}
+
+function nextLink(request: Request, cursor: string | undefined): string | null {
+  if (!cursor) return null;
+  const url = new URL(request.url);
+  url.searchParams.set("page[after]", cursor);
+  return `${url.pathname}${url.search}`;
+}
+
+function timeParam(params: URLSearchParams, name: string): Date | undefined {
+  const raw = params.get(name);
+  if (raw === null || raw === "") return undefined;
+  const value = new Date(raw);
+  if (Number.isNaN(value.getTime())) throw badRequest(`${name} must be an ISO 8601 time`, { field: name });
+  return value;
+}
+
+function resourceBody(
+  raw: unknown,
+  type: string,
+): { id?: unknown; attributes: Record<string, unknown>; relationships: Record<string, unknown> } {
+  const body = jsonBody(raw);
+  if (!isPlainObject(body) || !isPlainObject(body.data))
+    throw badRequest("The body must be a JSON:API document with data", { field: "data" });
+  const data = body.data;
+  if (data.type !== type)
+    throw new AppError(409, "type_mismatch", `data.type must be ${type}`, { field: "data.type" });
+  const attributes = data.attributes ?? {};
+  if (!isPlainObject(attributes))
+    throw badRequest("data.attributes must be an object", { field: "data.attributes" });
+  const relationships = data.relationships ?? {};
+  if (!isPlainObject(relationships))
+    throw badRequest("data.relationships must be an object", { field: "data.relationships" });
+  return { id: data.id, attributes, relationships };
+}
+
+function principalLabel(principal: Principal | undefined): string | undefined {
+  if (!principal) return undefined;
+  return principal.kind === "session" ? principal.email : `token:${principal.name}`;
+}
+
+type DeviceView = ReturnType<typeof deviceJson>;
+
+function deviceResource(device: DeviceView) {
+  const { id, ...attributes } = device;
+  return { type: "device", id, attributes, links: { self: `${JSONAPI_PREFIX}/devices/${id}` } };
+}
+
+function commandResource(command: ReturnType<typeof commandJson>) {
+  const { id, device_id: deviceId, ...attributes } = command;
+  return {
+    type: "pending_command",
+    id,
+    attributes: { ...attributes, device_id: deviceId },
+    relationships: { device: { data: { type: "device", id: deviceId } } },
+    links: { self: `${JSONAPI_PREFIX}/pending_commands/${id}` },
+  };
+}
+
+function telemetryResource(event: TelemetryEvent) {
+  return {
+    type: "telemetry_event",
+    id: event.id,
+    attributes: {
+      device_id: event.deviceId,
+      recorded_at: event.recordedAt.toISOString(),
+      payload: event.payload,
+    },
+    relationships: { device: { data: { type: "device", id: event.deviceId } } },
+    links: { self: `${JSONAPI_PREFIX}/telemetry_events/${event.id}` },
+  };
+}
+
+function parseSort(raw: string | null): { sort?: DeviceSort; order?: "asc" | "desc" } {
+  if (!raw) return {};
+  const desc = raw.startsWith("-");
+  const field = desc ? raw.slice(1) : raw;
+  if (!(DEVICE_SORTS as readonly string[]).includes(field)) {
+    throw badRequest(`sort must be one of ${DEVICE_SORTS.join(", ")} (prefix - for descending)`, {
+      field: "sort",
+    });
+  }
+  return { sort: field as DeviceSort, order: desc ? "desc" : "asc" };
+}
+
+/** The JSON:API surface: devices, pending_commands, telemetry_events. Later modules add theirs. */
+export function jsonApiRoutes(ctx: AppContext) {
+  const { config, database } = ctx;
+  const sql = database.sql;
+  const parse = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX_BYTES);
+
+  const deviceOrThrow = async (id: string) => {
+    const settings = await deviceSettings(config);
+    const device = await getDevice(sql, id, settings);
+    if (!device) throw new AppError(404, "not_found", "Device not found");
+    return device;
+  };
+
+  return new Elysia({ name: "jsonapi", prefix: JSONAPI_PREFIX })
+    .use(ctx.access)
+    .get(
+      "/devices",
+      async ({ request }) => {
+        const params = queryOf(request);
+        const settings = await deviceSettings(config);
+        const filters = normaliseDeviceFilters({
+          approval_status: params.get("filter[approval_status]") ?? undefined,
+          connectivity_status: params.get("filter[connectivity_status]") ?? undefined,
+          product: params.get("filter[product]") ?? undefined,
+          search: params.get("filter[search]") ?? undefined,
+        });
+        const list = await listDevices(sql, {
+          ...filters,
+          ...parseSort(params.get("sort")),
+          onlineWindowSeconds: settings.onlineWindowSeconds,
+          limit: pageSize(params),
+          cursor: params.get("page[after]") || undefined,
+        });
+        return document({
+          data: list.devices.map((d) => deviceResource(deviceJson(d, { schema: false }))),
+          meta: { active_filters: list.activeFilters },
+          links: { next: nextLink(request, list.nextCursor) },
+        });
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/devices/:id",
+      async ({ params }) => document({ data: deviceResource(deviceJson(await deviceOrThrow(params.id))) }),
+      {
+        access: "viewer",
+      },
+    )
+    .patch(
+      "/devices/:id",
+      async ({ params, body }) => {
+        const { id, attributes } = resourceBody(body, "device");
+        if (id !== undefined && id !== params.id)
+          throw new AppError(409, "id_mismatch", "data.id does not match the URL");
+        const allowed = new Set(["approval_status", "product_name", "metadata"]);
+        const unknown = Object.keys(attributes).filter((key) => !allowed.has(key));
+        if (unknown.length > 0) {
+          throw badRequest(
+            `Only approval_status, product_name and metadata can be changed (got ${unknown.join(", ")})`,
+            {
+              field: `data.attributes.${unknown[0]}`,
+            },
+          );
+        }
+        const settings = await deviceSettings(config);
+        if (attributes.approval_status !== undefined && typeof attributes.approval_status !== "string") {
+          throw badRequest("approval_status must be a string", { field: "approval_status" });
+        }
+        if (attributes.metadata !== undefined && !isPlainObject(attributes.metadata)) {
+          throw badRequest("metadata must be a JSON object", { field: "metadata" });
+        }
+        const device = await updateDevice(
+          sql,
+          params.id,
+          {
+            approvalStatus: attributes.approval_status as ApprovalStatus | undefined,
+            productName: attributes.product_name as string | null | undefined,
+            metadata: attributes.metadata as Record<string, unknown> | undefined,
+          },
+          settings,
+        );
+        if (!device) throw new AppError(404, "not_found", "Device not found");
+        return document({ data: deviceResource(deviceJson(device)) });
+      },
+      { access: "operator", parse },
+    )
+    .delete(
+      "/devices/:id",
+      async ({ params }) => {
+        if (!(await deleteDevice(sql, params.id))) throw new AppError(404, "not_found", "Device not found");
+        return new Response(null, { status: 204 });
+      },
+      { access: "operator" },
+    )
+    .get(
+      "/pending_commands",
+      async ({ request }) => {
+        const params = queryOf(request);
+        const list = await listCommands(sql, {
+          deviceId: params.get("filter[device_id]") || undefined,
+          status: (params.get("filter[status]") || undefined) as CommandStatus | undefined,
+          limit: pageSize(params),
+          cursor: params.get("page[after]") || undefined,
+        });
+        return document({
+          data: list.commands.map((c) => commandResource(commandJson(c))),
+          links: { next: nextLink(request, list.nextCursor) },
+        });
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/pending_commands/:id",
+      async ({ params }) => {
+        const command = await getCommand(sql, params.id);
+        if (!command) throw new AppError(404, "not_found", "Command not found");
+        return document({ data: commandResource(commandJson(command)) });
+      },
+      { access: "viewer" },
+    )
+    .post(
+      "/pending_commands",
+      async ({ body, principal }) => {
+        const { attributes, relationships } = resourceBody(body, "pending_command");
+        const related =
+          isPlainObject(relationships.device) && isPlainObject(relationships.device.data)
+            ? relationships.device.data.id
+            : undefined;
+        const deviceId = related ?? attributes.device_id;
+        if (typeof deviceId !== "string") {
+          throw badRequest("The device is required (relationships.device or attributes.device_id)", {
+            field: "device_id",
+          });
+        }
+        if (typeof attributes.type !== "string") throw badRequest("type is required", { field: "type" });
+        const settings = await deviceSettings(config);
+        const ttl = attributes.ttl_seconds ?? settings.commandTtlSeconds;
+        if (typeof ttl !== "number" || !Number.isInteger(ttl) || ttl < 10 || ttl > 30 * 86_400) {
+          throw badRequest("ttl_seconds must be an integer from 10 to 2592000", { field: "ttl_seconds" });
+        }
+        const command = await queueCommand(sql, {
+          deviceId,
+          type: attributes.type,
+          args: attributes.args,
+          payload: attributes.payload,
+          publicKey: attributes.public_key,
+          ttlSeconds: ttl,
+          queuedBy: principalLabel(principal),
+        });
+        return document({ data: commandResource(commandJson(command)) }, 201);
+      },
+      { access: "operator", parse },
+    )
+    .delete(
+      "/pending_commands/:id",
+      async ({ params }) => {
+        const outcome = await cancelCommand(sql, params.id);
+        if (outcome === "not_found") throw new AppError(404, "not_found", "Command not found");
+        if (outcome === "not_queued") {
+          throw new AppError(409, "command_not_queued", "Only a command that is still queued can be deleted");
+        }
+        return new Response(null, { status: 204 });
+      },
+      { access: "operator" },
+    )
+    .get(
+      "/telemetry_events",
+      async ({ request }) => {
+        const params = queryOf(request);
+        const list = await listTelemetryEvents(sql, {
+          deviceId: params.get("filter[device_id]") || undefined,
+          from: timeParam(params, "filter[from]"),
+          to: timeParam(params, "filter[to]"),
+          limit: pageSize(params, 100, 1000),
+          cursor: params.get("page[after]") || undefined,
+        });
+        return document({
+          data: list.events.map(telemetryResource),
+          links: { next: nextLink(request, list.nextCursor) },
+        });
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/telemetry_events/:id",
+      async ({ params }) => {
+        const event = await getTelemetryEvent(sql, params.id);
+        if (!event) throw new AppError(404, "not_found", "Telemetry event not found");
+        return document({ data: telemetryResource(event) });
+      },
+      { access: "viewer" },
+    );
+}

@@ -1,0 +1,212 @@
+/**
+ * Chart reads of stored telemetry for the operator console (device Telemetry tab, dashboard fleet
+ * chart). Time-bucketed in SQL so a chart never ships more than a few hundred points per field,
+ * however many heartbeats the range holds. See ./service.ts for the table and its partitions.
+ */
+import type { Sql } from "../platform/database";
+import { isUuid } from "../platform/json-body";
+
+const NUMERIC = "^\\s*-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?\\s*$";
+export const MAX_CHART_FIELDS = 12;
+/** Heartbeats a chart reads at most (see deviceChartData). */
+export const MAX_READ = 2000;
+
+export interface NumericField {
+  /** Dotted path from the payload root, e.g. scripts.cpu.data.output.usage_pct. */
+  path: string;
+  /** Short label: script.field (e.g. cpu.usage_pct). */
+  label: string;
+  value: number;
+}
+
+function asNumber(value: unknown): number | undefined {
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  if (typeof value === "string" && new RegExp(NUMERIC).test(value)) return Number(value);
+  return undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The numeric fields of a payload's script outputs (`scripts.<script>.data.output.<field>`, one
+ * level of nested objects too), in payload order. Keys with dots are skipped (not addressable).
+ */
+export function numericFields(payload: Record<string, unknown> | undefined): NumericField[] {
+  const fields: NumericField[] = [];
+  const scripts = payload?.scripts;
+  if (!isObject(scripts)) return fields;
+  for (const [script, entry] of Object.entries(scripts)) {
+    if (!isObject(entry) || script.includes(".")) continue;
+    const data = isObject(entry.data) ? entry.data : undefined;
+    const output = isObject(data?.output) ? data.output : data;
+    if (!isObject(output)) continue;
+    const base = data && isObject(data.output) ? `scripts.${script}.data.output` : `scripts.${script}.data`;
+    for (const [key, value] of Object.entries(output)) {
+      if (key.includes(".")) continue;
+      const number = asNumber(value);
+      if (number !== undefined)
+        fields.push({ path: `${base}.${key}`, label: `${script}.${key}`, value: number });
+      else if (isObject(value)) {
+        for (const [inner, innerValue] of Object.entries(value)) {
+          const n = asNumber(innerValue);
+          if (n !== undefined && !inner.includes("."))
+            fields.push({ path: `${base}.${key}.${inner}`, label: `${script}.${key}.${inner}`, value: n });
+        }
+      }
+    }
+  }
+  return fields;
+}
+
+export interface Gauges {
+  cpu: { value: number; label: string } | undefined;
+  memory: { value: number; label: string } | undefined;
+  disk: { value: number; label: string } | undefined;
+}
+
+function dig(payload: unknown, path: string[]): unknown {
+  let node = payload;
+  for (const part of path) {
+    if (!isObject(node)) return undefined;
+    node = node[part];
+  }
+  return node;
+}
+
+function first(payload: unknown, candidates: [string, string][]) {
+  for (const [path, label] of candidates) {
+    const value = asNumber(dig(payload, path.split(".")));
+    if (value !== undefined) return { value, label };
+  }
+  return undefined;
+}
+
+/**
+ * The latest CPU, memory and disk figures from the agent's built-in scripts (cpu, memory, disk),
+ * falling back to the older `pcp` script's fields.
+ */
+export function gaugesOf(payload: Record<string, unknown> | undefined): Gauges {
+  return {
+    cpu: first(payload, [
+      ["scripts.cpu.data.output.usage_pct", "CPU busy %"],
+      ["scripts.pcp.data.output.cpu_pct", "CPU busy %"],
+      ["scripts.load.data.output.load_1m", "Load (1 min)"],
+      ["scripts.pcp.data.output.load_1m", "Load (1 min)"],
+    ]),
+    memory: first(payload, [
+      ["scripts.memory.data.output.used_pct", "Memory used %"],
+      ["scripts.pcp.data.output.memory_used_pct", "Memory used %"],
+      ["scripts.pcp.data.output.memory_used", "Memory used %"],
+    ]),
+    disk: first(payload, [
+      ["scripts.disk.data.output.root_used_pct", "Disk used % (/)"],
+      ["scripts.disk.data.output.max_used_pct", "Disk used % (fullest)"],
+      ["scripts.pcp.data.output.disk_full_pct", "Disk full %"],
+    ]),
+  };
+}
+
+export interface ChartData {
+  /** Bucket starts, Unix seconds. */
+  t: number[];
+  /** One array per field, aligned with t; null where the bucket had no numeric value. */
+  series: (number | null)[][];
+  /** Heartbeats in the range. */
+  events: number;
+  stepSeconds: number;
+}
+
+/**
+ * Per-bucket averages of numeric payload fields of one device over [from, to). Uses the
+ * (device_id, recorded_at) index and only the partitions of the range.
+ */
+export async function deviceChartData(
+  sql: Sql,
+  deviceId: string,
+  paths: string[],
+  from: Date,
+  to: Date,
+  buckets = 240,
+): Promise<ChartData> {
+  const fields = paths.slice(0, MAX_CHART_FIELDS);
+  const stepSeconds = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / 1000 / buckets));
+  if (!isUuid(deviceId) || fields.length === 0) return { t: [], series: [], events: 0, stepSeconds };
+  // One pass over the rows, one aggregate per field (no row multiplication); numbers are read as
+  // numbers, numeric strings are accepted too.
+  const columns = fields.map((field, i) => {
+    const path = field.split(".");
+    return sql`, avg(case jsonb_typeof(payload #> ${path}::text[])
+        when 'number' then (payload #>> ${path}::text[])::float8
+        when 'string' then case when (payload #>> ${path}::text[]) ~ ${NUMERIC} then (payload #>> ${path}::text[])::float8 end
+      end) as ${sql(`v${i}`)}`;
+  });
+  const fromIso = from.toISOString();
+  const toIso = to.toISOString();
+  const [counted] = await sql<{ total: number }[]>`
+    select count(*)::int as total from telemetry_events
+    where device_id = ${deviceId}::uuid and recorded_at >= ${fromIso}::timestamptz and recorded_at < ${toIso}::timestamptz`;
+  const total = counted?.total ?? 0;
+  // Work is bounded: up to MAX_READ heartbeats are averaged exactly; beyond that each bucket averages
+  // its first few heartbeats (an index range scan per bucket), so a 30-day range costs what a day does.
+  // Each payload is parsed once (payload::jsonb works whether the column is json or jsonb; OFFSET 0
+  // keeps the subquery from being flattened into one cast per field reference).
+  const perBucket = Math.max(1, Math.ceil(MAX_READ / buckets));
+  const rows = await sql<({ t: number; n: number } & Record<string, number | null>)[]>`${
+    total <= MAX_READ
+      ? sql`
+    select extract(epoch from date_bin(make_interval(secs => ${stepSeconds}), recorded_at, ${fromIso}::timestamptz))::float8 as t,
+      count(*)::int as n ${columns}
+    from (
+      select recorded_at, payload::jsonb as payload from telemetry_events
+      where device_id = ${deviceId}::uuid and recorded_at >= ${fromIso}::timestamptz and recorded_at < ${toIso}::timestamptz
+      offset 0
+    ) e
+    group by 1 order by 1`
+      : sql`
+    select extract(epoch from b.start)::float8 as t, count(*)::int as n ${columns}
+    from generate_series(${fromIso}::timestamptz, ${toIso}::timestamptz, make_interval(secs => ${stepSeconds})) as b(start)
+    cross join lateral (
+      select payload::jsonb as payload from telemetry_events
+      where device_id = ${deviceId}::uuid and recorded_at >= b.start
+        and recorded_at < least(b.start + make_interval(secs => ${stepSeconds}), ${toIso}::timestamptz)
+      order by recorded_at limit ${perBucket} offset 0
+    ) e
+    group by 1 order by 1`
+  }`;
+  const times: number[] = [];
+  const series: (number | null)[][] = fields.map(() => []);
+  const events = total;
+  for (const row of rows) {
+    times.push(row.t);
+    fields.forEach((_, i) => {
+      const v = row[`v${i}`];
+      series[i]!.push(v === null || v === undefined ? null : Math.round(Number(v) * 1000) / 1000);
+    });
+  }
+  return { t: times, series, events, stepSeconds };
+}
+
+/** Devices that sent at least one heartbeat per hour over the last 24 hours (dashboard chart). */
+export async function fleetActivity(
+  sql: Sql,
+  hours = 24,
+  now = new Date(),
+): Promise<{ t: number[]; devices: number[] }> {
+  const end = new Date(Math.ceil(now.getTime() / 3_600_000) * 3_600_000);
+  const start = new Date(end.getTime() - hours * 3_600_000);
+  const rows = await sql<{ t: number; n: number }[]>`
+    select extract(epoch from date_bin('1 hour', recorded_at, ${start.toISOString()}::timestamptz))::float8 as t,
+      count(distinct device_id)::int as n
+    from telemetry_events
+    where recorded_at >= ${start.toISOString()}::timestamptz and recorded_at < ${end.toISOString()}::timestamptz
+    group by 1 order by 1`;
+  const byT = new Map(rows.map((r) => [r.t, r.n]));
+  const t: number[] = [];
+  const devices: number[] = [];
+  for (let at = start.getTime() / 1000; at < end.getTime() / 1000; at += 3600) {
+    t.push(at);
+    devices.push(byT.get(at) ?? 0);
+  }
+  return { t, devices };
+}

@@ -1,0 +1,212 @@
+import type { Sql } from "../platform/database";
+import { AppError } from "../platform/errors";
+import { isUuid, pgDate } from "../platform/json-body";
+
+// Timestamps go to postgres.js as ISO strings: drizzle's driver replaces its Date serialiser.
+
+export interface TelemetryEvent {
+  id: string;
+  deviceId: string;
+  recordedAt: Date;
+  payload: Record<string, unknown>;
+}
+
+export interface TelemetryPoint {
+  t: Date;
+  value: number;
+}
+
+const MAX_PAGE = 1000;
+const MAX_SERIES_POINTS = 10_000;
+
+/**
+ * The INSERT of one telemetry event for the device row a heartbeat statement accepted (the CTE
+ * named `accepted`, with an `id` column). The devices module embeds it in its one-statement
+ * heartbeat so telemetry is written in the same round trip, but the SQL stays here.
+ */
+export function insertTelemetryForAccepted(sql: Sql, event: { id: string; payloadJson: string }) {
+  return sql`insert into telemetry_events (id, device_id, recorded_at, payload)
+    select ${event.id}::uuid, accepted.id, now(), ${event.payloadJson}::jsonb from accepted`;
+}
+
+/** Stores one event directly (seeding, tests, the benchmark's ceiling). */
+export async function recordTelemetry(
+  sql: Sql,
+  deviceId: string,
+  payload: Record<string, unknown>,
+  recordedAt: Date = new Date(),
+): Promise<string> {
+  const id = Bun.randomUUIDv7();
+  await sql`insert into telemetry_events (id, device_id, recorded_at, payload)
+    values (${id}::uuid, ${deviceId}::uuid, ${recordedAt.toISOString()}::timestamptz, ${JSON.stringify(payload)}::jsonb)`;
+  return id;
+}
+
+type EventRow = { id: string; device_id: string; recorded_at: Date; payload: Record<string, unknown> };
+
+function toEvent(row: EventRow): TelemetryEvent {
+  return { id: row.id, deviceId: row.device_id, recordedAt: pgDate(row.recorded_at), payload: row.payload };
+}
+
+/** The newest event of a device, or undefined. */
+export async function latestTelemetry(sql: Sql, deviceId: string): Promise<TelemetryEvent | undefined> {
+  if (!isUuid(deviceId)) return undefined;
+  const [row] = await sql<EventRow[]>`
+    select id, device_id, recorded_at, payload from telemetry_events
+    where device_id = ${deviceId}::uuid order by recorded_at desc limit 1`;
+  return row && toEvent(row);
+}
+
+/** Splits `scripts.pcp.data.output.load_1m` (dots) into a jsonb path; at most 16 segments. */
+export function fieldPath(field: string): string[] {
+  const parts = field.split(".").map((p) => p.trim());
+  if (parts.length === 0 || parts.length > 16 || parts.some((p) => p === "" || p.length > 200)) {
+    throw new AppError(
+      400,
+      "invalid_request",
+      "field must be a dotted path such as scripts.pcp.data.output.load_1m",
+      {
+        field: "field",
+      },
+    );
+  }
+  return parts;
+}
+
+/**
+ * Numeric values of one payload field (dotted path from the payload root) of a device within
+ * [from, to), oldest first. Non-numeric values are skipped; numeric strings count.
+ */
+export async function telemetrySeries(
+  sql: Sql,
+  deviceId: string,
+  field: string,
+  from: Date,
+  to: Date,
+  options: { maxPoints?: number } = {},
+): Promise<TelemetryPoint[]> {
+  if (!isUuid(deviceId)) return [];
+  const path = fieldPath(field);
+  const limit = Math.min(options.maxPoints ?? MAX_SERIES_POINTS, MAX_SERIES_POINTS);
+  const rows = await sql<{ t: Date; v: string }[]>`
+    select recorded_at as t, payload #>> ${path}::text[] as v from telemetry_events
+    where device_id = ${deviceId}::uuid and recorded_at >= ${from.toISOString()}::timestamptz and recorded_at < ${to.toISOString()}::timestamptz
+      and (payload #>> ${path}::text[]) ~ '^\\s*-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?\\s*$'
+    order by recorded_at desc limit ${limit}`;
+  return rows.reverse().map((row) => ({ t: pgDate(row.t), value: Number(row.v) }));
+}
+
+export interface TelemetryListOptions {
+  deviceId?: string;
+  from?: Date;
+  to?: Date;
+  limit?: number;
+  /** Keyset cursor from a previous page (`nextCursor`). */
+  cursor?: string;
+}
+
+function encodeCursor(row: { recorded_at: Date; id: string }): string {
+  return Buffer.from(JSON.stringify([pgDate(row.recorded_at).toISOString(), row.id])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (
+      Array.isArray(value) &&
+      typeof value[0] === "string" &&
+      !Number.isNaN(Date.parse(value[0])) &&
+      isUuid(value[1])
+    ) {
+      return [value[0], value[1]];
+    }
+  } catch {}
+  throw new AppError(400, "invalid_request", "The page cursor is not valid", { field: "cursor" });
+}
+
+/** Events newest first with keyset pagination; filter by device and time range. */
+export async function listTelemetryEvents(
+  sql: Sql,
+  options: TelemetryListOptions,
+): Promise<{ events: TelemetryEvent[]; nextCursor: string | undefined }> {
+  const limit = Math.max(1, Math.min(options.limit ?? 100, MAX_PAGE));
+  if (options.deviceId !== undefined && !isUuid(options.deviceId))
+    return { events: [], nextCursor: undefined };
+  const after = options.cursor ? decodeCursor(options.cursor) : undefined;
+  const rows = await sql<EventRow[]>`
+    select id, device_id, recorded_at, payload from telemetry_events
+    where true
+      ${options.deviceId ? sql`and device_id = ${options.deviceId}::uuid` : sql``}
+      ${options.from ? sql`and recorded_at >= ${options.from.toISOString()}::timestamptz` : sql``}
+      ${options.to ? sql`and recorded_at < ${options.to.toISOString()}::timestamptz` : sql``}
+      ${after ? sql`and (recorded_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
+    order by recorded_at desc, id desc limit ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    events: page.map(toEvent),
+    nextCursor: rows.length > limit && last ? encodeCursor(last) : undefined,
+  };
+}
+
+export async function getTelemetryEvent(sql: Sql, id: string): Promise<TelemetryEvent | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await sql<
+    EventRow[]
+  >`select id, device_id, recorded_at, payload from telemetry_events where id = ${id}::uuid`;
+  return row && toEvent(row);
+}
+
+/** Called by the devices module when a device is deleted (no foreign key on this hot table). */
+export async function deleteDeviceTelemetry(sql: Sql, deviceId: string): Promise<number> {
+  const result = await sql`delete from telemetry_events where device_id = ${deviceId}::uuid`;
+  return result.count;
+}
+
+// ---------------------------------------------------------------- partitions
+
+const DAY_MS = 86_400_000;
+
+function utcDay(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+/** Creates the daily partitions from yesterday to `daysAhead` days ahead; returns how many were new. */
+export async function ensureTelemetryPartitions(sql: Sql, daysAhead = 7, now = new Date()): Promise<number> {
+  const from = utcDay(new Date(now.getTime() - DAY_MS));
+  const to = utcDay(new Date(now.getTime() + daysAhead * DAY_MS));
+  const [row] = await sql<
+    { created: number }[]
+  >`select telemetry_ensure_partitions(${from}::date, ${to}::date) as created`;
+  return row!.created;
+}
+
+/**
+ * Drops whole daily partitions older than `retentionDays` (a partition goes once its day ended
+ * before the cutoff) and deletes such rows from the default partition. Takes a brief exclusive
+ * lock on telemetry_events; `lock_timeout` keeps it from queueing behind long reads (retried next run).
+ */
+export async function dropExpiredTelemetry(
+  sql: Sql,
+  retentionDays: number,
+  now = new Date(),
+): Promise<number> {
+  const cutoff = utcDay(new Date(now.getTime() - retentionDays * DAY_MS));
+  const [row] = await sql.begin(async (tx) => {
+    await tx`set local lock_timeout = '5s'`;
+    return tx<{ dropped: number }[]>`select telemetry_drop_partitions_before(${cutoff}::date) as dropped`;
+  });
+  return row!.dropped;
+}
+
+/** The daily partitions that exist, oldest first (`YYYY-MM-DD`). */
+export async function listTelemetryPartitions(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ relname: string }[]>`
+    select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = 'public.telemetry_events'::regclass and c.relname ~ '^telemetry_events_p[0-9]{8}$'
+    order by c.relname`;
+  return rows.map((r) => {
+    const d = r.relname.slice(-8);
+    return `${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}`;
+  });
+}

@@ -1,0 +1,316 @@
+import { describe, expect, test } from "bun:test";
+import expireCommandsJob from "../../jobs/expire-commands";
+import {
+  CLAIM_LIMIT,
+  cancelCommand,
+  claimCommands,
+  getCommand,
+  listCommands,
+  queueCommand,
+} from "../../modules/commands/service";
+import { createLogger } from "../../modules/platform/logger";
+import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
+import { startTestApp } from "../helpers/app";
+
+const app = await startTestApp({ DEVICE_HEARTBEAT_RATE_LIMIT: "1000" });
+const sql = app.database.sql;
+const TTL = 3600;
+
+type Delivered = {
+  command_id: string;
+  type: string;
+  args: unknown[];
+  payload?: unknown;
+  payload_ref?: string;
+  public_key?: string;
+  queued_at: string;
+};
+
+async function beat(device: { id: string; token: string }) {
+  const response = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { data: { commands: Delivered[] } }).data.commands;
+}
+
+function postResults(device: { id: string; token: string }, body: unknown) {
+  return app.fetch(`/api/v1/devices/${device.id}/command_results?api_key=${device.token}`, json(body));
+}
+
+const SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl outpost";
+
+describe("command queue and delivery", () => {
+  test("a queued command is delivered once, in the heartbeat reply's shape, then takes its result", async () => {
+    const device = await approvedDevice(app);
+    const queued = await queueCommand(sql, {
+      deviceId: device.id,
+      type: "ssh_authorize",
+      publicKey: SSH_KEY,
+      ttlSeconds: TTL,
+    });
+    expect(queued.status).toBe("queued");
+    const [delivered, ...rest] = await beat(device);
+    expect(rest).toEqual([]);
+    expect(delivered).toEqual({
+      command_id: queued.id,
+      type: "ssh_authorize",
+      args: [],
+      public_key: SSH_KEY,
+      queued_at: queued.queuedAt.toISOString(),
+    });
+    expect((await getCommand(sql, queued.id))!.status).toBe("delivered");
+    expect(await beat(device)).toEqual([]);
+
+    const response = await postResults(device, {
+      results: [{ command_id: queued.id, status: "OK", output: { path: "/x" } }],
+    });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ data: { acknowledged_count: 1 } });
+    const done = (await getCommand(sql, queued.id))!;
+    expect(done.status).toBe("succeeded");
+    expect(done.output).toEqual({ path: "/x" });
+    expect(done.completedAt).toBeInstanceOf(Date);
+    // A repeated post is a no-op.
+    const again = await postResults(device, {
+      results: [{ command_id: queued.id, status: "FAILED", error: "late" }],
+    });
+    expect(await again.json()).toEqual({ data: { acknowledged_count: 0 } });
+    expect((await getCommand(sql, queued.id))!.status).toBe("succeeded");
+  });
+
+  test("FAILED results store the error", async () => {
+    const device = await approvedDevice(app);
+    const queued = await queueCommand(sql, {
+      deviceId: device.id,
+      type: "remove_script",
+      args: ["cpu"],
+      ttlSeconds: TTL,
+    });
+    await beat(device);
+    await postResults(device, {
+      results: [{ command_id: queued.id, status: "FAILED", error: "script not found" }],
+    });
+    const failed = (await getCommand(sql, queued.id))!;
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toBe("script not found");
+  });
+
+  test(`at most ${CLAIM_LIMIT} commands per heartbeat, oldest first`, async () => {
+    const device = await approvedDevice(app);
+    const ids: string[] = [];
+    for (let i = 0; i < CLAIM_LIMIT + 5; i++) {
+      ids.push((await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL })).id);
+    }
+    const first = await beat(device);
+    expect(first.map((c) => c.command_id)).toEqual(ids.slice(0, CLAIM_LIMIT));
+    const second = await beat(device);
+    expect(second.map((c) => c.command_id)).toEqual(ids.slice(CLAIM_LIMIT));
+  });
+
+  test("concurrent heartbeats of one device never deliver a command twice", async () => {
+    const device = await approvedDevice(app);
+    const ids = new Set<string>();
+    for (let i = 0; i < 40; i++)
+      ids.add((await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL })).id);
+    const replies = await Promise.all(Array.from({ length: 8 }, () => beat(device)));
+    const delivered = replies.flat().map((c) => c.command_id);
+    expect(delivered.length).toBe(40);
+    expect(new Set(delivered)).toEqual(ids);
+    // The same through the service with many concurrent claims.
+    for (let i = 0; i < 60; i++)
+      await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    const claims = await Promise.all(Array.from({ length: 10 }, () => claimCommands(sql, device.id)));
+    const claimed = claims.flat().map((c) => c.command_id);
+    expect(claimed.length).toBe(60);
+    expect(new Set(claimed).size).toBe(60);
+  });
+
+  test("a payload above 4 KiB is delivered by reference and fetched with the device's token", async () => {
+    const device = await approvedDevice(app);
+    const other = await approvedDevice(app);
+    const big = { content_type: "text/javascript", name: "cpu", data: "x".repeat(5000) };
+    const small = { content_type: "text/javascript", name: "mem", data: "export default {}" };
+    const deferred = await queueCommand(sql, {
+      deviceId: device.id,
+      type: "install_script",
+      payload: big,
+      ttlSeconds: TTL,
+    });
+    const inline = await queueCommand(sql, {
+      deviceId: device.id,
+      type: "install_script",
+      payload: small,
+      ttlSeconds: TTL,
+    });
+    const beforeDelivery = await app.fetch(
+      `/api/v1/devices/${device.id}/command_payloads/${deferred.payloadRef}?api_key=${device.token}`,
+    );
+    expect(beforeDelivery.status).toBe(404);
+    const commands = await beat(device);
+    const byId = new Map(commands.map((c) => [c.command_id, c]));
+    const ref = byId.get(deferred.id)!.payload_ref!;
+    expect(ref).toMatch(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/);
+    expect(byId.get(deferred.id)!).not.toHaveProperty("payload");
+    expect(byId.get(inline.id)!.payload).toEqual(small);
+    expect(byId.get(inline.id)!).not.toHaveProperty("payload_ref");
+
+    const fetched = await app.fetch(
+      `/api/v1/devices/${device.id}/command_payloads/${ref}?api_key=${device.token}`,
+    );
+    expect(fetched.status).toBe(200);
+    expect(await fetched.json()).toEqual(big);
+    const missing = await app.fetch(
+      `/api/v1/devices/${device.id}/command_payloads/nope?api_key=${device.token}`,
+    );
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe("payload_not_found");
+    const foreign = await app.fetch(
+      `/api/v1/devices/${other.id}/command_payloads/${ref}?api_key=${other.token}`,
+    );
+    expect(foreign.status).toBe(404);
+    const wrongToken = await app.fetch(
+      `/api/v1/devices/${device.id}/command_payloads/${ref}?api_key=${other.token}`,
+    );
+    expect(wrongToken.status).toBe(401);
+    const noToken = await app.fetch(`/api/v1/devices/${device.id}/command_payloads/${ref}`);
+    expect(noToken.status).toBe(401);
+  });
+
+  test("commands past their TTL are never delivered and the job marks them expired", async () => {
+    const device = await approvedDevice(app);
+    const stale = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    const fresh = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    await sql`update pending_commands set expires_at = now() - interval '1 second' where id = ${stale.id}`;
+    expect((await beat(device)).map((c) => c.command_id)).toEqual([fresh.id]);
+    await expireCommandsJob.run(
+      {},
+      { config: app.config, database: app.database, logger: createLogger("silent") },
+    );
+    expect((await getCommand(sql, stale.id))!.status).toBe("expired");
+    expect((await getCommand(sql, fresh.id))!.status).toBe("delivered");
+  });
+
+  test("queueing validates type and shape; unknown devices are 404", async () => {
+    const device = await approvedDevice(app);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ type: "reboot" }, "type must be one of"],
+      [{ type: "install_script", payload: { name: "x" } }, "payload.data"],
+      [{ type: "remove_script" }, "script name"],
+      [{ type: "ssh_authorize", publicKey: "not a key" }, "public_key"],
+      [{ type: "ssh_revoke" }, "session ref"],
+      [{ type: "list_scripts", args: [1] }, "args"],
+      [{ type: "list_scripts", payload: [1] }, "payload must be"],
+    ];
+    for (const [input, message] of cases) {
+      expect(queueCommand(sql, { deviceId: device.id, ttlSeconds: TTL, type: "", ...input })).rejects.toThrow(
+        message,
+      );
+    }
+    expect(
+      queueCommand(sql, { deviceId: crypto.randomUUID(), type: "list_scripts", ttlSeconds: TTL }),
+    ).rejects.toThrow("Device not found");
+  });
+
+  test("cancel deletes a queued command only; listing filters by device and status", async () => {
+    const device = await approvedDevice(app);
+    const a = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    await beat(device);
+    const b = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    expect(await cancelCommand(sql, a.id)).toBe("not_queued");
+    expect(await cancelCommand(sql, b.id)).toBe("cancelled");
+    expect(await cancelCommand(sql, b.id)).toBe("not_found");
+    const c = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    const d = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    const queued = await listCommands(sql, { deviceId: device.id, status: "queued" });
+    expect(queued.commands.map((x) => x.id)).toEqual([d.id, c.id]);
+    const first = await listCommands(sql, { deviceId: device.id, limit: 2 });
+    const second = await listCommands(sql, { deviceId: device.id, limit: 2, cursor: first.nextCursor });
+    expect([...first.commands, ...second.commands].map((x) => x.id)).toEqual([d.id, c.id, a.id]);
+    expect(second.nextCursor).toBeUndefined();
+  });
+});
+
+describe("POST command_results: bad input", () => {
+  test("results missing or not a list → 400 invalid_request (before authentication)", async () => {
+    const device = await approvedDevice(app);
+    for (const body of [{}, { results: "x" }, { results: { a: 1 } }, []]) {
+      const response = await postResults(device, body);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
+    }
+    const unknown = await app.fetch(`/api/v1/devices/${crypto.randomUUID()}/command_results`, json({}));
+    expect(unknown.status).toBe(400);
+    const malformed = await app.fetch(
+      `/api/v1/devices/${device.id}/command_results?api_key=${device.token}`,
+      {
+        method: "POST",
+        body: "{results:",
+      },
+    );
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
+  });
+
+  test("a malformed item → 422 invalid_results and nothing is written", async () => {
+    const device = await approvedDevice(app);
+    const command = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    await beat(device);
+    const valid = { command_id: command.id, status: "OK" };
+    for (const item of [
+      { status: "OK" },
+      { command_id: command.id, status: "DONE" },
+      "x",
+      { command_id: 5, status: "OK" },
+      { command_id: command.id, status: "OK", error: 5 },
+    ]) {
+      const response = await postResults(device, { results: [valid, item] });
+      expect(response.status).toBe(422);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("invalid_results");
+    }
+    expect((await getCommand(sql, command.id))!.status).toBe("delivered");
+  });
+
+  test("duplicates count once (the first wins); foreign, unknown and non-UUID ids are ignored", async () => {
+    const device = await approvedDevice(app);
+    const other = await approvedDevice(app);
+    const mine = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    const theirs = await queueCommand(sql, { deviceId: other.id, type: "list_scripts", ttlSeconds: TTL });
+    await beat(device);
+    await beat(other);
+    const response = await postResults(device, {
+      results: [
+        { command_id: mine.id, status: "OK", output: { first: true } },
+        { command_id: mine.id, status: "FAILED", error: "duplicate_command_id" },
+        { command_id: theirs.id, status: "FAILED", error: "forged" },
+        { command_id: crypto.randomUUID(), status: "OK" },
+        { command_id: "not-a-uuid", status: "OK" },
+      ],
+    });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toEqual({ data: { acknowledged_count: 1 } });
+    const stored = (await getCommand(sql, mine.id))!;
+    expect(stored.status).toBe("succeeded");
+    expect(stored.output).toEqual({ first: true });
+    expect((await getCommand(sql, theirs.id))!.status).toBe("delivered");
+  });
+
+  test("authentication is checked: wrong token 401, pending device 403, unknown device 404", async () => {
+    const device = await approvedDevice(app);
+    const other = await approvedDevice(app);
+    const body = { results: [] };
+    expect(
+      (await app.fetch(`/api/v1/devices/${device.id}/command_results?api_key=${other.token}`, json(body)))
+        .status,
+    ).toBe(401);
+    expect((await app.fetch(`/api/v1/devices/${device.id}/command_results`, json(body))).status).toBe(401);
+    expect(
+      (await app.fetch(`/api/v1/devices/${crypto.randomUUID()}/command_results?api_key=x`, json(body)))
+        .status,
+    ).toBe(404);
+    const empty = await postResults(device, body);
+    expect(await empty.json()).toEqual({ data: { acknowledged_count: 0 } });
+    const oversized = await postResults(device, {
+      results: [{ command_id: crypto.randomUUID(), status: "OK", output: "x".repeat(1_100_000) }],
+    });
+    expect(oversized.status).toBe(413);
+  });
+});

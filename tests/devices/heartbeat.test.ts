@@ -1,0 +1,204 @@
+import { describe, expect, test } from "bun:test";
+import { approveDevices, rejectDevices } from "../../modules/devices/service";
+import { startTestApp } from "../helpers/app";
+import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
+
+const RATE_LIMIT = 8;
+const app = await startTestApp({ DEVICE_HEARTBEAT_RATE_LIMIT: String(RATE_LIMIT) });
+const sql = app.database.sql;
+
+async function telemetryCount(deviceId: string) {
+  const [row] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from telemetry_events where device_id = ${deviceId}`;
+  return row!.n;
+}
+
+async function lastSeen(deviceId: string) {
+  const [row] = await sql<
+    { last_seen_at: string | null }[]
+  >`select last_seen_at from devices where id = ${deviceId}`;
+  return row?.last_seen_at ?? null;
+}
+
+async function errorOf(response: Response) {
+  return ((await response.json()) as { error: { code: string; message: string } }).error;
+}
+
+describe("heartbeat", () => {
+  test("an approved device's heartbeat updates last_seen_at, stores telemetry and answers with no commands", async () => {
+    const device = await approvedDevice(app);
+    expect(await lastSeen(device.id)).toBeNull();
+    const response = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ data: { commands: [] } });
+    expect(await lastSeen(device.id)).not.toBeNull();
+    const [event] = await sql<{ payload: Record<string, unknown>; part: string }[]>`
+      select payload, tableoid::regclass::text as part from telemetry_events where device_id = ${device.id}`;
+    expect(event!.payload.scripts).toEqual(sampleHeartbeat().telemetry.scripts);
+    expect(event!.payload.connection_status).toEqual({ active: false, connection_string: "", pid: 0 });
+    const today = new Date().toISOString().slice(0, 10).replaceAll("-", "");
+    expect(event!.part).toBe(`telemetry_events_p${today}`);
+    const list = await app.fetch(`/api/v1/devices?search=${device.id}`, {
+      headers: { authorization: `Bearer ${await app.token("viewer")}` },
+    });
+    const listed = (await list.json()) as { data: { online: boolean }[] };
+    expect(listed.data[0]!.online).toBe(true);
+  });
+
+  test("a schema in telemetry.meta replaces the device's schema and is not stored with the telemetry", async () => {
+    const device = await approvedDevice(app, {
+      schema_definition: { product: "atom", properties: { a: { type: "number" } } },
+    });
+    const schema = {
+      product: "atom",
+      version: "v2",
+      type: "object",
+      properties: { load: { type: "number" } },
+    };
+    const body = sampleHeartbeat({
+      meta: { timestamp: new Date().toISOString(), schema_definition: schema },
+    });
+    const response = await app.fetch(heartbeatUrl(device.id, device.token), json(body));
+    expect(response.status).toBe(200);
+    const [row] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${device.id}`;
+    expect(row!.schema).toEqual(schema);
+    const [event] = await sql<{ payload: { meta: Record<string, unknown> } }[]>`
+      select payload from telemetry_events where device_id = ${device.id}`;
+    expect(event!.payload.meta).not.toHaveProperty("schema_definition");
+    expect(event!.payload.meta.timestamp).toBeString();
+  });
+
+  test("authentication errors come in order: 404, 401 missing, 403 not approved, 401 invalid", async () => {
+    const device = await approvedDevice(app);
+    const other = await approvedDevice(app);
+    const pending = await register(app);
+    const rejected = await register(app);
+    await rejectDevices(sql, [rejected.body.data.id]);
+    const cases: [string, string, number, string][] = [
+      ["an unknown device", heartbeatUrl(crypto.randomUUID(), device.token), 404, "device_not_found"],
+      ["a non-UUID id", heartbeatUrl("not-a-uuid", device.token), 404, "device_not_found"],
+      ["a non-UUID id without key", heartbeatUrl("1234"), 404, "device_not_found"],
+      ["no api_key", heartbeatUrl(device.id), 401, "missing_api_key"],
+      ["an empty api_key", heartbeatUrl(device.id, ""), 401, "missing_api_key"],
+      ["a pending device", heartbeatUrl(pending.body.data.id, "anything"), 403, "device_not_approved"],
+      ["a rejected device", heartbeatUrl(rejected.body.data.id, "anything"), 403, "device_not_approved"],
+      ["another device's token", heartbeatUrl(device.id, other.token), 401, "invalid_api_key"],
+      ["a wrong token", heartbeatUrl(device.id, "x".repeat(43)), 401, "invalid_api_key"],
+    ];
+    for (const [name, url, status, code] of cases) {
+      const response = await app.fetch(url, json(sampleHeartbeat()));
+      expect({ name, status: response.status, code: (await errorOf(response)).code }).toEqual({
+        name,
+        status,
+        code,
+      });
+    }
+    expect(await telemetryCount(device.id)).toBe(0);
+    expect(await lastSeen(device.id)).toBeNull();
+  });
+
+  test("an approved device that never fetched its token gets 401 missing_api_key", async () => {
+    const pending = await register(app);
+    await approveDevices(sql, [pending.body.data.id]);
+    const response = await app.fetch(heartbeatUrl(pending.body.data.id, "some-key"), json(sampleHeartbeat()));
+    expect(response.status).toBe(401);
+    expect((await errorOf(response)).code).toBe("missing_api_key");
+  });
+
+  const deep = (levels: number): Record<string, unknown> =>
+    levels === 0 ? { v: 1 } : { n: deep(levels - 1) };
+  const bad: [string, (token: string) => RequestInit, number, string][] = [
+    [
+      "malformed JSON",
+      () => ({ method: "POST", headers: { "content-type": "application/json" }, body: '{"telemetry":' }),
+      400,
+      "invalid_json",
+    ],
+    ["an empty body", () => ({ method: "POST" }), 400, "invalid_request"],
+    ["telemetry as a string", () => json({ telemetry: "up" }), 400, "invalid_request"],
+    ["scripts as a list", () => json({ telemetry: { scripts: [] } }), 400, "invalid_request"],
+    [
+      "connection_status as a number",
+      () => json({ telemetry: {}, connection_status: 1 }),
+      400,
+      "invalid_request",
+    ],
+    [
+      "over-deep telemetry",
+      () => json({ telemetry: { scripts: deep(12) } }),
+      422,
+      "telemetry_limits_exceeded",
+    ],
+    [
+      "too many keys in one object",
+      () =>
+        json({
+          telemetry: { scripts: Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`k${i}`, i])) },
+        }),
+      422,
+      "telemetry_limits_exceeded",
+    ],
+    [
+      "an invalid announced schema",
+      () => json(sampleHeartbeat({ meta: { schema_definition: { type: "object" } } })),
+      422,
+      "invalid_schema_definition",
+    ],
+    [
+      "an oversized body",
+      () => json({ telemetry: { scripts: { big: "x".repeat(300 * 1024) } } }),
+      413,
+      "payload_too_large",
+    ],
+  ];
+  for (const [name, init, status, code] of bad) {
+    test(`${name} → ${status} ${code}; nothing written`, async () => {
+      const device = await approvedDevice(app);
+      const response = await app.fetch(heartbeatUrl(device.id, device.token), init(device.token));
+      expect(response.status).toBe(status);
+      expect((await errorOf(response)).code).toBe(code);
+      expect(await telemetryCount(device.id)).toBe(0);
+      expect(await lastSeen(device.id)).toBeNull();
+    });
+  }
+
+  test("an invalid body from an unknown device is reported as the unknown device", async () => {
+    const response = await app.fetch(heartbeatUrl(crypto.randomUUID(), "k"), json({ telemetry: "bad" }));
+    expect(response.status).toBe(404);
+  });
+
+  test(`the per-device rate limit (${RATE_LIMIT}/min) answers 429 rate_limited with Retry-After`, async () => {
+    const device = await approvedDevice(app);
+    const other = await approvedDevice(app);
+    for (let i = 0; i < RATE_LIMIT; i++) {
+      const ok = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
+      expect(ok.status).toBe(200);
+    }
+    const limited = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
+    expect(limited.status).toBe(429);
+    expect((await errorOf(limited)).code).toBe("rate_limited");
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(await telemetryCount(device.id)).toBe(RATE_LIMIT);
+    // Other devices are not affected, and the window resets after a minute.
+    expect((await app.fetch(heartbeatUrl(other.id, other.token), json(sampleHeartbeat()))).status).toBe(200);
+    await sql`update devices set heartbeat_window_started_at = now() - interval '61 seconds' where id = ${device.id}`;
+    expect((await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()))).status).toBe(
+      200,
+    );
+  });
+
+  test("concurrent heartbeats count against the limit exactly (shared in PostgreSQL)", async () => {
+    const device = await approvedDevice(app);
+    const responses = await Promise.all(
+      Array.from({ length: RATE_LIMIT + 4 }, () =>
+        app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat())),
+      ),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200).length).toBe(RATE_LIMIT);
+    expect(statuses.filter((s) => s === 429).length).toBe(4);
+  });
+});

@@ -1,0 +1,66 @@
+import { approveDevices } from "../../modules/devices/service";
+import type { TestApp } from "../helpers/app";
+
+let macCounter = Math.floor(Math.random() * 0xffffff);
+
+/** A fresh, unique MAC address. */
+export function newMac(): string {
+  macCounter = (macCounter + 1) & 0xffffff;
+  const hex = `02AB${macCounter.toString(16).padStart(6, "0")}${Math.floor(Math.random() * 256)
+    .toString(16)
+    .padStart(2, "0")}`.toUpperCase();
+  return hex.match(/../g)!.join(":");
+}
+
+export function json(body: unknown, method = "POST"): RequestInit {
+  return { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+}
+
+export async function register(app: TestApp, body: Record<string, unknown> = {}) {
+  const response = await app.fetch("/api/v1/devices/register", json({ mac_address: newMac(), ...body }));
+  return {
+    response,
+    body: (await response.json()) as { data: Record<string, unknown> & { id: string; api_token?: string } },
+  };
+}
+
+/** A registered, approved device with its API token. */
+export async function approvedDevice(app: TestApp, body: Record<string, unknown> = {}) {
+  const first = await register(app, body);
+  await approveDevices(app.database.sql, [first.body.data.id]);
+  const again = await app.fetch(
+    "/api/v1/devices/register",
+    json({ mac_address: first.body.data.mac_address, ...body }),
+  );
+  const data = ((await again.json()) as { data: { id: string; api_token: string; mac_address: string } })
+    .data;
+  return { id: data.id, token: data.api_token, mac: data.mac_address };
+}
+
+export function sampleHeartbeat(extra: Record<string, unknown> = {}) {
+  return {
+    telemetry: {
+      device: {
+        identity: { mac_address: "02:00:00:00:00:01", ip_address: "192.0.2.10" },
+        uptime_seconds: 12,
+      },
+      scripts: {
+        pcp: {
+          data: {
+            status: "success",
+            validation_status: "valid",
+            duration_ms: 4,
+            output: { load_1m: 0.42, mem: "61.5" },
+          },
+        },
+      },
+      meta: { timestamp: new Date().toISOString(), duration: "1.2ms" },
+      ...extra,
+    },
+    connection_status: { active: false, connection_string: "", pid: 0 },
+  };
+}
+
+export function heartbeatUrl(id: string, token?: string) {
+  return `/api/v1/devices/${id}/heartbeat${token === undefined ? "" : `?api_key=${encodeURIComponent(token)}`}`;
+}

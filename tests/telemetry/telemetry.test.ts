@@ -1,0 +1,125 @@
+import { describe, expect, test } from "bun:test";
+import telemetryPartitionsJob from "../../jobs/telemetry-partitions";
+import telemetryRetentionJob from "../../jobs/telemetry-retention";
+import { createLogger } from "../../modules/platform/logger";
+import {
+  ensureTelemetryPartitions,
+  getTelemetryEvent,
+  latestTelemetry,
+  listTelemetryEvents,
+  listTelemetryPartitions,
+  recordTelemetry,
+  telemetrySeries,
+} from "../../modules/telemetry/service";
+import { startTestApp } from "../helpers/app";
+
+const app = await startTestApp({ TELEMETRY_RETENTION_DAYS: "30" });
+const sql = app.database.sql;
+const DAY = 86_400_000;
+const jobContext = () => ({ config: app.config, database: app.database, logger: createLogger("silent") });
+const day = (offset: number) => new Date(Date.now() + offset * DAY).toISOString().slice(0, 10);
+
+async function partitionOf(id: string) {
+  const [row] = await sql<
+    { part: string }[]
+  >`select tableoid::regclass::text as part from telemetry_events where id = ${id}`;
+  return row?.part;
+}
+
+describe("telemetry storage", () => {
+  test("daily partitions exist from yesterday to a week ahead, and the job is idempotent", async () => {
+    await telemetryPartitionsJob.run({}, jobContext());
+    const partitions = await listTelemetryPartitions(sql);
+    for (let offset = -1; offset <= 7; offset++) expect(partitions).toContain(day(offset));
+    expect(await ensureTelemetryPartitions(sql, 7)).toBe(0);
+  });
+
+  test("a row lands in its day's partition; a day without one goes to the default partition and moves in later", async () => {
+    const deviceId = crypto.randomUUID();
+    const today = await recordTelemetry(sql, deviceId, { n: 1 });
+    expect(await partitionOf(today)).toBe(`telemetry_events_p${day(0).replaceAll("-", "")}`);
+    const future = new Date(Date.now() + 20 * DAY);
+    const later = await recordTelemetry(sql, deviceId, { n: 2 }, future);
+    expect(await partitionOf(later)).toBe("telemetry_events_default");
+    expect(await ensureTelemetryPartitions(sql, 21)).toBeGreaterThan(0);
+    expect(await partitionOf(later)).toBe(
+      `telemetry_events_p${future.toISOString().slice(0, 10).replaceAll("-", "")}`,
+    );
+  });
+
+  test("retention drops whole partitions older than the retention period and keeps the rest", async () => {
+    const deviceId = crypto.randomUUID();
+    const old = new Date(Date.now() - 40 * DAY);
+    const [created] = await sql<
+      { n: number }[]
+    >`select telemetry_ensure_partitions(${day(-40)}::date, ${day(-40)}::date) as n`;
+    expect(created!.n).toBe(1);
+    const oldId = await recordTelemetry(sql, deviceId, { old: true }, old);
+    const strayId = await recordTelemetry(sql, deviceId, { stray: true }, new Date(Date.now() - 50 * DAY));
+    expect(await partitionOf(strayId)).toBe("telemetry_events_default");
+    const recentId = await recordTelemetry(sql, deviceId, { recent: true });
+    await telemetryRetentionJob.run({}, jobContext());
+    expect(await listTelemetryPartitions(sql)).not.toContain(day(-40));
+    expect(await getTelemetryEvent(sql, oldId)).toBeUndefined();
+    expect(await getTelemetryEvent(sql, strayId)).toBeUndefined();
+    expect((await getTelemetryEvent(sql, recentId))!.payload).toEqual({ recent: true });
+  });
+});
+
+describe("telemetry reads", () => {
+  test("latest event, numeric series within a time range, keyset listing", async () => {
+    const deviceId = crypto.randomUUID();
+    const base = Date.now() - 60 * 60_000;
+    const values = [1.5, "2.25", "n/a", 4, null];
+    for (const [i, value] of values.entries()) {
+      await recordTelemetry(
+        sql,
+        deviceId,
+        { scripts: { pcp: { data: { output: { load_1m: value } } } } },
+        new Date(base + i * 60_000),
+      );
+    }
+    await recordTelemetry(sql, crypto.randomUUID(), {
+      scripts: { pcp: { data: { output: { load_1m: 99 } } } },
+    });
+    const latest = await latestTelemetry(sql, deviceId);
+    expect(latest!.recordedAt.getTime()).toBe(base + 4 * 60_000);
+    const series = await telemetrySeries(
+      sql,
+      deviceId,
+      "scripts.pcp.data.output.load_1m",
+      new Date(base),
+      new Date(base + 4 * 60_000),
+    );
+    expect(series.map((p) => p.value)).toEqual([1.5, 2.25, 4]);
+    expect(series[0]!.t.getTime()).toBe(base);
+    expect(() => telemetrySeries(sql, deviceId, "a..b", new Date(base), new Date())).toThrow();
+
+    const first = await listTelemetryEvents(sql, { deviceId, limit: 3 });
+    const second = await listTelemetryEvents(sql, { deviceId, limit: 3, cursor: first.nextCursor });
+    expect(first.events.length).toBe(3);
+    expect(second.events.length).toBe(2);
+    expect(second.nextCursor).toBeUndefined();
+    const times = [...first.events, ...second.events].map((e) => e.recordedAt.getTime());
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    const ranged = await listTelemetryEvents(sql, {
+      deviceId,
+      from: new Date(base + 60_000),
+      to: new Date(base + 3 * 60_000),
+    });
+    expect(ranged.events.length).toBe(2);
+  });
+
+  test("a time-ranged read of one device touches only the partitions of that range", async () => {
+    const deviceId = crypto.randomUUID();
+    const from = new Date(`${day(0)}T00:00:00Z`);
+    const to = new Date(from.getTime() + DAY);
+    const plan = await sql.unsafe(
+      `explain select * from telemetry_events where device_id = $1 and recorded_at >= $2 and recorded_at < $3`,
+      [deviceId, from.toISOString(), to.toISOString()],
+    );
+    const text = plan.map((r) => r["QUERY PLAN"]).join("\n");
+    expect(text).toContain(`telemetry_events_p${day(0).replaceAll("-", "")}`);
+    expect(text).not.toContain(`telemetry_events_p${day(1).replaceAll("-", "")}`);
+  });
+});
