@@ -9,7 +9,11 @@ import type { Logger } from "../modules/platform/logger";
  * Runs `work` against Outpost's database: DATABASE_URL, the embedded PostgreSQL a running server
  * already started on this DATA_DIR, or a temporary start of it (stopped again afterwards).
  */
-export async function withDatabase<T>(config: Config, logger: Logger, work: (database: Database) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(
+  config: Config,
+  logger: Logger,
+  work: (database: Database) => Promise<T>,
+): Promise<T> {
   const embedded = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres({ directory: path.join(config.dataDir, "postgres"), adoptOrphan: false });

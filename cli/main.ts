@@ -1,10 +1,16 @@
 import { Command, InvalidArgumentError } from "commander";
 import { startOutpost } from "../app";
-import { createApiToken, createOperator, isOperatorRole, type OperatorRole } from "../modules/operators/service";
+import {
+  createApiToken,
+  createOperator,
+  isOperatorRole,
+  type OperatorRole,
+} from "../modules/operators/service";
 import { ConfigError, loadConfig } from "../modules/platform/config";
 import { AppError } from "../modules/platform/errors";
 import { createLogger } from "../modules/platform/logger";
 import { withDatabase } from "./database";
+import { registerE2ECommands } from "./e2e/commands";
 import { readSecret } from "./prompt";
 
 function setup() {
@@ -20,7 +26,9 @@ function parseRole(value: string): OperatorRole {
 
 const program = new Command()
   .name("outpost")
-  .description("Outpost: monitor and reach a fleet of Linux devices.\nConfiguration comes from environment variables (see README).")
+  .description(
+    "Outpost: monitor and reach a fleet of Linux devices.\nConfiguration comes from environment variables (see README).",
+  )
   .showHelpAfterError("(run with --help for usage)");
 
 program
@@ -81,8 +89,12 @@ token
       createApiToken(database.db, { name: options.name, role: options.role }),
     );
     process.stdout.write(`${created.token}\n`);
-    process.stderr.write(`Token "${created.record.name}" (${created.record.role}) created. Store it now: it is not shown again.\n`);
+    process.stderr.write(
+      `Token "${created.record.name}" (${created.record.role}) created. Store it now: it is not shown again.\n`,
+    );
   });
+
+registerE2ECommands(program);
 
 try {
   await program.parseAsync(process.argv);

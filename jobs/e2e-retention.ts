@@ -1,0 +1,17 @@
+import { e2eConfigFor } from "../modules/e2e/config";
+import { pruneRetention } from "../modules/e2e/service";
+import { defineJob } from "../modules/jobs/task";
+
+export default defineJob({
+  identifier: "e2e_retention",
+  description: "Prunes finished E2E runs and journey logs by age, run count and total log bytes",
+  async run(_payload, { config, database, logger }) {
+    const e2e = e2eConfigFor(config);
+    if (!e2e) return;
+    const outcome = await pruneRetention(database, e2e);
+    logger.info(
+      outcome,
+      `E2E retention pruned ${outcome.runsDeleted} runs and ${outcome.bytesPruned} bytes of logs`,
+    );
+  },
+});

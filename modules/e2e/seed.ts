@@ -1,0 +1,165 @@
+import { spawn } from "node:child_process";
+import { and, sql as dsql, eq } from "drizzle-orm";
+import { enqueueJob } from "../jobs/queue";
+import type { Database } from "../platform/database";
+import type { Logger } from "../platform/logger";
+import type { E2EConfig, E2EEnvironment } from "./config";
+import { SEED_CHANNEL, waitForNotification } from "./notify";
+import { e2eSeedRuns } from "./schema";
+
+export const SEED_TASK = "e2e_seed";
+const STDERR_TAIL_CHARS = 2000;
+/** How long a create request waits beyond the seed timeout for a worker to pick the job up. */
+export const SEED_PICKUP_GRACE_MS = 30_000;
+
+export interface SeedOutcome {
+  ok: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  stderrTail: string;
+  durationMs: number;
+}
+
+/**
+ * Runs a seed command (argv, no shell) in `cwd`, killing its whole process group at the timeout.
+ * Resolves on process exit; output pipes left open by grandchildren do not delay it.
+ */
+export function runSeedCommand(argv: string[], cwd: string, timeoutS: number): Promise<SeedOutcome> {
+  const startedAt = Date.now();
+  return new Promise((resolve) => {
+    let stderr = "";
+    let timedOut = false;
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd,
+      detached: true,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_TAIL_CHARS * 2);
+    });
+    const killGroup = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutS * 1000);
+    const finish = (exitCode: number | null, signal: string | null, extra = "") => {
+      clearTimeout(timer);
+      if (timedOut) killGroup();
+      child.stderr?.destroy();
+      const tail = (stderr + extra).slice(-STDERR_TAIL_CHARS);
+      resolve({
+        ok: !timedOut && exitCode === 0,
+        exitCode,
+        signal,
+        timedOut,
+        stderrTail: tail,
+        durationMs: Date.now() - startedAt,
+      });
+    };
+    child.once("error", (error) => finish(null, null, `could not start ${argv[0]}: ${error.message}`));
+    child.once("exit", (code, signal) => finish(code, signal));
+  });
+}
+
+/** The e2e_seed job: runs the environment's configured seed and publishes the outcome. */
+export async function executeSeedJob(
+  database: Database,
+  e2e: E2EConfig,
+  seedId: string,
+  logger: Logger,
+): Promise<SeedOutcome | undefined> {
+  // Only a pending seed runs: one the create request already gave up on must never run late.
+  const [row] = await database.db
+    .update(e2eSeedRuns)
+    .set({ status: "running" })
+    .where(and(eq(e2eSeedRuns.id, seedId), eq(e2eSeedRuns.status, "pending")))
+    .returning();
+  if (!row) {
+    logger.warn({ seedId }, "E2E seed skipped: unknown or no longer pending");
+    return undefined;
+  }
+  const environment = e2e.environments.get(row.environmentLabel);
+  const outcome: SeedOutcome = environment?.seed
+    ? await runSeedCommand(environment.seed, e2e.directory, environment.seedTimeoutS)
+    : {
+        ok: false,
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        stderrTail: `environment '${row.environmentLabel}' has no seed command`,
+        durationMs: 0,
+      };
+  await database.sql.begin(async (tx) => {
+    await tx`
+      update e2e_seed_runs set status = ${outcome.ok ? "succeeded" : "failed"}, exit_code = ${outcome.exitCode},
+        signal = ${outcome.signal}, timed_out = ${outcome.timedOut}, stderr_tail = ${outcome.stderrTail},
+        duration_ms = ${outcome.durationMs}, finished_at = now()
+      where id = ${seedId}`;
+    await tx`select pg_notify(${SEED_CHANNEL}, ${seedId})`;
+  });
+  logger.info(
+    {
+      environment: row.environmentLabel,
+      ok: outcome.ok,
+      exitCode: outcome.exitCode,
+      timedOut: outcome.timedOut,
+      ms: outcome.durationMs,
+    },
+    "E2E seed finished",
+  );
+  return outcome;
+}
+
+/**
+ * Queues the seed job for `environment` and waits for its outcome (LISTEN/NOTIFY wake-up).
+ * Undefined when no worker finished it within the seed timeout plus a pickup grace.
+ */
+export async function seedEnvironment(
+  database: Database,
+  environment: E2EEnvironment,
+): Promise<SeedOutcome | undefined> {
+  const seedId = await database.sql.begin(async (tx) => {
+    const [row] = await tx<{ id: string }[]>`
+      insert into e2e_seed_runs (environment_label) values (${environment.label}) returning id`;
+    await enqueueJob(tx as never, SEED_TASK, { seed_id: row!.id }, { maxAttempts: 1 });
+    return row!.id;
+  });
+  const outcome = await waitForNotification(
+    database.sql,
+    SEED_CHANNEL,
+    seedId,
+    async () => {
+      const [row] = await database.db.select().from(e2eSeedRuns).where(eq(e2eSeedRuns.id, seedId));
+      if (!row || (row.status !== "succeeded" && row.status !== "failed")) return undefined;
+      return {
+        ok: row.status === "succeeded",
+        exitCode: row.exitCode,
+        signal: row.signal,
+        timedOut: row.timedOut,
+        stderrTail: row.stderrTail ?? "",
+        durationMs: row.durationMs ?? 0,
+      } satisfies SeedOutcome;
+    },
+    environment.seedTimeoutS * 1000 + SEED_PICKUP_GRACE_MS,
+  );
+  if (!outcome) {
+    // Nobody ran it in time: make sure it never runs later against a run that does not exist.
+    await database.db
+      .update(e2eSeedRuns)
+      .set({
+        status: "failed",
+        stderrTail: "no worker finished the seed job in time",
+        finishedAt: dsql`now()`,
+      })
+      .where(and(eq(e2eSeedRuns.id, seedId), eq(e2eSeedRuns.status, "pending")));
+  }
+  return outcome;
+}

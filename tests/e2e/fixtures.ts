@@ -1,0 +1,124 @@
+import { afterAll } from "bun:test";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startTestApp, type TestApp } from "../helpers/app";
+
+export const RUNNER_ID = "ci-runner";
+export const RUNNER_TOKEN = "e2e-test-runner-token-0123456789abcdef";
+export const OTHER_RUNNER_ID = "laptop.runner";
+export const OTHER_RUNNER_TOKEN = "another-runner-token-0123456789abcdefgh";
+
+export interface E2EFixture {
+  dir: string;
+  configFile: string;
+  journeysDir: string;
+}
+
+/**
+ * A throw-away E2E configuration: environments with tiny shell seeds (ok, fail, slow, none),
+ * suites whose journeys use registered actions, and two runners.
+ */
+export function writeE2EFixture(overrides: { configYaml?: string; extraConfig?: string } = {}): E2EFixture {
+  const dir = mkdtempSync(path.join(tmpdir(), "outpost-e2e-fixture-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const journeysDir = path.join(dir, "journeys");
+  mkdirSync(journeysDir);
+  const seed = (name: string, body: string) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, `#!/bin/sh\n${body}\n`);
+    chmodSync(file, 0o755);
+  };
+  seed("seed-ok.sh", 'echo "seeded"');
+  seed("seed-fail.sh", 'echo "preparing" ; echo "database fixture missing: widgets" >&2 ; exit 3');
+  seed("seed-slow.sh", "sleep 30");
+  const journey = (id: string, steps: string, description = `Journey ${id}`) =>
+    writeFileSync(
+      path.join(journeysDir, `${id}.yaml`),
+      `id: ${id}\ndescription: ${description}\nsteps:\n${steps}`,
+    );
+  journey("dashboard", "  - action: fetch_dashboard\n    expect: dashboard_payload\n");
+  journey(
+    "dashboard_again",
+    "  - step_id: second_look\n    action: fetch_dashboard\n    expect: dashboard_payload\n",
+  );
+  journey("auth", "  - action: register_device\n    expect: uuid_returned\n");
+  journey("bad_expect", "  - action: fetch_dashboard\n    expect: something_else\n");
+  journey("bad_action", "  - action: launch_rocket\n    expect: rocket_launched\n");
+  const configFile = path.join(dir, "config.yaml");
+  writeFileSync(
+    configFile,
+    overrides.configYaml ??
+      `protocol_versions: ["1"]
+allowed_environments: [local, staging, failing, slow, plain, bench]
+environments:
+  local: { seed: ["./seed-ok.sh"] }
+  staging: { seed: ["sh", "seed-ok.sh"] }
+  failing: { seed: ["./seed-fail.sh"] }
+  slow: { seed: ["./seed-slow.sh"], seed_timeout_s: 1 }
+  plain: {}
+  bench: {}
+  production: { seed: ["./seed-ok.sh"] }
+suites:
+  smoke: [dashboard, dashboard_again]
+  three: [dashboard, dashboard_again, auth]
+  broken_expect: [dashboard, bad_expect]
+  broken_action: [bad_action]
+  missing_file: [dashboard, not_there]
+journeys_dir: journeys
+runners:
+  ${RUNNER_ID}: ${RUNNER_TOKEN}
+  ${OTHER_RUNNER_ID}: env:OUTPOST_TEST_OTHER_RUNNER_TOKEN
+retention: { days: 14, max_runs: 2000, max_log_bytes: 1000000000 }
+max_log_upload_bytes: 4096
+${overrides.extraConfig ?? ""}`,
+  );
+  return { dir, configFile, journeysDir };
+}
+
+process.env.OUTPOST_TEST_OTHER_RUNNER_TOKEN = OTHER_RUNNER_TOKEN;
+
+export async function startE2EApp(fixture: E2EFixture, env: Record<string, string> = {}): Promise<TestApp> {
+  return startTestApp({ E2E_ENABLED: "true", E2E_CONFIG: fixture.configFile, ...env });
+}
+
+export function runnerHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    "x-e2e-runner-id": RUNNER_ID,
+    authorization: `Bearer ${RUNNER_TOKEN}`,
+    "x-e2e-protocol-version": "1",
+    "content-type": "application/json",
+    ...extra,
+  };
+}
+
+/** A small client for the E2E API of a test app. */
+export function e2eClient(app: TestApp) {
+  return {
+    request(method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}) {
+      return app.fetch(pathname, {
+        method,
+        headers: runnerHeaders(headers),
+        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+      });
+    },
+    async create(body: Record<string, unknown>, headers: Record<string, string> = {}) {
+      const response = await this.request("POST", "/e2e/runs", body, headers);
+      return {
+        response,
+        json: (await response.json()) as { data: Record<string, any>; error: Record<string, any> },
+      };
+    },
+    async submit(runId: string, results: unknown[]) {
+      const response = await this.request("POST", `/e2e/runs/${runId}/results`, { results });
+      return {
+        response,
+        json: (await response.json()) as { data: Record<string, any>[]; error: Record<string, any> },
+      };
+    },
+    async get(pathname: string) {
+      const response = await this.request("GET", pathname);
+      return { response, json: (await response.json()) as any };
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { describe, expect, test } from "bun:test";
+import retentionJob from "../../jobs/e2e-retention";
+import staleJob from "../../jobs/e2e-stale-runs";
+import { e2eClient, startE2EApp, writeE2EFixture } from "./fixtures";
+
+const fixture = writeE2EFixture({ extraConfig: "run_timeout_s: 60\n" });
+const app = await startE2EApp(fixture);
+const api = e2eClient(app);
+const { sql } = app.database;
+const context = {
+  config: app.config,
+  database: app.database,
+  logger: (await import("../../modules/platform/logger")).createLogger("silent"),
+};
+
+async function finishedRun(environment = "plain") {
+  const { json } = await api.create({
+    suite_id: "smoke",
+    environment_label: environment,
+    trigger_source: "ci",
+  });
+  const id = json.data.id as string;
+  for (const journey of ["dashboard", "dashboard_again"]) {
+    await api.request("PUT", `/e2e/runs/${id}/results/${journey}/log`, "x".repeat(1000));
+  }
+  await api.submit(id, [
+    { journey_id: "dashboard", status: "passed" },
+    { journey_id: "dashboard_again", status: "passed" },
+  ]);
+  return id;
+}
+
+describe("retention job", () => {
+  test("prunes by age and by run count, oldest first, never an active run; logs beyond the byte cap answer 410", async () => {
+    const old = await finishedRun();
+    const middle = await finishedRun();
+    const recent = await finishedRun();
+    const active = (await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" }))
+      .json.data.id;
+    await sql`update e2e_runs set started_at = now() - interval '30 days' where id in (${old}, ${active})`;
+    await sql`update e2e_runs set started_at = now() - interval '1 day' where id = ${middle}`;
+
+    await retentionJob.run({}, context);
+    const ids = (await sql`select id::text as id from e2e_runs`).map((r) => r.id);
+    expect(ids).not.toContain(old); // older than 14 days
+    expect(ids).toContain(active); // active runs are never pruned, whatever their age
+    expect(ids).toContain(middle);
+    expect((await api.get(`/e2e/runs/${old}/results/dashboard/log`)).response.status).toBe(404);
+
+    // Count: with max_runs 2, the oldest finished run goes.
+    const { loadE2EConfig } = await import("../../modules/e2e/config");
+    const { pruneRetention } = await import("../../modules/e2e/service");
+    const config = loadE2EConfig(fixture.configFile);
+    let outcome = await pruneRetention(app.database, {
+      ...config,
+      retention: { days: 14, maxRuns: 2, maxLogBytes: 1_000_000_000 },
+    });
+    expect(outcome.runsDeleted).toBe(1);
+    const left = (await sql`select id::text as id from e2e_runs`).map((r) => r.id).sort();
+    expect(left).toEqual([active, recent].sort());
+
+    // Bytes: 2000 bytes of logs on `recent`, cap 1500 → its oldest log's content is dropped (410), the run stays.
+    outcome = await pruneRetention(app.database, {
+      ...config,
+      retention: { days: 14, maxRuns: 2000, maxLogBytes: 1500 },
+    });
+    expect(outcome.logsPruned).toBe(1);
+    expect(outcome.bytesPruned).toBe(1000);
+    const statuses = await Promise.all(
+      ["dashboard", "dashboard_again"].map(
+        async (j) => (await api.get(`/e2e/runs/${recent}/results/${j}/log`)).response.status,
+      ),
+    );
+    expect(statuses.sort()).toEqual([200, 410]);
+    await api.request("POST", `/e2e/runs/${active}/cancel`);
+  });
+});
+
+describe("stale run job", () => {
+  test("cancels a run still active after run_timeout_s and frees its environment", async () => {
+    const { json } = await api.create({
+      suite_id: "smoke",
+      environment_label: "staging",
+      trigger_source: "ci",
+    });
+    await sql`update e2e_runs set started_at = now() - interval '2 minutes' where id = ${json.data.id}`;
+    const fresh = (await api.create({ suite_id: "smoke", environment_label: "local", trigger_source: "ci" }))
+      .json.data.id;
+    await staleJob.run({}, context);
+    expect((await api.get(`/e2e/runs/${json.data.id}`)).json.data.status).toBe("cancelled");
+    expect((await api.get(`/e2e/runs/${fresh}`)).json.data.status).toBe("queued");
+    const again = await api.create({ suite_id: "smoke", environment_label: "staging", trigger_source: "ci" });
+    expect(again.response.status).toBe(201);
+    for (const id of [fresh, again.json.data.id]) await api.request("POST", `/e2e/runs/${id}/cancel`);
+  });
+});
+
+describe("deleting runs", () => {
+  test("deleting an active run (admin bulk delete) releases its environment lock", async () => {
+    const { deleteRuns } = await import("../../modules/e2e/service");
+    const active = (await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" }))
+      .json.data.id;
+    expect(
+      (await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" })).response
+        .status,
+    ).toBe(409);
+    expect(await deleteRuns(app.database, context.logger, [active, "not-a-uuid"])).toBe(1);
+    const next = await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" });
+    expect(next.response.status).toBe(201);
+    await api.request("POST", `/e2e/runs/${next.json.data.id}/cancel`);
+  });
+});

@@ -1,0 +1,228 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { loadE2EConfig } from "../../modules/e2e/config";
+import { validateJourney } from "../../modules/e2e/journeys";
+import { ACTION_EXPECTS } from "../../modules/e2e/registry";
+import { RUNNER_ACTIONS } from "../../modules/e2e/runner/actions";
+import { redact } from "../../modules/e2e/runner/http";
+import { e2eClient, RUNNER_ID, RUNNER_TOKEN, startE2EApp, writeE2EFixture } from "./fixtures";
+
+const fixture = writeE2EFixture();
+const app = await startE2EApp(fixture);
+const api = e2eClient(app);
+const ROOT = path.resolve(import.meta.dir, "../..");
+
+function outpost(args: string[], options: { apiUrl?: string; env?: Record<string, string> } = {}) {
+  const journeys =
+    args[0] === "run" && !args.includes("--journeys-dir") ? ["--journeys-dir", fixture.journeysDir] : [];
+  return Bun.spawn(
+    [path.join(ROOT, "outpost"), "e2e", ...args, ...journeys, "--api-url", options.apiUrl ?? app.url],
+    {
+      cwd: fixture.dir,
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: process.env.HOME ?? "/root",
+        OUTPOST_E2E_RUNNER_ID: RUNNER_ID,
+        OUTPOST_E2E_RUNNER_TOKEN: RUNNER_TOKEN,
+        ...options.env,
+      },
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+}
+
+async function finish(proc: ReturnType<typeof outpost>) {
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { stdout, stderr, code };
+}
+
+describe("the registry and the runner agree", () => {
+  test("the runner implements exactly the registered actions with their expects", () => {
+    expect(Object.fromEntries(Object.entries(RUNNER_ACTIONS).map(([a, impl]) => [a, impl.expect]))).toEqual({
+      ...ACTION_EXPECTS,
+    });
+  });
+
+  test("the repo's e2e/config.yaml is valid and every suite's journeys pass the registry", () => {
+    const config = loadE2EConfig(path.join(ROOT, "e2e/config.yaml"), {
+      OUTPOST_E2E_RUNNER_TOKEN: "x".repeat(40),
+    });
+    expect([...config.suites.keys()].sort()).toEqual(["runtime", "smoke"]);
+    for (const journeys of config.suites.values())
+      for (const j of journeys)
+        expect(validateJourney(config.journeysDir, j).steps.length).toBeGreaterThan(0);
+  });
+
+  test("log redaction hides secret-looking keys and api_key query values", () => {
+    expect(
+      redact({ api_token: "abc", nested: { Authorization: "Bearer x", ok: "/x?api_key=secret&y=1" } }),
+    ).toEqual({
+      api_token: "[REDACTED]",
+      nested: { Authorization: "[REDACTED]", ok: "/x?api_key=[REDACTED]&y=1" },
+    });
+  });
+});
+
+describe("outpost e2e", () => {
+  test("suites lists the server's suites; bad credentials exit 2", async () => {
+    const listed = await finish(outpost(["suites"]));
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain("smoke: dashboard, dashboard_again");
+    const denied = await finish(
+      outpost(["suites"], { env: { OUTPOST_E2E_RUNNER_TOKEN: "wrong-token-wrong-token-wrong-token-wrong" } }),
+    );
+    expect(denied.code).toBe(2);
+    expect(denied.stderr).toContain("unauthorized");
+  }, 30_000);
+
+  test("run: a passing suite exits 0, writes e2e_log.v1 JSONL locally, uploads it and prints JSON", async () => {
+    const result = await finish(
+      outpost([
+        "run",
+        "--suite",
+        "smoke",
+        "--env",
+        "plain",
+        "--trigger",
+        "ci",
+        "--json",
+        "--log-dir",
+        "logs",
+      ]),
+    );
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.status).toBe("passed");
+    expect(summary.journeys.map((j: any) => [j.journey_id, j.status])).toEqual([
+      ["dashboard", "passed"],
+      ["dashboard_again", "passed"],
+    ]);
+    const files = readdirSync(path.join(fixture.dir, "logs", summary.run_id)).sort();
+    expect(files).toEqual(["001-dashboard.jsonl", "002-dashboard_again.jsonl"]);
+    const lines = readFileSync(path.join(fixture.dir, "logs", summary.run_id, files[1]!), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.level, l.event ?? l.status])).toEqual([
+      ["journey", "started"],
+      ["step", "passed"],
+      ["journey", "completed"],
+    ]);
+    expect(lines.every((l) => l.schema === "e2e_log.v1")).toBe(true);
+    expect(lines[0].run.run_id).toBe(summary.run_id);
+    expect(lines[1]).toMatchObject({
+      step_id: "second_look",
+      action: "fetch_dashboard",
+      expect: "dashboard_payload",
+      http_status: 200,
+      response_type: "json_response",
+    });
+    expect(lines[2]).toMatchObject({ steps_run: 1, steps_passed: 1, steps_failed: 0, status: "passed" });
+    const uploaded = await api.get(`/e2e/runs/${summary.run_id}/results/dashboard_again/log`);
+    expect(uploaded.response.status).toBe(200);
+    expect(uploaded.json.data.content).toBe(
+      readFileSync(path.join(fixture.dir, "logs", summary.run_id, files[1]!), "utf8"),
+    );
+    const results = (await api.get(`/e2e/runs/${summary.run_id}/results`)).json.data;
+    expect(results.every((r: any) => r.started_at && r.finished_at && r.log_ref)).toBe(true);
+    // Reusing the key of a finished run replays it without executing anything.
+  }, 30_000);
+
+  test("run: a failing journey makes the run failed and the exit code 1; the summary names the step", async () => {
+    const journeysDir = path.join(fixture.dir, "runner-journeys");
+    mkdirSync(journeysDir, { recursive: true });
+    writeFileSync(
+      path.join(journeysDir, "dashboard.yaml"),
+      readFileSync(path.join(fixture.journeysDir, "dashboard.yaml")),
+    );
+    const result = await finish(
+      outpost([
+        "run",
+        "--suite",
+        "smoke",
+        "--env",
+        "plain",
+        "--journeys-dir",
+        journeysDir,
+        "--log-dir",
+        "logs",
+      ]),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("Run failed");
+    expect(result.stdout).toContain("at load_journey");
+    const runId = /E2E run ([0-9a-f-]{36})/.exec(result.stdout)![1]!;
+    const results = (await api.get(`/e2e/runs/${runId}/results`)).json.data;
+    expect(results.map((r: any) => r.status)).toEqual(["passed", "failed"]);
+    expect(results[1].failure_step).toBe("load_journey");
+  }, 30_000);
+
+  test("run: an idempotency key of a finished run replays it (exit by its status); API errors exit 2", async () => {
+    const first = await finish(
+      outpost(["run", "--suite", "smoke", "--env", "local", "--idempotency-key", "build-7", "--json"]),
+    );
+    expect(first.code).toBe(0);
+    const again = await finish(
+      outpost(["run", "--suite", "smoke", "--env", "local", "--idempotency-key", "build-7", "--json"]),
+    );
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      run_id: JSON.parse(first.stdout).run_id,
+      replayed: true,
+    });
+    const refused = await finish(outpost(["run", "--suite", "smoke", "--env", "production"]));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("invalid_request");
+  }, 30_000);
+
+  test("run: Ctrl-C stops the current step, cancels the run and exits 130", async () => {
+    // A loopback proxy in front of the app that makes /readyz (the dashboard step) hang.
+    const proxy = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(request) {
+        const url = new URL(request.url);
+        if (url.pathname === "/readyz") await Bun.sleep(20_000);
+        const body =
+          request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+        return fetch(`${app.url}${url.pathname}${url.search}`, {
+          method: request.method,
+          headers: request.headers,
+          body,
+        });
+      },
+    });
+    try {
+      const proc = outpost(["run", "--suite", "smoke", "--env", "staging", "--json"], {
+        apiUrl: `http://127.0.0.1:${proxy.port}`,
+      });
+      const decoder = new TextDecoder();
+      let stderr = "";
+      const reader = proc.stderr.getReader();
+      while (!stderr.includes("… dashboard")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        stderr += decoder.decode(value);
+      }
+      await Bun.sleep(200);
+      proc.kill("SIGINT");
+      const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      expect(code).toBe(130);
+      const summary = JSON.parse(stdout);
+      expect(summary.status).toBe("cancelled");
+      const results = (await api.get(`/e2e/runs/${summary.run_id}/results`)).json.data;
+      expect(results.map((r: any) => r.status)).toEqual(["cancelled", "cancelled"]);
+      const locked = await app.database
+        .sql`select 1 from e2e_environment_locks where environment_label = 'staging'`;
+      expect(locked.length).toBe(0);
+    } finally {
+      proxy.stop(true);
+    }
+  }, 30_000);
+});
