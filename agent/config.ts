@@ -1,0 +1,368 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Type } from "@sinclair/typebox";
+import { Value, ValueErrorType } from "@sinclair/typebox/value";
+import YAML from "yaml";
+
+/** MQTT settings used by the `pub_and_get` script builtin. */
+export interface MqttConfig {
+  url: string;
+  username: string | null;
+  password: string | null;
+  publish_allowlist: string[];
+  subscribe_allowlist: string[];
+  timeout_ms: number;
+}
+
+/** The fully resolved agent configuration (file + environment + defaults). */
+export interface AgentConfig {
+  server_url: string;
+  product_name: string;
+  interface: string | null;
+  poll_interval_s: number;
+  poll_max_backoff_s: number;
+  register_retry_base_ms: number;
+  register_retry_max_s: number;
+  register_max_attempts: number;
+  http_timeout_ms: number;
+  state_dir: string;
+  scripts_dir: string;
+  install_builtin_scripts: boolean;
+  authorized_keys_path: string;
+  ssh_max_ttl_s: number;
+  command_timeout_ms: number;
+  max_commands_per_poll: number;
+  script_timeout_ms: number;
+  script_warn_ms: number;
+  script_memory_mb: number;
+  script_concurrency: number;
+  read_file_allowlist: string[];
+  read_file_max_bytes: number;
+  exec_allowlist: string[];
+  exec_timeout_ms: number;
+  exec_max_output_bytes: number;
+  exec_work_dir: string;
+  exec_env: Record<string, string>;
+  mqtt: MqttConfig;
+  log_level: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
+}
+
+/** Where the configuration came from, for `status` and error messages. */
+export interface LoadedConfig {
+  config: AgentConfig;
+  source: string | null;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+
+/** Default state directory: system-wide when running as root, per-user otherwise. */
+export function defaultStateDir(): string {
+  return isRoot ? "/var/lib/outpost-agent" : path.join(os.homedir(), ".local/state/outpost-agent");
+}
+
+/** Files the built-in scripts read; operators may extend the list. */
+export const DEFAULT_READ_FILE_ALLOWLIST = [
+  "/proc/loadavg",
+  "/proc/stat",
+  "/proc/meminfo",
+  "/proc/uptime",
+  "/proc/net/dev",
+  "/proc/mounts",
+];
+
+/** Build the defaults; paths that depend on `state_dir` are derived from it. */
+export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
+  return {
+    server_url: "http://localhost:4000",
+    product_name: "outpost-linux",
+    interface: null,
+    poll_interval_s: 30,
+    poll_max_backoff_s: 300,
+    register_retry_base_ms: 2000,
+    register_retry_max_s: 60,
+    register_max_attempts: 0,
+    http_timeout_ms: 10000,
+    state_dir: stateDir,
+    scripts_dir: path.join(stateDir, "scripts"),
+    install_builtin_scripts: true,
+    authorized_keys_path: "/home/outpost-support/.ssh/authorized_keys",
+    ssh_max_ttl_s: 3600,
+    command_timeout_ms: 5000,
+    max_commands_per_poll: 50,
+    script_timeout_ms: 5000,
+    script_warn_ms: 3000,
+    script_memory_mb: 64,
+    script_concurrency: 16,
+    read_file_allowlist: [...DEFAULT_READ_FILE_ALLOWLIST],
+    read_file_max_bytes: 65536,
+    exec_allowlist: [],
+    exec_timeout_ms: 5000,
+    exec_max_output_bytes: 65536,
+    exec_work_dir: "/",
+    exec_env: {},
+    mqtt: {
+      url: "mqtt://127.0.0.1:1883",
+      username: null,
+      password: null,
+      publish_allowlist: [],
+      subscribe_allowlist: [],
+      timeout_ms: 5000,
+    },
+    log_level: "info",
+  };
+}
+
+const AbsolutePath = () => Type.String({ minLength: 1, pattern: "^/" });
+const StringList = () => Type.Array(Type.String({ minLength: 1 }));
+const Int = (minimum: number, maximum?: number) =>
+  Type.Integer(maximum === undefined ? { minimum } : { minimum, maximum });
+const NullableString = (pattern?: string) =>
+  Type.Union([Type.String(pattern ? { pattern } : {}), Type.Null()]);
+
+/**
+ * Schema of the configuration file (every key optional; unknown keys rejected). TypeBox's interpreted
+ * check is used instead of a compiled validator: it costs nothing at start-up.
+ */
+const ConfigFileSchema = Type.Object(
+  {
+    server_url: Type.Optional(Type.String({ pattern: "^https?://[^\\s]+$" })),
+    product_name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    interface: Type.Optional(NullableString("^[A-Za-z0-9_.:@-]{1,15}$")),
+    poll_interval_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400 })),
+    poll_max_backoff_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400 })),
+    register_retry_base_ms: Type.Optional(Int(1, 600000)),
+    register_retry_max_s: Type.Optional(Type.Number({ minimum: 0.001, maximum: 86400 })),
+    register_max_attempts: Type.Optional(Int(0)),
+    http_timeout_ms: Type.Optional(Int(100, 300000)),
+    state_dir: Type.Optional(AbsolutePath()),
+    scripts_dir: Type.Optional(AbsolutePath()),
+    install_builtin_scripts: Type.Optional(Type.Boolean()),
+    authorized_keys_path: Type.Optional(Type.String({ pattern: "^/.*authorized_keys[^/]*$" })),
+    ssh_max_ttl_s: Type.Optional(Int(1, 86400)),
+    command_timeout_ms: Type.Optional(Int(10, 600000)),
+    max_commands_per_poll: Type.Optional(Int(1, 1000)),
+    script_timeout_ms: Type.Optional(Int(10, 600000)),
+    script_warn_ms: Type.Optional(Int(1, 600000)),
+    script_memory_mb: Type.Optional(Int(17, 1024)),
+    script_concurrency: Type.Optional(Int(1, 256)),
+    read_file_allowlist: Type.Optional(Type.Array(AbsolutePath())),
+    read_file_max_bytes: Type.Optional(Int(1, 16777216)),
+    exec_allowlist: Type.Optional(Type.Array(AbsolutePath())),
+    exec_timeout_ms: Type.Optional(Int(10, 600000)),
+    exec_max_output_bytes: Type.Optional(Int(1, 16777216)),
+    exec_work_dir: Type.Optional(AbsolutePath()),
+    exec_env: Type.Optional(Type.Record(Type.String(), Type.String())),
+    mqtt: Type.Optional(
+      Type.Object(
+        {
+          url: Type.Optional(Type.String({ pattern: "^(mqtts?|wss?|tcp|ssl)://[^\\s]+$" })),
+          username: Type.Optional(NullableString()),
+          password: Type.Optional(NullableString()),
+          publish_allowlist: Type.Optional(StringList()),
+          subscribe_allowlist: Type.Optional(StringList()),
+          timeout_ms: Type.Optional(Int(10, 600000)),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    log_level: Type.Optional(
+      Type.Union(["trace", "debug", "info", "warn", "error", "fatal", "silent"].map((l) => Type.Literal(l))),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The first problem of a raw config object, as "<dotted.key> <message>", or null when it is valid. */
+function firstConfigProblem(raw: unknown): string | null {
+  if (Value.Check(ConfigFileSchema, raw)) return null;
+  const errors = [...Value.Errors(ConfigFileSchema, raw)];
+  const pick =
+    errors.find(
+      (e) => e.type === ValueErrorType.ObjectAdditionalProperties || e.message === "Unexpected property",
+    ) ?? errors[0];
+  if (!pick) return "config is invalid";
+  const key = pick.path.replace(/^\//, "").replace(/\//g, ".");
+  if (pick.message === "Unexpected property") return `unknown key "${key}"`;
+  const error = errors.find((e) => e.path === pick.path && e.type !== ValueErrorType.Union) ?? pick;
+  let message = `${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`;
+  if (error.type === ValueErrorType.StringPattern) {
+    const pattern = (error.schema as { pattern?: string }).pattern ?? "";
+    if (pattern === "^/") message = "must be an absolute path";
+    else if (pattern.startsWith("^https?")) message = "must be an http:// or https:// URL";
+    else if (pattern.startsWith("^(mqtt")) message = "must be an mqtt://, mqtts://, ws:// or wss:// URL";
+    else if (pattern.includes("authorized_keys"))
+      message = "must be an absolute path whose file name contains authorized_keys";
+  }
+  return `${key || "config"}: ${message}`;
+}
+
+type JsonType = "string" | "number" | "integer" | "boolean" | "array" | "object" | "nullable-string";
+
+/** How each key is parsed from an `OUTPOST_AGENT_<KEY>` environment variable. */
+const ENV_KEYS: Record<string, JsonType> = {
+  server_url: "string",
+  product_name: "string",
+  interface: "nullable-string",
+  poll_interval_s: "number",
+  poll_max_backoff_s: "number",
+  register_retry_base_ms: "integer",
+  register_retry_max_s: "number",
+  register_max_attempts: "integer",
+  http_timeout_ms: "integer",
+  state_dir: "string",
+  scripts_dir: "string",
+  install_builtin_scripts: "boolean",
+  authorized_keys_path: "string",
+  ssh_max_ttl_s: "integer",
+  command_timeout_ms: "integer",
+  max_commands_per_poll: "integer",
+  script_timeout_ms: "integer",
+  script_warn_ms: "integer",
+  script_memory_mb: "integer",
+  script_concurrency: "integer",
+  read_file_allowlist: "array",
+  read_file_max_bytes: "integer",
+  exec_allowlist: "array",
+  exec_timeout_ms: "integer",
+  exec_max_output_bytes: "integer",
+  exec_work_dir: "string",
+  exec_env: "object",
+  "mqtt.url": "string",
+  "mqtt.username": "nullable-string",
+  "mqtt.password": "nullable-string",
+  "mqtt.publish_allowlist": "array",
+  "mqtt.subscribe_allowlist": "array",
+  "mqtt.timeout_ms": "integer",
+  log_level: "string",
+};
+
+/** Environment variable name for a (possibly dotted) config key: `mqtt.url` → `OUTPOST_AGENT_MQTT_URL`. */
+export function envVarName(key: string): string {
+  return `OUTPOST_AGENT_${key.replace(/\./g, "_").toUpperCase()}`;
+}
+
+function parseEnvValue(name: string, raw: string, type: JsonType): unknown {
+  switch (type) {
+    case "string":
+      return raw;
+    case "nullable-string":
+      return raw === "" ? null : raw;
+    case "number":
+    case "integer": {
+      const n = Number(raw);
+      if (raw.trim() === "" || !Number.isFinite(n))
+        throw new ConfigError(`${name} must be a number, got "${raw}"`);
+      return n;
+    }
+    case "boolean":
+      if (/^(1|true|yes|on)$/i.test(raw)) return true;
+      if (/^(0|false|no|off)$/i.test(raw)) return false;
+      throw new ConfigError(`${name} must be a boolean (true/false), got "${raw}"`);
+    case "array": {
+      const trimmed = raw.trim();
+      if (trimmed.startsWith("[")) return parseJsonEnv(name, trimmed);
+      return trimmed === "" ? [] : trimmed.split(",").map((s) => s.trim());
+    }
+    case "object":
+      return parseJsonEnv(name, raw);
+  }
+}
+
+function parseJsonEnv(name: string, raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${name} must be JSON, got "${raw}"`);
+  }
+}
+
+/** Apply `OUTPOST_AGENT_*` overrides on top of the raw file object. Unknown variables are rejected. */
+export function applyEnvOverrides(raw: Record<string, unknown>, env: Record<string, string | undefined>) {
+  const known = new Map(Object.entries(ENV_KEYS).map(([key, type]) => [envVarName(key), { key, type }]));
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith("OUTPOST_AGENT_") || value === undefined || name === "OUTPOST_AGENT_CONFIG")
+      continue;
+    const entry = known.get(name);
+    if (!entry) throw new ConfigError(`unknown environment variable ${name}`);
+    const parsed = parseEnvValue(name, value, entry.type);
+    const [head, tail] = entry.key.split(".");
+    if (tail) {
+      const nested = (raw[head] ?? {}) as Record<string, unknown>;
+      if (typeof nested !== "object" || nested === null) throw new ConfigError(`${head} must be a mapping`);
+      nested[tail] = parsed;
+      raw[head] = nested;
+    } else {
+      raw[head] = parsed;
+    }
+  }
+}
+
+/** Candidate configuration files, in order; the first that exists is used. */
+export function configCandidates(env: Record<string, string | undefined>): string[] {
+  const home = env.HOME || os.homedir();
+  return ["/etc/outpost/agent.yaml", path.join(home, ".config/outpost/agent.yaml")];
+}
+
+export interface LoadConfigOptions {
+  /** Explicit file (`--config`); overrides `OUTPOST_AGENT_CONFIG` and the search path. Must exist. */
+  file?: string;
+  env?: Record<string, string | undefined>;
+}
+
+/** Load, merge and validate the configuration. Throws ConfigError with one clear line on problems. */
+export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const explicit = options.file ?? env.OUTPOST_AGENT_CONFIG;
+  let source: string | null = null;
+  let raw: Record<string, unknown> = {};
+  if (explicit) {
+    if (!fs.existsSync(explicit)) throw new ConfigError(`config file not found: ${explicit}`);
+    source = path.resolve(explicit);
+  } else {
+    source = configCandidates(env).find((p) => fs.existsSync(p)) ?? null;
+  }
+  if (source) raw = readConfigFile(source);
+  applyEnvOverrides(raw, env);
+  const problem = firstConfigProblem(raw);
+  if (problem) {
+    const where = source ? ` (in ${source} or OUTPOST_AGENT_* environment)` : "";
+    throw new ConfigError(`invalid configuration: ${problem}${where}`);
+  }
+  const stateDir = (raw.state_dir as string | undefined) ?? defaultStateDir();
+  const defaults = defaultConfig(stateDir);
+  const config: AgentConfig = {
+    ...defaults,
+    ...(raw as Partial<AgentConfig>),
+    mqtt: { ...defaults.mqtt, ...((raw.mqtt as Partial<MqttConfig> | undefined) ?? {}) },
+  };
+  if (config.script_warn_ms >= config.script_timeout_ms) {
+    throw new ConfigError("invalid configuration: script_warn_ms must be lower than script_timeout_ms");
+  }
+  config.server_url = config.server_url.replace(/\/+$/, "");
+  return { config, source };
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = YAML.parse(text);
+  } catch (err) {
+    throw new ConfigError(`config file ${file} is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new ConfigError(`config file ${file} must contain a YAML mapping`);
+  }
+  return parsed as Record<string, unknown>;
+}

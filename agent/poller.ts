@@ -1,0 +1,244 @@
+import { ApiError, type DeviceApiClient } from "./api-client.ts";
+import { backoffDelayMs, sleep } from "./backoff.ts";
+import { executeCommands, hydrateCommandPayloads } from "./commands/executor.ts";
+import type { CommandResult } from "./commands/types.ts";
+import { mapLimit } from "./concurrency.ts";
+import type { AgentConfig } from "./config.ts";
+import { type DeviceIdentity, detectIdentity } from "./identity.ts";
+import type { Logger } from "./logger.ts";
+import { registerOnce } from "./register.ts";
+import { runOptionsFromConfig, runScript, type ScriptReport } from "./scripts/runner.ts";
+import type { InstalledScript, ScriptStore } from "./scripts/store.ts";
+import { type DeviceCredentials, loadCredentials, saveLastPoll } from "./state.ts";
+import { buildHeartbeatBody, buildSchemaDefinition, type SchemaDefinition } from "./telemetry.ts";
+import type { TunnelController } from "./tunnel.ts";
+
+/** Everything the poller needs; built once by the CLI. */
+export interface AgentContext {
+  config: AgentConfig;
+  configSource: string | null;
+  logger: Logger;
+  store: ScriptStore;
+  api: DeviceApiClient;
+  tunnel: TunnelController;
+  startedAt: number;
+}
+
+export interface CollectedTelemetry {
+  identity: DeviceIdentity;
+  scripts: InstalledScript[];
+  reports: Map<string, ScriptReport>;
+  schema: SchemaDefinition;
+  durationMs: number;
+}
+
+/** Re-detect identity and run the latest version of every installed script in parallel. */
+export async function collectTelemetry(
+  ctx: Pick<AgentContext, "config" | "configSource" | "logger" | "store">,
+): Promise<CollectedTelemetry> {
+  const started = performance.now();
+  const identity = detectIdentity(ctx.config.interface);
+  const warnings: { path: string; message: string }[] = [];
+  const scripts = ctx.store.latest(warnings);
+  for (const w of warnings) ctx.logger.warn({ path: w.path }, `skipping invalid script: ${w.message}`);
+  const results = await mapLimit(scripts, ctx.config.script_concurrency, (script) =>
+    runScript(script, runOptionsFromConfig(ctx.config, script.meta.name, ctx.configSource)),
+  );
+  const reports = new Map<string, ScriptReport>();
+  scripts.forEach((script, i) => {
+    reports.set(script.meta.name, results[i].report);
+  });
+  const durationMs = Math.round(performance.now() - started);
+  return {
+    identity,
+    scripts,
+    reports,
+    schema: buildSchemaDefinition(ctx.config.product_name, scripts),
+    durationMs,
+  };
+}
+
+export interface PollSummary {
+  durationMs: number;
+  scripts: number;
+  scriptErrors: number;
+  commands: number;
+  results: CommandResult[];
+  resultsPosted: boolean;
+  remoteAccessRequested: boolean;
+}
+
+/**
+ * Post all command results in one request. If the server rejects the batch (422) because of entries
+ * it cannot correlate (missing or repeated ids), post once more with only the correlatable entries.
+ */
+export async function postResults(
+  api: DeviceApiClient,
+  creds: DeviceCredentials,
+  results: CommandResult[],
+  logger: Logger,
+) {
+  if (results.length === 0) return true;
+  try {
+    await api.postCommandResults(creds.uuid, creds.token, results);
+    return true;
+  } catch (err) {
+    const seen = new Set<string>();
+    const correlatable = results.filter(
+      (r) => r.command_id !== "" && !seen.has(r.command_id) && seen.add(r.command_id),
+    );
+    if (
+      err instanceof ApiError &&
+      err.status === 422 &&
+      correlatable.length > 0 &&
+      correlatable.length < results.length
+    ) {
+      logger.warn(
+        { err: err.message },
+        "server rejected results with missing/duplicate ids; re-posting the others",
+      );
+      try {
+        await api.postCommandResults(creds.uuid, creds.token, correlatable);
+        return true;
+      } catch (retryErr) {
+        logger.error({ err: (retryErr as Error).message }, "posting command results failed");
+        return false;
+      }
+    }
+    logger.error({ err: (err as Error).message }, "posting command results failed");
+    return false;
+  }
+}
+
+/** One poll: collect telemetry, heartbeat, fetch deferred payloads, execute commands, post results, drive the tunnel. */
+export async function pollOnce(ctx: AgentContext, creds: DeviceCredentials): Promise<PollSummary> {
+  const started = performance.now();
+  const telemetry = await collectTelemetry(ctx);
+  const body = buildHeartbeatBody({
+    uuid: creds.uuid,
+    identity: telemetry.identity,
+    reports: telemetry.reports,
+    schema: telemetry.schema,
+    connection: ctx.tunnel.status(),
+    collectedAt: new Date(),
+    collectDurationMs: telemetry.durationMs,
+    agentStartedAt: ctx.startedAt,
+  });
+  const reply = await ctx.api.heartbeat(creds.uuid, creds.token, body);
+  const { commands, failures } = await hydrateCommandPayloads(
+    reply.commands,
+    ctx.api,
+    creds.uuid,
+    creds.token,
+    ctx.config.command_timeout_ms,
+  );
+  const results = await executeCommands(
+    commands,
+    { config: ctx.config, store: ctx.store, logger: ctx.logger },
+    failures,
+  );
+  const resultsPosted = await postResults(ctx.api, creds, results, ctx.logger);
+  await ctx.tunnel.apply(reply.remote_access_token);
+  const scriptErrors = [...telemetry.reports.values()].filter((r) => r.status !== "success").length;
+  const durationMs = Math.round(performance.now() - started);
+  ctx.logger.info(
+    {
+      duration_ms: durationMs,
+      scripts: telemetry.reports.size,
+      script_errors: scriptErrors,
+      commands: commands.length,
+    },
+    "poll complete",
+  );
+  return {
+    durationMs,
+    scripts: telemetry.reports.size,
+    scriptErrors,
+    commands: commands.length,
+    results,
+    resultsPosted,
+    remoteAccessRequested: reply.remote_access_token !== undefined,
+  };
+}
+
+export interface PollLoopOptions {
+  signal: AbortSignal;
+  /** Stop after this many polls (0 = until the signal aborts). */
+  maxPolls?: number;
+  random?: () => number;
+}
+
+/**
+ * The daemon: poll immediately, then every `poll_interval_s`. A failed poll backs off exponentially
+ * (base = the interval, cap = `poll_max_backoff_s`, ±25 % jitter, at least Retry-After); success resets.
+ * A 401/403/404 triggers one registration attempt (the server issues a fresh token to an approved device).
+ * Returns the number of consecutive failures at exit.
+ */
+export async function runPollLoop(
+  ctx: AgentContext,
+  creds: DeviceCredentials,
+  options: PollLoopOptions,
+): Promise<number> {
+  const intervalMs = ctx.config.poll_interval_s * 1000;
+  const capMs = Math.max(intervalMs, ctx.config.poll_max_backoff_s * 1000);
+  let failures = 0;
+  let polls = 0;
+  let current = creds;
+  while (!options.signal.aborted) {
+    const started = Date.now();
+    let delay = intervalMs;
+    try {
+      // Pick up credentials rotated by a concurrent `register` without restarting the daemon.
+      try {
+        current = loadCredentials(ctx.config.state_dir) ?? current;
+      } catch {
+        // keep the credentials we have
+      }
+      const summary = await pollOnce(ctx, current);
+      failures = 0;
+      saveLastPoll(ctx.config.state_dir, {
+        at: new Date(started).toISOString(),
+        ok: true,
+        duration_ms: summary.durationMs,
+        scripts: summary.scripts,
+        script_errors: summary.scriptErrors,
+        commands: summary.commands,
+        next_poll_in_ms: delay,
+      });
+    } catch (err) {
+      failures++;
+      delay = backoffDelayMs(failures, intervalMs, capMs, options.random);
+      if (err instanceof ApiError && err.retryAfterMs)
+        delay = Math.min(capMs, Math.max(delay, err.retryAfterMs));
+      let message = (err as Error).message;
+      if (err instanceof ApiError && [401, 403, 404].includes(err.status)) {
+        // The token was rotated or revoked, the device is not approved (any more), or it was deleted:
+        // register again; a token issued now is used right away.
+        try {
+          const renewed = await registerOnce(ctx, current.uuid);
+          if (renewed) {
+            current = renewed;
+            delay = Math.min(delay, 1000);
+            message += "; registered again and received a new token";
+          } else {
+            message += "; registered again, the device is waiting for approval";
+          }
+        } catch (regErr) {
+          message += `; registering again failed: ${(regErr as Error).message}`;
+        }
+      }
+      ctx.logger.error({ failures, retry_in_ms: delay }, `poll failed: ${message}`);
+      saveLastPoll(ctx.config.state_dir, {
+        at: new Date(started).toISOString(),
+        ok: false,
+        duration_ms: Date.now() - started,
+        error: message,
+        next_poll_in_ms: delay,
+      });
+    }
+    polls++;
+    if (options.maxPolls && polls >= options.maxPolls) break;
+    await sleep(delay, options.signal);
+  }
+  return failures;
+}

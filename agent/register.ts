@@ -1,0 +1,110 @@
+import os from "node:os";
+import { ApiError } from "./api-client.ts";
+import { backoffDelayMs, sleep } from "./backoff.ts";
+import { detectIdentity } from "./identity.ts";
+import type { AgentContext } from "./poller.ts";
+import { type DeviceCredentials, loadCredentials, saveCredentials } from "./state.ts";
+import { buildSchemaDefinition } from "./telemetry.ts";
+import { AGENT_VERSION } from "./version.ts";
+
+export class RegistrationError extends Error {
+  override name = "RegistrationError";
+}
+
+/** The registration request body. */
+export function buildRegistrationBody(
+  ctx: Pick<AgentContext, "config" | "store">,
+  existingUuid: string | null,
+) {
+  const identity = detectIdentity(ctx.config.interface);
+  const metadata: Record<string, unknown> = {
+    hostname: identity.hostname,
+    ip_address: identity.ip_address,
+    name: identity.name,
+    interface: identity.interface,
+    agent_version: AGENT_VERSION,
+    os: { platform: os.platform(), release: os.release(), arch: os.arch() },
+  };
+  if (existingUuid) metadata.client_uuid = existingUuid;
+  return {
+    mac_address: identity.mac_address,
+    product_name: ctx.config.product_name,
+    metadata,
+    schema_definition: buildSchemaDefinition(ctx.config.product_name, ctx.store.latest()),
+  };
+}
+
+/** Client errors that retrying cannot fix (bad MAC, invalid schema, oversized body). */
+function isPermanent(err: unknown): boolean {
+  return err instanceof ApiError && [400, 413, 422].includes(err.status);
+}
+
+/**
+ * One registration attempt (used by the poll loop after a 401/403/404): stores and returns new
+ * credentials when the server issues a token, otherwise null.
+ */
+export async function registerOnce(
+  ctx: AgentContext,
+  existingUuid: string | null,
+): Promise<DeviceCredentials | null> {
+  const reply = await ctx.api.register(buildRegistrationBody(ctx, existingUuid));
+  if (typeof reply.api_token !== "string" || reply.api_token === "") return null;
+  const creds = { uuid: reply.id, token: reply.api_token };
+  saveCredentials(ctx.config.state_dir, creds);
+  return creds;
+}
+
+export interface RegisterOptions {
+  signal: AbortSignal;
+  random?: () => number;
+  onPending?: (attempt: number, delayMs: number) => void;
+}
+
+/**
+ * Register until the server issues a token: capped exponential backoff with jitter between attempts
+ * (`register_retry_base_ms` doubling up to `register_retry_max_s`), "pending approval" counts as a retry,
+ * `register_max_attempts` (0 = unlimited) bounds the loop. Credentials are stored only with a token.
+ */
+export async function registerDevice(
+  ctx: AgentContext,
+  options: RegisterOptions,
+): Promise<DeviceCredentials> {
+  const { config, logger } = ctx;
+  let existing: string | null = null;
+  try {
+    existing = loadCredentials(config.state_dir)?.uuid ?? null;
+  } catch {
+    existing = null;
+  }
+  const capMs = config.register_retry_max_s * 1000;
+  for (
+    let attempt = 1;
+    config.register_max_attempts === 0 || attempt <= config.register_max_attempts;
+    attempt++
+  ) {
+    if (options.signal.aborted) throw new RegistrationError("registration interrupted");
+    let problem: string;
+    try {
+      const reply = await ctx.api.register(buildRegistrationBody(ctx, existing));
+      if (typeof reply.api_token === "string" && reply.api_token !== "") {
+        const creds = { uuid: reply.id, token: reply.api_token };
+        saveCredentials(config.state_dir, creds);
+        logger.info({ device_id: reply.id }, "registered; credentials stored");
+        return creds;
+      }
+      existing = reply.id;
+      problem = `device ${reply.id} is ${reply.approval_status ?? "pending"} approval`;
+    } catch (err) {
+      if (isPermanent(err)) throw new RegistrationError(`registration rejected: ${(err as Error).message}`);
+      problem = (err as Error).message;
+    }
+    if (config.register_max_attempts !== 0 && attempt >= config.register_max_attempts) {
+      throw new RegistrationError(`registration did not complete after ${attempt} attempts: ${problem}`);
+    }
+    const delay = backoffDelayMs(attempt, config.register_retry_base_ms, capMs, options.random);
+    logger.warn({ attempt, retry_in_ms: delay }, `registration not complete: ${problem}`);
+    options.onPending?.(attempt, delay);
+    if (!(await sleep(delay, options.signal))) throw new RegistrationError("registration interrupted");
+  }
+  throw new RegistrationError("registration did not complete");
+}

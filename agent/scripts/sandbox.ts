@@ -1,0 +1,431 @@
+import fs from "node:fs";
+import wasmPath from "@jitl/quickjs-wasmfile-release-sync/wasm" with { type: "file" };
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule,
+  RELEASE_SYNC,
+} from "quickjs-emscripten";
+import type { ScriptError } from "./errors.ts";
+
+/**
+ * QuickJS (WebAssembly) sandbox.
+ *
+ * Design: every sandbox session runs in its own QuickJS runtime inside a WebAssembly *instance* that no
+ * other session uses at the same time, with a bounded `WebAssembly.Memory` (the memory cap) and an
+ * interrupt deadline (the CPU cap). Instances are pooled; a doubtful one is never reused. Host builtins are
+ * plain functions; async builtins return sandbox promises that the host resolves when its own promise
+ * settles ("host resolves promises" design, sync QuickJS build — no asyncify), so scripts `await` them.
+ * Only JSON-like values cross the boundary: no host object is ever exposed to sandboxed code.
+ */
+
+/** A value that may cross the sandbox boundary. */
+export type JsonLike = null | boolean | number | string | JsonLike[] | { [key: string]: JsonLike };
+
+/** A host function callable from the sandbox. Arguments arrive as plain JSON-like values. */
+export interface HostBuiltin {
+  kind: "sync" | "async";
+  fn: (args: unknown[], signal: AbortSignal) => unknown;
+}
+
+export type HostBuiltins = Record<string, HostBuiltin>;
+
+export interface SandboxLimits {
+  timeoutMs: number;
+  memoryMb: number;
+}
+
+export type EvalOutcome = { ok: true; value: unknown } | { ok: false; error: ScriptError };
+
+/** Thrown by builtins for I/O or permission failures: reported to scripts as `IoError`, typed `io`. */
+export class BuiltinIoError extends Error {
+  override name = "IoError";
+}
+
+const WASM_PAGE = 65536;
+const BASE_PAGES = 256; // the QuickJS build's initial 16 MiB heap
+const MAX_OUTPUT_CHARS = 256 * 1024;
+const MAX_MESSAGE_CHARS = 2000;
+
+let compiledModule: Promise<WebAssembly.Module> | null = null;
+
+/** Compile the QuickJS WebAssembly module once per process (~25 ms); instances are cheap. */
+export function quickjsModule(): Promise<WebAssembly.Module> {
+  compiledModule ??= WebAssembly.compile(fs.readFileSync(wasmPath));
+  return compiledModule;
+}
+
+function truncate(text: string, max = MAX_MESSAGE_CHARS): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** A QuickJS context with builtins installed; evaluates code under the deadline and memory cap. */
+export class SandboxSession {
+  readonly logs: string[] = [];
+  private deadline = 0;
+  private timedOut = false;
+  private dead = false;
+  private closed = false;
+  private readonly abort = new AbortController();
+
+  /** Set when the instance may be inconsistent (out of memory, trap): it is then not reused. */
+  private broken = false;
+
+  private constructor(
+    private readonly runtime: QuickJSRuntime,
+    private readonly vm: QuickJSContext,
+    private readonly limits: SandboxLimits,
+    private readonly lease: InstanceLease,
+  ) {}
+
+  static async create(builtins: HostBuiltins, limits: SandboxLimits): Promise<SandboxSession> {
+    const lease = await leaseInstance(limits.memoryMb);
+    const runtime = lease.module.newRuntime();
+    runtime.setMemoryLimit(limits.memoryMb * 1024 * 1024);
+    runtime.setMaxStackSize(512 * 1024);
+    const vm = runtime.newContext();
+    const session = new SandboxSession(runtime, vm, limits, lease);
+    runtime.setInterruptHandler(() => session.deadline > 0 && Date.now() > session.deadline);
+    session.installBuiltins(builtins);
+    return session;
+  }
+
+  /** Whether the last evaluation hit the deadline. */
+  get didTimeOut(): boolean {
+    return this.timedOut;
+  }
+
+  private installBuiltins(builtins: HostBuiltins) {
+    const { vm } = this;
+    for (const [name, builtin] of Object.entries(builtins)) {
+      const handle = vm.newFunction(name, (...argHandles) => {
+        const args = argHandles.map((h) => vm.dump(h));
+        if (builtin.kind === "sync") {
+          const value = builtin.fn(args, this.abort.signal);
+          return this.toVm(value);
+        }
+        const deferred = vm.newPromise();
+        Promise.resolve()
+          .then(() => builtin.fn(args, this.abort.signal))
+          .then(
+            (value) => {
+              if (this.dead || !deferred.alive) return;
+              const h = this.toVm(value);
+              deferred.resolve(h);
+              h.dispose();
+              this.runPendingJobs();
+            },
+            (err: unknown) => {
+              if (this.dead || !deferred.alive) return;
+              const e = err instanceof Error ? err : new Error(String(err));
+              const h = vm.newError({
+                name: e.name === "Error" ? "IoError" : e.name,
+                message: truncate(e.message),
+              });
+              deferred.reject(h);
+              h.dispose();
+              this.runPendingJobs();
+            },
+          );
+        return deferred.handle;
+      });
+      vm.setProp(vm.global, name, handle);
+      handle.dispose();
+    }
+    // console.log/info/warn/error collect lines (shown by `script test --verbose` and the REPL).
+    const consoleObj = vm.newObject();
+    for (const level of ["log", "info", "warn", "error", "debug"]) {
+      const fn = vm.newFunction(level, (...argHandles) => {
+        if (this.logs.length >= 200) return;
+        const parts = argHandles.map((h) => {
+          const v = vm.dump(h);
+          return typeof v === "string" ? v : JSON.stringify(v);
+        });
+        this.logs.push(truncate(parts.join(" ")));
+      });
+      vm.setProp(consoleObj, level, fn);
+      fn.dispose();
+    }
+    vm.setProp(vm.global, "console", consoleObj);
+    consoleObj.dispose();
+  }
+
+  /** Convert a host value into a new sandbox handle (JSON-like values only). */
+  private toVm(value: unknown): QuickJSHandle {
+    const { vm } = this;
+    if (value === undefined) return vm.undefined;
+    if (value === null) return vm.null;
+    if (typeof value === "boolean") return value ? vm.true : vm.false;
+    if (typeof value === "number") return vm.newNumber(value);
+    if (typeof value === "bigint") return vm.newNumber(Number(value));
+    if (typeof value === "string") return vm.newString(value);
+    if (Array.isArray(value)) {
+      const arr = vm.newArray();
+      value.forEach((item, i) => {
+        const h = this.toVm(item);
+        vm.setProp(arr, i, h);
+        h.dispose();
+      });
+      return arr;
+    }
+    if (typeof value === "object") {
+      const obj = vm.newObject();
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+        const h = this.toVm(v);
+        vm.setProp(obj, k, h);
+        h.dispose();
+      }
+      return obj;
+    }
+    return vm.undefined;
+  }
+
+  private runPendingJobs() {
+    if (this.dead) return;
+    try {
+      const result = this.runtime.executePendingJobs();
+      if (result.error) result.error.dispose();
+    } catch {
+      // An out-of-memory or interrupted job surfaces through the awaited promise or the deadline.
+    }
+  }
+
+  /** Turn a thrown sandbox value into a typed error. */
+  private classify(errorHandle: QuickJSHandle, phase: "load" | "run"): ScriptError {
+    let dumped: unknown;
+    try {
+      dumped = this.vm.dump(errorHandle);
+    } catch {
+      dumped = { name: "InternalError", message: "out of memory" };
+    }
+    const err = (dumped && typeof dumped === "object" ? dumped : { message: String(dumped) }) as {
+      name?: string;
+      message?: string;
+      stack?: string;
+    };
+    const name = err.name ?? "Error";
+    const message = truncate(err.message ?? String(dumped));
+    if (this.timedOut || (name === "InternalError" && message === "interrupted")) {
+      this.timedOut = true;
+      return { type: "timeout", message: `script exceeded its time limit of ${this.limits.timeoutMs} ms` };
+    }
+    if (/out of memory/i.test(message) || (name === "InternalError" && message === "")) {
+      this.broken = true;
+      return {
+        type: "execution",
+        message: `script exceeded its memory limit of ${this.limits.memoryMb} MiB`,
+      };
+    }
+    const where = /:(\d+):(\d+)/.exec(err.stack ?? "");
+    const at = where ? ` (line ${where[1]}, column ${where[2]})` : "";
+    if (name === "SyntaxError" && phase === "load") return { type: "syntax", message: `${message}${at}` };
+    if (name === "IoError") return { type: "io", message };
+    return { type: "execution", message: `${name}: ${message}${at}` };
+  }
+
+  private startClock() {
+    this.timedOut = false;
+    this.deadline = Date.now() + this.limits.timeoutMs;
+  }
+
+  /** Settle a handle that may be a promise, within the remaining time. Takes ownership of `handle`. */
+  private async settle(handle: QuickJSHandle, phase: "load" | "run"): Promise<EvalOutcome> {
+    const { vm } = this;
+    const state = vm.getPromiseState(handle);
+    if (state.type === "fulfilled" && state.notAPromise) return this.exportValue(handle);
+    const hostPromise = vm.resolvePromise(handle);
+    handle.dispose();
+    this.runPendingJobs();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), Math.max(0, this.deadline - Date.now()));
+    });
+    const settled = await Promise.race([hostPromise, timeout]);
+    clearTimeout(timer);
+    if (settled === "timeout") {
+      this.timedOut = true;
+      this.abort.abort();
+      return {
+        ok: false,
+        error: { type: "timeout", message: `script exceeded its time limit of ${this.limits.timeoutMs} ms` },
+      };
+    }
+    if (settled.error) {
+      const error = this.classify(settled.error, phase);
+      settled.error.dispose();
+      return { ok: false, error };
+    }
+    return this.exportValue(settled.value);
+  }
+
+  /** Copy a sandbox value to the host through JSON (size-capped). Takes ownership of `handle`. */
+  private exportValue(handle: QuickJSHandle): EvalOutcome {
+    const { vm } = this;
+    const type = vm.typeof(handle);
+    if (type === "undefined") {
+      handle.dispose();
+      return { ok: true, value: undefined };
+    }
+    if (type === "function") {
+      handle.dispose();
+      return { ok: true, value: "[function]" };
+    }
+    const json = vm.getProp(vm.global, "JSON");
+    const stringify = vm.getProp(json, "stringify");
+    const result = vm.callFunction(stringify, json, handle);
+    stringify.dispose();
+    json.dispose();
+    handle.dispose();
+    if (result.error) {
+      const error = this.classify(result.error, "run");
+      result.error.dispose();
+      return {
+        ok: false,
+        error: { type: error.type, message: `value is not JSON-serialisable: ${error.message}` },
+      };
+    }
+    const text = vm.typeof(result.value) === "string" ? vm.getString(result.value) : undefined;
+    result.value.dispose();
+    if (text === undefined) return { ok: true, value: undefined };
+    if (text.length > MAX_OUTPUT_CHARS) {
+      return {
+        ok: false,
+        error: { type: "execution", message: `value exceeds ${MAX_OUTPUT_CHARS} characters of JSON` },
+      };
+    }
+    return { ok: true, value: JSON.parse(text) };
+  }
+
+  /** Evaluate code in the global scope; a promise result is awaited. */
+  async evaluate(code: string, filename: string): Promise<EvalOutcome> {
+    if (this.dead) return { ok: false, error: { type: "execution", message: "sandbox was closed" } };
+    this.startClock();
+    try {
+      const result = this.vm.evalCode(code, filename, { type: "global" });
+      if (result.error) {
+        const error = this.classify(result.error, "load");
+        result.error.dispose();
+        return { ok: false, error };
+      }
+      return await this.settle(result.value, "load");
+    } catch (err) {
+      return { ok: false, error: this.hostFailure(err) };
+    } finally {
+      this.deadline = 0;
+    }
+  }
+
+  /** Call a global function by name with no arguments (e.g. `main`), awaiting a returned promise. */
+  async callGlobal(name: string): Promise<EvalOutcome> {
+    if (this.dead) return { ok: false, error: { type: "execution", message: "sandbox was closed" } };
+    this.startClock();
+    try {
+      const fn = this.vm.getProp(this.vm.global, name);
+      if (this.vm.typeof(fn) !== "function") {
+        fn.dispose();
+        return { ok: false, error: { type: "execution", message: `script does not define ${name}()` } };
+      }
+      const result = this.vm.callFunction(fn, this.vm.undefined);
+      fn.dispose();
+      if (result.error) {
+        const error = this.classify(result.error, "run");
+        result.error.dispose();
+        return { ok: false, error };
+      }
+      return await this.settle(result.value, "run");
+    } catch (err) {
+      return { ok: false, error: this.hostFailure(err) };
+    } finally {
+      this.deadline = 0;
+    }
+  }
+
+  /** Set a global to a JSON-like value (used by the REPL for `_`). */
+  setGlobal(name: string, value: unknown) {
+    if (this.dead) return;
+    try {
+      const h = this.toVm(value);
+      this.vm.setProp(this.vm.global, name, h);
+      h.dispose();
+    } catch {
+      // best effort
+    }
+  }
+
+  private hostFailure(err: unknown): ScriptError {
+    // A WebAssembly trap (e.g. the instance aborted) leaves this instance unusable.
+    this.dead = true;
+    this.broken = true;
+    const message = err instanceof Error ? err.message : String(err);
+    if (/memory/i.test(message)) {
+      return {
+        type: "execution",
+        message: `script exceeded its memory limit of ${this.limits.memoryMb} MiB`,
+      };
+    }
+    return { type: "execution", message: `sandbox failure: ${truncate(message, 300)}` };
+  }
+
+  /**
+   * Release the session: pending host operations are aborted, the QuickJS runtime is freed and the
+   * WebAssembly instance goes back to the pool — unless anything about it is doubtful (out of memory,
+   * a trap, handles still referenced by unsettled promises, grown memory); then it is dropped whole
+   * and reclaimed by the garbage collector.
+   */
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.dead = true;
+    this.abort.abort();
+    let reusable = !this.broken;
+    if (reusable) {
+      try {
+        this.vm.dispose();
+        this.runtime.dispose();
+      } catch {
+        reusable = false;
+      }
+    }
+    releaseInstance(this.lease, reusable);
+  }
+}
+
+interface InstanceLease {
+  module: QuickJSWASMModule;
+  memory: WebAssembly.Memory;
+  memoryMb: number;
+}
+
+const POOL_MAX = 16;
+const REUSE_MAX_BYTES = BASE_PAGES * WASM_PAGE + 16 * 1024 * 1024;
+const idleInstances: InstanceLease[] = [];
+
+/** A QuickJS WebAssembly instance with its own bounded memory, reused from the pool when possible. */
+async function leaseInstance(memoryMb: number): Promise<InstanceLease> {
+  const index = idleInstances.findIndex((l) => l.memoryMb === memoryMb);
+  if (index >= 0) return idleInstances.splice(index, 1)[0];
+  const memory = new WebAssembly.Memory({
+    initial: BASE_PAGES,
+    maximum: Math.max(BASE_PAGES + 1, Math.ceil((memoryMb * 1024 * 1024) / WASM_PAGE)),
+  });
+  const variant = newVariant(RELEASE_SYNC, {
+    wasmModule: await quickjsModule(),
+    wasmMemory: memory,
+    emscriptenModule: { printErr: () => {}, print: () => {} } as never,
+  });
+  return { module: await newQuickJSWASMModuleFromVariant(variant), memory, memoryMb };
+}
+
+function releaseInstance(lease: InstanceLease, reusable: boolean) {
+  if (!reusable || lease.memory.buffer.byteLength > REUSE_MAX_BYTES || idleInstances.length >= POOL_MAX)
+    return;
+  idleInstances.push(lease);
+}
+
+/** Number of idle pooled instances (for tests and the benchmark). */
+export function pooledInstanceCount(): number {
+  return idleInstances.length;
+}

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import fs from "node:fs";
+import { DeviceApiClient } from "../../agent/api-client.ts";
+import { type AgentContext, runPollLoop } from "../../agent/poller.ts";
+import { ScriptStore } from "../../agent/scripts/store.ts";
+import { lastPollPath, saveCredentials } from "../../agent/state.ts";
+import { DisabledTunnel } from "../../agent/tunnel.ts";
+import { logger, scriptText, tempDir, testConfig } from "./helpers.ts";
+
+const DEVICE = "9b2f0c3e-5d4a-4b6c-8d7e-1f2a3b4c5d6e";
+const tmp = tempDir("outpost-poller-");
+const keys: string[] = [];
+let status = 200;
+let server: ReturnType<typeof Bun.serve>;
+
+beforeAll(() => {
+  server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const url = new URL(req.url);
+      keys.push(url.searchParams.get("api_key") ?? "");
+      if (status === 429) {
+        return Response.json(
+          { error: { code: "rate_limited", message: "slow down" } },
+          { status, headers: { "retry-after": "7" } },
+        );
+      }
+      return Response.json({ data: { commands: [] } });
+    },
+  });
+});
+
+afterAll(() => {
+  server.stop(true);
+  tmp.cleanup();
+});
+
+function context(): AgentContext {
+  const config = testConfig(tmp.dir, {
+    server_url: `http://127.0.0.1:${server.port}`,
+    poll_interval_s: 1,
+    poll_max_backoff_s: 300,
+  });
+  const store = new ScriptStore(config.scripts_dir);
+  store.install(scriptText("tiny", 1, "function main() { return { ok: true }; }"), { force: true });
+  return {
+    config,
+    configSource: null,
+    logger,
+    store,
+    api: new DeviceApiClient(config.server_url, 2000),
+    tunnel: new DisabledTunnel(),
+    startedAt: Date.now(),
+  };
+}
+
+describe("poll loop", () => {
+  test("picks up credentials rotated on disk between polls", async () => {
+    const ctx = context();
+    saveCredentials(ctx.config.state_dir, { uuid: DEVICE, token: "first" });
+    keys.length = 0;
+    const controller = new AbortController();
+    const loop = runPollLoop(
+      ctx,
+      { uuid: DEVICE, token: "first" },
+      { signal: controller.signal, maxPolls: 2 },
+    );
+    await Bun.sleep(300);
+    saveCredentials(ctx.config.state_dir, { uuid: DEVICE, token: "second" });
+    expect(await loop).toBe(0);
+    expect(keys).toEqual(["first", "second"]);
+  });
+
+  test("a 429 waits at least Retry-After; SIGTERM-style abort ends the wait at once", async () => {
+    const ctx = context();
+    saveCredentials(ctx.config.state_dir, { uuid: DEVICE, token: "first" });
+    status = 429;
+    const controller = new AbortController();
+    const started = Date.now();
+    const loop = runPollLoop(
+      ctx,
+      { uuid: DEVICE, token: "first" },
+      { signal: controller.signal, random: () => 0.5 },
+    );
+    await Bun.sleep(500);
+    const last = JSON.parse(fs.readFileSync(lastPollPath(ctx.config.state_dir), "utf8"));
+    expect(last.ok).toBe(false);
+    expect(last.error).toContain("429 rate_limited");
+    expect(last.next_poll_in_ms).toBe(7000);
+    controller.abort();
+    expect(await loop).toBe(1);
+    expect(Date.now() - started).toBeLessThan(2000);
+    status = 200;
+  });
+});
