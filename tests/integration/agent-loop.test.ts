@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
@@ -26,13 +26,21 @@ fs.writeFileSync(
   }),
 );
 
+const started: ReturnType<typeof Bun.spawn>[] = [];
+afterAll(() => {
+  for (const child of started) if (child.exitCode === null) child.kill("SIGKILL");
+  work.cleanup();
+});
+
 function agent(args: string[]) {
-  return Bun.spawn([BUN, AGENT_MAIN, ...args], {
+  const child = Bun.spawn([BUN, AGENT_MAIN, ...args], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work.dir, OUTPOST_AGENT_CONFIG: configFile },
     stdout: "pipe",
     stderr: "pipe",
     stdin: "ignore",
   });
+  started.push(child);
+  return child;
 }
 
 async function pollOnce() {
@@ -131,6 +139,5 @@ describe("agent ↔ server loop", () => {
     expect((await commandStatus(remove)).status).toBe("succeeded");
     await pollOnce();
     expect((await latestScripts(device.id)).greeting).toBeUndefined();
-    work.cleanup();
   });
 });
