@@ -1,8 +1,17 @@
+import path from "node:path";
 import { html } from "@elysiajs/html";
 import { Elysia } from "elysia";
-import path from "node:path";
+import { builderRoutes } from "./modules/builder/routes";
+import { commandRoutes } from "./modules/commands/routes";
+import { consoleRoutes } from "./modules/console/routes";
+import { deviceRoutes } from "./modules/devices/routes";
+import { e2eConfigFor } from "./modules/e2e/config";
+import { e2eRoutes } from "./modules/e2e/routes";
 import { jobRoutes } from "./modules/jobs/routes";
 import { migrateJobQueue, startJobRunner } from "./modules/jobs/runner";
+import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
+import { closeLiveHub } from "./modules/live/hub";
+import { liveRoutes } from "./modules/live/routes";
 import { resolvePrincipal } from "./modules/operators/principal";
 import { operatorRoutes } from "./modules/operators/routes";
 import * as operators from "./modules/operators/service";
@@ -14,6 +23,8 @@ import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
 import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
 import type { Logger } from "./modules/platform/logger";
+import { settingsRoutes } from "./modules/settings/routes";
+import { attachSettingsStore } from "./modules/settings/store";
 import { renderErrorPage } from "./ui/layout";
 import { uiRoutes } from "./ui/routes";
 
@@ -37,10 +48,18 @@ export function buildApp(deps: AppDependencies) {
   const ctx: AppContext = { ...deps, access };
   return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
     .use(html({ autoDetect: false }))
-    .use(httpPlugin({ logger: deps.logger, renderErrorPage }))
+    .use(httpPlugin({ logger: deps.logger, renderErrorPage, mappers: [jsonApiErrorMapper] }))
     .use(healthRoutes(ctx))
     .use(operatorRoutes(ctx))
     .use(jobRoutes(ctx))
+    .use(deviceRoutes(ctx))
+    .use(commandRoutes(ctx))
+    .use(builderRoutes(ctx))
+    .use(jsonApiRoutes(ctx))
+    .use(e2eRoutes(ctx))
+    .use(consoleRoutes(ctx))
+    .use(settingsRoutes(ctx))
+    .use(liveRoutes(ctx))
     .use(uiRoutes(ctx));
 }
 
@@ -67,7 +86,12 @@ const HTTP_DRAIN_MS = 10_000;
  * bootstrap, worker, HTTP — and returns a stop() that undoes them in reverse: stop accepting HTTP,
  * drain jobs, close pools, stop embedded PostgreSQL last.
  */
-export async function startOutpost(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningOutpost> {
+export async function startOutpost(
+  config: Config,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningOutpost> {
+  e2eConfigFor(config); // E2E_CONFIG is validated before anything starts (ConfigError: one line)
   const embedded = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres({
@@ -76,6 +100,7 @@ export async function startOutpost(config: Config, logger: Logger, options: Star
       });
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   const database = connectDatabase(databaseUrl);
+  attachSettingsStore(config, database.sql); // operator-edited settings override env defaults
   let runner: Awaited<ReturnType<typeof startJobRunner>> | undefined;
   let server: ReturnType<typeof buildApp> | undefined;
   let stopped = false;
@@ -83,8 +108,12 @@ export async function startOutpost(config: Config, logger: Logger, options: Star
   async function stop() {
     if (stopped) return;
     stopped = true;
+    await closeLiveHub(database); // ends open live-update streams so HTTP can drain
     if (server) {
-      await Promise.race([server.stop(), Bun.sleep(HTTP_DRAIN_MS).then(() => server?.stop(true))]);
+      // Stop accepting; give in-flight requests HTTP_DRAIN_MS, then close what is left.
+      const force = setTimeout(() => server?.server?.stop(true), HTTP_DRAIN_MS);
+      await server.stop();
+      clearTimeout(force);
       logger.info("HTTP stopped");
     }
     if (runner) {
@@ -102,7 +131,13 @@ export async function startOutpost(config: Config, logger: Logger, options: Star
     await applyMigrations(database);
     await migrateJobQueue(databaseUrl, logger);
     if (config.bootstrapAdminEmail && config.bootstrapAdminPassword) {
-      if (await operators.ensureBootstrapAdmin(database.db, config.bootstrapAdminEmail, config.bootstrapAdminPassword)) {
+      if (
+        await operators.ensureBootstrapAdmin(
+          database.db,
+          config.bootstrapAdminEmail,
+          config.bootstrapAdminPassword,
+        )
+      ) {
         logger.info({ email: config.bootstrapAdminEmail }, "bootstrap administrator created");
       }
     }
@@ -110,14 +145,15 @@ export async function startOutpost(config: Config, logger: Logger, options: Star
     if (runsWorker(config)) runner = await startJobRunner({ config, database, logger });
     let setupCode: string | undefined;
     if (runsWeb(config)) {
+      // Issued before listening, so the code is on the console by the time /readyz answers.
+      setupCode = await operators.issueSetupCode(database.db);
       server = buildApp({ config, database, logger, workerRunning: () => runner !== undefined && !stopped });
       server.listen({ port: config.port, hostname: config.host });
-      logger.info({ url: config.baseUrl, port: server.server?.port, role: config.role }, "Outpost is listening");
-      setupCode = await operators.issueSetupCode(database.db);
-      if (setupCode) {
-        const setupUrl = `${config.baseUrl}/setup`;
-        (options.announceSetupCode ?? printSetupCode)(setupCode, setupUrl);
-      }
+      logger.info(
+        { url: config.baseUrl, port: server.server?.port, role: config.role },
+        "Outpost is listening",
+      );
+      if (setupCode) (options.announceSetupCode ?? printSetupCode)(setupCode, `${config.baseUrl}/setup`);
     }
     const port = server?.server?.port;
     return {

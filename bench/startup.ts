@@ -22,7 +22,10 @@ async function once(): Promise<number> {
   const deadline = started + 60_000;
   let elapsed = Number.NaN;
   while (performance.now() < deadline && child.exitCode === null) {
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) {
       elapsed = performance.now() - started;
       break;
@@ -42,7 +45,9 @@ try {
   for (let i = 0; i < runs; i++) times.push(await once());
   times.sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)]!;
-  console.log(`restart, ${runs} runs: median ${median.toFixed(2)} s, min ${times[0]!.toFixed(2)} s, max ${times.at(-1)!.toFixed(2)} s`);
+  console.log(
+    `restart, ${runs} runs: median ${median.toFixed(2)} s, min ${times[0]!.toFixed(2)} s, max ${times.at(-1)!.toFixed(2)} s`,
+  );
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(`${dataDir}`, { recursive: true, force: true });

@@ -1,12 +1,31 @@
 import type { JobDefinition } from "../modules/jobs/task";
+import e2eRetention from "./e2e-retention";
+import e2eSeed from "./e2e-seed";
+import e2eStaleRuns from "./e2e-stale-runs";
+import expireCommands from "./expire-commands";
 import pruneSessions from "./prune-sessions";
+import telemetryPartitions from "./telemetry-partitions";
+import telemetryRetention from "./telemetry-retention";
 
 /** Every durable job Outpost knows. Add new tasks here (one file per task in this folder). */
-export const JOBS: JobDefinition<never>[] = [pruneSessions as JobDefinition<never>];
+export const JOBS: JobDefinition<never>[] = [
+  pruneSessions as JobDefinition<never>,
+  e2eSeed as JobDefinition<never>,
+  e2eRetention as JobDefinition<never>,
+  e2eStaleRuns as JobDefinition<never>,
+  expireCommands as JobDefinition<never>,
+  telemetryPartitions as JobDefinition<never>,
+  telemetryRetention as JobDefinition<never>,
+];
 
 /** Recurring jobs, in UTC cron syntax (graphile-worker crontab). */
 export const SCHEDULES: { task: string; cron: string; label: string }[] = [
   { task: "prune_sessions", cron: "17 * * * *", label: "hourly at :17" },
+  { task: "e2e_retention", cron: "*/15 * * * *", label: "every 15 minutes" },
+  { task: "e2e_cancel_stale_runs", cron: "* * * * *", label: "every minute" },
+  { task: "expire_commands", cron: "* * * * *", label: "every minute" },
+  { task: "telemetry_partitions", cron: "23 * * * *", label: "hourly at :23" },
+  { task: "telemetry_retention", cron: "41 3 * * *", label: "daily at 03:41" },
 ];
 
 export const CRONTAB = SCHEDULES.map((s) => `${s.cron} ${s.task} ?max=1`).join("\n");

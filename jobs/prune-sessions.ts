@@ -1,7 +1,7 @@
 import { lt, sql } from "drizzle-orm";
 import { jobRuns } from "../modules/jobs/schema";
-import { loginThrottle, operatorSessions } from "../modules/operators/schema";
 import { defineJob } from "../modules/jobs/task";
+import { loginThrottle, operatorSessions } from "../modules/operators/schema";
 
 const JOB_HISTORY_DAYS = 30;
 

@@ -65,8 +65,20 @@ BEGIN
 END;
 $$;
 --> statement-breakpoint
-CREATE TRIGGER devices_live_notify AFTER INSERT OR UPDATE OR DELETE ON devices
+CREATE TRIGGER devices_live_notify AFTER INSERT OR DELETE ON devices
   FOR EACH ROW EXECUTE FUNCTION outpost_devices_notify();
+--> statement-breakpoint
+-- Updates go through a WHEN prefilter evaluated without calling PL/pgSQL, so a routine heartbeat
+-- (seen again within a minute) costs no function call. One minute is the smallest online window
+-- Outpost accepts, so a shorter gap can never mean "came back online".
+CREATE TRIGGER devices_live_notify_update AFTER UPDATE ON devices
+  FOR EACH ROW
+  WHEN (NEW.approval_status IS DISTINCT FROM OLD.approval_status
+    OR NEW.product_name IS DISTINCT FROM OLD.product_name
+    OR NEW.remote_access_requested IS DISTINCT FROM OLD.remote_access_requested
+    OR (NEW.last_seen_at IS NOT NULL AND OLD.last_seen_at IS NULL)
+    OR NEW.last_seen_at - OLD.last_seen_at > interval '60 seconds')
+  EXECUTE FUNCTION outpost_devices_notify();
 --> statement-breakpoint
 -- A device's command changed state (queued, delivered, result posted, cancelled): its detail page
 -- refreshes the Commands and Scripts tabs.

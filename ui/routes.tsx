@@ -7,17 +7,15 @@ import { UPCOMING_SECTIONS, UpcomingPage } from "./pages/upcoming";
 
 /** Static assets and the sections still waiting for their feature. */
 export function uiRoutes(ctx: AppContext) {
-  const app = new Elysia({ name: "ui" })
-    .use(ctx.access)
-    .get(
-      "/assets/:name",
-      ({ params, request }) => {
-        const response = assetResponse(params.name, request);
-        if (!response) throw notFound("No such asset");
-        return response;
-      },
-      { access: "public", params: t.Object({ name: t.String({ maxLength: 100 }) }) },
-    );
+  const app = new Elysia({ name: "ui" }).use(ctx.access).get(
+    "/assets/:name",
+    ({ params, request }) => {
+      const response = assetResponse(params.name, request);
+      if (!response) throw notFound("No such asset");
+      return response;
+    },
+    { access: "public", params: t.Object({ name: t.String({ maxLength: 100 }) }) },
+  );
   for (const path of Object.keys(UPCOMING_SECTIONS)) {
     app.get(
       path,

@@ -292,7 +292,7 @@ async function main() {
   await db.unsafe("create extension if not exists pg_stat_statements");
   if (process.env.BENCH_WITHOUT_LIVE_TRIGGER === "1") {
     // To measure what the console's live-update trigger (migration 0005) costs each heartbeat.
-    await db.unsafe("alter table devices disable trigger devices_live_notify");
+    await db.unsafe("alter table devices disable trigger devices_live_notify_update");
   }
   const macs = Array.from({ length: DEVICES }, (_, i) =>
     (0x02_00_00_00_00_00 + i).toString(16).padStart(12, "0").toUpperCase().match(/../g)!.join(":"),

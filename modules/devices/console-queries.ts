@@ -171,7 +171,13 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
       (${sql.unsafe(keys[0]!.expr)})::text as k0,
       ${keys[1] ? sql`(${sql.unsafe(keys[1].expr)})::text` : sql`null::text`} as k1
     from page join devices d on d.id = page.id
-    order by ${sql.unsafe(orderBy)}`;
+    order by ${sql.unsafe(orderBy)}`.catch((error: { code?: string }) => {
+    // A cursor whose values do not fit this sort (a hand-edited URL): invalid, not a server error.
+    if (values && typeof error.code === "string" && error.code.startsWith("22")) {
+      throw badRequest("The page link is not valid any more", { field: "cursor" });
+    }
+    throw error;
+  });
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backwards) page.reverse();

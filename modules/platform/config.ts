@@ -150,7 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapAdminEmail,
     bootstrapAdminPassword,
     bootstrapApiToken,
-    deviceOnlineWindowSeconds: integer(env, "DEVICE_ONLINE_WINDOW_SECONDS", 300, 10, 86_400),
+    deviceOnlineWindowSeconds: integer(env, "DEVICE_ONLINE_WINDOW_SECONDS", 300, 60, 86_400),
     deviceHeartbeatRateLimit: integer(env, "DEVICE_HEARTBEAT_RATE_LIMIT", 30, 1, 1_000_000),
     telemetryRetentionDays: integer(env, "TELEMETRY_RETENTION_DAYS", 30, 1, 3650),
     commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),

@@ -7,9 +7,12 @@ export function isApiPath(pathname: string): boolean {
   return /^\/(api(\/|$)|e2e\/)/.test(pathname) || pathname === "/healthz" || pathname === "/readyz";
 }
 
-export interface ErrorPageRenderer {
-  (input: { status: number; title: string; message: string; requestId: string }): string;
-}
+export type ErrorPageRenderer = (input: {
+  status: number;
+  title: string;
+  message: string;
+  requestId: string;
+}) => string;
 
 const requestIds = new WeakMap<Request, string>();
 
@@ -29,16 +32,18 @@ const TITLES: Record<number, string> = {
   500: "Something went wrong",
 };
 
-export interface HttpErrorMapper {
-  /** Lets a surface with its own error format (JSON:API) render errors for its paths. */
-  (error: AppError, request: Request): Response | undefined;
-}
+/** Lets a surface with its own error format (JSON:API) render errors for its paths. */
+export type HttpErrorMapper = (error: AppError, request: Request) => Response | undefined;
 
 /**
  * Request ids, access logs and the one place errors become responses: typed JSON for API paths,
  * an HTML page for browser paths, and a generic 500 that never shows internals.
  */
-export function httpPlugin(options: { logger: Logger; renderErrorPage: ErrorPageRenderer; mappers?: HttpErrorMapper[] }) {
+export function httpPlugin(options: {
+  logger: Logger;
+  renderErrorPage: ErrorPageRenderer;
+  mappers?: HttpErrorMapper[];
+}) {
   const { logger, renderErrorPage, mappers = [] } = options;
 
   function respond(error: AppError, request: Request): Response {
@@ -60,7 +65,10 @@ export function httpPlugin(options: { logger: Logger; renderErrorPage: ErrorPage
       message: error.message,
       requestId,
     });
-    return new Response(html, { status: error.status, headers: { ...headers, "content-type": "text/html; charset=utf-8" } });
+    return new Response(html, {
+      status: error.status,
+      headers: { ...headers, "content-type": "text/html; charset=utf-8" },
+    });
   }
 
   return new Elysia({ name: "outpost-http" })
@@ -71,7 +79,10 @@ export function httpPlugin(options: { logger: Logger; renderErrorPage: ErrorPage
       set.headers["x-request-id"] = id;
     })
     .onAfterResponse({ as: "global" }, ({ request, set }) => {
-      logger.debug({ requestId: requestIdOf(request), method: request.method, url: request.url, status: set.status }, "request");
+      logger.debug(
+        { requestId: requestIdOf(request), method: request.method, url: request.url, status: set.status },
+        "request",
+      );
     })
     .onError({ as: "global" }, ({ code, error, request }) => {
       if (error instanceof AppError) return respond(error, request);
@@ -86,12 +97,23 @@ export function httpPlugin(options: { logger: Logger; renderErrorPage: ErrorPage
           const message = field
             ? `Invalid value for ${field}: ${first?.summary ?? first?.message ?? "unexpected value"}`
             : "The request is not valid";
-          return respond(new AppError(400, "invalid_request", message, field ? { field } : undefined), request);
+          return respond(
+            new AppError(400, "invalid_request", message, field ? { field } : undefined),
+            request,
+          );
         }
       }
       const status = (error as { status?: number }).status;
-      if (status === 413) return respond(new AppError(413, "payload_too_large", "The request body is too large"), request);
+      if (status === 413)
+        return respond(new AppError(413, "payload_too_large", "The request body is too large"), request);
       logger.error({ err: error, requestId: requestIdOf(request), url: request.url }, "unhandled error");
-      return respond(new AppError(500, "internal_error", "An internal error occurred. The request id identifies it in the server log."), request);
+      return respond(
+        new AppError(
+          500,
+          "internal_error",
+          "An internal error occurred. The request id identifies it in the server log.",
+        ),
+        request,
+      );
     });
 }

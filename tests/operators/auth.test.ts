@@ -180,7 +180,10 @@ describe("bootstrap from the environment", () => {
       OUTPOST_BOOTSTRAP_API_TOKEN: "bootstrap-token-0123456789-0123456789",
     });
     expect(booted.running.setupCode).toBeUndefined();
-    const [admin] = await booted.database.db.select().from(operators).where(eq(operators.email, "boot@example.test"));
+    const [admin] = await booted.database.db
+      .select()
+      .from(operators)
+      .where(eq(operators.email, "boot@example.test"));
     expect(admin!.role).toBe("admin");
     expect(await Bun.password.verify("bootstrap password", admin!.passwordHash)).toBe(true);
     const api = await booted.fetch("/api/v1/jobs/prune_sessions/run", {

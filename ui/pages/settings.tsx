@@ -1,8 +1,9 @@
+import type { ApiTokenView } from "../../modules/operators/service";
 import { Badge, CsrfField, PageHead, Time } from "../components";
 import { Layout, type PageContext } from "../layout";
-import type { ApiTokenView } from "../../modules/operators/service";
+import { type ConsoleSettingsProps, ConsoleSettingsSections } from "./settings-sections";
 
-export interface SettingsPageProps {
+export interface SettingsPageProps extends ConsoleSettingsProps {
   tokens: ApiTokenView[];
   /** A token just created: shown this once, never again. */
   newToken?: { name: string; secret: string };
@@ -18,7 +19,7 @@ function TokenRow({ token, csrfToken }: { token: ApiTokenView; csrfToken: string
         <code safe>{`${token.prefix}…`}</code>
       </td>
       <td>
-        <Badge>{token.role}</Badge>
+        <Badge label={token.role} />
       </td>
       <td>
         <Time value={token.createdAt} />
@@ -28,9 +29,13 @@ function TokenRow({ token, csrfToken }: { token: ApiTokenView; csrfToken: string
       </td>
       <td>
         {token.revokedAt ? (
-          <Badge tone="danger">revoked</Badge>
+          <Badge tone="danger" label="revoked" />
         ) : (
-          <form method="post" action={`/settings/tokens/${token.id}/revoke`} data-confirm={`Revoke the token "${token.name}"? Programs using it stop working at once.`}>
+          <form
+            method="post"
+            action={`/settings/tokens/${token.id}/revoke`}
+            data-confirm={`Revoke the token "${token.name}"? Programs using it stop working at once.`}
+          >
             <CsrfField token={csrfToken} />
             <button class="btn small danger" type="submit">
               Revoke
@@ -45,19 +50,25 @@ function TokenRow({ token, csrfToken }: { token: ApiTokenView; csrfToken: string
 export function SettingsPage({ ctx, props }: { ctx: PageContext; props: SettingsPageProps }) {
   return (
     <Layout ctx={ctx} title="Settings">
-      <PageHead title="Settings" subtitle="API tokens for automation." />
+      <PageHead title="Settings" subtitle="Monitoring, notifications, operators and API tokens." />
+      <ConsoleSettingsSections
+        ctx={ctx}
+        props={props}
+        selfId={ctx.principal?.kind === "session" ? ctx.principal.operatorId : undefined}
+      />
       <section class="card" id="api-tokens">
         <div class="card-head">
           <h2>API tokens</h2>
         </div>
         <p class="muted">
-          Programs call the API with <code>Authorization: Bearer &lt;token&gt;</code>. A token has the rights of its
-          role. Only a hash is stored: the token is shown once, when it is created.
+          Programs call the API with <code>Authorization: Bearer &lt;token&gt;</code>. A token has the rights
+          of its role. Only a hash is stored: the token is shown once, when it is created.
         </p>
         {props.newToken ? (
           <div class="flash success" role="status">
             <div>
-              <strong safe>{`Token "${props.newToken.name}" created.`}</strong> Copy it now; it will not be shown again.
+              <strong safe>{`Token "${props.newToken.name}" created.`}</strong> Copy it now; it will not be
+              shown again.
               <div class="secret" id="new-token" safe>
                 {props.newToken.secret}
               </div>
@@ -69,11 +80,19 @@ export function SettingsPage({ ctx, props }: { ctx: PageContext; props: Settings
         ) : (
           ""
         )}
-        <form method="post" action="/settings/tokens" class="inline-form">
+        <form method="post" action="/settings/tokens" class="inline-form" style="margin-bottom: 1rem">
           <CsrfField token={ctx.csrfToken} />
           <label>
             Name
-            <input type="text" name="name" required maxlength="100" placeholder="e.g. ci-pipeline" value={props.tokenName ?? ""} aria-invalid={props.tokenError ? "true" : undefined} />
+            <input
+              type="text"
+              name="name"
+              required
+              maxlength="100"
+              placeholder="e.g. ci-pipeline"
+              value={props.tokenName ?? ""}
+              aria-invalid={props.tokenError ? "true" : undefined}
+            />
           </label>
           <label style="flex: 0 1 160px">
             Role
@@ -94,7 +113,7 @@ export function SettingsPage({ ctx, props }: { ctx: PageContext; props: Settings
         ) : (
           ""
         )}
-        <div class="table-wrap" style="margin-top: 1rem">
+        <div class="table-wrap">
           <table>
             <thead>
               <tr>

@@ -1,0 +1,223 @@
+/**
+ * Console benchmark: server time of the device pages with 100,000 devices and 1,000,000 telemetry rows.
+ *
+ *   node_modules/.bin/bun bench/console/devices.ts [--runs 60] [--devices 100000] [--telemetry 1000000]
+ *
+ * Seeds with set-based SQL (generate_series; a few seconds to a minute), starts the web role against the
+ * same database (an embedded PostgreSQL in a temp dir, or DATABASE_URL), signs in, and times each page
+ * from request to the last byte over loopback: p50 / p95 / max after warm-up. Target: p95 < 150 ms.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startOutpost } from "../../app";
+import { createOperator, createSession } from "../../modules/operators/service";
+import { SESSION_COOKIE } from "../../modules/platform/access";
+import { loadConfig } from "../../modules/platform/config";
+import { connectDatabase } from "../../modules/platform/database";
+import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
+import { createLogger } from "../../modules/platform/logger";
+import { ensureTelemetryPartitions } from "../../modules/telemetry/service";
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: number) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const RUNS = Math.max(5, Math.min(1000, arg("--runs", 60)));
+const DEVICES = Math.max(1000, Math.min(1_000_000, arg("--devices", 100_000)));
+const TELEMETRY = Math.max(10_000, Math.min(5_000_000, arg("--telemetry", 1_000_000)));
+const BUSY = 200; // devices with a heartbeat every 30 s for 24 h
+const BUSY_ROWS = 2880;
+const HEAVY_ROWS = 20_160; // one device with a heartbeat every 30 s for 7 days
+
+const dir = mkdtempSync(path.join(tmpdir(), "outpost-bench-console-"));
+const embedded = process.env.DATABASE_URL
+  ? undefined
+  : await startEmbeddedPostgres({ directory: path.join(dir, "pg"), ephemeral: true });
+const databaseUrl = process.env.DATABASE_URL ?? embedded!.url;
+const config = loadConfig({
+  DATABASE_URL: databaseUrl,
+  DATA_DIR: dir,
+  PORT: "0",
+  HOST: "127.0.0.1",
+  OUTPOST_ROLE: "web",
+  LOG_LEVEL: "warn",
+  SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
+});
+const app = await startOutpost(config, createLogger("warn"), { announceSetupCode: () => {} });
+const database = connectDatabase(databaseUrl, 4);
+const sql = database.sql;
+
+function time<T>(label: string, run: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  return run().then((value) => {
+    console.log(`  ${label}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    return value;
+  });
+}
+
+try {
+  console.log(
+    `seeding ${DEVICES.toLocaleString("en-US")} devices and ${TELEMETRY.toLocaleString("en-US")} telemetry rows`,
+  );
+  await sql`truncate devices cascade`;
+  await sql`truncate telemetry_events`;
+  await ensureTelemetryPartitions(sql, 2);
+  await sql`select telemetry_ensure_partitions((now() - interval '8 days')::date, now()::date)`;
+  // Seeding only: triggers off (no live-update notifications for 100,000 inserts).
+  await time("devices", () =>
+    sql.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`;
+      await tx`
+        insert into devices (mac_address, product_name, approval_status, ipv4_address, metadata, last_seen_at, created_at, approval_changed_at)
+        select
+          upper(regexp_replace(lpad(to_hex(i), 12, '0'), '(..)(?!$)', '\\1:', 'g')),
+          'product-' || (i % 8),
+          (case when i % 10 < 7 then 'approved' when i % 10 < 9 then 'pending' else 'rejected' end)::device_approval_status,
+          '10.' || (i / 65536) % 256 || '.' || (i / 256) % 256 || '.' || i % 256,
+          jsonb_build_object('name', 'dev-' || i, 'hostname', 'host-' || i),
+          case when i % 10 < 7 then now() - make_interval(secs => (i % 600)) end,
+          now() - make_interval(secs => (${DEVICES} - i) * 60),
+          case when i % 10 < 7 then now() - interval '1 day' end
+        from generate_series(1, ${DEVICES}) as i`;
+    }),
+  );
+  // 100 payload variants shaped like the agent's built-in scripts, reused round-robin.
+  await sql`drop table if exists bench_payloads, bench_devices`;
+  await sql`create unlogged table bench_payloads as
+    select v, jsonb_build_object(
+      'device', jsonb_build_object('name', 'bench'),
+      'scripts', jsonb_build_object(
+        'cpu', jsonb_build_object('data', jsonb_build_object('status', 'success', 'output', jsonb_build_object('usage_pct', round((random() * 100)::numeric, 1), 'cores', 4))),
+        'memory', jsonb_build_object('data', jsonb_build_object('status', 'success', 'output', jsonb_build_object('used_pct', round((30 + random() * 40)::numeric, 1)))),
+        'disk', jsonb_build_object('data', jsonb_build_object('status', 'success', 'output', jsonb_build_object('root_used_pct', round((50 + v % 40)::numeric, 1)))),
+        'load', jsonb_build_object('data', jsonb_build_object('status', 'success', 'output', jsonb_build_object('load_1m', round((random() * 4)::numeric, 2))))),
+      'meta', jsonb_build_object('script_count', 4)) as payload
+    from generate_series(0, 99) as v`;
+  await sql`create unlogged table bench_devices as select (row_number() over (order by id))::int as n, id from devices`;
+  await sql`create index on bench_devices (n)`;
+  const busyIds = await sql<{ id: string }[]>`
+    select id from devices where approval_status = 'approved' order by created_at desc limit ${BUSY}`;
+  await time(
+    `telemetry: ${BUSY} busy devices × ${BUSY_ROWS}`,
+    () => sql`
+    insert into telemetry_events (id, device_id, recorded_at, payload)
+    select gen_random_uuid(), d.id, now() - make_interval(secs => s * 30 + 1), p.payload
+    from unnest(${busyIds.map((r) => r.id)}::uuid[]) as d(id), generate_series(0, ${BUSY_ROWS - 1}) as s
+    join bench_payloads p on p.v = s % 100`,
+  );
+  const heavy = busyIds.at(-1)!.id;
+  await time(
+    `telemetry: 1 device × ${HEAVY_ROWS} over 7 days`,
+    () => sql`
+    insert into telemetry_events (id, device_id, recorded_at, payload)
+    select gen_random_uuid(), ${heavy}::uuid, now() - make_interval(secs => s * 30 + 1), p.payload
+    from generate_series(0, ${HEAVY_ROWS - 1}) as s join bench_payloads p on p.v = s % 100
+    where s >= ${BUSY_ROWS}`,
+  );
+  const rest = TELEMETRY - BUSY * BUSY_ROWS - (HEAVY_ROWS - BUSY_ROWS);
+  await time(
+    `telemetry: ${rest.toLocaleString("en-US")} rows over the fleet`,
+    () => sql`
+    insert into telemetry_events (id, device_id, recorded_at, payload)
+    select gen_random_uuid(), d.id, now() - make_interval(secs => (g::bigint * 7919 % 86000)::int + 1), p.payload
+    from generate_series(1, ${rest}) as g
+    join bench_devices d on d.n = g % ${DEVICES} + 1
+    join bench_payloads p on p.v = g % 100`,
+  );
+  await sql`drop table bench_payloads, bench_devices`;
+  await time("analyze", () => sql`analyze`);
+  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from telemetry_events`;
+  console.log(`  telemetry rows: ${n.toLocaleString("en-US")}`);
+
+  const admin = await createOperator(database.db, {
+    email: "bench@example.test",
+    password: "bench password 1",
+    role: "admin",
+  });
+  const token = await createSession(database.db, { operatorId: admin.id, ttlHours: 2 });
+  const headers = { cookie: `${SESSION_COOKIE}=${token}` };
+
+  // A deep page: the cursor of the device at position ~90% in the default order (created_at desc).
+  const cursorAt = async (offset: number, keySql: string) => {
+    const [row] = await sql<{ k: string; id: string }[]>`
+      select (${sql.unsafe(keySql)})::text as k, d.id from devices d order by ${sql.unsafe(keySql)} desc, d.id desc offset ${offset} limit 1`;
+    return Buffer.from(JSON.stringify([row!.k, row!.id])).toString("base64url");
+  };
+  const deep = await cursorAt(Math.floor(DEVICES * 0.9), "d.created_at");
+  const deepByName = Buffer.from(
+    JSON.stringify(
+      Object.values(
+        (
+          await sql<{ k: string; id: string }[]>`
+          select device_display_name(d.metadata, d.mac_address) as k, d.id from devices d
+          order by device_display_name(d.metadata, d.mac_address), d.id offset ${Math.floor(DEVICES * 0.8)} limit 1`
+        )[0]!,
+      ),
+    ),
+  ).toString("base64url");
+  const busy = busyIds[0]!.id;
+
+  if (args.includes("--explain")) {
+    const { deviceChartData } = await import("../../modules/telemetry/series");
+    const to = new Date();
+    const from = new Date(to.getTime() - 86_400_000);
+    const fields = [
+      "scripts.cpu.data.output.usage_pct",
+      "scripts.memory.data.output.used_pct",
+      "scripts.disk.data.output.root_used_pct",
+      "scripts.load.data.output.load_1m",
+      "scripts.cpu.data.output.cores",
+    ];
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      const data = await deviceChartData(sql, busyIds[0]!.id, fields, from, to);
+      console.log(
+        `chart query: ${(performance.now() - started).toFixed(1)} ms, ${data.events} events, ${data.t.length} buckets`,
+      );
+    }
+    const plan =
+      await sql.unsafe(`explain (analyze, buffers) select recorded_at, payload::jsonb from telemetry_events
+      where device_id = '${busyIds[0]!.id}' and recorded_at >= now() - interval '1 day'`);
+    for (const row of plan) console.log(Object.values(row)[0]);
+  }
+  const pages: [string, string][] = [
+    ["/devices (first page)", "/devices"],
+    ["/devices filtered (pending, product-3)", "/devices?approval_status=pending&product=product-3"],
+    ["/devices filtered (online)", "/devices?connectivity_status=online"],
+    ['/devices search ("dev-4242")', "/devices?search=dev-4242"],
+    ["/devices deep page (90% in, keyset)", `/devices?after=${deep}`],
+    ["/devices deep page sorted by name", `/devices?sort=name&after=${deepByName}`],
+    ["/devices sorted by last seen", "/devices?sort=last_seen_at"],
+    [`/devices/{id} telemetry tab (24 h, ${BUSY_ROWS} rows)`, `/devices/${busy}?tab=telemetry`],
+    [`/devices/{id} telemetry tab (7 d, ${HEAVY_ROWS} rows)`, `/devices/${heavy}?tab=telemetry&range=7d`],
+    [`/devices/{id} telemetry tab (30 d, ${HEAVY_ROWS} rows)`, `/devices/${heavy}?tab=telemetry&range=30d`],
+    ["/devices/{id} overview", `/devices/${busy}`],
+    ["/ dashboard", "/"],
+  ];
+  console.log(`\nserver time over loopback, ${RUNS} runs each after 5 warm-up runs (ms)`);
+  console.log(`${"page".padEnd(52)} ${"p50".padStart(7)} ${"p95".padStart(7)} ${"max".padStart(7)}`);
+  for (const [label, url] of pages) {
+    const times: number[] = [];
+    for (let i = 0; i < RUNS + 5; i++) {
+      const started = performance.now();
+      const response = await fetch(`${app.url}${url}`, { headers, redirect: "manual" });
+      const body = await response.text();
+      if (response.status !== 200)
+        throw new Error(`${url} answered ${response.status}: ${body.slice(0, 200)}`);
+      if (i >= 5) times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    const pct = (p: number) => times[Math.min(times.length - 1, Math.ceil((p / 100) * times.length) - 1)]!;
+    const p95 = pct(95);
+    console.log(
+      `${label.padEnd(52)} ${pct(50).toFixed(1).padStart(7)} ${p95.toFixed(1).padStart(7)} ${times.at(-1)!.toFixed(1).padStart(7)}${p95 < 150 ? "" : "  ← over 150 ms"}`,
+    );
+  }
+} finally {
+  await database.close();
+  await app.stop();
+  await embedded?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,216 @@
+import type { Sql } from "../platform/database";
+import type { DeviceSettings } from "./service";
+import { type Resolver, validateWebhookUrl } from "./webhook";
+
+/**
+ * Operator-edited settings in `system_settings`, layered over the environment defaults that
+ * `deviceSettings()` starts from. A key without a row uses its default, so clearing a row (or never
+ * saving) keeps the documented env behaviour. Values are cached per process for CACHE_MS: another
+ * web instance sees a change within that time.
+ */
+export const SETTING_KEYS = {
+  onlineWindowSeconds: "online_window_seconds",
+  offlineAlertMinutes: "offline_alert_minutes",
+  telemetryRetentionDays: "telemetry_retention_days",
+  notifications: "notifications",
+} as const;
+
+export const DEFAULT_OFFLINE_ALERT_MINUTES = 10;
+export const LIMITS = {
+  onlineWindowMinutes: { min: 1, max: 1440 },
+  offlineAlertMinutes: { min: 1, max: 10_080 },
+  telemetryRetentionDays: { min: 1, max: 3650 },
+};
+const CACHE_MS = 5000;
+
+interface Stored {
+  onlineWindowSeconds?: number;
+  offlineAlertMinutes?: number;
+  telemetryRetentionDays?: number;
+  notifications?: { email: string | null; webhook_url: string | null };
+}
+
+const stores = new WeakMap<object, Sql>();
+const cache = new WeakMap<Sql, { at: number; value: Stored }>();
+
+/** Lets `deviceSettings(config)` read the database this config's process uses. */
+export function attachSettingsStore(config: object, sql: Sql): void {
+  stores.set(config, sql);
+}
+
+function positiveInt(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+async function load(sql: Sql): Promise<Stored> {
+  const hit = cache.get(sql);
+  if (hit && Date.now() - hit.at < CACHE_MS) return hit.value;
+  const rows = await sql<{ key: string; value: unknown }[]>`select key, value from system_settings`;
+  const byKey = new Map(rows.map((r) => [r.key, r.value]));
+  const notifications = byKey.get(SETTING_KEYS.notifications) as Record<string, unknown> | undefined;
+  const value: Stored = {
+    onlineWindowSeconds: positiveInt(byKey.get(SETTING_KEYS.onlineWindowSeconds)),
+    offlineAlertMinutes: positiveInt(byKey.get(SETTING_KEYS.offlineAlertMinutes)),
+    telemetryRetentionDays: positiveInt(byKey.get(SETTING_KEYS.telemetryRetentionDays)),
+    notifications: notifications
+      ? {
+          email: typeof notifications.email === "string" ? notifications.email : null,
+          webhook_url: typeof notifications.webhook_url === "string" ? notifications.webhook_url : null,
+        }
+      : undefined,
+  };
+  cache.set(sql, { at: Date.now(), value });
+  return value;
+}
+
+/** The stored overrides of the device settings for this config's database ({} when none or not attached). */
+export async function storedDeviceSettings(config: object): Promise<Partial<DeviceSettings>> {
+  const sql = stores.get(config);
+  if (!sql) return {};
+  const stored = await load(sql);
+  const result: Partial<DeviceSettings> = {};
+  if (stored.onlineWindowSeconds) result.onlineWindowSeconds = stored.onlineWindowSeconds;
+  if (stored.telemetryRetentionDays) result.telemetryRetentionDays = stored.telemetryRetentionDays;
+  return result;
+}
+
+export interface ConsoleSettings {
+  onlineWindowSeconds: number;
+  offlineAlertMinutes: number;
+  telemetryRetentionDays: number;
+  notificationEmail: string | null;
+  /** Whether a webhook URL is stored; the URL itself is never given out. */
+  webhookConfigured: boolean;
+  /** The defaults a key falls back to (from the environment). */
+  defaults: { onlineWindowSeconds: number; offlineAlertMinutes: number; telemetryRetentionDays: number };
+}
+
+/** The settings as the Settings page shows them (stored value, else the default). */
+export async function readConsoleSettings(
+  sql: Sql,
+  defaults: Pick<DeviceSettings, "onlineWindowSeconds" | "telemetryRetentionDays">,
+): Promise<ConsoleSettings> {
+  const stored = await load(sql);
+  return {
+    onlineWindowSeconds: stored.onlineWindowSeconds ?? defaults.onlineWindowSeconds,
+    offlineAlertMinutes: stored.offlineAlertMinutes ?? DEFAULT_OFFLINE_ALERT_MINUTES,
+    telemetryRetentionDays: stored.telemetryRetentionDays ?? defaults.telemetryRetentionDays,
+    notificationEmail: stored.notifications?.email ?? null,
+    webhookConfigured: Boolean(stored.notifications?.webhook_url),
+    defaults: {
+      onlineWindowSeconds: defaults.onlineWindowSeconds,
+      offlineAlertMinutes: DEFAULT_OFFLINE_ALERT_MINUTES,
+      telemetryRetentionDays: defaults.telemetryRetentionDays,
+    },
+  };
+}
+
+/** The stored webhook URL, for the notification sender only (never rendered). */
+export async function webhookUrl(sql: Sql): Promise<string | null> {
+  return (await load(sql)).notifications?.webhook_url ?? null;
+}
+
+async function put(sql: Sql, entries: [string, unknown][], by: string | undefined): Promise<void> {
+  await sql.begin(async (tx) => {
+    for (const [key, value] of entries) {
+      await tx`insert into system_settings (key, value, updated_at, updated_by)
+        values (${key}, ${JSON.stringify(value)}::jsonb, now(), ${by ?? null})
+        on conflict (key) do update set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by`;
+    }
+  });
+  cache.delete(sql);
+}
+
+export type FieldErrors = Partial<Record<string, string>>;
+
+/** A whole number within limits, from a form field ("25" ok; "", "1.5", "25min", "0" not). */
+export function wholeNumber(raw: unknown, label: string, limits: { min: number; max: number }) {
+  const text = typeof raw === "string" ? raw.trim() : typeof raw === "number" ? String(raw) : "";
+  if (!/^\d+$/.test(text)) return { error: `${label} must be a whole number.` };
+  const value = Number(text);
+  if (value < limits.min || value > limits.max) {
+    return { error: `${label} must be between ${limits.min} and ${limits.max}.` };
+  }
+  return { value };
+}
+
+export interface MonitoringInput {
+  online_window_minutes?: unknown;
+  offline_alert_minutes?: unknown;
+  telemetry_retention_days?: unknown;
+}
+
+/** Saves the monitoring settings, all or nothing; errors per field otherwise. */
+export async function saveMonitoringSettings(
+  sql: Sql,
+  input: MonitoringInput,
+  by?: string,
+): Promise<{ errors?: FieldErrors }> {
+  const online = wholeNumber(input.online_window_minutes, "The online window", LIMITS.onlineWindowMinutes);
+  const offline = wholeNumber(
+    input.offline_alert_minutes,
+    "The offline-alert window",
+    LIMITS.offlineAlertMinutes,
+  );
+  const retention = wholeNumber(
+    input.telemetry_retention_days,
+    "Telemetry retention",
+    LIMITS.telemetryRetentionDays,
+  );
+  const errors: FieldErrors = {};
+  if ("error" in online) errors.online_window_minutes = online.error;
+  if ("error" in offline) errors.offline_alert_minutes = offline.error;
+  if ("error" in retention) errors.telemetry_retention_days = retention.error;
+  if (Object.keys(errors).length > 0) return { errors };
+  await put(
+    sql,
+    [
+      [SETTING_KEYS.onlineWindowSeconds, (online as { value: number }).value * 60],
+      [SETTING_KEYS.offlineAlertMinutes, (offline as { value: number }).value],
+      [SETTING_KEYS.telemetryRetentionDays, (retention as { value: number }).value],
+    ],
+    by,
+  );
+  return {};
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface NotificationInput {
+  notification_email?: unknown;
+  webhook_url?: unknown;
+  clear_webhook?: unknown;
+}
+
+/**
+ * Saves the notification settings. A blank webhook field keeps the stored URL; `clear_webhook`
+ * removes it; a new URL must pass validateWebhookUrl.
+ */
+export async function saveNotificationSettings(
+  sql: Sql,
+  input: NotificationInput,
+  by?: string,
+  resolve?: Resolver,
+): Promise<{ errors?: FieldErrors }> {
+  const errors: FieldErrors = {};
+  const emailRaw = typeof input.notification_email === "string" ? input.notification_email.trim() : "";
+  if (emailRaw && (!EMAIL.test(emailRaw) || emailRaw.length > 254)) {
+    errors.notification_email = "Enter a valid email address, or leave the field blank.";
+  }
+  const current = (await load(sql)).notifications?.webhook_url ?? null;
+  const clear = ["on", "true", "1"].includes(String(input.clear_webhook ?? ""));
+  const urlRaw = typeof input.webhook_url === "string" ? input.webhook_url.trim() : "";
+  let webhook = clear ? null : current;
+  if (urlRaw && !clear) {
+    const checked = await validateWebhookUrl(urlRaw, resolve);
+    if ("error" in checked) errors.webhook_url = checked.error;
+    else webhook = checked.url;
+  }
+  if (Object.keys(errors).length > 0) return { errors };
+  await put(
+    sql,
+    [[SETTING_KEYS.notifications, { email: emailRaw ? emailRaw.toLowerCase() : null, webhook_url: webhook }]],
+    by,
+  );
+  return {};
+}

@@ -1,0 +1,110 @@
+import type { Browser, BrowserContext } from "playwright-core";
+import type { OperatorRole } from "../../modules/operators/service";
+import { SESSION_COOKIE } from "../../modules/platform/access";
+import type { TestApp } from "../helpers/app";
+import { LAPTOP } from "../helpers/browser";
+
+let counter = Math.floor(Math.random() * 0xffff);
+
+/** A fresh MAC address (locally administered range). */
+export function mac(): string {
+  counter = (counter + 1) & 0xffffff;
+  const hex = `06C0${counter.toString(16).padStart(6, "0")}${Math.floor(Math.random() * 256)
+    .toString(16)
+    .padStart(2, "0")}`.toUpperCase();
+  return hex.match(/../g)!.join(":");
+}
+
+function post(body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Registers a device through the real device API; returns its id (and token when approved). */
+export async function registerDevice(app: TestApp, body: Record<string, unknown> = {}) {
+  const response = await app.fetch("/api/v1/devices/register", post({ mac_address: mac(), ...body }));
+  if (response.status !== 201)
+    throw new Error(`register answered ${response.status}: ${await response.text()}`);
+  const data = ((await response.json()) as { data: { id: string; mac_address: string; api_token?: string } })
+    .data;
+  return { id: data.id, mac: data.mac_address, token: data.api_token };
+}
+
+/** Approves devices through the operator API (POST /api/v1/devices/approval). */
+export async function approve(app: TestApp, ids: string[]) {
+  const token = await app.token("operator");
+  const response = await app.fetch(
+    "/api/v1/devices/approval",
+    post({ ids, approval_status: "approved" }, { authorization: `Bearer ${token}` }),
+  );
+  if (response.status !== 200) throw new Error(`approval answered ${response.status}`);
+}
+
+/** A registered and approved device with its API token (registration repeated, as the agent does). */
+export async function approvedDevice(app: TestApp, body: Record<string, unknown> = {}) {
+  const first = await registerDevice(app, body);
+  await approve(app, [first.id]);
+  const again = await registerDevice(app, { ...body, mac_address: first.mac });
+  if (!again.token) throw new Error("approved device got no token");
+  return { id: first.id, mac: first.mac, token: again.token };
+}
+
+/** A heartbeat shaped like the Outpost agent's (cpu, memory, disk built-in scripts). */
+export function agentHeartbeat(values: { cpu: number; memory: number; disk: number; load?: number }) {
+  const report = (output: Record<string, unknown>) => ({
+    data: { status: "success", validation_status: "valid", duration_ms: 3, output },
+  });
+  return {
+    telemetry: {
+      device: { mac_address: "06:c0:00:00:00:01", ip_address: "198.51.100.7", name: "bench-device" },
+      scripts: {
+        cpu: report({ usage_pct: values.cpu, cores: 4 }),
+        memory: report({
+          used_pct: values.memory,
+          total_bytes: 8e9,
+          used_bytes: (values.memory / 100) * 8e9,
+        }),
+        disk: report({ root_used_pct: values.disk, max_used_pct: values.disk, mounts: [] }),
+        load: report({ load_1m: values.load ?? 0.5, load_5m: 0.4, load_15m: 0.3 }),
+      },
+      meta: { collected_at: new Date().toISOString(), script_count: 4 },
+    },
+    connection_status: { active: false },
+  };
+}
+
+export async function heartbeat(app: TestApp, device: { id: string; token: string }, body: unknown) {
+  const response = await app.fetch(
+    `/api/v1/devices/${device.id}/heartbeat?api_key=${device.token}`,
+    post(body),
+  );
+  if (response.status !== 200)
+    throw new Error(`heartbeat answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { data: { commands: { command_id: string; type: string }[] } }).data;
+}
+
+export async function postResults(app: TestApp, device: { id: string; token: string }, results: unknown[]) {
+  const response = await app.fetch(
+    `/api/v1/devices/${device.id}/command_results?api_key=${device.token}`,
+    post({ results }),
+  );
+  if (response.status !== 202)
+    throw new Error(`command_results answered ${response.status}: ${await response.text()}`);
+}
+
+/** A browser context signed in as a new operator of `role`. */
+export async function signedIn(
+  browser: Browser,
+  app: TestApp,
+  role: OperatorRole,
+  viewport = LAPTOP,
+): Promise<BrowserContext> {
+  const session = await app.session(role);
+  const context = await browser.newContext({ viewport });
+  const value = session.cookie.slice(SESSION_COOKIE.length + 1);
+  await context.addCookies([{ name: SESSION_COOKIE, value, url: app.url }]);
+  return context;
+}

@@ -1,0 +1,114 @@
+import { CsrfField, FieldError, PageHead } from "../components";
+import { Layout, type PageContext } from "../layout";
+
+export interface DeviceNewProps {
+  values?: { mac_address?: string; product_name?: string; name?: string; approved?: boolean };
+  errors?: Partial<Record<"mac_address" | "product_name" | "name" | "form", string>>;
+}
+
+export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceNewProps }) {
+  const values = props.values ?? {};
+  const errors = props.errors ?? {};
+  return (
+    <Layout ctx={ctx} title="Add device">
+      <nav class="breadcrumb" aria-label="Breadcrumb">
+        <a href="/devices">Devices</a> <span aria-hidden="true">/</span> <span>Add device</span>
+      </nav>
+      <PageHead
+        title="Add device"
+        subtitle="Pre-register a device by its MAC address before it first connects."
+      />
+      <div class="grid two align-start">
+        <section class="card">
+          {errors.form ? (
+            <p class="flash error" role="alert" safe>
+              {errors.form}
+            </p>
+          ) : (
+            ""
+          )}
+          <form method="post" action="/devices" class="stacked" novalidate>
+            <CsrfField token={ctx.csrfToken} />
+            <label>
+              MAC address
+              <input
+                type="text"
+                name="mac_address"
+                required
+                maxlength="17"
+                autocomplete="off"
+                spellcheck="false"
+                placeholder="AA:BB:CC:DD:EE:FF"
+                class="mono"
+                value={values.mac_address ?? ""}
+                aria-invalid={errors.mac_address ? "true" : undefined}
+                aria-describedby="mac-help"
+              />
+              <span class="help" id="mac-help">
+                The primary network interface's address. Colons, dashes or none.
+              </span>
+              <FieldError message={errors.mac_address} />
+            </label>
+            <label>
+              <span>
+                Product <span class="help">(optional)</span>
+              </span>
+              <input
+                type="text"
+                name="product_name"
+                maxlength="200"
+                value={values.product_name ?? ""}
+                placeholder="e.g. gateway-v2"
+                aria-invalid={errors.product_name ? "true" : undefined}
+              />
+              <FieldError message={errors.product_name} />
+            </label>
+            <label>
+              <span>
+                Name <span class="help">(optional; the agent reports its own once it registers)</span>
+              </span>
+              <input
+                type="text"
+                name="name"
+                maxlength="100"
+                value={values.name ?? ""}
+                aria-invalid={errors.name ? "true" : undefined}
+              />
+              <FieldError message={errors.name} />
+            </label>
+            <label class="checkbox">
+              <input type="checkbox" name="approved" value="on" checked={values.approved ?? false} />
+              <span>
+                Approve now
+                <span class="help block">
+                  The device's first registration is accepted at once and receives its API token.
+                </span>
+              </span>
+            </label>
+            <div class="actions">
+              <button class="btn primary" type="submit">
+                Add device
+              </button>
+              <a class="btn" href="/devices">
+                Cancel
+              </a>
+            </div>
+          </form>
+        </section>
+        <section class="card muted-card">
+          <h2>How pre-registration works</h2>
+          <ol class="steps">
+            <li>Add the device's MAC address here, approved or pending.</li>
+            <li>
+              Install the Outpost agent on the device and run <code>outpost-agent register</code>.
+            </li>
+            <li>
+              Registration finds this entry by MAC. A pre-approved device gets its API token straight away and
+              starts sending heartbeats; a pending one waits for approval on the Devices page.
+            </li>
+          </ol>
+        </section>
+      </div>
+    </Layout>
+  );
+}

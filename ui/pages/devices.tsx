@@ -1,0 +1,427 @@
+import type { ConsoleDevice, ConsoleSort } from "../../modules/devices/console-queries";
+import { assetUrl } from "../assets";
+import { CsrfField, EmptyState, PageHead, Time } from "../components";
+import { Layout, type PageContext } from "../layout";
+import { ApprovalBadge, type Chip, FilterChips, OnlineBadge } from "../widgets";
+
+/** The list's state, all of it in the URL. */
+export interface DeviceQuery {
+  search?: string;
+  approval_status?: "pending" | "approved" | "rejected";
+  connectivity_status?: "online" | "offline";
+  product?: string;
+  sort: ConsoleSort;
+  order: "asc" | "desc";
+  after?: string;
+  before?: string;
+}
+
+export const FILTER_KEYS = ["approval_status", "connectivity_status", "product"] as const;
+const FILTER_LABELS: Record<(typeof FILTER_KEYS)[number] | "search", string> = {
+  approval_status: "Approval",
+  connectivity_status: "Connectivity",
+  product: "Product",
+  search: "Search",
+};
+
+export const DEFAULT_SORT: ConsoleSort = "created_at";
+
+/** /devices with `changes` applied; paging cursors are dropped unless given. */
+export function devicesUrl(
+  query: DeviceQuery,
+  changes: Partial<Record<keyof DeviceQuery, string | undefined>> = {},
+) {
+  const merged: Record<string, string | undefined> = {
+    search: query.search,
+    approval_status: query.approval_status,
+    connectivity_status: query.connectivity_status,
+    product: query.product,
+    sort: query.sort === DEFAULT_SORT ? undefined : query.sort,
+    order: query.order === defaultOrder(query.sort) ? undefined : query.order,
+    ...changes,
+  };
+  if (changes.sort !== undefined && changes.order === undefined) merged.order = undefined;
+  if (merged.sort === DEFAULT_SORT) merged.sort = undefined;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(merged)) if (value) params.set(key, value);
+  const text = params.toString();
+  return text ? `/devices?${text}` : "/devices";
+}
+
+export function defaultOrder(sort: ConsoleSort): "asc" | "desc" {
+  return sort === "created_at" || sort === "last_seen_at" ? "desc" : "asc";
+}
+
+export interface DevicesPageProps {
+  query: DeviceQuery;
+  devices: ConsoleDevice[];
+  total: number;
+  fleetTotal: number;
+  next: string | undefined;
+  prev: string | undefined;
+  canManage: boolean;
+  pageSize: number;
+}
+
+function SortHeader({
+  query,
+  column,
+  label,
+  class: className,
+}: {
+  query: DeviceQuery;
+  column: ConsoleSort;
+  label: string;
+  class?: string;
+}) {
+  const active = query.sort === column;
+  const nextOrder = active ? (query.order === "asc" ? "desc" : "asc") : defaultOrder(column);
+  return (
+    <th
+      class={className}
+      aria-sort={active ? (query.order === "asc" ? "ascending" : "descending") : undefined}
+    >
+      <a class="sort-link" href={devicesUrl(query, { sort: column, order: nextOrder })}>
+        <span safe>{label}</span>
+        {active ? <span aria-hidden="true">{query.order === "asc" ? " ▲" : " ▼"}</span> : ""}
+      </a>
+    </th>
+  );
+}
+
+function QuickFilters({ query }: { query: DeviceQuery }) {
+  const links: {
+    label: string;
+    changes: Partial<Record<keyof DeviceQuery, string | undefined>>;
+    active: boolean;
+  }[] = [
+    {
+      label: "All",
+      changes: { approval_status: undefined, connectivity_status: undefined },
+      active: !query.approval_status && !query.connectivity_status,
+    },
+    {
+      label: "Pending",
+      changes: { approval_status: "pending" },
+      active: query.approval_status === "pending",
+    },
+    {
+      label: "Approved",
+      changes: { approval_status: "approved" },
+      active: query.approval_status === "approved",
+    },
+    {
+      label: "Rejected",
+      changes: { approval_status: "rejected" },
+      active: query.approval_status === "rejected",
+    },
+    {
+      label: "Online",
+      changes: { connectivity_status: "online" },
+      active: query.connectivity_status === "online",
+    },
+    {
+      label: "Offline",
+      changes: { connectivity_status: "offline" },
+      active: query.connectivity_status === "offline",
+    },
+  ];
+  return (
+    <nav class="segmented" aria-label="Quick filters">
+      {links.map((link) => (
+        <a href={devicesUrl(query, link.changes)} aria-current={link.active ? "true" : undefined} safe>
+          {link.label}
+        </a>
+      ))}
+    </nav>
+  );
+}
+
+function chipsOf(query: DeviceQuery): Chip[] {
+  const chips: Chip[] = [];
+  for (const key of ["search", ...FILTER_KEYS] as const) {
+    const value = query[key];
+    if (value)
+      chips.push({ label: FILTER_LABELS[key], value, removeHref: devicesUrl(query, { [key]: undefined }) });
+  }
+  return chips;
+}
+
+function DeviceRow({
+  device,
+  query,
+  canManage,
+}: {
+  device: ConsoleDevice;
+  query: DeviceQuery;
+  canManage: boolean;
+}) {
+  return (
+    <tr data-device-id={device.id}>
+      {canManage ? (
+        <td class="select-cell">
+          <input
+            type="checkbox"
+            name="ids"
+            value={device.id}
+            form="bulk-form"
+            data-select-row
+            aria-label={`Select ${device.name}`}
+          />
+        </td>
+      ) : (
+        ""
+      )}
+      <td class="c-name">
+        <a href={`/devices/${device.id}`} class="device-link" safe>
+          {device.name}
+        </a>
+      </td>
+      <td class="mono c-mac" safe>
+        {device.macAddress}
+      </td>
+      <td class="c-product">
+        {device.productName ? (
+          <a
+            class="cell-filter"
+            href={devicesUrl(query, { product: device.productName })}
+            title="Show only this product"
+            safe
+          >
+            {device.productName}
+          </a>
+        ) : (
+          <span class="muted">—</span>
+        )}
+      </td>
+      <td class="mono hide-sm" safe>
+        {device.ipv4Address ?? "—"}
+      </td>
+      <td class="c-approval">
+        <a
+          class="cell-filter"
+          href={devicesUrl(query, { approval_status: device.approvalStatus })}
+          title="Show only this status"
+        >
+          <ApprovalBadge status={device.approvalStatus} />
+        </a>
+      </td>
+      <td class="c-online">
+        <a
+          class="cell-filter"
+          href={devicesUrl(query, { connectivity_status: device.online ? "online" : "offline" })}
+          title="Show only this connectivity"
+        >
+          <OnlineBadge online={device.online} lastSeenAt={device.lastSeenAt} />
+        </a>
+      </td>
+      <td class="c-seen">
+        <Time value={device.lastSeenAt} />
+      </td>
+    </tr>
+  );
+}
+
+/** The part htmx swaps on search, paging and live updates. */
+export function DeviceResults({ ctx, props }: { ctx: PageContext; props: DevicesPageProps }) {
+  const { query, devices, canManage } = props;
+  const chips = chipsOf(query);
+  const clearHref = devicesUrl(query, {
+    search: undefined,
+    approval_status: undefined,
+    connectivity_status: undefined,
+    product: undefined,
+  });
+  const returnTo = devicesUrl(query, { after: query.after, before: query.before });
+  return (
+    <div id="device-results" class="stack" data-return-to={returnTo}>
+      <FilterChips chips={chips} clearHref={clearHref} />
+      {props.fleetTotal === 0 ? (
+        <EmptyState
+          icon="devices"
+          title="No devices have registered"
+          text="Install the Outpost agent on a Linux device and run `outpost-agent register`, or pre-register a device by MAC. New devices wait here for approval."
+        >
+          {canManage ? (
+            <a class="btn primary" href="/devices/new">
+              Add device
+            </a>
+          ) : (
+            ""
+          )}
+        </EmptyState>
+      ) : devices.length === 0 ? (
+        <EmptyState
+          icon="devices"
+          title="No devices match"
+          text="Nothing matches this search and these filters."
+        >
+          <a class="btn" href={clearHref}>
+            Clear all filters
+          </a>
+        </EmptyState>
+      ) : (
+        <>
+          {canManage ? (
+            <form
+              id="bulk-form"
+              class="bulk-bar"
+              method="post"
+              action="/devices/bulk"
+              data-bulk-bar
+              data-confirm="Change the selected devices? Only devices still pending approval change."
+            >
+              <CsrfField token={ctx.csrfToken} />
+              <input type="hidden" name="return_to" value={returnTo} />
+              <label class="select-all">
+                <input type="checkbox" data-select-all aria-label="Select all devices on this page" />
+                <span data-selected-count>Select all on this page</span>
+              </label>
+              <div class="actions">
+                <button
+                  class="btn small primary"
+                  type="submit"
+                  name="action"
+                  value="approve"
+                  data-bulk-action
+                >
+                  Approve selected
+                </button>
+                <button class="btn small danger" type="submit" name="action" value="reject" data-bulk-action>
+                  Reject selected
+                </button>
+              </div>
+            </form>
+          ) : (
+            ""
+          )}
+          <div class="table-wrap">
+            <table class="devices-table">
+              <caption class="visually-hidden">Devices</caption>
+              <thead>
+                <tr>
+                  {canManage ? (
+                    <th class="select-cell">
+                      <span class="visually-hidden">Select</span>
+                    </th>
+                  ) : (
+                    ""
+                  )}
+                  <SortHeader query={query} column="name" label="Name" />
+                  <SortHeader query={query} column="mac_address" label="MAC address" />
+                  <SortHeader query={query} column="product_name" label="Product" />
+                  <th class="hide-sm">IPv4</th>
+                  <SortHeader query={query} column="approval_status" label="Approval" />
+                  <th class="hide-sm">Connectivity</th>
+                  <SortHeader query={query} column="last_seen_at" label="Last seen" />
+                </tr>
+              </thead>
+              <tbody>
+                {devices.map((device) => (
+                  <DeviceRow device={device} query={query} canManage={canManage} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <nav class="pager" aria-label="Pages">
+            <span class="muted small" safe>
+              {`${devices.length} shown · ${props.total.toLocaleString("en-US")} matching${
+                props.total !== props.fleetTotal ? ` of ${props.fleetTotal.toLocaleString("en-US")}` : ""
+              }`}
+            </span>
+            <span class="actions">
+              {props.prev ? (
+                <>
+                  <a class="btn small" href={devicesUrl(query)}>
+                    First
+                  </a>
+                  <a class="btn small" rel="prev" href={devicesUrl(query, { before: props.prev })}>
+                    ← Previous
+                  </a>
+                </>
+              ) : (
+                ""
+              )}
+              {props.next ? (
+                <a class="btn small" rel="next" href={devicesUrl(query, { after: props.next })}>
+                  Next →
+                </a>
+              ) : (
+                ""
+              )}
+            </span>
+          </nav>
+        </>
+      )}
+    </div>
+  );
+}
+
+export function DevicesPage({ ctx, props }: { ctx: PageContext; props: DevicesPageProps }) {
+  const { query } = props;
+  return (
+    <Layout ctx={ctx} title="Devices">
+      <script src={assetUrl("console.js")} defer></script>
+      <div data-live-page="devices" hidden></div>
+      <PageHead title="Devices" subtitle="Search, filter and approve the devices of your fleet.">
+        <span class="live-status" data-live-status aria-live="polite">
+          <span class="dot" aria-hidden="true"></span>
+          <span data-live-status-text>Live</span>
+        </span>
+        {props.canManage ? (
+          <a class="btn primary" href="/devices/new">
+            Add device
+          </a>
+        ) : (
+          ""
+        )}
+      </PageHead>
+      <div class="card toolbar">
+        <form
+          method="get"
+          action="/devices"
+          class="search-form"
+          hx-get="/devices"
+          hx-target="#device-results"
+          hx-select="#device-results"
+          hx-swap="outerHTML"
+          hx-push-url="true"
+          hx-trigger="input changed delay:300ms from:input[name=search], submit"
+        >
+          <label class="visually-hidden" for="device-search">
+            Search devices
+          </label>
+          <input
+            id="device-search"
+            type="search"
+            name="search"
+            value={query.search ?? ""}
+            placeholder="Search MAC, name, IP, product…"
+            autocomplete="off"
+            maxlength="200"
+          />
+          {FILTER_KEYS.map((key) =>
+            query[key] ? <input type="hidden" name={key} value={query[key]} /> : "",
+          )}
+          {query.sort !== DEFAULT_SORT ? <input type="hidden" name="sort" value={query.sort} /> : ""}
+          {query.order !== defaultOrder(query.sort) ? (
+            <input type="hidden" name="order" value={query.order} />
+          ) : (
+            ""
+          )}
+          <button class="btn" type="submit">
+            Search
+          </button>
+        </form>
+        <QuickFilters query={query} />
+      </div>
+      <div class="live-notice" data-live-notice hidden role="status">
+        The list changed.{" "}
+        <button type="button" class="btn small" data-live-refresh>
+          Refresh
+        </button>
+      </div>
+      <DeviceResults ctx={ctx} props={props} />
+    </Layout>
+  );
+}

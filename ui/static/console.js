@@ -1,0 +1,124 @@
+// Console behaviour: live updates over Server-Sent Events, device selection and bulk actions.
+(() => {
+  const page = document.querySelector("[data-live-page]");
+  const kind = page?.getAttribute("data-live-page");
+  const deviceId = page?.getAttribute("data-device-id");
+
+  // ---------- selection (device list) ----------
+  function rows() {
+    return [...document.querySelectorAll("[data-select-row]")];
+  }
+  function updateSelection() {
+    const all = rows();
+    const selected = all.filter((box) => box.checked);
+    const master = document.querySelector("[data-select-all]");
+    if (master) {
+      master.checked = all.length > 0 && selected.length === all.length;
+      master.indeterminate = selected.length > 0 && selected.length < all.length;
+    }
+    const count = document.querySelector("[data-selected-count]");
+    if (count) {
+      count.textContent = selected.length === 0 ? "Select all on this page" : `${selected.length} selected`;
+    }
+    for (const button of document.querySelectorAll("[data-bulk-action]"))
+      button.disabled = selected.length === 0;
+    for (const box of all) box.closest("tr")?.classList.toggle("selected", box.checked);
+    return selected.length;
+  }
+  document.addEventListener("change", (event) => {
+    if (event.target.matches("[data-select-all]")) {
+      for (const box of rows()) box.checked = event.target.checked;
+    }
+    if (event.target.matches("[data-select-all], [data-select-row]")) updateSelection();
+  });
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-bulk-action]");
+    if (!button) return;
+    const n = updateSelection();
+    const verb = button.value === "reject" ? "Reject" : "Approve";
+    button.form.setAttribute(
+      "data-confirm",
+      `${verb} ${n} selected device${n === 1 ? "" : "s"}? Only devices still pending approval change.`,
+    );
+  });
+  document.addEventListener("htmx:afterSettle", updateSelection);
+  document.addEventListener("DOMContentLoaded", updateSelection);
+  if (document.readyState !== "loading") updateSelection();
+
+  // ---------- live updates ----------
+  if (!page || typeof EventSource !== "function") return;
+  const status = document.querySelector("[data-live-status]");
+  const statusText = document.querySelector("[data-live-status-text]");
+  function setStatus(state, text) {
+    if (!status) return;
+    status.dataset.state = state;
+    if (statusText) statusText.textContent = text;
+  }
+
+  function refreshDeviceList() {
+    if (!window.htmx || !document.getElementById("device-results")) return;
+    if (rows().some((box) => box.checked)) {
+      // Never pull the list from under a selection: offer a refresh instead.
+      document.querySelector("[data-live-notice]")?.removeAttribute("hidden");
+      return;
+    }
+    window.htmx.ajax("GET", location.pathname + location.search, {
+      target: "#device-results",
+      select: "#device-results",
+      swap: "outerHTML",
+    });
+  }
+  document.addEventListener("click", (event) => {
+    if (!event.target.closest("[data-live-refresh]")) return;
+    document.querySelector("[data-live-notice]")?.setAttribute("hidden", "");
+    for (const box of rows()) box.checked = false;
+    updateSelection();
+    refreshDeviceList();
+  });
+
+  const source = new EventSource("/live/events");
+  source.addEventListener("open", () => setStatus("live", "Live"));
+  source.addEventListener("error", () => setStatus("down", "Reconnecting…"));
+  source.addEventListener("fleet", (event) => {
+    let counts;
+    try {
+      counts = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    for (const el of document.querySelectorAll("[data-live]")) {
+      const value = counts[el.getAttribute("data-live")];
+      if (typeof value === "number") el.textContent = value.toLocaleString("en-US");
+    }
+    for (const el of document.querySelectorAll("[data-live-hint]")) {
+      const value = counts[el.getAttribute("data-live-hint")];
+      if (typeof value === "number") el.textContent = `${value.toLocaleString("en-US")} offline`;
+    }
+    if (kind === "devices") refreshDeviceList();
+    if (kind === "device") document.body.dispatchEvent(new CustomEvent("live:device-self"));
+  });
+  source.addEventListener("device", (event) => {
+    if (kind !== "device" || !window.htmx) return;
+    let data;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    if (data.id !== deviceId) return;
+    document.body.dispatchEvent(new CustomEvent("live:device-self"));
+    const tab = new URLSearchParams(location.search).get("tab");
+    if (tab === "commands" || tab === "scripts") {
+      // Keep what someone is typing into the install form.
+      const typing = document.activeElement?.closest?.("#install-script");
+      if (!typing) {
+        window.htmx.ajax("GET", location.pathname + location.search, {
+          target: "#tab-panel",
+          select: "#tab-panel",
+          swap: "outerHTML",
+        });
+      }
+    }
+  });
+  window.addEventListener("pagehide", () => source.close());
+})();

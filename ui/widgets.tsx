@@ -1,0 +1,164 @@
+// Console building blocks: stat cards, gauges, filter chips, status badges, charts.
+import type { ApprovalStatus } from "../modules/devices/service";
+import { Badge, Time } from "./components";
+
+export function ApprovalBadge({ status }: { status: ApprovalStatus }) {
+  const tone = status === "approved" ? "ok" : status === "rejected" ? "danger" : "warn";
+  return <Badge tone={tone} label={status} />;
+}
+
+export function OnlineBadge({ online, lastSeenAt }: { online: boolean; lastSeenAt: Date | null }) {
+  return (
+    <span class={online ? "badge ok" : "badge"} title={lastSeenAt ? lastSeenAt.toISOString() : "never seen"}>
+      <span class="dot" aria-hidden="true"></span>
+      {online ? "online" : "offline"}
+    </span>
+  );
+}
+
+/** A dashboard number that links to the list behind it; `live` names the key live updates fill in. */
+export function StatCard(props: {
+  href: string;
+  label: string;
+  value: number;
+  live: string;
+  hint?: string;
+  hintLive?: string;
+  tone?: "ok" | "warn" | "danger";
+}) {
+  return (
+    <a class={`card stat${props.tone ? ` tone-${props.tone}` : ""}`} href={props.href}>
+      <div class="label" safe>
+        {props.label}
+      </div>
+      <div class="value" data-live={props.live} safe>
+        {props.value.toLocaleString("en-US")}
+      </div>
+      {props.hint !== undefined ? (
+        <div class="hint" data-live-hint={props.hintLive} safe>
+          {props.hint}
+        </div>
+      ) : (
+        ""
+      )}
+    </a>
+  );
+}
+
+/**
+ * A ring gauge drawn in SVG on the server (no script needed). `max` scales the ring; values that
+ * are not percentages (load) show their number with the ring relative to `max`.
+ */
+export function Gauge(props: {
+  title: string;
+  value: number | undefined;
+  label?: string;
+  max?: number;
+  unit?: string;
+}) {
+  const max = props.max ?? 100;
+  const radius = 42;
+  const circumference = 2 * Math.PI * radius;
+  const fraction = props.value === undefined ? 0 : Math.max(0, Math.min(1, props.value / max));
+  const tone = fraction >= 0.9 ? "danger" : fraction >= 0.75 ? "warn" : "ok";
+  const shown =
+    props.value === undefined
+      ? "–"
+      : `${props.value >= 100 ? Math.round(props.value) : Math.round(props.value * 10) / 10}${props.unit ?? ""}`;
+  return (
+    <figure class={`gauge ${props.value === undefined ? "empty" : tone}`}>
+      <svg
+        viewBox="0 0 100 100"
+        role="img"
+        aria-label={`${props.title}: ${props.value === undefined ? "no data" : shown}`}
+      >
+        <circle class="track" cx="50" cy="50" r={String(radius)} />
+        <circle
+          class="fill"
+          cx="50"
+          cy="50"
+          r={String(radius)}
+          stroke-dasharray={`${(fraction * circumference).toFixed(2)} ${circumference.toFixed(2)}`}
+          transform="rotate(-90 50 50)"
+        />
+        <text x="50" y="55" text-anchor="middle" safe>
+          {shown}
+        </text>
+      </svg>
+      <figcaption>
+        <strong safe>{props.title}</strong>
+        <span class="muted small" safe>
+          {props.value === undefined ? "no data yet" : (props.label ?? "")}
+        </span>
+      </figcaption>
+    </figure>
+  );
+}
+
+export interface Chip {
+  label: string;
+  value: string;
+  /** URL without this filter. */
+  removeHref: string;
+}
+
+export function FilterChips({ chips, clearHref }: { chips: Chip[]; clearHref: string }) {
+  if (chips.length === 0) return "";
+  return (
+    <nav class="chips" aria-label="Active filters">
+      <span class="muted small">Filters:</span>
+      {chips.map((chip) => (
+        <a class="chip" href={chip.removeHref} title={`Remove filter ${chip.label}`} hx-boost="false">
+          <span safe>{`${chip.label}: ${chip.value}`}</span>
+          <span aria-hidden="true" class="chip-x">
+            ×
+          </span>
+          <span class="visually-hidden">(remove)</span>
+        </a>
+      ))}
+      {chips.length > 1 ? (
+        <a class="chip-clear" href={clearHref}>
+          Clear all
+        </a>
+      ) : (
+        <a class="chip-clear" href={clearHref}>
+          Clear
+        </a>
+      )}
+    </nav>
+  );
+}
+
+export interface ChartSeries {
+  label: string;
+  values: (number | null)[];
+}
+
+/** A uPlot chart, drawn by /assets/charts.js from the data attribute (JSON, attribute-escaped). */
+export function Chart(props: {
+  id: string;
+  title: string;
+  t: number[];
+  series: ChartSeries[];
+  height?: number;
+  kind?: "line" | "bars";
+}) {
+  const data = JSON.stringify({ t: props.t, series: props.series, kind: props.kind ?? "line" });
+  return (
+    <figure class="chart-card">
+      <figcaption safe>{props.title}</figcaption>
+      <div
+        class="chart"
+        id={props.id}
+        data-chart={data}
+        style={`min-height:${props.height ?? 220}px`}
+        role="img"
+        aria-label={`Chart: ${props.title}`}
+      ></div>
+    </figure>
+  );
+}
+
+export function LastSeen({ value }: { value: Date | null }) {
+  return <Time value={value} />;
+}
