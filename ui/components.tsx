@@ -37,6 +37,31 @@ export function CsrfField({ token }: { token: string }) {
   return <input type="hidden" name={CSRF_FIELD} value={token} />;
 }
 
+/**
+ * A one-button form that POSTs to `action` with the CSRF token (and optional hidden fields),
+ * asking `confirm` first when given: every small state-changing action in the UI.
+ */
+export function PostButton(props: {
+  action: string;
+  csrfToken: string;
+  label: string;
+  tone?: "primary" | "danger";
+  confirm?: string;
+  fields?: Record<string, string>;
+}) {
+  return (
+    <form method="post" action={props.action} data-confirm={props.confirm}>
+      <CsrfField token={props.csrfToken} />
+      {Object.entries(props.fields ?? {}).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <button class={props.tone ? `btn small ${props.tone}` : "btn small"} type="submit" safe>
+        {props.label}
+      </button>
+    </form>
+  );
+}
+
 export function FieldError({ message }: { message: string | undefined }) {
   return message ? (
     <span class="field-error" role="alert" safe>

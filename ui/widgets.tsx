@@ -162,3 +162,13 @@ export function Chart(props: {
 export function LastSeen({ value }: { value: Date | null }) {
   return <Time value={value} />;
 }
+
+/** The "Live" indicator that ui/static/console.js keeps in step with the live-update stream. */
+export function LiveStatus() {
+  return (
+    <span class="live-status" data-live-status aria-live="polite">
+      <span class="dot" aria-hidden="true"></span>
+      <span data-live-status-text>Live</span>
+    </span>
+  );
+}

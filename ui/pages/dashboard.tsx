@@ -3,7 +3,7 @@ import type { FleetSnapshot } from "../../modules/live/hub";
 import { assetUrl } from "../assets";
 import { EmptyState, PageHead, Time } from "../components";
 import { Layout, type PageContext } from "../layout";
-import { ApprovalBadge, Chart, OnlineBadge, StatCard } from "../widgets";
+import { ApprovalBadge, Chart, LiveStatus, OnlineBadge, StatCard } from "../widgets";
 
 export interface DashboardProps {
   counts: FleetSnapshot;
@@ -23,10 +23,7 @@ export function DashboardPage({ ctx, props }: { ctx: PageContext; props: Dashboa
       <script src={assetUrl("console.js")} defer></script>
       <div data-live-page="dashboard" hidden></div>
       <PageHead title="Dashboard" subtitle="Your fleet at a glance. Numbers update as devices check in.">
-        <span class="live-status" data-live-status aria-live="polite">
-          <span class="dot" aria-hidden="true"></span>
-          <span data-live-status-text>Live</span>
-        </span>
+        <LiveStatus />
         {props.canManage ? (
           <a class="btn primary" href="/devices/new">
             Add device

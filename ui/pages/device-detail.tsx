@@ -3,7 +3,7 @@ import type { Device } from "../../modules/devices/service";
 import type { ChartData, Gauges } from "../../modules/telemetry/series";
 import type { TelemetryEvent } from "../../modules/telemetry/service";
 import { assetUrl } from "../assets";
-import { Badge, CsrfField, EmptyState, FieldError, Time } from "../components";
+import { Badge, CsrfField, EmptyState, FieldError, PostButton, Time } from "../components";
 import { Layout, type PageContext } from "../layout";
 import { ApprovalBadge, Chart, Gauge, OnlineBadge } from "../widgets";
 
@@ -125,36 +125,30 @@ function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDetailPro
           <div class="actions device-actions">
             {device.approvalStatus === "pending" ? (
               <>
-                <form method="post" action={`/devices/${device.id}/approve`}>
-                  <CsrfField token={ctx.csrfToken} />
-                  <button class="btn primary small" type="submit">
-                    Approve
-                  </button>
-                </form>
-                <form
-                  method="post"
+                <PostButton
+                  action={`/devices/${device.id}/approve`}
+                  csrfToken={ctx.csrfToken}
+                  label="Approve"
+                  tone="primary"
+                />
+                <PostButton
                   action={`/devices/${device.id}/reject`}
-                  data-confirm="Reject this device? It will not be able to send heartbeats."
-                >
-                  <CsrfField token={ctx.csrfToken} />
-                  <button class="btn small danger" type="submit">
-                    Reject
-                  </button>
-                </form>
+                  csrfToken={ctx.csrfToken}
+                  label="Reject"
+                  tone="danger"
+                  confirm="Reject this device? It will not be able to send heartbeats."
+                />
               </>
             ) : (
               ""
             )}
-            <form
-              method="post"
+            <PostButton
               action={`/devices/${device.id}/delete`}
-              data-confirm={`Delete ${props.name}? Its telemetry and command history are deleted too. If the agent registers again it comes back as a new, pending device.`}
-            >
-              <CsrfField token={ctx.csrfToken} />
-              <button class="btn small danger" type="submit">
-                Delete
-              </button>
-            </form>
+              csrfToken={ctx.csrfToken}
+              label="Delete"
+              tone="danger"
+              confirm={`Delete ${props.name}? Its telemetry and command history are deleted too. If the agent registers again it comes back as a new, pending device.`}
+            />
           </div>
         ) : (
           ""
@@ -399,13 +393,12 @@ function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailPro
         <div class="card-head">
           <h2>Installed scripts</h2>
           {props.canManage ? (
-            <form method="post" action={`/devices/${device.id}/commands`}>
-              <CsrfField token={ctx.csrfToken} />
-              <input type="hidden" name="type" value="list_scripts" />
-              <button class="btn small" type="submit">
-                Ask the device for its list
-              </button>
-            </form>
+            <PostButton
+              action={`/devices/${device.id}/commands`}
+              csrfToken={ctx.csrfToken}
+              label="Ask the device for its list"
+              fields={{ type: "list_scripts" }}
+            />
           ) : (
             ""
           )}
@@ -589,18 +582,14 @@ function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailPro
 
 function RemoveScript({ ctx, deviceId, name }: { ctx: PageContext; deviceId: string; name: string }) {
   return (
-    <form
-      method="post"
+    <PostButton
       action={`/devices/${deviceId}/commands`}
-      data-confirm={`Remove the script "${name}" from the device?`}
-    >
-      <CsrfField token={ctx.csrfToken} />
-      <input type="hidden" name="type" value="remove_script" />
-      <input type="hidden" name="name" value={name} />
-      <button class="btn small danger" type="submit">
-        Remove
-      </button>
-    </form>
+      csrfToken={ctx.csrfToken}
+      label="Remove"
+      tone="danger"
+      confirm={`Remove the script "${name}" from the device?`}
+      fields={{ type: "remove_script", name }}
+    />
   );
 }
 
@@ -693,16 +682,12 @@ function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailPr
                   {props.canManage ? (
                     <td>
                       {command.status === "queued" ? (
-                        <form
-                          method="post"
+                        <PostButton
                           action={`/devices/${device.id}/commands/${command.id}/cancel`}
-                          data-confirm="Cancel this queued command?"
-                        >
-                          <CsrfField token={ctx.csrfToken} />
-                          <button class="btn small" type="submit">
-                            Cancel
-                          </button>
-                        </form>
+                          csrfToken={ctx.csrfToken}
+                          label="Cancel"
+                          confirm="Cancel this queued command?"
+                        />
                       ) : (
                         ""
                       )}

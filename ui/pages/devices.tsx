@@ -2,7 +2,7 @@ import type { ConsoleDevice, ConsoleSort } from "../../modules/devices/console-q
 import { assetUrl } from "../assets";
 import { CsrfField, EmptyState, PageHead, Time } from "../components";
 import { Layout, type PageContext } from "../layout";
-import { ApprovalBadge, type Chip, FilterChips, OnlineBadge } from "../widgets";
+import { ApprovalBadge, type Chip, FilterChips, LiveStatus, OnlineBadge } from "../widgets";
 
 /** The list's state, all of it in the URL. */
 export interface DeviceQuery {
@@ -364,10 +364,7 @@ export function DevicesPage({ ctx, props }: { ctx: PageContext; props: DevicesPa
       <script src={assetUrl("console.js")} defer></script>
       <div data-live-page="devices" hidden></div>
       <PageHead title="Devices" subtitle="Search, filter and approve the devices of your fleet.">
-        <span class="live-status" data-live-status aria-live="polite">
-          <span class="dot" aria-hidden="true"></span>
-          <span data-live-status-text>Live</span>
-        </span>
+        <LiveStatus />
         {props.canManage ? (
           <a class="btn primary" href="/devices/new">
             Add device

@@ -1,5 +1,5 @@
 import type { JobOverview, knownTasks, listRecentRuns, QueuedJob } from "../../modules/jobs/service";
-import { Badge, CsrfField, PageHead, Time } from "../components";
+import { Badge, CsrfField, PageHead, PostButton, Time } from "../components";
 import { Layout, type PageContext } from "../layout";
 
 export interface JobsPageProps {
@@ -183,13 +183,12 @@ export function JobsPage({ ctx, props }: { ctx: PageContext; props: JobsPageProp
                   <td>{task.schedule ? `${task.schedule.label} (${task.schedule.cron})` : "on demand"}</td>
                   {props.canRun ? (
                     <td>
-                      <form method="post" action="/jobs/run">
-                        <CsrfField token={ctx.csrfToken} />
-                        <input type="hidden" name="task" value={task.identifier} />
-                        <button class="btn small" type="submit">
-                          Run now
-                        </button>
-                      </form>
+                      <PostButton
+                        action="/jobs/run"
+                        csrfToken={ctx.csrfToken}
+                        label="Run now"
+                        fields={{ task: task.identifier }}
+                      />
                     </td>
                   ) : (
                     ""

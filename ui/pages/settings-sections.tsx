@@ -1,5 +1,5 @@
 import type { ConsoleSettings } from "../../modules/settings/store";
-import { Badge, CsrfField, FieldError, Time } from "../components";
+import { Badge, CsrfField, FieldError, PostButton, Time } from "../components";
 import type { PageContext } from "../layout";
 
 export interface OperatorRow {
@@ -296,23 +296,19 @@ export function ConsoleSettingsSections({
                     {operator.id === selfId ? (
                       <span class="muted small">you</span>
                     ) : operator.disabledAt ? (
-                      <form method="post" action={`/settings/operators/${operator.id}/enable`}>
-                        <CsrfField token={ctx.csrfToken} />
-                        <button class="btn small" type="submit">
-                          Enable
-                        </button>
-                      </form>
+                      <PostButton
+                        action={`/settings/operators/${operator.id}/enable`}
+                        csrfToken={ctx.csrfToken}
+                        label="Enable"
+                      />
                     ) : (
-                      <form
-                        method="post"
+                      <PostButton
                         action={`/settings/operators/${operator.id}/disable`}
-                        data-confirm={`Disable ${operator.email}? They are signed out at once.`}
-                      >
-                        <CsrfField token={ctx.csrfToken} />
-                        <button class="btn small danger" type="submit">
-                          Disable
-                        </button>
-                      </form>
+                        csrfToken={ctx.csrfToken}
+                        label="Disable"
+                        tone="danger"
+                        confirm={`Disable ${operator.email}? They are signed out at once.`}
+                      />
                     )}
                   </td>
                 </tr>

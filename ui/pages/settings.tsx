@@ -1,5 +1,5 @@
 import type { ApiTokenView } from "../../modules/operators/service";
-import { Badge, CsrfField, PageHead, Time } from "../components";
+import { Badge, CsrfField, PageHead, PostButton, Time } from "../components";
 import { Layout, type PageContext } from "../layout";
 import { type ConsoleSettingsProps, ConsoleSettingsSections } from "./settings-sections";
 
@@ -31,16 +31,13 @@ function TokenRow({ token, csrfToken }: { token: ApiTokenView; csrfToken: string
         {token.revokedAt ? (
           <Badge tone="danger" label="revoked" />
         ) : (
-          <form
-            method="post"
+          <PostButton
             action={`/settings/tokens/${token.id}/revoke`}
-            data-confirm={`Revoke the token "${token.name}"? Programs using it stop working at once.`}
-          >
-            <CsrfField token={csrfToken} />
-            <button class="btn small danger" type="submit">
-              Revoke
-            </button>
-          </form>
+            csrfToken={csrfToken}
+            label="Revoke"
+            tone="danger"
+            confirm={`Revoke the token "${token.name}"? Programs using it stop working at once.`}
+          />
         )}
       </td>
     </tr>
