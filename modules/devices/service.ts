@@ -298,6 +298,8 @@ export async function heartbeat(
   const { heartbeatRateLimit: limit, heartbeatRateWindowSeconds: window } = options.settings;
   const schemaJson = parsed.schema ? JSON.stringify(parsed.schema) : null;
   const hash = parsed.schema ? schemaHash(parsed.schema) : null;
+  // Nothing claimed: `async_commit` turns off the WAL flush wait for this transaction (see above).
+  // (Comments stay out of the SQL text, which PostgreSQL copies on every execution.)
   const rows = await sql<HeartbeatRow[]>`
     with accepted as (
       update devices set
@@ -318,7 +320,6 @@ export async function heartbeat(
     stored as (${insertTelemetryForAccepted(sql, { id: Bun.randomUUIDv7(), payloadJson: parsed.payloadJson })}),
     claimed as (${claimCommandsForAccepted(sql)})
     select a.remote_access_requested, c.*,
-      -- Nothing claimed: commit without waiting for the WAL flush (see the note above).
       case when c.id is null then set_config('synchronous_commit', 'off', true) end as async_commit
     from accepted a left join claimed c on true
     order by c.queued_at, c.id`;

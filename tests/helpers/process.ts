@@ -1,4 +1,5 @@
 import { afterAll } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Subprocess } from "bun";
 
@@ -11,6 +12,18 @@ export interface OutpostProcess {
   output(): string;
   /** Sends SIGINT (as Ctrl-C does) and waits for the exit code. */
   interrupt(): Promise<number>;
+}
+
+/** Stops the PostgreSQL running in `directory` (its pid is in postmaster.pid), if any. */
+export function killEmbeddedPostgres(directory: string): void {
+  const file = path.join(directory, "postmaster.pid");
+  if (!existsSync(file)) return;
+  const pid = Number(readFileSync(file, "utf8").split("\n")[0]);
+  try {
+    if (pid) process.kill(pid, "SIGQUIT");
+  } catch {
+    // already gone
+  }
 }
 
 /** Runs `./outpost start` as a real child process and waits until /readyz answers 200. */
@@ -36,8 +49,16 @@ export async function startOutpostProcess(
   };
   void collect(child.stdout);
   void collect(child.stderr);
-  afterAll(() => {
-    if (child.exitCode === null) child.kill("SIGKILL");
+  afterAll(async () => {
+    // A test that failed midway leaves its process running: stop it the way Ctrl-C does, so it
+    // takes its embedded PostgreSQL down too, and only then force.
+    if (child.exitCode !== null) return;
+    child.kill("SIGINT");
+    const stopped = await Promise.race([child.exited.then(() => true), Bun.sleep(15_000).then(() => false)]);
+    if (!stopped) {
+      child.kill("SIGKILL");
+      if (env.DATA_DIR) killEmbeddedPostgres(path.join(env.DATA_DIR, "postgres"));
+    }
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;

@@ -1,12 +1,16 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { runOutpost, startOutpostProcess } from "../helpers/process";
+import { killEmbeddedPostgres, runOutpost, startOutpostProcess } from "../helpers/process";
 
 // The real command on the embedded PostgreSQL kept in DATA_DIR, as `npm start` runs it.
 const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-lifecycle-"));
 const env = { DATA_DIR: dataDir };
+afterAll(() => {
+  killEmbeddedPostgres(path.join(dataDir, "postgres"));
+  rmSync(dataDir, { recursive: true, force: true });
+});
 
 function postmasterPid(): number | undefined {
   const file = path.join(dataDir, "postgres", "postmaster.pid");
@@ -81,6 +85,5 @@ describe("outpost start on embedded PostgreSQL", () => {
     const result = await runOutpost(["migrate"], env);
     expect(result).toMatchObject({ code: 0, stdout: "Database is up to date.\n" });
     expect(postmasterPid()).toBeUndefined();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 });
