@@ -66,7 +66,12 @@ export class LiveHub {
       return () => {};
     }
     this.clients.add(client);
-    this.listening ??= this.listen();
+    if (!this.listening) {
+      // A change committed while LISTEN was being set up sends no notification we could hear:
+      // recount once listening, so the first browser never misses it.
+      this.listening = this.listen();
+      void this.listening.then(() => this.flushFleet(true));
+    }
     this.tick ??= setInterval(() => {
       if (this.clients.size > 0) void this.flushFleet(false);
     }, TICK_MS);

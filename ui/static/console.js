@@ -55,19 +55,33 @@
     if (statusText) statusText.textContent = text;
   }
 
+  let liveRefreshInFlight = false;
+  function offerRefresh() {
+    document.querySelector("[data-live-notice]")?.removeAttribute("hidden");
+  }
   function refreshDeviceList() {
     if (!window.htmx || !document.getElementById("device-results")) return;
     if (rows().some((box) => box.checked)) {
       // Never pull the list from under a selection: offer a refresh instead.
-      document.querySelector("[data-live-notice]")?.removeAttribute("hidden");
+      offerRefresh();
       return;
     }
+    liveRefreshInFlight = true;
     window.htmx.ajax("GET", location.pathname + location.search, {
       target: "#device-results",
       select: "#device-results",
       swap: "outerHTML",
     });
   }
+  // Someone may select rows while a live refresh is on its way: keep their selection then.
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    if (!liveRefreshInFlight || event.detail.target?.id !== "device-results") return;
+    liveRefreshInFlight = false;
+    if (rows().some((box) => box.checked)) {
+      event.detail.shouldSwap = false;
+      offerRefresh();
+    }
+  });
   document.addEventListener("click", (event) => {
     if (!event.target.closest("[data-live-refresh]")) return;
     document.querySelector("[data-live-notice]")?.setAttribute("hidden", "");
