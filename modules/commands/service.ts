@@ -1,7 +1,8 @@
 import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
+import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
-import { isPlainObject, isUuid, pgDate } from "../platform/json-body";
+import { isPlainObject, isUuid } from "../platform/json-body";
 
 export const COMMAND_TYPES = [
   "list_scripts",

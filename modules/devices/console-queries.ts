@@ -5,8 +5,9 @@
  * migration 0005 (docs/console.md).
  */
 import type { Sql } from "../platform/database";
+import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
-import { isUuid, pgDate } from "../platform/json-body";
+import { isUuid } from "../platform/json-body";
 import type { ApprovalStatus, DeviceFilters } from "./service";
 import { normaliseMac } from "./validation";
 

@@ -6,8 +6,9 @@ import {
 } from "../commands/service";
 import { constantTimeEqual, randomToken, sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
+import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
-import { isPlainObject, isUuid, jsonLimitViolation, pgDate } from "../platform/json-body";
+import { isPlainObject, isUuid, jsonLimitViolation } from "../platform/json-body";
 import type { DeviceSettings } from "../settings/service";
 import { deleteDeviceTelemetry, insertTelemetryForAccepted } from "../telemetry/service";
 import {

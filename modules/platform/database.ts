@@ -45,3 +45,14 @@ export async function migrationsApplied(database: Database): Promise<boolean> {
     select count(*)::int as count from drizzle.__drizzle_migrations`.catch(() => [{ count: -1 }]);
   return row?.count === journal.entries.length;
 }
+
+/**
+ * A timestamp column read with raw postgres.js. drizzle's driver makes postgres.js hand
+ * timestamps over as text ("2026-01-02 03:04:05.678+00"); this turns either form into a Date.
+ */
+export function pgDate(value: Date | string): Date;
+export function pgDate(value: Date | string | null): Date | null;
+export function pgDate(value: Date | string | null): Date | null {
+  if (value === null || value instanceof Date) return value;
+  return new Date(value.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00"));
+}

@@ -95,14 +95,3 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 export function isUuid(value: unknown): value is string {
   return typeof value === "string" && UUID_PATTERN.test(value);
 }
-
-/**
- * A timestamp column read with raw postgres.js. drizzle's driver makes postgres.js hand
- * timestamps over as text ("2026-01-02 03:04:05.678+00"); this turns either form into a Date.
- */
-export function pgDate(value: Date | string): Date;
-export function pgDate(value: Date | string | null): Date | null;
-export function pgDate(value: Date | string | null): Date | null {
-  if (value === null || value instanceof Date) return value;
-  return new Date(value.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00"));
-}

@@ -1,6 +1,7 @@
 import type { Sql } from "../platform/database";
+import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
-import { isUuid, pgDate } from "../platform/json-body";
+import { isUuid } from "../platform/json-body";
 
 // Timestamps go to postgres.js as ISO strings: drizzle's driver replaces its Date serialiser.
 
