@@ -10,24 +10,13 @@ import {
   type DeviceDetailProps,
   DeviceLive,
   type DeviceTab,
-  type ListedScript,
-  type ReportedScript,
   TELEMETRY_RANGES,
   type TelemetryRange,
 } from "../../ui/pages/device-detail";
 import { DeviceNewPage, type DeviceNewProps } from "../../ui/pages/device-new";
+import { type DeviceQuery, DeviceResults, DevicesPage, type DevicesPageProps } from "../../ui/pages/devices";
+import { cancelCommand, getCommand, listCommands, queueCommand } from "../commands/service";
 import {
-  DEFAULT_SORT,
-  type DeviceQuery,
-  DeviceResults,
-  DevicesPage,
-  type DevicesPageProps,
-  defaultOrder,
-} from "../../ui/pages/devices";
-import { type Command, cancelCommand, getCommand, listCommands, queueCommand } from "../commands/service";
-import {
-  CONSOLE_SORTS,
-  type ConsoleSort,
   countConsoleDevices,
   listConsoleDevices,
   preRegisterDevice,
@@ -39,7 +28,6 @@ import {
   deleteDevice,
   fleetCounts,
   getDevice,
-  normaliseDeviceFilters,
   rejectDevices,
 } from "../devices/service";
 import type { Principal } from "../platform/access";
@@ -54,7 +42,16 @@ import {
   MAX_CHART_FIELDS,
   numericFields,
 } from "../telemetry/series";
-import { latestTelemetry, type TelemetryEvent } from "../telemetry/service";
+import { latestTelemetry } from "../telemetry/service";
+import {
+  devicesReturn,
+  displayName,
+  listedScripts,
+  parseDeviceQuery,
+  reportedScripts,
+  scriptName,
+  text,
+} from "./view-model";
 
 const PAGE_SIZE = 50;
 const ACTIVITY_CACHE_MS = 30_000;
@@ -69,81 +66,6 @@ function canManage(principal: Principal | undefined): boolean {
 function actor(principal: Principal | undefined): string | undefined {
   if (!principal) return undefined;
   return principal.kind === "session" ? principal.email : `token ${principal.name}`;
-}
-
-function text(value: unknown): string {
-  return typeof value === "string" ? value : "";
-}
-
-/** The name the console shows (same rule as SQL device_display_name). */
-export function displayName(device: Pick<Device, "metadata" | "macAddress">): string {
-  const name = device.metadata?.name;
-  return typeof name === "string" && name !== ""
-    ? name
-    : `device-${device.macAddress.replace(/:/g, "").toLowerCase()}`;
-}
-
-/** Only same-site /devices paths may be a return target. */
-function devicesReturn(value: unknown): string {
-  return typeof value === "string" && /^\/devices(\?[^#\s]*)?$/.test(value) ? value : "/devices";
-}
-
-export function parseDeviceQuery(query: Record<string, unknown>): DeviceQuery {
-  const filters = normaliseDeviceFilters(query);
-  const sort = (CONSOLE_SORTS as readonly string[]).includes(text(query.sort))
-    ? (text(query.sort) as ConsoleSort)
-    : DEFAULT_SORT;
-  const order = query.order === "asc" || query.order === "desc" ? query.order : defaultOrder(sort);
-  const cursor = (v: unknown) => (typeof v === "string" && /^[\w-]{1,1000}$/.test(v) ? v : undefined);
-  return {
-    search: filters.search,
-    approval_status: filters.approvalStatus,
-    connectivity_status: filters.connectivityStatus,
-    product: filters.product,
-    sort,
-    order,
-    after: cursor(query.after),
-    before: query.after ? undefined : cursor(query.before),
-  };
-}
-
-function reportedScripts(latest: TelemetryEvent | undefined): ReportedScript[] {
-  const scripts = latest?.payload?.scripts;
-  if (!scripts || typeof scripts !== "object") return [];
-  return Object.entries(scripts as Record<string, { data?: Record<string, unknown> }>).map(
-    ([name, entry]) => {
-      const data = (entry?.data ?? {}) as Record<string, unknown>;
-      const error = data.error as { message?: unknown } | string | undefined;
-      return {
-        name,
-        status: typeof data.status === "string" ? data.status : "unknown",
-        validation: typeof data.validation_status === "string" ? data.validation_status : undefined,
-        durationMs: typeof data.duration_ms === "number" ? data.duration_ms : undefined,
-        error:
-          typeof error === "string" ? error : typeof error?.message === "string" ? error.message : undefined,
-      };
-    },
-  );
-}
-
-function listedScripts(command: Command): ListedScript[] | undefined {
-  const output = command.output as { scripts?: unknown } | null;
-  if (!output || !Array.isArray(output.scripts)) return undefined;
-  return output.scripts
-    .filter((s): s is Record<string, unknown> => typeof s === "object" && s !== null)
-    .map((s) => ({
-      name: String(s.name ?? "?"),
-      version: String(s.version ?? ""),
-      path: String(s.path ?? ""),
-      active: s.active !== false,
-    }));
-}
-
-/** `name:` from a script's front matter block. */
-export function scriptName(source: string): string | undefined {
-  const block = /\/\*---([\s\S]*?)---\*\//.exec(source);
-  const match = block ? /^\s*name:\s*["']?([A-Za-z0-9][A-Za-z0-9_.-]{0,99})["']?\s*$/m.exec(block[1]!) : null;
-  return match?.[1];
 }
 
 /** Pages of the operator console: dashboard, device list, add device, device detail. */

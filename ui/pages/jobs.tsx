@@ -1,5 +1,5 @@
 import type { JobOverview, knownTasks, listRecentRuns, QueuedJob } from "../../modules/jobs/service";
-import { Badge, CsrfField, PageHead, PostButton, Time } from "../components";
+import { Badge, PageHead, PostButton, Time } from "../components";
 import { Layout, type PageContext } from "../layout";
 
 export interface JobsPageProps {
