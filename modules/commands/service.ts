@@ -202,13 +202,16 @@ export async function queueCommand(sql: Sql, input: QueueCommandInput): Promise<
  * in the devices module's heartbeat statement; see claimCommands for standalone use.
  */
 export function claimCommandsForAccepted(sql: Sql) {
+  // `id = any(array(...))`: the claimed ids are computed first, then found through the primary key,
+  // whatever the planner thinks of the table's size (an `in (...)` may be planned as a hash join
+  // over all of pending_commands, which keeps the command history).
   return sql`update pending_commands set status = 'delivered', delivered_at = now()
-    where id in (
+    where id = any(array(
       select id from pending_commands
       where device_id = (select id from accepted) and status = 'queued' and expires_at > now()
       order by queued_at, id
       limit ${CLAIM_LIMIT}
-      for update skip locked)
+      for update skip locked))
     returning id, type, args, case when payload_ref is null then payload end as payload, payload_ref, public_key, queued_at`;
 }
 
