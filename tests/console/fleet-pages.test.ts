@@ -182,6 +182,8 @@ describe("device list", () => {
     const context = await signedIn(browser, app, "operator");
     const page = await context.newPage();
     await page.goto(`${app.url}/devices?product=bulk-batch`);
+    // Nothing selected yet: the page script disables the bulk actions (a live refresh may re-render them).
+    await page.waitForSelector("[data-bulk-action][disabled]");
     expect(await page.locator("[data-bulk-action]").first().isDisabled()).toBe(true);
     await page.check("[data-select-all]");
     expect(await page.locator("[data-selected-count]").textContent()).toBe("5 selected");
