@@ -3,6 +3,7 @@ import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject, isUuid } from "../platform/json-body";
+import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 
 export const COMMAND_TYPES = [
   "list_scripts",
@@ -326,25 +327,6 @@ export interface CommandListOptions {
   cursor?: string;
 }
 
-function encodeCursor(row: { queued_at: Date; id: string }) {
-  return Buffer.from(JSON.stringify([pgDate(row.queued_at).toISOString(), row.id])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (
-      Array.isArray(value) &&
-      typeof value[0] === "string" &&
-      !Number.isNaN(Date.parse(value[0])) &&
-      isUuid(value[1])
-    ) {
-      return [value[0], value[1]];
-    }
-  } catch {}
-  throw badRequest("The page cursor is not valid", { field: "cursor" });
-}
-
 /** Commands newest first (keyset pagination), optionally of one device and/or one status. */
 export async function listCommands(
   sql: Sql,
@@ -356,7 +338,7 @@ export async function listCommands(
   if (options.status !== undefined && !(COMMAND_STATUSES as readonly string[]).includes(options.status)) {
     throw badRequest(`status must be one of ${COMMAND_STATUSES.join(", ")}`, { field: "status" });
   }
-  const after = options.cursor ? decodeCursor(options.cursor) : undefined;
+  const after = options.cursor ? parseKeysetCursor(options.cursor, { time: true }) : undefined;
   const rows = await sql<CommandRowSql[]>`
     select ${sql.unsafe(COMMAND_COLUMNS)} from pending_commands
     where true
@@ -368,7 +350,10 @@ export async function listCommands(
   const last = page[page.length - 1];
   return {
     commands: page.map(toCommand),
-    nextCursor: rows.length > limit && last ? encodeCursor(last) : undefined,
+    nextCursor:
+      rows.length > limit && last
+        ? encodeKeysetCursor([pgDate(last.queued_at).toISOString(), last.id])
+        : undefined,
   };
 }
 

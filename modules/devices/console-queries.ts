@@ -4,10 +4,12 @@
  * `device_display_name` and `device_search_text` and the (sort key, id) indexes come from
  * migration 0005 (docs/console.md).
  */
+
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
+import { decodeKeysetCursor, encodeKeysetCursor } from "../platform/keyset-cursor";
 import type { ApprovalStatus, DeviceFilters } from "./service";
 import { normaliseMac } from "./validation";
 
@@ -88,25 +90,6 @@ function filterSql(sql: Sql, options: DeviceFilters & { onlineWindowSeconds: num
     }`;
 }
 
-function encodeCursor(values: string[]): string {
-  return Buffer.from(JSON.stringify(values)).toString("base64url");
-}
-
-function decodeCursor(cursor: string, keys: number): string[] {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (
-      Array.isArray(value) &&
-      value.length === keys + 1 &&
-      value.every((v) => typeof v === "string" && v.length <= 500) &&
-      isUuid(value[keys])
-    ) {
-      return value;
-    }
-  } catch {}
-  throw badRequest("The page link is not valid any more", { field: "cursor" });
-}
-
 type Row = {
   id: string;
   mac_address: string;
@@ -151,7 +134,8 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
   const limit = Math.max(1, Math.min(options.limit, 200));
   const backwards = options.before !== undefined && options.after === undefined;
   const cursor = options.after ?? options.before;
-  const values = cursor ? decodeCursor(cursor, keys.length) : undefined;
+  const values = cursor ? decodeKeysetCursor(cursor, { keys: keys.length }) : undefined;
+  if (cursor && !values) throw badRequest("The page link is not valid any more", { field: "cursor" });
   const scanOrder = (options.order === "desc") !== backwards ? "desc" : "asc";
   const op = scanOrder === "desc" ? "<" : ">";
   const orderBy = [...keys.map((k) => `${k.expr} ${scanOrder}`), `d.id ${scanOrder}`].join(", ");
@@ -183,7 +167,7 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
   const page = rows.slice(0, limit);
   if (backwards) page.reverse();
   const cursorOf = (row: Row | undefined) =>
-    row && encodeCursor(keys.length === 1 ? [row.k0, row.id] : [row.k0, row.k1 ?? "", row.id]);
+    row && encodeKeysetCursor(keys.length === 1 ? [row.k0, row.id] : [row.k0, row.k1 ?? "", row.id]);
   const first = page[0];
   const last = page[page.length - 1];
   return {

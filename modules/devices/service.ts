@@ -9,6 +9,7 @@ import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject, isUuid, jsonLimitViolation } from "../platform/json-body";
+import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 import type { DeviceSettings } from "../settings/service";
 import { deleteDeviceTelemetry, insertTelemetryForAccepted } from "../telemetry/service";
 import {
@@ -439,14 +440,6 @@ function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-function decodeDeviceCursor(cursor: string): [string, string] {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(value) && typeof value[0] === "string" && isUuid(value[1])) return [value[0], value[1]];
-  } catch {}
-  throw badRequest("The page cursor is not valid", { field: "cursor" });
-}
-
 /** Devices with filters, a sort and keyset pagination (stable under inserts). */
 export async function listDevices(sql: Sql, options: DeviceListOptions): Promise<DeviceList> {
   const sort = SORT_EXPRESSIONS[options.sort ?? "created_at"];
@@ -454,7 +447,7 @@ export async function listDevices(sql: Sql, options: DeviceListOptions): Promise
   const order =
     options.order ?? (options.sort === undefined || options.sort === "created_at" ? "desc" : "asc");
   const limit = Math.max(1, Math.min(options.limit ?? 50, 500));
-  const after = options.cursor ? decodeDeviceCursor(options.cursor) : undefined;
+  const after = options.cursor ? parseKeysetCursor(options.cursor) : undefined;
   const window = options.onlineWindowSeconds;
   const op = order === "desc" ? "<" : ">";
   const rows = await sql<(DeviceRowSql & { sort_key: string })[]>`
@@ -477,10 +470,7 @@ export async function listDevices(sql: Sql, options: DeviceListOptions): Promise
     limit ${limit + 1}`;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  const nextCursor =
-    rows.length > limit && last
-      ? Buffer.from(JSON.stringify([last.sort_key, last.id])).toString("base64url")
-      : undefined;
+  const nextCursor = rows.length > limit && last ? encodeKeysetCursor([last.sort_key, last.id]) : undefined;
   return { devices: page.map(toDevice), nextCursor, activeFilters: activeFilters(options) };
 }
 

@@ -2,6 +2,7 @@ import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
+import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 
 // Timestamps go to postgres.js as ISO strings: drizzle's driver replaces its Date serialiser.
 
@@ -109,25 +110,6 @@ export interface TelemetryListOptions {
   cursor?: string;
 }
 
-function encodeCursor(row: { recorded_at: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([pgDate(row.recorded_at).toISOString(), row.id])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (
-      Array.isArray(value) &&
-      typeof value[0] === "string" &&
-      !Number.isNaN(Date.parse(value[0])) &&
-      isUuid(value[1])
-    ) {
-      return [value[0], value[1]];
-    }
-  } catch {}
-  throw new AppError(400, "invalid_request", "The page cursor is not valid", { field: "cursor" });
-}
-
 /** Events newest first with keyset pagination; filter by device and time range. */
 export async function listTelemetryEvents(
   sql: Sql,
@@ -136,7 +118,7 @@ export async function listTelemetryEvents(
   const limit = Math.max(1, Math.min(options.limit ?? 100, MAX_PAGE));
   if (options.deviceId !== undefined && !isUuid(options.deviceId))
     return { events: [], nextCursor: undefined };
-  const after = options.cursor ? decodeCursor(options.cursor) : undefined;
+  const after = options.cursor ? parseKeysetCursor(options.cursor, { time: true }) : undefined;
   const rows = await sql<EventRow[]>`
     select id, device_id, recorded_at, payload from telemetry_events
     where true
@@ -149,7 +131,10 @@ export async function listTelemetryEvents(
   const last = page[page.length - 1];
   return {
     events: page.map(toEvent),
-    nextCursor: rows.length > limit && last ? encodeCursor(last) : undefined,
+    nextCursor:
+      rows.length > limit && last
+        ? encodeKeysetCursor([pgDate(last.recorded_at).toISOString(), last.id])
+        : undefined,
   };
 }
 
