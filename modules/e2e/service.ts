@@ -320,12 +320,14 @@ export async function createRun(
       LOCK_CHANNEL,
       environment.label,
       async () => {
-        const hit = await findIdempotentRun(sql, environment.label, key);
-        if (hit) return { hit } as const;
+        // The lock is read before the run: a run commits together with its lock binding, so once the
+        // lock is seen bound (or gone) the run is visible to the next statement. The other order
+        // can miss a run committed between the two reads and answer 409 to a replay.
         const [lock] = await sql<{ idempotency_key: string | null; run_id: string | null }[]>`
           select idempotency_key, run_id::text as run_id from e2e_environment_locks where environment_label = ${environment.label}`;
         if (lock && lock.idempotency_key === key && lock.run_id === null) return undefined; // still in flight
-        return { lock } as const;
+        const hit = await findIdempotentRun(sql, environment.label, key);
+        return hit ? ({ hit } as const) : ({ lock } as const);
       },
       waitMs,
     );
