@@ -60,8 +60,15 @@ export class DeviceApiClient {
     return u.toString();
   }
 
-  private async request(method: string, url: string, body: unknown, expected: number[]): Promise<unknown> {
+  private async request(
+    method: string,
+    url: string,
+    body: unknown,
+    expected: number[],
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     let response: Response;
+    const timeout = AbortSignal.timeout(this.timeoutMs);
     try {
       response = await fetch(url, {
         method,
@@ -71,11 +78,15 @@ export class DeviceApiClient {
           "user-agent": this.userAgent,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
       });
     } catch (err) {
       const e = err as Error;
-      const reason = e.name === "TimeoutError" ? `timed out after ${this.timeoutMs} ms` : e.message;
+      const reason = signal?.aborted
+        ? "aborted: the agent is stopping"
+        : e.name === "TimeoutError" || timeout.aborted
+          ? `timed out after ${this.timeoutMs} ms`
+          : e.message;
       throw new ApiError(`${method} ${redact(url)} failed: ${reason}`, 0);
     }
     const text = await response.text().catch(() => "");
@@ -101,8 +112,9 @@ export class DeviceApiClient {
   }
 
   /** `POST /api/v1/devices/register` → `data.id` and, once approved, `data.api_token`. */
-  async register(body: Record<string, unknown>): Promise<RegisterReply> {
-    const reply = (await this.request("POST", this.url("/api/v1/devices/register"), body, [200, 201])) as {
+  async register(body: Record<string, unknown>, signal?: AbortSignal): Promise<RegisterReply> {
+    const url = this.url("/api/v1/devices/register");
+    const reply = (await this.request("POST", url, body, [200, 201], signal)) as {
       data?: RegisterReply;
     } | null;
     const data = reply?.data;
@@ -112,12 +124,18 @@ export class DeviceApiClient {
   }
 
   /** `POST /api/v1/devices/{id}/heartbeat?api_key=` → commands and optional remote_access_token. */
-  async heartbeat(deviceId: string, token: string, body: unknown): Promise<HeartbeatReply> {
+  async heartbeat(
+    deviceId: string,
+    token: string,
+    body: unknown,
+    signal?: AbortSignal,
+  ): Promise<HeartbeatReply> {
     const reply = (await this.request(
       "POST",
       this.url(`/api/v1/devices/${encodeURIComponent(deviceId)}/heartbeat`, token),
       body,
       [200, 202],
+      signal,
     )) as { data?: { commands?: unknown; remote_access_token?: unknown } } | null;
     const data = reply?.data ?? {};
     const commands = Array.isArray(data.commands) ? (data.commands as ServerCommand[]) : [];
@@ -129,12 +147,17 @@ export class DeviceApiClient {
   }
 
   /** `GET /api/v1/devices/{id}/command_payloads/{ref}?api_key=` → the deferred payload. */
-  async fetchCommandPayload(deviceId: string, token: string, ref: string): Promise<unknown> {
+  async fetchCommandPayload(
+    deviceId: string,
+    token: string,
+    ref: string,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     const url = this.url(
       `/api/v1/devices/${encodeURIComponent(deviceId)}/command_payloads/${encodeURIComponent(ref)}`,
       token,
     );
-    return parseCommandPayloadReply(await this.request("GET", url, undefined, [200]));
+    return parseCommandPayloadReply(await this.request("GET", url, undefined, [200], signal));
   }
 
   /** `POST /api/v1/devices/{id}/command_results?api_key=` with `{results:[...]}`. */

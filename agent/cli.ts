@@ -7,7 +7,7 @@ import { ensureBuiltinScripts } from "./builtin-scripts/index.ts";
 import { type AgentConfig, ConfigError, loadConfig } from "./config.ts";
 import { detectIdentity } from "./identity.ts";
 import { createLogger, type Logger } from "./logger.ts";
-import { type AgentContext, runPollLoop } from "./poller.ts";
+import { type AgentContext, runPollLoop, warmUp } from "./poller.ts";
 import { registerDevice } from "./register.ts";
 import { runRepl } from "./repl.ts";
 import { ScriptFormatError } from "./scripts/errors.ts";
@@ -138,6 +138,7 @@ export function buildProgram(io: Io = defaultIo): Command {
         "info",
         "warn",
         "error",
+        "fatal",
         "silent",
       ]),
     )
@@ -183,7 +184,11 @@ export function buildProgram(io: Io = defaultIo): Command {
       if (!creds) throw new CliError("no device identity found; run `outpost-agent register` first");
       const signals = signalController();
       try {
-        ctx.logger.info({ server: ctx.config.server_url, device_id: creds.uuid }, "polling started");
+        const warmUpMs = await warmUp(ctx);
+        ctx.logger.info(
+          { server: ctx.config.server_url, device_id: creds.uuid, warm_up_ms: warmUpMs },
+          "polling started",
+        );
         const failures = await runPollLoop(ctx, creds, {
           signal: signals.signal,
           maxPolls: opts.once ? 1 : opts.maxPolls,

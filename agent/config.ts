@@ -30,6 +30,7 @@ export interface AgentConfig {
   scripts_dir: string;
   install_builtin_scripts: boolean;
   authorized_keys_path: string;
+  ssh_target_user: string;
   ssh_max_ttl_s: number;
   command_timeout_ms: number;
   max_commands_per_poll: number;
@@ -91,6 +92,7 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
     scripts_dir: path.join(stateDir, "scripts"),
     install_builtin_scripts: true,
     authorized_keys_path: "/home/outpost-support/.ssh/authorized_keys",
+    ssh_target_user: "outpost-support",
     ssh_max_ttl_s: 3600,
     command_timeout_ms: 5000,
     max_commands_per_poll: 50,
@@ -143,6 +145,7 @@ const ConfigFileSchema = Type.Object(
     scripts_dir: Type.Optional(AbsolutePath()),
     install_builtin_scripts: Type.Optional(Type.Boolean()),
     authorized_keys_path: Type.Optional(Type.String({ pattern: "^/.*authorized_keys[^/]*$" })),
+    ssh_target_user: Type.Optional(Type.String({ pattern: "^[a-z_][a-z0-9_.-]{0,31}$" })),
     ssh_max_ttl_s: Type.Optional(Int(1, 86400)),
     command_timeout_ms: Type.Optional(Int(10, 600000)),
     max_commands_per_poll: Type.Optional(Int(1, 1000)),
@@ -218,6 +221,7 @@ const ENV_KEYS: Record<string, JsonType> = {
   scripts_dir: "string",
   install_builtin_scripts: "boolean",
   authorized_keys_path: "string",
+  ssh_target_user: "string",
   ssh_max_ttl_s: "integer",
   command_timeout_ms: "integer",
   max_commands_per_poll: "integer",
@@ -302,16 +306,23 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: Record<stri
   }
 }
 
+export const SYSTEM_CONFIG_FILE = "/etc/outpost/agent.yaml";
+
 /** Candidate configuration files, in order; the first that exists is used. */
-export function configCandidates(env: Record<string, string | undefined>): string[] {
+export function configCandidates(
+  env: Record<string, string | undefined>,
+  systemFile = SYSTEM_CONFIG_FILE,
+): string[] {
   const home = env.HOME || os.homedir();
-  return ["/etc/outpost/agent.yaml", path.join(home, ".config/outpost/agent.yaml")];
+  return [systemFile, path.join(home, ".config/outpost/agent.yaml")];
 }
 
 export interface LoadConfigOptions {
   /** Explicit file (`--config`); overrides `OUTPOST_AGENT_CONFIG` and the search path. Must exist. */
   file?: string;
   env?: Record<string, string | undefined>;
+  /** The system-wide file searched first (default /etc/outpost/agent.yaml; tests point it elsewhere). */
+  systemFile?: string;
 }
 
 /** Load, merge and validate the configuration. Throws ConfigError with one clear line on problems. */
@@ -324,7 +335,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     if (!fs.existsSync(explicit)) throw new ConfigError(`config file not found: ${explicit}`);
     source = path.resolve(explicit);
   } else {
-    source = configCandidates(env).find((p) => fs.existsSync(p)) ?? null;
+    source = configCandidates(env, options.systemFile).find((p) => fs.existsSync(p)) ?? null;
   }
   if (source) raw = readConfigFile(source);
   applyEnvOverrides(raw, env);

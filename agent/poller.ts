@@ -8,7 +8,9 @@ import { type DeviceIdentity, detectIdentity } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 import { registerOnce } from "./register.ts";
 import { runOptionsFromConfig, runScript, type ScriptReport } from "./scripts/runner.ts";
+import { prewarmInstances } from "./scripts/sandbox.ts";
 import type { InstalledScript, ScriptStore } from "./scripts/store.ts";
+import { compileOutputSchema } from "./scripts/validation.ts";
 import { type DeviceCredentials, loadCredentials, saveLastPoll } from "./state.ts";
 import { buildHeartbeatBody, buildSchemaDefinition, type SchemaDefinition } from "./telemetry.ts";
 import type { TunnelController } from "./tunnel.ts";
@@ -110,8 +112,47 @@ export async function postResults(
   }
 }
 
-/** One poll: collect telemetry, heartbeat, fetch deferred payloads, execute commands, post results, drive the tunnel. */
-export async function pollOnce(ctx: AgentContext, creds: DeviceCredentials): Promise<PollSummary> {
+/**
+ * Daemon start-up work that would otherwise slow down the first poll: compile the QuickJS WebAssembly
+ * module, fill the instance pool for the installed scripts, compile their output schemas, and run the `cpu` script once so that its
+ * first reported figure is a delta since start-up instead of a 100 ms sample taken inside the poll.
+ * Returns the time it took (ms).
+ */
+export async function warmUp(
+  ctx: Pick<AgentContext, "config" | "configSource" | "logger" | "store">,
+): Promise<number> {
+  const started = performance.now();
+  try {
+    const scripts = ctx.store.latest();
+    await prewarmInstances(
+      ctx.config.script_memory_mb,
+      Math.min(ctx.config.script_concurrency, Math.max(1, scripts.length)),
+    );
+    for (const script of scripts) {
+      try {
+        compileOutputSchema(script.meta.schema); // cached; the first poll then only validates
+      } catch {
+        // reported when the script runs
+      }
+    }
+    const cpu = scripts.find((s) => s.meta.name === "cpu");
+    if (cpu) await runScript(cpu, runOptionsFromConfig(ctx.config, cpu.meta.name, ctx.configSource));
+  } catch (err) {
+    ctx.logger.warn(`warm-up failed (the first poll will be slower): ${(err as Error).message}`);
+  }
+  return Math.round(performance.now() - started);
+}
+
+/**
+ * One poll: collect telemetry, heartbeat, fetch deferred payloads, execute commands, post results, drive
+ * the tunnel. `signal` aborts the heartbeat and payload requests in flight (the agent is stopping); once
+ * commands were delivered they are executed and their results posted regardless.
+ */
+export async function pollOnce(
+  ctx: AgentContext,
+  creds: DeviceCredentials,
+  signal?: AbortSignal,
+): Promise<PollSummary> {
   const started = performance.now();
   const telemetry = await collectTelemetry(ctx);
   const body = buildHeartbeatBody({
@@ -124,13 +165,14 @@ export async function pollOnce(ctx: AgentContext, creds: DeviceCredentials): Pro
     collectDurationMs: telemetry.durationMs,
     agentStartedAt: ctx.startedAt,
   });
-  const reply = await ctx.api.heartbeat(creds.uuid, creds.token, body);
+  const reply = await ctx.api.heartbeat(creds.uuid, creds.token, body, signal);
   const { commands, failures } = await hydrateCommandPayloads(
     reply.commands,
     ctx.api,
     creds.uuid,
     creds.token,
     ctx.config.command_timeout_ms,
+    signal,
   );
   const results = await executeCommands(
     commands,
@@ -169,9 +211,11 @@ export interface PollLoopOptions {
 }
 
 /**
- * The daemon: poll immediately, then every `poll_interval_s`. A failed poll backs off exponentially
+ * The daemon: poll immediately, then every `poll_interval_s` — polls start one interval apart (the wait
+ * is the interval minus the poll's own duration, at least 0). A failed poll backs off exponentially
  * (base = the interval, cap = `poll_max_backoff_s`, ±25 % jitter, at least Retry-After); success resets.
  * A 401/403/404 triggers one registration attempt (the server issues a fresh token to an approved device).
+ * The signal stops the loop at once: a wait ends, and a heartbeat in flight is aborted.
  * Returns the number of consecutive failures at exit.
  */
 export async function runPollLoop(
@@ -186,6 +230,7 @@ export async function runPollLoop(
   let current = creds;
   while (!options.signal.aborted) {
     const started = Date.now();
+    const startedMono = performance.now();
     let delay = intervalMs;
     try {
       // Pick up credentials rotated by a concurrent `register` without restarting the daemon.
@@ -194,8 +239,9 @@ export async function runPollLoop(
       } catch {
         // keep the credentials we have
       }
-      const summary = await pollOnce(ctx, current);
+      const summary = await pollOnce(ctx, current, options.signal);
       failures = 0;
+      delay = Math.max(0, Math.round(intervalMs - (performance.now() - startedMono)));
       saveLastPoll(ctx.config.state_dir, {
         at: new Date(started).toISOString(),
         ok: true,
@@ -207,6 +253,10 @@ export async function runPollLoop(
       });
     } catch (err) {
       failures++;
+      if (options.signal.aborted) {
+        ctx.logger.warn(`poll interrupted: the agent is stopping (${(err as Error).message})`);
+        break;
+      }
       delay = backoffDelayMs(failures, intervalMs, capMs, options.random);
       if (err instanceof ApiError && err.retryAfterMs)
         delay = Math.min(capMs, Math.max(delay, err.retryAfterMs));
@@ -215,7 +265,7 @@ export async function runPollLoop(
         // The token was rotated or revoked, the device is not approved (any more), or it was deleted:
         // register again; a token issued now is used right away.
         try {
-          const renewed = await registerOnce(ctx, current.uuid);
+          const renewed = await registerOnce(ctx, current.uuid, options.signal);
           if (renewed) {
             current = renewed;
             delay = Math.min(delay, 1000);

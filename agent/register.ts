@@ -46,8 +46,9 @@ function isPermanent(err: unknown): boolean {
 export async function registerOnce(
   ctx: AgentContext,
   existingUuid: string | null,
+  signal?: AbortSignal,
 ): Promise<DeviceCredentials | null> {
-  const reply = await ctx.api.register(buildRegistrationBody(ctx, existingUuid));
+  const reply = await ctx.api.register(buildRegistrationBody(ctx, existingUuid), signal);
   if (typeof reply.api_token !== "string" || reply.api_token === "") return null;
   const creds = { uuid: reply.id, token: reply.api_token };
   saveCredentials(ctx.config.state_dir, creds);
@@ -84,8 +85,9 @@ export async function registerDevice(
   ) {
     if (options.signal.aborted) throw new RegistrationError("registration interrupted");
     let problem: string;
+    let rejected = false;
     try {
-      const reply = await ctx.api.register(buildRegistrationBody(ctx, existing));
+      const reply = await ctx.api.register(buildRegistrationBody(ctx, existing), options.signal);
       if (typeof reply.api_token === "string" && reply.api_token !== "") {
         const creds = { uuid: reply.id, token: reply.api_token };
         saveCredentials(config.state_dir, creds);
@@ -93,8 +95,12 @@ export async function registerDevice(
         return creds;
       }
       existing = reply.id;
-      problem = `device ${reply.id} is ${reply.approval_status ?? "pending"} approval`;
+      rejected = reply.approval_status === "rejected";
+      problem = rejected
+        ? `device ${reply.id} was rejected by an operator; still retrying in case it is approved later`
+        : `device ${reply.id} is waiting for operator approval (status: ${reply.approval_status ?? "pending"})`;
     } catch (err) {
+      if (options.signal.aborted) throw new RegistrationError("registration interrupted");
       if (isPermanent(err)) throw new RegistrationError(`registration rejected: ${(err as Error).message}`);
       problem = (err as Error).message;
     }
@@ -102,7 +108,8 @@ export async function registerDevice(
       throw new RegistrationError(`registration did not complete after ${attempt} attempts: ${problem}`);
     }
     const delay = backoffDelayMs(attempt, config.register_retry_base_ms, capMs, options.random);
-    logger.warn({ attempt, retry_in_ms: delay }, `registration not complete: ${problem}`);
+    if (rejected) logger.error({ attempt, retry_in_ms: delay }, `registration refused: ${problem}`);
+    else logger.warn({ attempt, retry_in_ms: delay }, `registration not complete: ${problem}`);
     options.onPending?.(attempt, delay);
     if (!(await sleep(delay, options.signal))) throw new RegistrationError("registration interrupted");
   }

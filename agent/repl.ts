@@ -70,10 +70,12 @@ export async function runRepl(options: ReplOptions): Promise<void> {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const { config } = options;
-  const session = await SandboxSession.create(createBuiltins(config, "repl", options.configSource), {
-    timeoutMs: config.script_timeout_ms,
-    memoryMb: config.script_memory_mb,
-  });
+  const newSession = () =>
+    SandboxSession.create(createBuiltins(config, "repl", options.configSource), {
+      timeoutMs: config.script_timeout_ms,
+      memoryMb: config.script_memory_mb,
+    });
+  let session = await newSession();
   const terminal = (input as NodeJS.ReadStream).isTTY === true;
   const rl = readline.createInterface({
     input,
@@ -106,6 +108,12 @@ export async function runRepl(options: ReplOptions): Promise<void> {
       session.setGlobal("_", outcome.value ?? null);
     } else {
       write(`${outcome.error.type} error: ${outcome.error.message}`);
+    }
+    if (session.needsReset) {
+      // Out of memory or a WebAssembly trap: that instance is unusable; start over in a fresh one.
+      session.close();
+      session = await newSession();
+      write("(the sandbox was reset after this error: earlier definitions and _ are gone)");
     }
   };
 

@@ -3,6 +3,7 @@ import os from "node:os";
 import type { DeviceIdentity } from "./identity.ts";
 import type { ScriptReport } from "./scripts/runner.ts";
 import type { InstalledScript } from "./scripts/store.ts";
+import { HEARTBEAT_MAX_BYTES, jsonLimitViolation, TELEMETRY_LIMITS } from "./telemetry-limits.ts";
 import type { ConnectionStatus } from "./tunnel.ts";
 import { AGENT_VERSION } from "./version.ts";
 
@@ -81,11 +82,70 @@ export interface HeartbeatInput {
   agentStartedAt: number;
 }
 
-/** The heartbeat body: `{telemetry:{device, scripts, meta}, connection_status}`. */
+/**
+ * The heartbeat body: `{telemetry:{device, scripts, meta}, connection_status}`. It always stays within the
+ * server's telemetry limits and body cap (a refused heartbeat would also stop command delivery): while it
+ * does not, the largest remaining script output is replaced by an execution error
+ * (`output exceeds telemetry limits: …`), then error details are dropped.
+ */
 export function buildHeartbeatBody(input: HeartbeatInput) {
+  const reports = new Map(input.reports);
+  for (;;) {
+    const body = assembleHeartbeat(input, reports);
+    const problem = heartbeatLimitProblem(body);
+    if (!problem) return body;
+    if (!shrinkOnce(reports, problem)) return body; // nothing left to shrink: send what we have
+  }
+}
+
+/** Why the server would refuse this body (`keys`, `string_bytes`, …, or `body_bytes`), or null. */
+export function heartbeatLimitProblem(body: ReturnType<typeof assembleHeartbeat>): string | null {
+  // The server checks the telemetry without the schema definition, plus connection_status.
+  const { schema_definition: _, ...meta } = body.telemetry.meta;
+  const checked = { ...body.telemetry, meta, connection_status: body.connection_status };
+  const violation = jsonLimitViolation(checked, TELEMETRY_LIMITS);
+  if (violation) return `${violation.limit} (max ${violation.max})`;
+  const bytes = Buffer.byteLength(JSON.stringify(body));
+  if (bytes > HEARTBEAT_MAX_BYTES) return `body of ${bytes} bytes (max ${HEARTBEAT_MAX_BYTES})`;
+  return null;
+}
+
+/** Replace the largest remaining output (else drop the largest error details); false when nothing is left. */
+function shrinkOnce(reports: Map<string, ScriptReport>, problem: string): boolean {
+  let largest: { name: string; size: number } | null = null;
+  for (const [name, report] of reports) {
+    if (report.output === undefined) continue;
+    const size = JSON.stringify(report.output).length;
+    if (!largest || size > largest.size) largest = { name, size };
+  }
+  if (largest) {
+    const report = reports.get(largest.name)!;
+    reports.set(largest.name, {
+      status: "error",
+      validation_status: "skipped",
+      duration_ms: report.duration_ms,
+      error: {
+        type: "execution",
+        message: `output exceeds telemetry limits: the heartbeat broke the server's limit on ${problem}; this output (${largest.size} bytes of JSON, the largest) was left out`,
+      },
+      ...(report.warnings ? { warnings: report.warnings } : {}),
+    });
+    return true;
+  }
+  for (const [name, report] of reports) {
+    if (report.error?.details !== undefined) {
+      const { details: _, ...error } = report.error;
+      reports.set(name, { ...report, error });
+      return true;
+    }
+  }
+  return false;
+}
+
+function assembleHeartbeat(input: HeartbeatInput, reports: Map<string, ScriptReport>) {
   const scripts: Record<string, { data: ScriptReport }> = {};
   const errors: string[] = [];
-  for (const [name, report] of input.reports) {
+  for (const [name, report] of reports) {
     scripts[name] = { data: report };
     if (report.error) errors.push(`${name}: ${report.error.message}`);
   }
@@ -93,7 +153,7 @@ export function buildHeartbeatBody(input: HeartbeatInput) {
     schema_definition: input.schema,
     collected_at: input.collectedAt.toISOString(),
     collect_duration_ms: input.collectDurationMs,
-    script_count: input.reports.size,
+    script_count: reports.size,
   };
   if (errors.length) meta.errors = errors;
   return {

@@ -24,20 +24,41 @@ function failed(id: string, error: string): CommandResult {
   return { command_id: id, status: "FAILED", error };
 }
 
-/** Run a handler under the command timeout; a timeout yields FAILED "timeout". */
+/**
+ * Run a handler under the command timeout; a timeout yields FAILED "timeout". The handlers do their work
+ * synchronously (file writes), which no timer can interrupt, so the elapsed time is also checked when the
+ * handler returns: a command that finished after its deadline is FAILED "timeout" too, and its output,
+ * flagged `timed_out_after_commit: true`, says what it did anyway (e.g. the script it installed).
+ */
 async function runWithTimeout(
   handler: CommandHandler,
   command: ServerCommand,
   ctx: CommandContext,
   id: string,
 ): Promise<CommandResult> {
+  const now = ctx.now ?? (() => performance.now());
+  const limit = ctx.config.command_timeout_ms;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), ctx.config.command_timeout_ms);
+    timer = setTimeout(() => resolve("timeout"), limit);
   });
+  const started = now();
   try {
     const outcome = await Promise.race([handler(command, ctx), timeout]);
     if (outcome === "timeout") return failed(id, "timeout");
+    const elapsed = now() - started;
+    if (elapsed > limit) {
+      ctx.logger.warn(
+        { command_id: id, elapsed_ms: Math.round(elapsed), timeout_ms: limit },
+        "command finished after its timeout",
+      );
+      return {
+        command_id: id,
+        status: "FAILED",
+        error: "timeout",
+        output: { ...outcome, timed_out_after_commit: true },
+      };
+    }
     return { command_id: id, status: "OK", output: outcome };
   } catch (err) {
     return failed(id, (err as Error).message || String(err));
@@ -103,6 +124,7 @@ export async function hydrateCommandPayloads(
   deviceId: string,
   token: string,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<{ commands: ServerCommand[]; failures: Map<ServerCommand, string> }> {
   const failures = new Map<ServerCommand, string>();
   const hydrated = commands.map((c) => ({ ...c }));
@@ -120,7 +142,7 @@ export async function hydrateCommandPayloads(
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new ApiError(`timed out after ${timeoutMs} ms`, 0)), timeoutMs);
       });
-      command.payload = await Promise.race([api.fetchCommandPayload(deviceId, token, ref), timeout]);
+      command.payload = await Promise.race([api.fetchCommandPayload(deviceId, token, ref, signal), timeout]);
     } catch (err) {
       failures.set(command, `payload_fetch_failed: ${(err as Error).message}`);
     } finally {

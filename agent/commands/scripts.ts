@@ -45,7 +45,11 @@ export const installScript: CommandHandler = async (command, ctx) => {
   }
 };
 
-/** `remove_script`: name from `args.name`/`payload.name`/`args[0]`; optional version from `args.version`/`args[1]`. */
+/**
+ * `remove_script`: name from `args.name`/`payload.name`/`args[0]`; optional version from `args.version`/`args[1]`.
+ * Output `{name, version, removed: [{version, path}]}`: `version` is the version asked for, or the highest
+ * one removed when every version was.
+ */
 export const removeScript: CommandHandler = async (command, ctx) => {
   const fields = commandFields(command);
   const positional = positionalArgs(command);
@@ -62,7 +66,11 @@ export const removeScript: CommandHandler = async (command, ctx) => {
   }
   try {
     const removed = ctx.store.remove(name, version);
-    return { name, removed: removed.map((s) => ({ version: s.meta.version, path: s.path })) };
+    return {
+      name,
+      version: version ?? Math.max(...removed.map((s) => s.meta.version)),
+      removed: removed.map((s) => ({ version: s.meta.version, path: s.path })),
+    };
   } catch (err) {
     if (err instanceof ScriptStoreError) throw new CommandFailure(err.message);
     throw err;

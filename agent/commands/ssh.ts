@@ -108,10 +108,17 @@ function pruneExpired(lines: string[], now: Date): string[] {
  * `ssh_authorize`: add `expiry-time="…Z",restrict,pty <type> <blob> outpost-session:<ref>` to the
  * configured authorized_keys (atomic write, 0600). Fields: `public_key`, `session_ref` (default: the
  * command id), `ttl_seconds` (default 300, capped by `ssh_max_ttl_s`) from args, payload or the command.
- * Re-authorizing a session replaces its key.
+ * `target_user`, when given, must be the configured support user (`ssh_target_user`), as in the reference
+ * (else FAILED `unsupported target_user`). Re-authorizing a session replaces its key.
+ * Output `{mode: "dynamic_ssh_authorize", target_user, session_ref, expires_at, fingerprint, path}`.
  */
 export const sshAuthorize: CommandHandler = async (command, ctx) => {
   const fields = commandFields(command);
+  const targetUser = fields.target_user ?? ctx.config.ssh_target_user;
+  if (targetUser !== ctx.config.ssh_target_user)
+    throw new CommandFailure(
+      `unsupported target_user ${JSON.stringify(targetUser).slice(0, 80)} (this device authorizes keys for ${ctx.config.ssh_target_user} only)`,
+    );
   const key = parsePublicKey(fields.public_key ?? fields.key);
   const sessionRef = readSessionRef(fields, command.command_id);
   const rawTtl = fields.ttl_seconds ?? DEFAULT_TTL_S;
@@ -129,6 +136,8 @@ export const sshAuthorize: CommandHandler = async (command, ctx) => {
   );
   writeKeys(file, kept);
   return {
+    mode: "dynamic_ssh_authorize",
+    target_user: targetUser,
     path: file,
     session_ref: sessionRef,
     expires_at: expiresAt.toISOString(),
@@ -136,7 +145,10 @@ export const sshAuthorize: CommandHandler = async (command, ctx) => {
   };
 };
 
-/** `ssh_revoke`: remove the key(s) of a session ref (`session_ref`, `payload.name` or `args[0]`). Unknown ref → OK, `revoked: 0`. */
+/**
+ * `ssh_revoke`: remove the key(s) of a session ref (`session_ref`, `payload.name` or `args[0]`). Unknown ref → OK,
+ * `revoked: 0`. Output `{mode: "dynamic_ssh_revoke", session_ref, revoked, path}`.
+ */
 export const sshRevoke: CommandHandler = async (command, ctx) => {
   const sessionRef = readSessionRef(commandFields(command), positionalArgs(command)[0]);
   const file = ctx.config.authorized_keys_path;
@@ -144,5 +156,5 @@ export const sshRevoke: CommandHandler = async (command, ctx) => {
   const kept = lines.filter((l) => sessionRefOf(l) !== sessionRef);
   const revoked = lines.length - kept.length;
   if (revoked > 0 || fs.existsSync(file)) writeKeys(file, pruneExpired(kept, new Date()));
-  return { path: file, session_ref: sessionRef, revoked };
+  return { mode: "dynamic_ssh_revoke", path: file, session_ref: sessionRef, revoked };
 };

@@ -25,6 +25,8 @@ export interface CommandContext {
   config: AgentConfig;
   store: ScriptStore;
   logger: Logger;
+  /** Monotonic clock in ms used to time commands (default `performance.now`). */
+  now?: () => number;
 }
 
 /** A command handler; throws CommandFailure (or any Error) to produce a FAILED result. */

@@ -1,5 +1,6 @@
 import { createBuiltins } from "../builtins/index.ts";
 import type { AgentConfig } from "../config.ts";
+import { outputLimitProblem } from "../telemetry-limits.ts";
 import type { ScriptError } from "./errors.ts";
 import type { ParsedScript } from "./frontmatter.ts";
 import { type HostBuiltins, SandboxSession } from "./sandbox.ts";
@@ -47,7 +48,11 @@ export function runOptionsFromConfig(
   };
 }
 
-/** Run a parsed script once: load it, call main(), validate the returned object against its schema. */
+/**
+ * Run a parsed script once: load it, call main(), validate the returned object against its schema.
+ * One deadline (`timeoutMs` from the start of loading) covers loading the file and main() together.
+ * An output the server would refuse (telemetry limits) becomes an execution error without the output.
+ */
 export async function runScript(script: ParsedScript, options: RunOptions): Promise<RunResult> {
   const started = performance.now();
   const session = await SandboxSession.create(options.builtins, {
@@ -68,9 +73,10 @@ export async function runScript(script: ParsedScript, options: RunOptions): Prom
     const failed = (error: ScriptError) =>
       finish({ status: error.type === "timeout" ? "timeout" : "error", validation_status: "skipped", error });
 
-    const loaded = await session.evaluate(script.source, `${script.meta.name}.js`);
+    const deadline = Date.now() + options.timeoutMs;
+    const loaded = await session.evaluate(script.source, `${script.meta.name}.js`, deadline);
     if (!loaded.ok) return failed(loaded.error);
-    const ran = await session.callGlobal("main");
+    const ran = await session.callGlobal("main", deadline);
     if (!ran.ok) return failed(ran.error);
     const value = ran.value;
     if (value === null || typeof value !== "object" || Array.isArray(value)) {
@@ -78,6 +84,8 @@ export async function runScript(script: ParsedScript, options: RunOptions): Prom
       return failed({ type: "execution", message: `main() must return an object, got ${got}` });
     }
     const output = value as Record<string, unknown>;
+    const tooBig = outputLimitProblem(output);
+    if (tooBig) return failed({ type: "execution", message: tooBig });
     const validate = compileOutputSchema(script.meta.schema);
     if (!validate(output)) {
       const details = formatValidationErrors(validate.errors ?? []);

@@ -210,7 +210,7 @@ export class SandboxSession {
     const message = truncate(err.message ?? String(dumped));
     if (this.timedOut || (name === "InternalError" && message === "interrupted")) {
       this.timedOut = true;
-      return { type: "timeout", message: `script exceeded its time limit of ${this.limits.timeoutMs} ms` };
+      return this.timeoutError();
     }
     if (/out of memory/i.test(message) || (name === "InternalError" && message === "")) {
       this.broken = true;
@@ -226,9 +226,22 @@ export class SandboxSession {
     return { type: "execution", message: `${name}: ${message}${at}` };
   }
 
-  private startClock() {
+  /** Arm the interrupt deadline: the given absolute one (shared by several calls), else timeout from now. */
+  private timeoutError(): ScriptError {
+    return { type: "timeout", message: `script exceeded its time limit of ${this.limits.timeoutMs} ms` };
+  }
+
+  private startClock(deadline?: number) {
     this.timedOut = false;
-    this.deadline = Date.now() + this.limits.timeoutMs;
+    this.deadline = deadline ?? Date.now() + this.limits.timeoutMs;
+  }
+
+  /**
+   * Whether this session should be replaced: it can no longer evaluate anything (a trap, a close) or its
+   * instance may be inconsistent (it ran out of memory).
+   */
+  get needsReset(): boolean {
+    return this.dead || this.broken;
   }
 
   /** Settle a handle that may be a promise, within the remaining time. Takes ownership of `handle`. */
@@ -248,10 +261,7 @@ export class SandboxSession {
     if (settled === "timeout") {
       this.timedOut = true;
       this.abort.abort();
-      return {
-        ok: false,
-        error: { type: "timeout", message: `script exceeded its time limit of ${this.limits.timeoutMs} ms` },
-      };
+      return { ok: false, error: this.timeoutError() };
     }
     if (settled.error) {
       const error = this.classify(settled.error, phase);
@@ -299,10 +309,14 @@ export class SandboxSession {
     return { ok: true, value: JSON.parse(text) };
   }
 
-  /** Evaluate code in the global scope; a promise result is awaited. */
-  async evaluate(code: string, filename: string): Promise<EvalOutcome> {
+  /**
+   * Evaluate code in the global scope; a promise result is awaited. `deadline` (epoch ms) lets several
+   * calls share one time budget (a script run: loading the file and calling main()); default: the
+   * timeout from now.
+   */
+  async evaluate(code: string, filename: string, deadline?: number): Promise<EvalOutcome> {
     if (this.dead) return { ok: false, error: { type: "execution", message: "sandbox was closed" } };
-    this.startClock();
+    this.startClock(deadline);
     try {
       const result = this.vm.evalCode(code, filename, { type: "global" });
       if (result.error) {
@@ -319,9 +333,13 @@ export class SandboxSession {
   }
 
   /** Call a global function by name with no arguments (e.g. `main`), awaiting a returned promise. */
-  async callGlobal(name: string): Promise<EvalOutcome> {
+  async callGlobal(name: string, deadline?: number): Promise<EvalOutcome> {
     if (this.dead) return { ok: false, error: { type: "execution", message: "sandbox was closed" } };
-    this.startClock();
+    if (deadline !== undefined && Date.now() >= deadline) {
+      this.timedOut = true;
+      return { ok: false, error: this.timeoutError() };
+    }
+    this.startClock(deadline);
     try {
       const fn = this.vm.getProp(this.vm.global, name);
       if (this.vm.typeof(fn) !== "function") {
@@ -423,6 +441,23 @@ function releaseInstance(lease: InstanceLease, reusable: boolean) {
   if (!reusable || lease.memory.buffer.byteLength > REUSE_MAX_BYTES || idleInstances.length >= POOL_MAX)
     return;
   idleInstances.push(lease);
+}
+
+/**
+ * Compile the WebAssembly module and fill the pool with up to `count` instances, so that the first
+ * script runs of a process do not pay for them (the daemon calls this at start).
+ */
+export async function prewarmInstances(memoryMb: number, count: number): Promise<void> {
+  const wanted = Math.max(
+    0,
+    Math.min(POOL_MAX, count) - idleInstances.filter((l) => l.memoryMb === memoryMb).length,
+  );
+  const leases = await Promise.all(Array.from({ length: wanted }, () => leaseInstance(memoryMb)));
+  for (const lease of leases) {
+    // A first runtime touches the instance's heap pages; a run then finds them mapped.
+    lease.module.newRuntime().dispose();
+    releaseInstance(lease, true);
+  }
 }
 
 /** Number of idle pooled instances (for tests and the benchmark). */

@@ -14,7 +14,7 @@ import { DeviceApiClient } from "../../agent/api-client.ts";
 import { ensureBuiltinScripts } from "../../agent/builtin-scripts/index.ts";
 import { defaultConfig } from "../../agent/config.ts";
 import { silentLogger } from "../../agent/logger.ts";
-import { type AgentContext, pollOnce } from "../../agent/poller.ts";
+import { type AgentContext, pollOnce, warmUp } from "../../agent/poller.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
 import { saveCredentials } from "../../agent/state.ts";
 import { DisabledTunnel } from "../../agent/tunnel.ts";
@@ -25,6 +25,12 @@ const arg = (name: string, fallback: number) => {
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
 const POLLS = Math.max(1, Math.min(1000, arg("--polls", 20)));
+console.log(
+  `machine: ${os.cpus().length} CPUs, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")} at start`,
+);
 const DAEMON_SECONDS = Math.max(0, Math.min(120, arg("--daemon-seconds", 8)));
 const DEVICE_ID = "5f0c6f0e-0d5e-4a3e-9b1e-3c1a2b3c4d5e";
 const TOKEN = "bench-token";
@@ -97,6 +103,8 @@ async function inProcess() {
   };
   const creds = { uuid: DEVICE_ID, token: TOKEN };
   saveCredentials(config.state_dir, creds);
+  // as the daemon does at start: compile WASM, fill the instance pool, take the cpu script's first sample
+  const warmUpMs = await warmUp(ctx);
   const times: number[] = [];
   let failures = 0;
   for (let i = 0; i < POLLS; i++) {
@@ -111,9 +119,8 @@ async function inProcess() {
   console.log(
     `== in-process pollOnce: ${scripts} scripts (6 built-in + 10 test), ${POLLS} polls, ${failures} script failures`,
   );
-  console.log(
-    `   first poll (cold, includes WASM compile and the cpu script's 100 ms first sample): ${cold.toFixed(1)} ms`,
-  );
+  console.log(`   daemon start-up warm-up (WASM compile, instance pool, first cpu sample): ${warmUpMs} ms`);
+  console.log(`   first poll after the warm-up: ${cold.toFixed(1)} ms`);
   if (warm.length) {
     console.log(
       `   steady state: median ${percentile(warm, 50).toFixed(1)} ms, p95 ${percentile(warm, 95).toFixed(1)} ms, max ${warm[warm.length - 1].toFixed(1)} ms (target < 300 ms)`,

@@ -67,6 +67,20 @@ describe("CLI", () => {
     expect(o.stderr).toContain("unknown option '--bogus'");
   });
 
+  test("--log-level accepts every level the configuration allows, fatal included", async () => {
+    for (const level of ["trace", "debug", "info", "warn", "error", "fatal", "silent"]) {
+      const r = await runAgent(["--log-level", level, "script", "list"], env);
+      expect({ level, code: r.code, invalid: r.stderr.includes("Allowed choices") }).toEqual({
+        level,
+        code: 0,
+        invalid: false,
+      });
+    }
+    const bad = await runAgent(["--log-level", "loud", "script", "list"], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("Allowed choices are trace, debug, info, warn, error, fatal, silent");
+  }, 60000);
+
   test("an invalid configuration is one clear line and exit 2", async () => {
     const cfg = file("bad.yaml", "poll_interval_s: -5\n");
     const r = await runAgent(["status", "--config", cfg], env);

@@ -56,6 +56,57 @@ describe("command batch rules", () => {
     expect(Date.now() - started).toBeLessThan(1500);
   });
 
+  test("a real handler that blocks past the timeout is FAILED timeout, flagged timed_out_after_commit", async () => {
+    // ssh_authorize reads authorized_keys synchronously; a FIFO there blocks it (and the whole event loop,
+    // so no timer can fire) until another process opens and closes the FIFO ~1 s later.
+    const ctx = context("slow-real"); // command_timeout_ms: 300
+    const file = ctx.config.authorized_keys_path;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    expect(Bun.spawnSync(["mkfifo", file]).exitCode).toBe(0);
+    const writer = Bun.spawn(["sh", "-c", 'sleep 1; : > "$0"', file]);
+    const started = performance.now();
+    const [r] = await executeCommands(
+      [{ command_id: "late", type: "ssh_authorize", args: { public_key: edKey(), session_ref: "late-1" } }],
+      ctx,
+    );
+    await writer.exited;
+    expect(performance.now() - started).toBeGreaterThan(300);
+    expect(r).toMatchObject({
+      command_id: "late",
+      status: "FAILED",
+      error: "timeout",
+      output: { mode: "dynamic_ssh_authorize", session_ref: "late-1", timed_out_after_commit: true },
+    });
+    // the work was done (committed) even though the command is reported as timed out
+    expect(fs.statSync(file).isFile()).toBe(true);
+    expect(fs.readFileSync(file, "utf8")).toContain("outpost-session:late-1");
+
+    // the same command within its time is OK, without the flag
+    const [ok] = await executeCommands(
+      [{ command_id: "fast", type: "ssh_authorize", args: { public_key: edKey(), session_ref: "late-1" } }],
+      ctx,
+    );
+    expect(ok.status).toBe("OK");
+    expect(ok.output?.timed_out_after_commit).toBeUndefined();
+  });
+
+  test("the elapsed-time check uses the context clock: install_script past its deadline is FAILED", async () => {
+    const ctx = context("slow-clock");
+    let t = 0;
+    ctx.now = () => {
+      t += 200; // each reading 200 ms later: start → end = 200 ms > the 150 ms timeout
+      return t;
+    };
+    ctx.config.command_timeout_ms = 150;
+    const [r] = await executeCommands([{ command_id: "i", type: "install_script", payload: v(3) }], ctx);
+    expect(r).toMatchObject({
+      status: "FAILED",
+      error: "timeout",
+      output: { name: "probe", version: 3, timed_out_after_commit: true },
+    });
+    expect(ctx.store.find("probe")?.meta.version).toBe(3);
+  });
+
   test("prototype keys are not command types", async () => {
     const results = await executeCommands([{ command_id: "p", type: "constructor" }], context("proto"));
     expect(results[0]).toEqual({
@@ -140,9 +191,14 @@ describe("script commands", () => {
         { name: "probe", version: 1, path: path.join(ctx.config.scripts_dir, "probe@v1.js"), active: true },
       ],
     });
-    expect(await run({ command_id: "9", type: "remove_script", args: ["probe"] })).toMatchObject({
+    expect(await run({ command_id: "9", type: "remove_script", args: ["probe"] })).toEqual({
+      command_id: "9",
       status: "OK",
-      output: { name: "probe", removed: [{ version: 1 }] },
+      output: {
+        name: "probe",
+        version: 1,
+        removed: [{ version: 1, path: path.join(ctx.config.scripts_dir, "probe@v1.js") }],
+      },
     });
     expect(await run({ command_id: "10", type: "remove_script", args: { name: "probe" } })).toEqual({
       command_id: "10",
@@ -163,6 +219,20 @@ describe("script commands", () => {
     expect(ctx.store.latest().map((s) => `${s.meta.name}@${s.meta.version}`)).toEqual(["other@2", "probe@4"]);
     ctx.store.remove("probe", 4);
     expect(ctx.store.latest().map((s) => `${s.meta.name}@${s.meta.version}`)).toEqual(["other@2", "probe@1"]);
+  });
+});
+
+test("remove_script reports the version removed: the one asked for, else the highest", async () => {
+  const ctx = context("remove-version");
+  for (const n of [1, 4, 6]) ctx.store.install(v(n), { force: n === 1 });
+  const run = (c: ServerCommand) => executeCommands([c], ctx).then((r) => r[0]);
+  expect(await run({ command_id: "r4", type: "remove_script", args: ["probe", "v4"] })).toMatchObject({
+    status: "OK",
+    output: { name: "probe", version: 4, removed: [{ version: 4 }] },
+  });
+  expect(await run({ command_id: "ra", type: "remove_script", payload: { name: "probe" } })).toMatchObject({
+    status: "OK",
+    output: { name: "probe", version: 6, removed: [{ version: 1 }, { version: 6 }] },
   });
 });
 
@@ -190,6 +260,15 @@ describe("ssh_authorize / ssh_revoke", () => {
     );
     expect(r.status).toBe("OK");
     const out = r.output as { expires_at: string; fingerprint: string; path: string; session_ref: string };
+    expect(Object.keys(out).sort()).toEqual([
+      "expires_at",
+      "fingerprint",
+      "mode",
+      "path",
+      "session_ref",
+      "target_user",
+    ]);
+    expect(out).toMatchObject({ mode: "dynamic_ssh_authorize", target_user: "outpost-support" });
     expect(out.path).toBe(file);
     expect(out.session_ref).toBe("sess-1");
     expect(out.fingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
@@ -220,7 +299,7 @@ describe("ssh_authorize / ssh_revoke", () => {
     expect(rv).toEqual({
       command_id: "r1",
       status: "OK",
-      output: { path: file, session_ref: "sess-1", revoked: 1 },
+      output: { mode: "dynamic_ssh_revoke", path: file, session_ref: "sess-1", revoked: 1 },
     });
     expect(fs.readFileSync(file, "utf8")).toContain("operator@laptop");
     expect(fs.readFileSync(file, "utf8")).not.toContain("outpost-session:sess-1");
@@ -250,6 +329,35 @@ describe("ssh_authorize / ssh_revoke", () => {
     );
     expect(r.status).toBe("OK");
     expect(fs.readFileSync(ctx.config.authorized_keys_path, "utf8")).toContain("outpost-session:ref9");
+  });
+
+  test("target_user: the configured support user is accepted and reported; any other is refused", async () => {
+    const ctx = context("ssh-user", { ssh_target_user: "fleet-support" });
+    const authorize = (data: Record<string, unknown>) =>
+      executeCommands(
+        [
+          {
+            command_id: `t-${String(data.target_user)}`,
+            type: "ssh_authorize",
+            public_key: edKey(),
+            payload: { name: "u1", data: JSON.stringify({ session_ref: "u1", ttl_seconds: 60, ...data }) },
+          },
+        ],
+        ctx,
+      ).then((r) => r[0]);
+    expect(await authorize({ target_user: "fleet-support" })).toMatchObject({
+      status: "OK",
+      output: { mode: "dynamic_ssh_authorize", target_user: "fleet-support", session_ref: "u1" },
+    });
+    expect(await authorize({})).toMatchObject({ status: "OK", output: { target_user: "fleet-support" } });
+    for (const user of ["root", "outpost-support", 7]) {
+      const r = await authorize({ target_user: user });
+      expect(r.status).toBe("FAILED");
+      expect(r.error).toStartWith("unsupported target_user");
+      expect(r.output).toBeUndefined();
+    }
+    const lines = fs.readFileSync(ctx.config.authorized_keys_path, "utf8").trim().split("\n");
+    expect(lines).toHaveLength(1); // refused commands wrote nothing
   });
 
   test("refuses unsupported key types, mismatched blobs, bad refs and TTLs", async () => {
@@ -300,7 +408,7 @@ describe("ssh_authorize / ssh_revoke", () => {
     expect(a.output).toMatchObject({ session_ref: "cmd-77" });
     expect(fs.readFileSync(ctx.config.authorized_keys_path, "utf8")).toContain("outpost-session:cmd-77");
     const [r] = await executeCommands([{ command_id: "rv", type: "ssh_revoke", args: ["cmd-77"] }], ctx);
-    expect(r.output).toMatchObject({ session_ref: "cmd-77", revoked: 1 });
+    expect(r.output).toMatchObject({ mode: "dynamic_ssh_revoke", session_ref: "cmd-77", revoked: 1 });
   });
 
   test("parsePublicKey accepts ecdsa and rsa keys", () => {

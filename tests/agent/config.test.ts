@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
-import { loadConfig } from "../../agent/config.ts";
+import { configCandidates, loadConfig } from "../../agent/config.ts";
 import { tempDir } from "./helpers.ts";
 
 const tmp = tempDir();
@@ -64,6 +64,38 @@ describe("configuration", () => {
     const loaded = loadConfig({ env: { HOME: home } });
     expect(loaded.config.product_name).toBe("from-home");
     expect(loaded.source).toBe(path.join(home, ".config/outpost/agent.yaml"));
+  });
+
+  test("/etc/outpost/agent.yaml comes first: it wins over ~/.config/outpost/agent.yaml; --config wins over both", () => {
+    const systemFile = write("etc-agent.yaml", "product_name: from-etc\n");
+    fs.mkdirSync(path.join(home, ".config/outpost"), { recursive: true });
+    fs.writeFileSync(path.join(home, ".config/outpost/agent.yaml"), "product_name: from-home\n");
+    const loaded = loadConfig({ env: { HOME: home }, systemFile });
+    expect(loaded.source).toBe(systemFile);
+    expect(loaded.config.product_name).toBe("from-etc");
+    // without the system file, the user file is used
+    const userOnly = loadConfig({ env: { HOME: home }, systemFile: path.join(tmp.dir, "absent.yaml") });
+    expect(userOnly.config.product_name).toBe("from-home");
+    const explicit = write("c.yaml", "product_name: explicit\n");
+    expect(loadConfig({ file: explicit, env: { HOME: home }, systemFile }).config.product_name).toBe(
+      "explicit",
+    );
+    // the environment still overrides the file
+    expect(
+      loadConfig({ env: { HOME: home, OUTPOST_AGENT_PRODUCT_NAME: "from-env" }, systemFile }).config
+        .product_name,
+    ).toBe("from-env");
+    expect(configCandidates({ HOME: home })[0]).toBe("/etc/outpost/agent.yaml");
+  });
+
+  test("ssh_target_user defaults to outpost-support and must be a user name", () => {
+    expect(loadConfig({ env: { HOME: home } }).config.ssh_target_user).toBe("outpost-support");
+    expect(
+      loadConfig({ env: { HOME: home, OUTPOST_AGENT_SSH_TARGET_USER: "fleet" } }).config.ssh_target_user,
+    ).toBe("fleet");
+    expect(() => loadConfig({ env: { HOME: home, OUTPOST_AGENT_SSH_TARGET_USER: "Bad User" } })).toThrow(
+      /ssh_target_user/,
+    );
   });
 
   const bad: [string, string | null, Record<string, string>, RegExp][] = [

@@ -34,7 +34,8 @@ let registerCalls = 0;
 let heartbeatReplies: unknown[] = [];
 let heartbeatStatus = 200;
 let rejectEmptyIds = false;
-let registerMode: "normal" | "reject" | "pending" = "normal";
+let registerMode: "normal" | "reject" | "pending" | "rejected" = "normal";
+let heartbeatDelayMs = 0;
 let server: ReturnType<typeof Bun.serve>;
 const sshKey = utils.generateKeyPairSync("ed25519").public;
 const probeV1 = scriptText(
@@ -81,8 +82,8 @@ beforeAll(() => {
             { status: 400 },
           );
         }
-        if (registerMode === "pending")
-          return Response.json({ data: { id: DEVICE_ID, approval_status: "pending" } }, { status: 201 });
+        if (registerMode === "pending" || registerMode === "rejected")
+          return Response.json({ data: { id: DEVICE_ID, approval_status: registerMode } }, { status: 201 });
         const data: Record<string, unknown> = {
           id: DEVICE_ID,
           mac_address: rec.body.mac_address.toUpperCase(),
@@ -98,6 +99,7 @@ beforeAll(() => {
         );
       }
       if (url.pathname === `/api/v1/devices/${DEVICE_ID}/heartbeat`) {
+        if (heartbeatDelayMs) await Bun.sleep(heartbeatDelayMs);
         if (heartbeatStatus !== 200)
           return Response.json({ error: { code: "boom", message: "down" } }, { status: heartbeatStatus });
         const reply = heartbeatReplies.shift() ?? { data: { commands: [] } };
@@ -280,7 +282,11 @@ describe("agent against a fake device API", () => {
     expect(results[0].output).toMatchObject({ name: "probe", version: 1 });
     expect(results[1].output).toMatchObject({ name: "deferred", version: 2 });
     expect(results[3].output.scripts.map((s: { name: string }) => s.name)).toContain("probe");
-    expect(results[7].output).toMatchObject({ session_ref: "sess-42" });
+    expect(results[7].output).toMatchObject({
+      mode: "dynamic_ssh_authorize",
+      target_user: "outpost-support",
+      session_ref: "sess-42",
+    });
     expect(fs.readFileSync(path.join(tmp.dir, "ssh", "authorized_keys"), "utf8")).toContain(
       "outpost-session:sess-42",
     );
@@ -312,7 +318,7 @@ describe("agent against a fake device API", () => {
       {
         command_id: "c-rm",
         status: "OK",
-        output: { name: "probe", removed: [expect.objectContaining({ version: 1 })] },
+        output: { name: "probe", version: 1, removed: [expect.objectContaining({ version: 1 })] },
       },
     ]);
 
@@ -409,6 +415,78 @@ describe("agent against a fake device API", () => {
     }
   }, 30000);
 
+  test("SIGINT stops the daemon cleanly: while waiting, and during a heartbeat (aborted at once)", async () => {
+    const spawnPoll = () =>
+      Bun.spawn([BUN, AGENT_MAIN, "poll"], {
+        cwd: REPO_ROOT,
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          ...env({ OUTPOST_AGENT_POLL_INTERVAL_S: "30", OUTPOST_AGENT_LOG_LEVEL: "info" }),
+        },
+        stdout: "ignore",
+        stderr: "pipe",
+      });
+    const beatsSince = (n: number) => requests.slice(n).filter((q) => q.path.endsWith("/heartbeat"));
+    const waitForBeat = async (n: number) => {
+      const deadline = Date.now() + 20000;
+      while (beatsSince(n).length === 0 && Date.now() < deadline) await Bun.sleep(50);
+      expect(beatsSince(n)).toHaveLength(1);
+    };
+
+    // 1. between polls (the 30 s wait)
+    let before = requests.length;
+    let proc = spawnPoll();
+    try {
+      await waitForBeat(before);
+      await Bun.sleep(500);
+      const stoppedAt = Date.now();
+      proc.kill("SIGINT");
+      expect(await proc.exited).toBe(0);
+      expect(Date.now() - stoppedAt).toBeLessThan(3000);
+      expect(await new Response(proc.stderr).text()).toContain("polling stopped");
+    } finally {
+      proc.kill("SIGKILL");
+    }
+
+    // 2. while the heartbeat is in flight (the server answers after 8 s; HTTP timeout 10 s)
+    heartbeatDelayMs = 8000;
+    before = requests.length;
+    proc = spawnPoll();
+    try {
+      await waitForBeat(before);
+      const stoppedAt = Date.now();
+      proc.kill("SIGINT");
+      expect(await proc.exited).toBe(0);
+      expect(Date.now() - stoppedAt).toBeLessThan(3000);
+      const stderr = await new Response(proc.stderr).text();
+      expect(stderr).toContain("poll interrupted: the agent is stopping");
+      expect(stderr).toContain("polling stopped");
+    } finally {
+      proc.kill("SIGKILL");
+      heartbeatDelayMs = 0;
+    }
+  }, 60000);
+
+  test("register: a rejected device gets its own message and keeps retrying", async () => {
+    registerMode = "rejected";
+    const before = registerCalls;
+    try {
+      const r = await runAgent(
+        ["register", "--max-attempts", "2"],
+        env({ OUTPOST_AGENT_STATE_DIR: path.join(tmp.dir, "state-3") }),
+      );
+      expect(r.code).toBe(1);
+      expect(registerCalls - before).toBe(2);
+      expect(r.stderr).toContain(
+        `registration refused: device ${DEVICE_ID} was rejected by an operator; still retrying in case it is approved later`,
+      );
+      expect(r.stderr).toContain("error: registration did not complete after 2 attempts");
+      expect(r.stderr).not.toContain("is rejected approval");
+    } finally {
+      registerMode = "normal";
+    }
+  }, 30000);
+
   test("a heartbeat answered 401 makes the daemon register again and use the new token", async () => {
     validToken = "tok_rotated-456";
     const before = requests.length;
@@ -440,5 +518,34 @@ describe("agent against a fake device API", () => {
     expect(status.scripts.map((s: { name: string }) => s.name)).toContain("deferred");
     expect(r.stdout).not.toContain(TOKEN);
     expect(r.stdout).not.toContain("tok_rotated");
+  }, 30000);
+
+  test("status in plain text: one line per field, no token", async () => {
+    const r = await runAgent(["status"], env());
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split("\n");
+    expect(lines.map((l) => l.split(":")[0])).toEqual([
+      "Agent",
+      "Config",
+      "Server",
+      "Device",
+      "Identity",
+      "Last poll",
+      "Scripts",
+      "Tunnel",
+    ]);
+    expect(lines[0]).toBe(`Agent:      outpost-agent ${AGENT_VERSION}`);
+    expect(lines[1]).toBe("Config:     (defaults)");
+    expect(lines[2]).toBe(`Server:     http://127.0.0.1:${server.port}`);
+    expect(lines[3]).toBe(`Device:     registered as ${DEVICE_ID}`);
+    expect(lines[4]).toBe(
+      `Identity:   ${identity.name}  mac ${identity.mac_address}  ip ${identity.ip_address}  (${identity.interface})`,
+    );
+    expect(lines[5]).toMatch(
+      /^Last poll: {2}\d{4}-\d\d-\d\dT[\d:.]+Z ok in \d+ ms \(\d+ scripts, \d+ failed, \d+ commands\)$/,
+    );
+    expect(lines[6]).toMatch(/^Scripts: {4}.*\bcpu v1\b/);
+    expect(lines[7]).toBe("Tunnel:     disconnected");
+    expect(r.stdout).not.toContain(TOKEN);
   }, 30000);
 });

@@ -10,16 +10,20 @@ import { logger, scriptText, tempDir, testConfig } from "./helpers.ts";
 const DEVICE = "9b2f0c3e-5d4a-4b6c-8d7e-1f2a3b4c5d6e";
 const tmp = tempDir("outpost-poller-");
 const keys: string[] = [];
+const arrivals: number[] = [];
 let status = 200;
+let heartbeatDelayMs = 0;
 let server: ReturnType<typeof Bun.serve>;
 
 beforeAll(() => {
   server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch(req) {
+    async fetch(req) {
       const url = new URL(req.url);
       keys.push(url.searchParams.get("api_key") ?? "");
+      arrivals.push(performance.now());
+      if (heartbeatDelayMs) await Bun.sleep(heartbeatDelayMs);
       if (status === 429) {
         return Response.json(
           { error: { code: "rate_limited", message: "slow down" } },
@@ -49,7 +53,7 @@ function context(): AgentContext {
     configSource: null,
     logger,
     store,
-    api: new DeviceApiClient(config.server_url, 2000),
+    api: new DeviceApiClient(config.server_url, 10000),
     tunnel: new DisabledTunnel(),
     startedAt: Date.now(),
   };
@@ -93,4 +97,52 @@ describe("poll loop", () => {
     expect(Date.now() - started).toBeLessThan(2000);
     status = 200;
   });
+
+  test("polls start one interval apart: the wait is the interval minus the poll's own duration", async () => {
+    const ctx = context();
+    ctx.config.poll_interval_s = 2;
+    saveCredentials(ctx.config.state_dir, { uuid: DEVICE, token: "first" });
+    heartbeatDelayMs = 1000; // every poll takes > 1 s
+    arrivals.length = 0;
+    try {
+      const failures = await runPollLoop(
+        ctx,
+        { uuid: DEVICE, token: "first" },
+        { signal: new AbortController().signal, maxPolls: 3 },
+      );
+      expect(failures).toBe(0);
+    } finally {
+      heartbeatDelayMs = 0;
+    }
+    expect(arrivals).toHaveLength(3);
+    const gaps = [arrivals[1] - arrivals[0], arrivals[2] - arrivals[1]];
+    // waiting a whole interval after each poll would make these ≥ 3000 ms
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThan(1950);
+      expect(gap).toBeLessThan(2800);
+    }
+    const last = JSON.parse(fs.readFileSync(lastPollPath(ctx.config.state_dir), "utf8"));
+    expect(last.ok).toBe(true);
+    expect(last.next_poll_in_ms).toBeLessThanOrEqual(1000);
+  }, 20000);
+
+  test("stopping during a heartbeat aborts the request at once (not after the 10 s HTTP timeout)", async () => {
+    const ctx = context();
+    saveCredentials(ctx.config.state_dir, { uuid: DEVICE, token: "first" });
+    heartbeatDelayMs = 8000;
+    arrivals.length = 0;
+    const controller = new AbortController();
+    try {
+      const loop = runPollLoop(ctx, { uuid: DEVICE, token: "first" }, { signal: controller.signal });
+      const deadline = Date.now() + 10000;
+      while (arrivals.length === 0 && Date.now() < deadline) await Bun.sleep(20);
+      expect(arrivals).toHaveLength(1);
+      const stoppedAt = performance.now();
+      controller.abort();
+      await loop;
+      expect(performance.now() - stoppedAt).toBeLessThan(1000);
+    } finally {
+      heartbeatDelayMs = 0;
+    }
+  }, 20000);
 });

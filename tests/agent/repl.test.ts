@@ -100,6 +100,15 @@ describe("script repl under tmux", () => {
     await waitFor("timeout error: script exceeded its time limit", 1, 15000);
     type("let kept = 7; kept * 6");
     await waitFor(/^42$/, 2);
+    // a memory bomb leaves that WebAssembly instance unusable: the REPL starts a fresh sandbox and says so
+    type("const bomb = []; for (;;) bomb.push('x'.repeat(1 << 20) + bomb.length)");
+    await waitFor("script exceeded its memory limit of 64 MiB", 1, 20000);
+    await waitFor("(the sandbox was reset after this error: earlier definitions and _ are gone)");
+    type("typeof kept");
+    await waitFor(/^"undefined"$/, 2);
+    type("6 * 7");
+    await waitFor(/^42$/, 3);
+    expect(screen()).not.toContain("sandbox was closed");
     type(".exit");
     const deadline = Date.now() + 10000;
     while (Date.now() < deadline && tmux("has-session", "-t", session).code === 0) await Bun.sleep(100);

@@ -49,6 +49,21 @@ describe("sandbox limits", () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
+  test("one deadline covers loading the file and main(): slow top-level code + slow main() time out", async () => {
+    // each part alone (1000 ms) is within the 1500 ms budget; together they are not
+    const busy = "{ const end = Date.now() + 1000; while (Date.now() < end) {} }";
+    const started = Date.now();
+    const r = await run(`${busy}\nfunction main() { ${busy}; return { ok: true }; }`);
+    expect(r.status).toBe("timeout");
+    expect(r.error).toEqual({ type: "timeout", message: "script exceeded its time limit of 1500 ms" });
+    expect(Date.now() - started).toBeLessThan(1900);
+    // the same with an awaited builtin in main()
+    const r2 = await run(`${busy}\nasync function main() { await sleep(700); await sleep(700); return {}; }`);
+    expect(r2.status).toBe("timeout");
+    // each part alone is fine
+    expect((await run(`${busy}\nfunction main() { return { ok: true }; }`)).status).toBe("success");
+  });
+
   test("a never-settling promise times out too", async () => {
     const r = await run("async function main() { await new Promise(() => {}); }");
     expect(r.status).toBe("timeout");

@@ -140,4 +140,32 @@ describe("agent ↔ server loop", () => {
     await pollOnce();
     expect((await latestScripts(device.id)).greeting).toBeUndefined();
   });
+
+  test("a script returning a 20 KB string does not block heartbeats: the server accepts one with an error report", async () => {
+    // runs after the loop above: the device is registered and approved
+    const identity = JSON.parse(fs.readFileSync(path.join(work.dir, "state", "identity.json"), "utf8"));
+    const file = path.join(work.dir, "huge.js");
+    fs.writeFileSync(
+      file,
+      scriptText("huge", 1, 'function main() { return { blob: "x".repeat(20000) }; }', "type: object"),
+    );
+    const install = agent(["script", "install", file]);
+    expect(await install.exited).toBe(0);
+    const [before] = await app.database.sql<{ n: number }[]>`
+      select count(*)::int as n from telemetry_events where device_id = ${identity.uuid}::uuid`;
+    await pollOnce(); // exit 0: the heartbeat was accepted (it used to be refused with 422)
+    const [after] = await app.database.sql<{ n: number }[]>`
+      select count(*)::int as n from telemetry_events where device_id = ${identity.uuid}::uuid`;
+    expect(after.n).toBe(before.n + 1);
+    const scripts = await latestScripts(identity.uuid);
+    expect(scripts.huge?.data).toMatchObject({
+      status: "error",
+      error: {
+        type: "execution",
+        message: "output exceeds telemetry limits: output.blob has a string longer than 16384 bytes",
+      },
+    });
+    expect(scripts.huge?.data.output).toBeUndefined();
+    expect(scripts.load?.data.status).toBe("success");
+  });
 });
