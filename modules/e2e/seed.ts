@@ -12,8 +12,17 @@ const STDERR_TAIL_CHARS = 2000;
 /** How long a create request waits beyond the seed timeout for a worker to pick the job up. */
 export const SEED_PICKUP_GRACE_MS = 30_000;
 
+/**
+ * Why a seed failed: `exit_code` (non-zero exit), `signal` (killed by a signal), `timed_out`
+ * (killed at seed_timeout_s), `not_picked_up` (no worker started the job in time; it never ran),
+ * `not_finished` (a worker started it but reported nothing in time, e.g. it died).
+ */
+export type SeedFailureReason = "exit_code" | "signal" | "timed_out" | "not_picked_up" | "not_finished";
+
 export interface SeedOutcome {
   ok: boolean;
+  /** Set on the outcomes of seeds that never reported (see seedEnvironment). */
+  reason?: "not_picked_up" | "not_finished";
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
@@ -119,47 +128,57 @@ export async function executeSeedJob(
 }
 
 /**
- * Queues the seed job for `environment` and waits for its outcome (LISTEN/NOTIFY wake-up).
- * Undefined when no worker finished it within the seed timeout plus a pickup grace.
+ * Queues the seed job for `environment` and waits for its outcome (LISTEN/NOTIFY wake-up). When no
+ * worker finished it within the seed timeout plus a pickup grace, the outcome is a failure with
+ * `reason` `not_picked_up` (the job will never run) or `not_finished` (a worker started it).
  */
-export async function seedEnvironment(
-  database: Database,
-  environment: E2EEnvironment,
-): Promise<SeedOutcome | undefined> {
+export async function seedEnvironment(database: Database, environment: E2EEnvironment): Promise<SeedOutcome> {
+  const startedAt = Date.now();
   const seedId = await database.sql.begin(async (tx) => {
     const [row] = await tx<{ id: string }[]>`
       insert into e2e_seed_runs (environment_label) values (${environment.label}) returning id`;
     await enqueueJob(tx as never, SEED_TASK, { seed_id: row!.id }, { maxAttempts: 1 });
     return row!.id;
   });
+  const read = async (): Promise<SeedOutcome | undefined> => {
+    const [row] = await database.db.select().from(e2eSeedRuns).where(eq(e2eSeedRuns.id, seedId));
+    if (!row || (row.status !== "succeeded" && row.status !== "failed")) return undefined;
+    return {
+      ok: row.status === "succeeded",
+      exitCode: row.exitCode,
+      signal: row.signal,
+      timedOut: row.timedOut,
+      stderrTail: row.stderrTail ?? "",
+      durationMs: row.durationMs ?? 0,
+    };
+  };
   const outcome = await waitForNotification(
     database.sql,
     SEED_CHANNEL,
     seedId,
-    async () => {
-      const [row] = await database.db.select().from(e2eSeedRuns).where(eq(e2eSeedRuns.id, seedId));
-      if (!row || (row.status !== "succeeded" && row.status !== "failed")) return undefined;
-      return {
-        ok: row.status === "succeeded",
-        exitCode: row.exitCode,
-        signal: row.signal,
-        timedOut: row.timedOut,
-        stderrTail: row.stderrTail ?? "",
-        durationMs: row.durationMs ?? 0,
-      } satisfies SeedOutcome;
-    },
+    read,
     environment.seedTimeoutS * 1000 + SEED_PICKUP_GRACE_MS,
   );
-  if (!outcome) {
-    // Nobody ran it in time: make sure it never runs later against a run that does not exist.
-    await database.db
-      .update(e2eSeedRuns)
-      .set({
-        status: "failed",
-        stderrTail: "no worker finished the seed job in time",
-        finishedAt: dsql`now()`,
-      })
-      .where(and(eq(e2eSeedRuns.id, seedId), eq(e2eSeedRuns.status, "pending")));
-  }
-  return outcome;
+  if (outcome) return outcome;
+  // Nobody ran it in time: make sure it never runs later against a run that does not exist.
+  const abandoned = await database.db
+    .update(e2eSeedRuns)
+    .set({
+      status: "failed",
+      stderrTail: "no worker picked the seed job up in time",
+      finishedAt: dsql`now()`,
+    })
+    .where(and(eq(e2eSeedRuns.id, seedId), eq(e2eSeedRuns.status, "pending")))
+    .returning({ id: e2eSeedRuns.id });
+  const late = abandoned.length === 0 ? await read() : undefined;
+  if (late) return late; // it finished just after the wait ended
+  return {
+    ok: false,
+    reason: abandoned.length > 0 ? "not_picked_up" : "not_finished",
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    stderrTail: "",
+    durationMs: Date.now() - startedAt,
+  };
 }

@@ -21,7 +21,7 @@ import {
 } from "./model";
 import { LOCK_CHANNEL, waitForNotification } from "./notify";
 import type { ResultStatus } from "./schema";
-import { SEED_PICKUP_GRACE_MS, seedEnvironment } from "./seed";
+import { SEED_PICKUP_GRACE_MS, type SeedFailureReason, seedEnvironment } from "./seed";
 
 export const PROTOCOL_HEADER = "x-e2e-protocol-version";
 export const RUNNER_HEADER = "x-e2e-runner-id";
@@ -359,29 +359,23 @@ export async function createRun(
     }
     if (environment.seed) {
       const outcome = await seedEnvironment(database, environment);
-      if (!outcome) {
-        throw new AppError(
-          422,
-          "seed_failed",
-          `The seed for environment '${environment.label}' did not run: no worker finished the seed job in time.`,
-          {
-            exit_code: null,
-            timed_out: true,
-            stderr_tail: "",
-          },
-        );
-      }
       if (!outcome.ok) {
-        const why = outcome.timedOut
-          ? `timed out after ${environment.seedTimeoutS} s`
-          : outcome.exitCode === null
-            ? `ended by signal ${outcome.signal ?? "unknown"}`
-            : `exited with code ${outcome.exitCode}`;
+        const reason: SeedFailureReason =
+          outcome.reason ?? (outcome.timedOut ? "timed_out" : outcome.signal ? "signal" : "exit_code");
+        const why = {
+          not_picked_up: `did not run: no worker picked the seed job up within ${environment.seedTimeoutS} s + ${SEED_PICKUP_GRACE_MS / 1000} s`,
+          not_finished: `did not finish: the worker that started it reported nothing within ${environment.seedTimeoutS} s + ${SEED_PICKUP_GRACE_MS / 1000} s`,
+          timed_out: `timed out after ${environment.seedTimeoutS} s`,
+          signal: `ended by signal ${outcome.signal}`,
+          exit_code:
+            outcome.exitCode === null ? "could not be started" : `exited with code ${outcome.exitCode}`,
+        }[reason];
         throw new AppError(
           422,
           "seed_failed",
           `The seed command for environment '${environment.label}' ${why}.`,
           {
+            reason,
             exit_code: outcome.exitCode,
             signal: outcome.signal,
             timed_out: outcome.timedOut,
@@ -658,7 +652,10 @@ export async function submitResults(
       );
       for (const row of updated) current.set(row.journey_id, resultRow(row));
       const rows = [...current.values()].sort((a, b) => a.position - b.position);
-      const status = aggregateRunStatus(rows.map((r) => r.status));
+      const aggregate = aggregateRunStatus(rows.map((r) => r.status));
+      // A final run never reopens (its lock is gone and may already belong to the next run): it
+      // follows its journeys only to another final status, e.g. passed → failed.
+      const status = isFinalRun(run.status) && !isFinalRun(aggregate) ? run.status : aggregate;
       const final = isFinalRun(status);
       if (status !== run.status || final !== (run.finished_at !== null)) {
         await tx`

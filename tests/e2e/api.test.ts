@@ -1,10 +1,12 @@
 import { describe, expect, test } from "bun:test";
+import { SEED_PICKUP_GRACE_MS } from "../../modules/e2e/seed";
 import {
   e2eClient,
   OTHER_RUNNER_ID,
   OTHER_RUNNER_TOKEN,
   RUNNER_ID,
   RUNNER_TOKEN,
+  runnerHeaders,
   startE2EApp,
   writeE2EFixture,
 } from "./fixtures";
@@ -36,6 +38,9 @@ describe("runner credentials", () => {
     const routes = [
       ["GET", "/e2e/suites"],
       ["GET", "/e2e/runs"],
+      // A bad query is not checked before the credentials (a schema would answer 400 first).
+      ["GET", "/e2e/runs?limit=0"],
+      ["GET", "/e2e/runs?limit=abc&status=x"],
       ["POST", "/e2e/runs"],
       ["GET", `/e2e/runs/${crypto.randomUUID()}`],
       ["POST", `/e2e/runs/${crypto.randomUUID()}/cancel`],
@@ -118,6 +123,65 @@ describe("suites and reads", () => {
       const submitted = await api.submit(id, [{ journey_id: "dashboard", status: "passed" }]);
       expect(submitted.response.status).toBe(404);
     }
+  });
+});
+
+describe("GET /e2e/runs", () => {
+  test("filters status, suite_id, environment_label, trigger_source; newest first; limit 1–500 else 400", async () => {
+    // Four runs in the otherwise unused `bench` environment, one after another (each made final).
+    const made: { id: string; suite: string; trigger: string; status: string }[] = [];
+    for (const [suite, trigger, status] of [
+      ["smoke", "ci", "passed"],
+      ["three", "manual", "failed"],
+      ["smoke", "manual", "cancelled"],
+      ["smoke", "ci", "failed"],
+    ] as const) {
+      const { response, json } = await api.create({
+        suite_id: suite,
+        environment_label: "bench",
+        trigger_source: trigger,
+      });
+      expect(response.status).toBe(201);
+      const id = json.data.id as string;
+      if (status === "cancelled") await api.request("POST", `/e2e/runs/${id}/cancel`);
+      else await api.submit(id, [{ journey_id: "dashboard", status }]);
+      if (status === "passed") await api.submit(id, [{ journey_id: "dashboard_again", status: "passed" }]);
+      made.push({ id, suite, trigger, status });
+      await Bun.sleep(5); // distinct started_at
+    }
+    const newestFirst = [...made].reverse();
+    const ids = async (query: string) => {
+      const { response, json } = await api.get(`/e2e/runs?environment_label=bench${query}`);
+      expect(response.status).toBe(200);
+      return json.data.map((r: any) => r.id);
+    };
+    expect(await ids("")).toEqual(newestFirst.map((r) => r.id));
+    expect(await ids("&status=failed")).toEqual(
+      newestFirst.filter((r) => r.status === "failed").map((r) => r.id),
+    );
+    expect(await ids("&suite_id=smoke")).toEqual(
+      newestFirst.filter((r) => r.suite === "smoke").map((r) => r.id),
+    );
+    expect(await ids("&trigger_source=manual")).toEqual(
+      newestFirst.filter((r) => r.trigger === "manual").map((r) => r.id),
+    );
+    expect(await ids("&suite_id=smoke&trigger_source=ci&status=failed")).toEqual([made[3]!.id]);
+    expect(await ids("&status=queued")).toEqual([]);
+    expect(await ids("&limit=1")).toEqual([made[3]!.id]);
+    expect(await ids("&limit=500")).toHaveLength(4);
+    // Newest first across environments too, and the default limit of 50.
+    const all = (await api.get("/e2e/runs")).json.data as any[];
+    expect(all.length).toBeLessThanOrEqual(50);
+    const times = all.map((r) => Date.parse(r.started_at));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    for (const bad of ["0", "501", "abc", "-1", "1.5", ""]) {
+      const { response, json } = await api.get(`/e2e/runs?limit=${bad}`);
+      expect(`limit=${bad} → ${response.status}`).toBe(`limit=${bad} → 400`);
+      expect(json.error).toMatchObject({ code: "invalid_request", details: { field: "limit" } });
+    }
+    const twice = await api.get("/e2e/runs?status=failed&status=passed");
+    expect(twice.response.status).toBe(400);
+    expect(twice.json.error.details.field).toBe("status");
   });
 });
 
@@ -389,8 +453,13 @@ describe("create, lock and seed", () => {
     });
     expect(response.status).toBe(422);
     expect(json.error.code).toBe("seed_failed");
-    expect(json.error.details.exit_code).toBe(3);
-    expect(json.error.details.timed_out).toBe(false);
+    expect(json.error.details).toMatchObject({
+      reason: "exit_code",
+      exit_code: 3,
+      signal: null,
+      timed_out: false,
+    });
+    expect(typeof json.error.details.duration_ms).toBe("number");
     expect(json.error.details.stderr_tail).toContain("database fixture missing: widgets");
     expect(Date.now() - started).toBeLessThan(5000);
     expect(await lockOf("failing")).toBeUndefined();
@@ -410,11 +479,45 @@ describe("create, lock and seed", () => {
     });
     expect(response.status).toBe(422);
     expect(json.error.code).toBe("seed_failed");
-    expect(json.error.details.timed_out).toBe(true);
+    expect(json.error.details).toMatchObject({ reason: "timed_out", timed_out: true, exit_code: null });
     expect(json.error.message).toContain("timed out after 1 s");
     expect(Date.now() - started).toBeLessThan(6000);
     expect(await lockOf("slow")).toBeUndefined();
   });
+
+  test("no worker picks the seed up (web-only process) → 422 seed_failed not_picked_up after timeout + grace; lock released; the seed never runs later", async () => {
+    const web = await startE2EApp(fixture, { OUTPOST_ROLE: "web" });
+    const started = Date.now();
+    const response = await web.fetch("/e2e/runs", {
+      method: "POST",
+      headers: runnerHeaders(),
+      body: JSON.stringify({ suite_id: "smoke", environment_label: "slow", trigger_source: "ci" }),
+    });
+    const waited = Date.now() - started;
+    expect(response.status).toBe(422);
+    const json = (await response.json()) as any;
+    expect(json.error.code).toBe("seed_failed");
+    expect(json.error.message).toContain("no worker picked the seed job up");
+    // The same details as every other seed failure, plus the reason; the seed never ran.
+    expect(Object.keys(json.error.details).sort()).toEqual(
+      ["duration_ms", "exit_code", "reason", "signal", "stderr_tail", "timed_out"].sort(),
+    );
+    expect(json.error.details).toMatchObject({
+      reason: "not_picked_up",
+      exit_code: null,
+      signal: null,
+      timed_out: false,
+    });
+    expect(json.error.details.duration_ms).toBeGreaterThanOrEqual(1000 + SEED_PICKUP_GRACE_MS);
+    expect(waited).toBeGreaterThanOrEqual(1000 + SEED_PICKUP_GRACE_MS);
+    const webSql = web.database.sql;
+    expect(await webSql`select 1 from e2e_environment_locks where environment_label = 'slow'`).toHaveLength(
+      0,
+    );
+    expect(await webSql`select 1 from e2e_runs`).toHaveLength(0);
+    const [seed] = await webSql`select status from e2e_seed_runs where environment_label = 'slow'`;
+    expect(seed!.status).toBe("failed");
+  }, 60_000);
 
   test("persistence failure → 422 database_error without internals; lock released", async () => {
     await sql`create or replace function e2e_test_fail() returns trigger language plpgsql as $$ begin raise exception 'secret internal detail'; end $$`;
@@ -530,6 +633,48 @@ describe("results", () => {
     expect((await api.get(`/e2e/runs/${runId}`)).json.data.status).toBe("failed");
   });
 
+  test("a final run never reopens: a failed run stays failed while journeys change; the next create gets the environment", async () => {
+    const runId = await freshRun();
+    await api.submit(runId, [
+      { journey_id: "dashboard", status: "failed", failure_step: "x", failure_reason: "boom" },
+      { journey_id: "dashboard_again", status: "running" },
+    ]);
+    let run = (await api.get(`/e2e/runs/${runId}`)).json.data;
+    expect(run.status).toBe("failed");
+    const finishedAt = run.finished_at;
+    expect(finishedAt).toMatch(/Z$/);
+    expect(await lockOf("plain")).toBeUndefined();
+
+    // The only failed journey is replaced by another final status while others still run: the
+    // aggregate would be running, but the run stays failed (its lock is gone).
+    const replaced = await api.submit(runId, [{ journey_id: "dashboard", status: "passed" }]);
+    expect(replaced.response.status).toBe(202);
+    run = (await api.get(`/e2e/runs/${runId}`)).json.data;
+    expect(run).toMatchObject({ status: "failed", finished_at: finishedAt });
+
+    // The environment is free: the next run gets it, and the old run's reports do not disturb it.
+    const next = await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" });
+    expect(next.response.status).toBe(201);
+    expect((await lockOf("plain"))!.run_id).toBe(next.json.data.id);
+    const late = await api.submit(runId, [
+      { journey_id: "dashboard_again", status: "passed" },
+      { journey_id: "auth", status: "running" },
+    ]);
+    expect(late.response.status).toBe(202);
+    expect((await api.get(`/e2e/runs/${runId}`)).json.data.status).toBe("failed");
+    expect((await lockOf("plain"))!.run_id).toBe(next.json.data.id);
+
+    // Once every journey is final the run follows them to another final status.
+    await api.submit(runId, [{ journey_id: "auth", status: "passed" }]);
+    run = (await api.get(`/e2e/runs/${runId}`)).json.data;
+    expect(run).toMatchObject({ status: "passed", finished_at: finishedAt });
+    expect((await lockOf("plain"))!.run_id).toBe(next.json.data.id);
+    const active =
+      await sql`select count(*)::int as n from e2e_runs where environment_label = 'plain' and status in ('queued', 'running')`;
+    expect(active[0]!.n).toBe(1);
+    await api.request("POST", `/e2e/runs/${next.json.data.id}/cancel`);
+  });
+
   test("aggregation rules: failed wins, then running, then blocked/skipped, all cancelled, else passed", async () => {
     const cases: [string[], string][] = [
       [["failed", "running", "passed"], "failed"],
@@ -614,6 +759,33 @@ describe("cancel", () => {
     ]);
     const finalCancel = await api.request("POST", `/e2e/runs/${other.json.data.id}/cancel`);
     expect(((await finalCancel.json()) as any).data.status).toBe("passed");
+  });
+
+  test("persistence failure → 422 database_error without internals; the run stays as it was", async () => {
+    const { json } = await api.create({
+      suite_id: "smoke",
+      environment_label: "plain",
+      trigger_source: "ci",
+    });
+    const runId = json.data.id;
+    await sql`create or replace function e2e_test_fail_cancel() returns trigger language plpgsql as $$ begin raise exception 'hidden cancel detail'; end $$`;
+    await sql`create trigger e2e_test_fail_cancel before update on e2e_runs for each row execute function e2e_test_fail_cancel()`;
+    try {
+      const response = await api.request("POST", `/e2e/runs/${runId}/cancel`);
+      expect(response.status).toBe(422);
+      const body = (await response.json()) as any;
+      expect(body.error).toEqual({ code: "database_error", message: "Failed to cancel run." });
+      expect(JSON.stringify(body)).not.toContain("hidden");
+    } finally {
+      await sql`drop trigger e2e_test_fail_cancel on e2e_runs`;
+    }
+    const run = (await api.get(`/e2e/runs/${runId}`)).json.data;
+    expect(run.status).toBe("queued");
+    const results = (await api.get(`/e2e/runs/${runId}/results`)).json.data;
+    expect(results.map((r: any) => r.status)).toEqual(["queued", "queued"]);
+    expect((await lockOf("plain"))!.run_id).toBe(runId);
+    expect((await api.request("POST", `/e2e/runs/${runId}/cancel`)).status).toBe(202);
+    expect(await lockOf("plain")).toBeUndefined();
   });
 });
 

@@ -104,6 +104,9 @@ describe("E2E disabled", () => {
     for (const [method, pathname] of [
       ["GET", "/e2e/suites"],
       ["GET", "/e2e/runs"],
+      // Query rules are checked after enablement: a bad limit is still a 404 here.
+      ["GET", "/e2e/runs?limit=0"],
+      ["GET", "/e2e/runs?limit=abc&status=a&status=b"],
       ["POST", "/e2e/runs"],
       ["GET", `/e2e/runs/${id}`],
       ["POST", `/e2e/runs/${id}/cancel`],
@@ -127,5 +130,16 @@ describe("E2E disabled", () => {
     const page = await app.fetch("/e2e", { headers: { cookie: viewer.cookie } });
     expect(page.status).toBe(404);
     expect(await page.text()).toContain("E2E runs are turned off");
+    // The page's query and the delete form are read after enablement too: 404, never 400.
+    const badQuery = await app.fetch("/e2e?page=0&fragment=nope", { headers: { cookie: viewer.cookie } });
+    expect(badQuery.status).toBe(404);
+    expect(await badQuery.text()).toContain("E2E runs are turned off");
+    const admin = await app.session("admin");
+    const badForm = await app.fetch("/e2e", {
+      method: "POST",
+      headers: { cookie: admin.cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ _csrf: admin.csrf, action: "explode" }).toString(),
+    });
+    expect(badForm.status).toBe(404);
   });
 });

@@ -1,12 +1,21 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { loadE2EConfig } from "../../modules/e2e/config";
 import { validateJourney } from "../../modules/e2e/journeys";
 import { ACTION_EXPECTS } from "../../modules/e2e/registry";
 import { RUNNER_ACTIONS } from "../../modules/e2e/runner/actions";
-import { redact } from "../../modules/e2e/runner/http";
-import { e2eClient, RUNNER_ID, RUNNER_TOKEN, startE2EApp, writeE2EFixture } from "./fixtures";
+import { ActionHttp, redact } from "../../modules/e2e/runner/http";
+import {
+  e2eClient,
+  OTHER_RUNNER_ID,
+  OTHER_RUNNER_TOKEN,
+  RUNNER_ID,
+  RUNNER_TOKEN,
+  startE2EApp,
+  writeE2EFixture,
+} from "./fixtures";
 
 const fixture = writeE2EFixture();
 const app = await startE2EApp(fixture);
@@ -57,6 +66,43 @@ describe("the registry and the runner agree", () => {
     for (const journeys of config.suites.values())
       for (const j of journeys)
         expect(validateJourney(config.journeysDir, j).steps.length).toBeGreaterThan(0);
+  });
+
+  test("body previews never carry a secret: JSON from its redacted form, other text with secret pairs masked", async () => {
+    const secret = "device-token-SECRET-0123456789abcdef";
+    const pad = "x".repeat(600);
+    const bodies: Record<string, [string, string]> = {
+      "/json": ["application/json", JSON.stringify({ data: { id: "d1", api_token: secret, note: "ok" } })],
+      // Beyond the 500-byte preview: the raw cut would end inside the token.
+      "/long": ["application/json", `{"data":{"pad":"${"y".repeat(470)}","api_token":"${secret}"}}`],
+      "/text": ["text/plain", `{"api_token": "${secret}", "password":"${secret}"} ${pad}`],
+      "/html": ["text/html", `<pre>{&quot;x&quot;:1} "secret_key":"${secret}" Bearer ${secret}</pre>`],
+      "/cut": ["text/plain", `${"z".repeat(480)} {"access_token":"${secret}"}`],
+    };
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(request) {
+        const [type, body] = bodies[new URL(request.url).pathname]!;
+        return new Response(body, { headers: { "content-type": type } });
+      },
+    });
+    try {
+      const http = new ActionHttp(`http://127.0.0.1:${server.port}`, new AbortController().signal);
+      for (const pathname of Object.keys(bodies)) await http.request("GET", pathname, { expect: [200] });
+      expect(http.traces).toHaveLength(5);
+      for (const trace of http.traces) {
+        expect(JSON.stringify(trace)).not.toContain("SECRET");
+        expect(JSON.stringify(trace)).not.toContain("device-token");
+        expect(trace.body_preview!.length).toBeLessThanOrEqual(500);
+      }
+      expect(http.traces[0]!.body_preview).toBe('{"data":{"id":"d1","api_token":"[REDACTED]","note":"ok"}}');
+      expect(http.traces[2]!.body_preview).toStartWith(
+        '{"api_token": "[REDACTED]", "password":"[REDACTED]"}',
+      );
+    } finally {
+      server.stop(true);
+    }
   });
 
   test("log redaction hides secret-looking keys and api_key query values", () => {
@@ -223,6 +269,147 @@ describe("outpost e2e", () => {
       expect(locked.length).toBe(0);
     } finally {
       proxy.stop(true);
+    }
+  }, 30_000);
+
+  test("run: --journeys runs a subset in the given order; flags win over the environment's credentials", async () => {
+    const result = await finish(
+      outpost(
+        [
+          "run",
+          "--suite",
+          "three",
+          "--env",
+          "plain",
+          "--journeys",
+          "auth, dashboard",
+          "--runner-id",
+          RUNNER_ID,
+          "--runner-token",
+          RUNNER_TOKEN,
+          "--json",
+          "--log-dir",
+          "logs",
+        ],
+        {
+          env: {
+            OUTPOST_E2E_RUNNER_ID: "nobody",
+            OUTPOST_E2E_RUNNER_TOKEN: "wrong-token-wrong-token-wrong-token-wrong",
+          },
+        },
+      ),
+    );
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.journeys.map((j: any) => [j.journey_id, j.status])).toEqual([
+      ["auth", "passed"],
+      ["dashboard", "passed"],
+    ]);
+    const run = (await api.get(`/e2e/runs/${summary.run_id}`)).json.data;
+    expect(run.journey_ids).toEqual(["auth", "dashboard"]);
+    expect(readdirSync(path.join(fixture.dir, "logs", summary.run_id)).sort()).toEqual([
+      "001-auth.jsonl",
+      "002-dashboard.jsonl",
+    ]);
+    // The device token registration may return is not in the log.
+    for (const file of readdirSync(path.join(fixture.dir, "logs", summary.run_id)))
+      expect(readFileSync(path.join(fixture.dir, "logs", summary.run_id, file), "utf8")).not.toMatch(
+        /"api_token\\?"\s*:\s*\\?"(?!\[REDACTED\])/,
+      );
+    const [row] = await app.database.sql`select runner_id from e2e_runs where id = ${summary.run_id}`;
+    expect(row!.runner_id).toBe(RUNNER_ID);
+  }, 30_000);
+
+  test("run: credentials come from OUTPOST_E2E_RUNNER_ID / OUTPOST_E2E_RUNNER_TOKEN when no flag is given", async () => {
+    const result = await finish(
+      outpost(["run", "--suite", "smoke", "--env", "plain", "--journeys", "dashboard", "--json"], {
+        env: { OUTPOST_E2E_RUNNER_ID: OTHER_RUNNER_ID, OUTPOST_E2E_RUNNER_TOKEN: OTHER_RUNNER_TOKEN },
+      }),
+    );
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    const [row] = await app.database.sql`select runner_id from e2e_runs where id = ${summary.run_id}`;
+    expect(row!.runner_id).toBe(OTHER_RUNNER_ID);
+    const missing = await finish(
+      outpost(["run", "--suite", "smoke", "--env", "plain"], {
+        env: { OUTPOST_E2E_RUNNER_ID: "", OUTPOST_E2E_RUNNER_TOKEN: "" },
+      }),
+    );
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("OUTPOST_E2E_RUNNER_ID");
+  }, 30_000);
+
+  /** A TCP proxy to the app that, once `failing` matches a request's first bytes, drops the connection. */
+  function droppingProxy(failing: RegExp) {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((client) => {
+      const upstream = net.connect(Number(new URL(app.url).port), "127.0.0.1");
+      sockets.add(client).add(upstream);
+      client.on("data", (chunk) => {
+        if (failing.test(chunk.toString("latin1"))) {
+          client.destroy();
+          upstream.destroy();
+        } else upstream.write(chunk);
+      });
+      upstream.pipe(client);
+      const close = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on("error", close).on("close", close);
+      upstream.on("error", close).on("close", close);
+    });
+    return new Promise<{ url: string; stop(): void }>((resolve) =>
+      server.listen(0, "127.0.0.1", () =>
+        resolve({
+          url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+          stop() {
+            server.close();
+            for (const socket of sockets) socket.destroy();
+          },
+        }),
+      ),
+    );
+  }
+
+  test("run: the connection to the server fails mid-run → the run is cancelled, one clear line, exit 2", async () => {
+    // Every log upload dies at the network level; creating, reporting and cancelling still work.
+    const proxy = await droppingProxy(/^PUT \/e2e\/runs\//);
+    try {
+      const result = await finish(
+        outpost(["run", "--suite", "smoke", "--env", "staging", "--json"], { apiUrl: proxy.url }),
+      );
+      expect(result.code).toBe(2);
+      const runId = /E2E run ([0-9a-f-]{36}) created/.exec(result.stderr)![1]!;
+      const lines = result.stderr.split("\n").filter((l) => l.startsWith("outpost e2e:"));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`run ${runId} stopped:`);
+      expect(lines[0]).toContain("the run was cancelled");
+      expect(result.stderr).not.toContain("error:"); // no stack trace / unhandled rejection
+      const run = (await api.get(`/e2e/runs/${runId}`)).json.data;
+      expect(run.status).toBe("cancelled");
+      const locked = await app.database
+        .sql`select 1 from e2e_environment_locks where environment_label = 'staging'`;
+      expect(locked).toHaveLength(0);
+    } finally {
+      proxy.stop();
+    }
+  }, 30_000);
+
+  test("run: the server disappears mid-run → exit 2 with one line saying the run could not be cancelled", async () => {
+    const proxy = await droppingProxy(/^(PUT \/e2e\/runs\/|POST \/e2e\/runs\/[^/ ]+\/cancel)/);
+    try {
+      const result = await finish(
+        outpost(["run", "--suite", "smoke", "--env", "staging"], { apiUrl: proxy.url }),
+      );
+      expect(result.code).toBe(2);
+      const runId = /E2E run ([0-9a-f-]{36}) created/.exec(result.stderr)![1]!;
+      expect(result.stderr).toContain("could not be cancelled");
+      // The run really is still active; clean up for the other tests.
+      expect((await api.get(`/e2e/runs/${runId}`)).json.data.status).toBe("running");
+      await api.request("POST", `/e2e/runs/${runId}/cancel`);
+    } finally {
+      proxy.stop();
     }
   }, 30_000);
 });

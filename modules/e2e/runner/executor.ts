@@ -99,8 +99,8 @@ export async function executeJourney(
           error_code: error?.code,
           assertion_failed: error?.code === "ASSERTION_FAILED" ? true : undefined,
           error_message: error ? (redact(error.message) as string) : undefined,
-          expected: error?.expected,
-          actual: error?.actual,
+          expected: redact(error?.expected),
+          actual: redact(error?.actual),
         }),
       );
       if (error) {

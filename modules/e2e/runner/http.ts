@@ -36,10 +36,24 @@ const SECRET_KEY =
 const PREVIEW_BYTES = 500;
 const JSON_LIMIT = 64 * 1024;
 
-/** Replaces the values of secret-looking keys (and api_key query values) with "[REDACTED]". */
+/** `"<secret-looking key>": <string or scalar>` in JSON-like text, also when a truncation cut the value. */
+const SECRET_PAIR = new RegExp(
+  `("[^"\\\\]*(?:${SECRET_KEY.source})[^"\\\\]*"\\s*:\\s*)(?:"(?:[^"\\\\]|\\\\.)*(?:"|\\\\?$)|[^\\s,}\\]"]+)`,
+  "gi",
+);
+
+/** Masks secrets inside free text: `api_key=` query values, `Bearer x`, and `"token": "…"` pairs. */
+export function redactText(text: string): string {
+  return text
+    .replace(/(api_?key=)[^&\s"]+/gi, "$1[REDACTED]")
+    .replace(/(bearer\s+)[^\s"',]+/gi, "$1[REDACTED]")
+    .replace(SECRET_PAIR, '$1"[REDACTED]"');
+}
+
+/** Replaces the values of secret-looking keys (and secrets inside strings) with "[REDACTED]". */
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 20) return "[…]";
-  if (typeof value === "string") return value.replace(/(api_key=)[^&\s"]+/gi, "$1[REDACTED]");
+  if (typeof value === "string") return redactText(value);
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
   if (value && typeof value === "object") {
     return Object.fromEntries(
@@ -50,6 +64,20 @@ export function redact(value: unknown, depth = 0): unknown {
     );
   }
   return value;
+}
+
+/** The first PREVIEW_BYTES of a response body for the log, secrets redacted. */
+export function previewOf(text: string): string {
+  let parsed: unknown;
+  let isJson = false;
+  try {
+    parsed = JSON.parse(text);
+    isJson = typeof parsed === "object" && parsed !== null;
+  } catch {
+    // not JSON: mask the text itself
+  }
+  const safe = isJson ? JSON.stringify(redact(parsed)) : redactText(text);
+  return safe.slice(0, PREVIEW_BYTES).trim();
 }
 
 export interface HttpResponse {
@@ -116,7 +144,9 @@ export class ActionHttp {
             ? "html_response"
             : "text_response";
     trace.truncated = trace.bytes > PREVIEW_BYTES;
-    trace.body_preview = redact(text.slice(0, PREVIEW_BYTES).trim()) as string;
+    // The preview never holds a secret: JSON is previewed from its redacted form; other text has
+    // secret-looking pairs masked before it is cut (so a cut cannot leave half a secret visible).
+    trace.body_preview = previewOf(text);
     let json: unknown;
     if (trace.response_type === "json_response") {
       try {

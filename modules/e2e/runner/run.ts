@@ -43,6 +43,7 @@ export class E2EApi {
     pathname: string,
     body?: unknown,
     contentType = "application/json",
+    timeoutMs = 180_000,
   ): Promise<ApiReply> {
     const response = await fetch(`${this.options.apiUrl}${pathname}`, {
       method,
@@ -54,7 +55,7 @@ export class E2EApi {
         accept: "application/json",
       },
       body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-      signal: AbortSignal.timeout(180_000),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();
     let parsed: unknown;
@@ -132,6 +133,37 @@ export async function runE2E(options: RunOptions): Promise<number> {
     `E2E run ${run.id} ${created.status === 200 ? "reused (idempotent replay)" : "created"} · suite ${run.suite_id} · environment ${run.environment_label}\n`,
   );
   const runLogDir = path.join(options.logDir, run.id);
+  try {
+    return await executeRun(api, options, run, info, runLogDir, created.status === 200);
+  } catch (error) {
+    // The server went away mid-run (network error, restart, timeout) or something else broke: try
+    // to cancel the run so its environment lock is not held until the stale-run job, then exit 2.
+    const after = await api
+      .call("POST", `/e2e/runs/${run.id}/cancel`, undefined, "application/json", 10_000)
+      .then(
+        (reply) => (reply.status === 202 ? (reply.body?.data?.status as string | undefined) : undefined),
+        () => undefined,
+      );
+    const message = String((error as Error)?.message ?? error).replace(/\s+/g, " ");
+    const outcome =
+      after === "cancelled"
+        ? "was cancelled"
+        : after
+          ? `had already ended ${after}`
+          : "could not be cancelled (the server cancels it after run_timeout_s)";
+    options.err(`outpost e2e: run ${run.id} stopped: ${message}; the run ${outcome}.\n`);
+    return EXIT.error;
+  }
+}
+
+async function executeRun(
+  api: E2EApi,
+  options: RunOptions,
+  run: any,
+  info: RunInfo,
+  runLogDir: string,
+  replayed: boolean,
+): Promise<number> {
   mkdirSync(runLogDir, { recursive: true });
 
   const results = await api.call("GET", `/e2e/runs/${run.id}/results`);
@@ -210,7 +242,7 @@ export async function runE2E(options: RunOptions): Promise<number> {
           suite_id: run.suite_id,
           environment_label: run.environment_label,
           trigger_source: run.trigger_source,
-          replayed: created.status === 200,
+          replayed,
           journeys: journeys.map((j) => ({
             journey_id: j.journey_id,
             status: j.status,
