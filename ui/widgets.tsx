@@ -24,16 +24,37 @@ export function StatCard(props: {
   live: string;
   hint?: string;
   hintLive?: string;
+  /** Makes the hint a second link (e.g. the offline count next to the online one). */
+  hintHref?: string;
   tone?: "ok" | "warn" | "danger";
 }) {
-  return (
-    <a class={`card stat${props.tone ? ` tone-${props.tone}` : ""}`} href={props.href}>
+  const tone = props.tone ? ` tone-${props.tone}` : "";
+  const body = (
+    <>
       <div class="label" safe>
         {props.label}
       </div>
       <div class="value" data-live={props.live} safe>
         {props.value.toLocaleString("en-US")}
       </div>
+    </>
+  );
+  if (props.hintHref !== undefined) {
+    // Two links in one card: the main one covers the card, the hint sits above it.
+    return (
+      <div class={`card stat stat-split${tone}`}>
+        <a class="stat-link" href={props.href}>
+          {body}
+        </a>
+        <a class="hint" href={props.hintHref} data-live-hint={props.hintLive} safe>
+          {props.hint ?? ""}
+        </a>
+      </div>
+    );
+  }
+  return (
+    <a class={`card stat${tone}`} href={props.href}>
+      {body}
       {props.hint !== undefined ? (
         <div class="hint" data-live-hint={props.hintLive} safe>
           {props.hint}

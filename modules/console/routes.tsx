@@ -145,13 +145,20 @@ export function consoleRoutes(ctx: AppContext) {
       };
       const to = new Date();
       const from = new Date(to.getTime() - range.seconds * 1000);
-      // One small chart per numeric field (units differ even within a script), at most 12.
+      // One small chart per numeric field (units differ even within a script), at most 12: the
+      // ones picked (?field=cpu.usage_pct&field=...), else the first 12 (percentages first).
       const rank = (label: string) => (/_pct$|percent/.test(label) ? 0 : /load_1m$/.test(label) ? 1 : 2);
-      const fields = numericFields(latest?.payload)
+      const available = numericFields(latest?.payload)
         .map((field, index) => ({ field, index }))
         .sort((a, b) => rank(a.field.label) - rank(b.field.label) || a.index - b.index)
-        .map((entry) => entry.field)
-        .slice(0, MAX_CHART_FIELDS);
+        .map((entry) => entry.field);
+      const requested = new Set(
+        (Array.isArray(query.field) ? query.field : [query.field]).filter(
+          (v): v is string => typeof v === "string" && v !== "",
+        ),
+      );
+      const picked = available.filter((f) => requested.has(f.label));
+      const fields = (picked.length > 0 ? picked : available).slice(0, MAX_CHART_FIELDS);
       const data = await deviceChartData(
         sql,
         device.id,
@@ -164,7 +171,15 @@ export function consoleRoutes(ctx: AppContext) {
         labels: [field.label.slice(field.label.indexOf(".") + 1)],
         data: { ...data, series: [data.series[i] ?? []] },
       }));
-      props.telemetry = { range: range.id, groups, events: data.events };
+      props.telemetry = {
+        range: range.id,
+        groups,
+        events: data.events,
+        available: available.map((f) => f.label),
+        shown: fields.map((f) => f.label),
+        picked: picked.length > 0,
+        maxFields: MAX_CHART_FIELDS,
+      };
     } else if (tab === "scripts") {
       const { commands } = await listCommands(sql, { deviceId: device.id, limit: 100 });
       const lists = commands.filter((c) => c.type === "list_scripts");
@@ -351,7 +366,9 @@ export function consoleRoutes(ctx: AppContext) {
       async ({ request, principal, params, query }) => {
         const page = pageContext(request, principal, config.secretKey);
         const device = await loadDevice(params.id);
-        const props = await detailProps(principal, device, tabOf(query.tab), query);
+        // Repeated parameters (the chart field picker) are read from the URL as a list.
+        const fields = new URL(request.url).searchParams.getAll("field");
+        const props = await detailProps(principal, device, tabOf(query.tab), { ...query, field: fields });
         return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />);
       },
       { access: "viewer" },

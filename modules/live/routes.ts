@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
 import { deviceSettings } from "../settings/service";
-import { type LiveClient, liveHubFor } from "./hub";
+import { type LiveClient, liveHubFor, liveTickMs } from "./hub";
 
 const encoder = new TextEncoder();
 
@@ -12,6 +12,7 @@ export function liveRoutes(ctx: AppContext) {
       database: ctx.database,
       logger: ctx.logger,
       onlineWindowSeconds: async () => (await deviceSettings(ctx.config)).onlineWindowSeconds,
+      tickMs: liveTickMs(ctx.config),
     });
   return new Elysia({ name: "live" }).use(ctx.access).get(
     "/live/events",

@@ -10,6 +10,11 @@ import { type Resolver, validateWebhookUrl } from "./webhook";
  */
 export const SETTING_KEYS = {
   onlineWindowSeconds: "online_window_seconds",
+  /**
+   * Not an override: the environment default of the online window, recorded by every process so
+   * the live trigger (migration 0008) can use it when no operator saved a window.
+   */
+  onlineWindowDefault: "online_window_seconds_default",
   offlineAlertMinutes: "offline_alert_minutes",
   telemetryRetentionDays: "telemetry_retention_days",
   notifications: "notifications",
@@ -63,10 +68,33 @@ async function load(sql: Sql): Promise<Stored> {
   return value;
 }
 
+const recordedDefaults = new WeakMap<Sql, number>();
+
+/**
+ * Records the env default of the online window (once per process and database, and again when it
+ * differs). The row is no override: `load()` never reads it, so the Settings page and every reader
+ * keep treating a missing `online_window_seconds` row as "use the default".
+ */
+export async function recordOnlineWindowDefault(sql: Sql, seconds: number): Promise<void> {
+  if (recordedDefaults.get(sql) === seconds) return;
+  const value = JSON.stringify(seconds);
+  await sql`insert into system_settings (key, value, updated_at, updated_by)
+    values (${SETTING_KEYS.onlineWindowDefault}, ${value}::jsonb, now(), 'environment')
+    on conflict (key) do update set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by
+    where system_settings.value is distinct from excluded.value`;
+  recordedDefaults.set(sql, seconds);
+}
+
 /** The stored overrides of the device settings for this config's database ({} when none or not attached). */
-export async function storedDeviceSettings(config: object): Promise<Partial<DeviceSettings>> {
+export async function storedDeviceSettings(
+  config: object & { deviceOnlineWindowSeconds?: number },
+): Promise<Partial<DeviceSettings>> {
   const sql = stores.get(config);
   if (!sql) return {};
+  if (config.deviceOnlineWindowSeconds !== undefined) {
+    // Best effort: a failed write must not fail a heartbeat; the next call tries again.
+    await recordOnlineWindowDefault(sql, config.deviceOnlineWindowSeconds).catch(() => {});
+  }
   const stored = await load(sql);
   const result: Partial<DeviceSettings> = {};
   if (stored.onlineWindowSeconds) result.onlineWindowSeconds = stored.onlineWindowSeconds;

@@ -1,9 +1,14 @@
 // Device detail in real Chromium: gauges and uPlot charts from heartbeats stored through the device
-// API, the list_scripts round trip with a simulated agent poll, install/remove/cancel, offline state.
-import { describe, expect, test } from "bun:test";
+// API, the list_scripts round trip with one real agent poll, install (text and file)/remove/cancel,
+// the chart field picker, offline state.
+import { afterAll, describe, expect, test } from "bun:test";
+import fs from "node:fs";
+import path from "node:path";
+import YAML from "yaml";
+import { AGENT_MAIN, BUN, tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
-import { agentHeartbeat, approvedDevice, heartbeat, postResults, registerDevice, signedIn } from "./helpers";
+import { agentHeartbeat, approvedDevice, heartbeat, registerDevice, signedIn } from "./helpers";
 
 const app = await startTestApp();
 const browser = await launchBrowser();
@@ -12,6 +17,44 @@ const device = await approvedDevice(app, {
   product_name: "edge-gateway",
   metadata: { name: "pump-station-7", hostname: "pump7", ip_address: "198.51.100.7" },
 });
+
+// The real agent's state and config: its identity is the test device's (as `register` would store).
+const agentState = tempDir("outpost-console-agent-");
+afterAll(() => agentState.cleanup());
+
+async function agentPollOnce(identity: { id: string; token: string }) {
+  const stateDir = path.join(agentState.dir, "state");
+  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(
+    path.join(stateDir, "identity.json"),
+    `${JSON.stringify({ uuid: identity.id, token: identity.token })}\n`,
+    { mode: 0o600 },
+  );
+  const configFile = path.join(agentState.dir, "agent.yaml");
+  fs.writeFileSync(
+    configFile,
+    YAML.stringify({
+      server_url: app.url,
+      state_dir: stateDir,
+      authorized_keys_path: path.join(agentState.dir, "ssh", "authorized_keys"),
+      log_level: "warn",
+    }),
+  );
+  const child = Bun.spawn([BUN, AGENT_MAIN, "poll", "--once"], {
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: agentState.dir,
+      OUTPOST_AGENT_CONFIG: configFile,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+  clearTimeout(timer);
+  expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
+}
 
 describe("device detail", () => {
   test("gauges and telemetry charts draw from real stored heartbeats", async () => {
@@ -81,7 +124,7 @@ describe("device detail", () => {
     await context.close();
   }, 60_000);
 
-  test("list_scripts: queued in the UI, delivered by a heartbeat, answered, shown without reload", async () => {
+  test("list_scripts: queued in the UI, answered by one real agent poll, shown without reload", async () => {
     const context = await signedIn(browser, app, "operator");
     const page = await context.newPage();
     await page.goto(`${app.url}/devices/${device.id}?tab=scripts`);
@@ -92,38 +135,30 @@ describe("device detail", () => {
     expect(await page.locator(".flash.info").textContent()).toContain("is queued");
     await page.waitForSelector('[data-live-status][data-state="live"]');
 
-    // The agent polls: the heartbeat reply carries the command, the agent posts its result.
-    const reply = await heartbeat(app, device, agentHeartbeat({ cpu: 10, memory: 40, disk: 62 }));
-    const command = reply.commands.find((c) => c.type === "list_scripts");
-    expect(command).toBeDefined();
-    await postResults(app, device, [
-      {
-        command_id: command!.command_id,
-        status: "OK",
-        output: {
-          scripts: [
-            { name: "cpu", version: 1, path: "/var/lib/outpost/scripts/cpu.v1.js", active: true },
-            { name: "pcp", version: 3, path: "/var/lib/outpost/scripts/pcp.v3.js", active: true },
-            { name: "pcp", version: 2, path: "/var/lib/outpost/scripts/pcp.v2.js", active: false },
-          ],
-        },
-      },
-    ]);
-    // The page refreshes its panel on the live event for this device.
+    // One real agent poll (agent/main.ts, as a subprocess, with this device's identity): its
+    // heartbeat reply carries the command, the agent runs list_scripts and posts the result.
+    const command = (
+      await app.database.sql<{ id: string }[]>`
+      select id::text from pending_commands where device_id = ${device.id}::uuid and type = 'list_scripts'`
+    )[0]!;
+    await agentPollOnce(device);
+    // The page refreshes its panel on the live event for this device (no reload).
     await page.waitForSelector("[data-scripts-list] tr", { timeout: 10_000 });
     const names = await page.locator("[data-scripts-list] tr td:first-child").allTextContents();
-    expect(names).toEqual(["cpu", "pcp", "pcp"]);
-    expect(await page.locator("[data-scripts-list]").textContent()).toContain("older version");
+    // The agent's built-in scripts, as it installed them into its state directory.
+    expect(names).toEqual(["cpu", "disk", "load", "memory", "network", "uptime"]);
+    const paths = await page.locator("[data-scripts-list]").textContent();
+    expect(paths).toContain(agentState.dir);
     await screenshot(page, "console-device-scripts");
 
     await page.click('nav.tabs a:has-text("Commands")');
     await page.waitForURL(/tab=commands/);
-    const row = page.locator(`tr[data-command-id="${command!.command_id}"]`);
+    const row = page.locator(`tr[data-command-id="${command.id}"]`);
     expect(await row.locator(".badge").textContent()).toBe("succeeded");
     await context.close();
   }, 60_000);
 
-  test("install a script from text, remove one, cancel a queued command", async () => {
+  test("install a script from text and from a file, remove one, cancel a queued command", async () => {
     const context = await signedIn(browser, app, "operator");
     const page = await context.newPage();
     await page.goto(`${app.url}/devices/${device.id}?tab=scripts`);
@@ -147,10 +182,43 @@ describe("device detail", () => {
     expect(await page.locator(".flash.success").textContent()).toContain("Command cancelled");
     expect(await page.locator("tbody tr", { hasText: "install_script" }).count()).toBe(0);
 
+    // Install from a file: the browser uploads it (multipart); the name comes from its front matter.
+    await page.goto(`${app.url}/devices/${device.id}?tab=scripts`);
+    const fileScript =
+      "/*---\nname: disk-temp\nversion: 3\nschema:\n  type: object\n---*/\nfunction main() { return { celsius: 41 }; }\n";
+    await page.setInputFiles('#install-script input[type="file"]', {
+      name: "disk-temp.js",
+      mimeType: "text/javascript",
+      buffer: Buffer.from(fileScript),
+    });
+    await page.click('button:has-text("Queue install")');
+    await page.waitForSelector(".flash.success");
+    expect(await page.locator(".flash.success").textContent()).toContain('Install of "disk-temp" queued');
+    expect(
+      await page.locator("tbody tr", { hasText: "install_script" }).locator(".badge").textContent(),
+    ).toBe("queued");
+    const [uploaded] = await app.database.sql<{ payload: string }[]>`
+      select payload::text as payload from pending_commands
+      where device_id = ${device.id}::uuid and type = 'install_script' and status = 'queued'`;
+    expect(JSON.parse(uploaded!.payload)).toMatchObject({ name: "disk-temp", data: fileScript });
+    // A file without front matter is refused, and nothing more is queued.
+    await page.goto(`${app.url}/devices/${device.id}?tab=scripts`);
+    await page.setInputFiles('#install-script input[type="file"]', {
+      name: "broken.js",
+      mimeType: "text/javascript",
+      buffer: Buffer.from("function main() { return {}; }"),
+    });
+    await page.click('button:has-text("Queue install")');
+    expect(await page.locator("#install-script .field-error").textContent()).toContain("front-matter");
+    const [queuedInstalls] = await app.database.sql<{ n: number }[]>`
+      select count(*)::int as n from pending_commands
+      where device_id = ${device.id}::uuid and type = 'install_script' and status = 'queued'`;
+    expect(queuedInstalls!.n).toBe(1);
+
     await page.goto(`${app.url}/devices/${device.id}?tab=scripts`);
     page.once("dialog", (dialog) => void dialog.accept());
     await page
-      .locator("[data-scripts-list] tr", { hasText: "cpu" })
+      .locator("[data-scripts-list] tr", { has: page.locator("td:first-child", { hasText: /^cpu$/ }) })
       .locator('button:has-text("Remove")')
       .click();
     await page.waitForSelector(".flash.success");
@@ -162,6 +230,66 @@ describe("device detail", () => {
     await page.setViewportSize(PHONE);
     await page.reload();
     await screenshot(page, "console-device-commands-phone");
+    await context.close();
+  }, 60_000);
+
+  test("telemetry field picker: the first 12 by default, any others on request, kept across ranges", async () => {
+    const wide = await approvedDevice(app, {
+      product_name: "many-sensors",
+      metadata: { name: "sensor-wall" },
+    });
+    const output: Record<string, number> = {};
+    for (let i = 1; i <= 16; i++) output[`s${String(i).padStart(2, "0")}`] = i * 10;
+    await heartbeat(app, wide, {
+      telemetry: {
+        scripts: {
+          sensors: { data: { status: "success", validation_status: "valid", duration_ms: 2, output } },
+        },
+        meta: { collected_at: new Date().toISOString(), script_count: 1 },
+      },
+      connection_status: { active: false },
+    });
+    const context = await signedIn(browser, app, "viewer");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/devices/${wide.id}?tab=telemetry`);
+    await page.waitForSelector(".chart[data-drawn] canvas");
+    const first12 = Array.from({ length: 12 }, (_, i) => `sensors.s${String(i + 1).padStart(2, "0")}`);
+    expect(await page.locator(".chart-card figcaption").allTextContents()).toEqual(first12);
+    expect(await page.locator("#chart-fields summary").textContent()).toContain("12 of 16");
+    // One heartbeat is one point: the time axis spans an hour around it, not years.
+    expect(await page.locator(".chart[data-drawn]").first().getAttribute("data-x-span")).toBe("3600");
+    expect(await page.locator('#chart-fields input[name="field"]').count()).toBe(16);
+
+    // Pick two fields beyond the first 12 (and drop the rest): only those are charted.
+    await page.click("#chart-fields summary");
+    for (const label of first12) await page.uncheck(`#chart-fields input[value="${label}"]`);
+    await page.check('#chart-fields input[value="sensors.s15"]');
+    await page.check('#chart-fields input[value="sensors.s16"]');
+    await page.click('#chart-fields button:has-text("Show charts")');
+    await page.waitForURL(/field=sensors\.s16/);
+    await page.waitForSelector(".chart[data-drawn] canvas");
+    expect(await page.locator(".chart-card figcaption").allTextContents()).toEqual([
+      "sensors.s15",
+      "sensors.s16",
+    ]);
+    const s16 = page.locator(".chart-card", {
+      has: page.locator("figcaption", { hasText: /^sensors\.s16$/ }),
+    });
+    const spec = JSON.parse((await s16.locator(".chart").getAttribute("data-chart"))!);
+    expect(spec.series[0].values.filter((v: number | null) => v !== null)).toEqual([160]);
+    expect(await page.locator("#chart-fields summary").textContent()).toContain("2 of 16");
+    await screenshot(page, "console-device-telemetry-fields");
+
+    // A range change keeps the pick; Reset returns to the first 12.
+    await page.click('nav.segmented a:has-text("7 days")');
+    await page.waitForURL(/range=7d/);
+    expect(await page.locator(".chart-card figcaption").allTextContents()).toEqual([
+      "sensors.s15",
+      "sensors.s16",
+    ]);
+    await page.click('#chart-fields a:has-text("Reset")');
+    await page.waitForURL((url) => !url.search.includes("field="));
+    expect(await page.locator(".chart-card figcaption").count()).toBe(12);
     await context.close();
   }, 60_000);
 

@@ -50,6 +50,26 @@ describe("dashboard", () => {
     await page.click('a.stat[href="/devices?approval_status=pending"]');
     await page.waitForURL(/approval_status=pending/);
     expect(await page.locator("tbody tr").count()).toBe(3);
+
+    // Online and offline count approved devices; their links list exactly those, even when a
+    // pending device has a recent last_seen_at (it is in neither figure).
+    await app.database.sql`update devices set last_seen_at = now() where id = ${pending[0]!.id}::uuid`;
+    await page.goto(`${app.url}/`);
+    const onlineFigure = await statValue(page, "online");
+    expect(onlineFigure).toBe(1);
+    await page.click(".stat-split a.stat-link");
+    await page.waitForURL(/connectivity_status=online/);
+    expect(new URL(page.url()).searchParams.get("approval_status")).toBe("approved");
+    expect(await page.locator("tbody tr").count()).toBe(onlineFigure);
+    expect(await page.locator("tbody tr").textContent()).toContain("boiler-room");
+    await page.goto(`${app.url}/`);
+    const offlineLink = page.locator('.stat-split a.hint[data-live-hint="offline"]');
+    expect(await offlineLink.textContent()).toBe("1 offline");
+    await offlineLink.click();
+    await page.waitForURL(/connectivity_status=offline/);
+    expect(new URL(page.url()).searchParams.get("approval_status")).toBe("approved");
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    await app.database.sql`update devices set last_seen_at = null where id = ${pending[0]!.id}::uuid`;
     await page.goto(`${app.url}/`);
     await screenshot(page, "console-dashboard");
     await page.setViewportSize(PHONE);

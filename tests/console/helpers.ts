@@ -1,4 +1,5 @@
 import type { Browser, BrowserContext } from "playwright-core";
+import { LIVE_CHANNEL } from "../../modules/live/hub";
 import type { OperatorRole } from "../../modules/operators/service";
 import { SESSION_COOKIE } from "../../modules/platform/access";
 import type { TestApp } from "../helpers/app";
@@ -107,4 +108,17 @@ export async function signedIn(
   const value = session.cookie.slice(SESSION_COOKIE.length + 1);
   await context.addCookies([{ name: SESSION_COOKIE, value, url: app.url }]);
   return context;
+}
+
+/** The live-update notifications PostgreSQL sent while `run` ran (and 300 ms after). */
+export async function notificationsDuring(app: TestApp, run: () => Promise<void>): Promise<string[]> {
+  const seen: string[] = [];
+  const listener = await app.database.sql.listen(LIVE_CHANNEL, (payload) => seen.push(payload));
+  try {
+    await run();
+    await Bun.sleep(300);
+  } finally {
+    await listener.unlisten();
+  }
+  return seen;
 }

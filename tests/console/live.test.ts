@@ -1,42 +1,37 @@
 // Live updates: what the database announces, and how a burst is coalesced before it reaches browsers.
 import { describe, expect, test } from "bun:test";
-import { LIVE_CHANNEL, type LiveClient, liveHubFor, THROTTLE_MS } from "../../modules/live/hub";
+import { type LiveClient, liveHubFor, THROTTLE_MS } from "../../modules/live/hub";
 import { createLogger } from "../../modules/platform/logger";
 import { startTestApp } from "../helpers/app";
-import { agentHeartbeat, approve, approvedDevice, heartbeat, registerDevice } from "./helpers";
+import {
+  agentHeartbeat,
+  approve,
+  approvedDevice,
+  heartbeat,
+  notificationsDuring,
+  registerDevice,
+} from "./helpers";
 
 const app = await startTestApp();
-
-async function notificationsDuring(run: () => Promise<void>): Promise<string[]> {
-  const seen: string[] = [];
-  const listener = await app.database.sql.listen(LIVE_CHANNEL, (payload) => seen.push(payload));
-  try {
-    await run();
-    await Bun.sleep(300);
-  } finally {
-    await listener.unlisten();
-  }
-  return seen;
-}
 
 describe("live updates", () => {
   test("registrations and approvals notify once per transaction; routine heartbeats never do", async () => {
     const device = await approvedDevice(app, { product_name: "live-check" });
-    const first = await notificationsDuring(() =>
+    const first = await notificationsDuring(app, () =>
       heartbeat(app, device, agentHeartbeat({ cpu: 1, memory: 2, disk: 3 })).then(() => {}),
     );
     expect(first).toEqual(["devices"]); // first heartbeat: the device turns online
-    const routine = await notificationsDuring(async () => {
+    const routine = await notificationsDuring(app, async () => {
       for (let i = 0; i < 20; i++)
         await heartbeat(app, device, agentHeartbeat({ cpu: i, memory: 2, disk: 3 }));
     });
     expect(routine).toEqual([]);
     const ids: string[] = [];
-    const registered = await notificationsDuring(async () => {
+    const registered = await notificationsDuring(app, async () => {
       for (let i = 0; i < 3; i++) ids.push((await registerDevice(app)).id);
     });
     expect(registered).toEqual(["devices", "devices", "devices"]);
-    const bulk = await notificationsDuring(() => approve(app, ids));
+    const bulk = await notificationsDuring(app, () => approve(app, ids));
     expect(bulk).toEqual(["devices"]); // three rows, one transaction, one notification
   }, 30_000);
 

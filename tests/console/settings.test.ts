@@ -165,6 +165,73 @@ describe("settings", () => {
     await page.setViewportSize(PHONE);
     await page.reload();
     await screenshot(page, "console-settings-phone");
+    // At phone width no table runs off its card: each fits, or scrolls inside its own wrapper.
+    const clipped = await page.evaluate(() =>
+      Array.from(document.querySelectorAll("main .card"))
+        .filter((card) => card.scrollWidth > card.clientWidth)
+        .map((card) => card.id || card.className),
+    );
+    expect(clipped).toEqual([]);
+    // The Operators and API tokens tables stack per row: every column shows without scrolling.
+    const stacked = await page.evaluate(() =>
+      ["#operators", "#api-tokens"].map((id) => {
+        const card = document.querySelector(id)!.getBoundingClientRect();
+        const wrap = document.querySelector(`${id} .table-wrap`)!;
+        const cells = Array.from(wrap.querySelectorAll("tbody td")).filter(
+          (td) => td.getClientRects().length > 0,
+        );
+        return {
+          id,
+          scrolls: wrap.scrollWidth > wrap.clientWidth,
+          cellsOutside: cells.filter((td) => {
+            const box = td.getBoundingClientRect();
+            return box.right > card.right + 0.5 || box.left < card.left - 0.5;
+          }).length,
+        };
+      }),
+    );
+    expect(stacked).toEqual([
+      { id: "#operators", scrolls: false, cellsOutside: 0 },
+      { id: "#api-tokens", scrolls: false, cellsOutside: 0 },
+    ]);
+    expect(await page.locator('#operators button:has-text("Enable")').first().isVisible()).toBe(true);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await context.close();
+  }, 60_000);
+
+  test("API tokens: created in the UI and shown once, revoked in the UI, then refused by the API", async () => {
+    const context = await signedIn(browser, app, "admin");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/settings`);
+    await page.fill('#api-tokens input[name="name"]', "ci-pipeline");
+    await page.selectOption('#api-tokens select[name="role"]', "viewer");
+    await page.click('button:has-text("Create token")');
+    const secret = (await page.locator("#new-token").textContent())!.trim();
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+    const call = () => app.fetch("/api/v1/devices", { headers: { authorization: `Bearer ${secret}` } });
+    expect((await call()).status).toBe(200);
+    await page.goto(`${app.url}/settings`);
+    expect(await page.locator("#new-token").count()).toBe(0); // shown once
+    expect(await page.content()).not.toContain(secret);
+
+    const row = page.locator("#api-tokens tbody tr", { hasText: "ci-pipeline" });
+    let confirmText = "";
+    page.once("dialog", (dialog) => {
+      confirmText = dialog.message();
+      void dialog.accept();
+    });
+    await row.locator('button:has-text("Revoke")').click();
+    await page.waitForSelector(".flash.success");
+    expect(confirmText).toContain('Revoke the token "ci-pipeline"?');
+    expect(await page.locator(".flash.success").textContent()).toContain("Token revoked.");
+    expect(
+      await page
+        .locator("#api-tokens tbody tr", { hasText: "ci-pipeline" })
+        .locator(".badge")
+        .allTextContents(),
+    ).toContain("revoked");
+    expect((await call()).status).toBe(401);
     await context.close();
   }, 60_000);
 

@@ -13,6 +13,11 @@ export interface DashboardProps {
   onlineWindowMinutes: number;
 }
 
+// Online and offline count approved devices only (pending ones cannot send heartbeats), so their
+// links filter on approval too: the list then holds exactly the number on the card.
+export const ONLINE_HREF = "/devices?approval_status=approved&connectivity_status=online";
+export const OFFLINE_HREF = "/devices?approval_status=approved&connectivity_status=offline";
+
 export function DashboardPage({ ctx, props }: { ctx: PageContext; props: DashboardProps }) {
   const { counts } = props;
   return (
@@ -35,12 +40,13 @@ export function DashboardPage({ ctx, props }: { ctx: PageContext; props: Dashboa
       <div class="grid stats">
         <StatCard href="/devices" label="Total devices" value={counts.total} live="total" />
         <StatCard
-          href="/devices?connectivity_status=online"
+          href={ONLINE_HREF}
           label="Online"
           value={counts.online}
           live="online"
           tone="ok"
           hint={`${counts.offline.toLocaleString("en-US")} offline`}
+          hintHref={OFFLINE_HREF}
           hintLive="offline"
         />
         <StatCard

@@ -57,7 +57,18 @@ export interface DeviceDetailProps {
   onlineWindowSeconds: number;
   latest: TelemetryEvent | undefined;
   gauges: Gauges;
-  telemetry?: { range: TelemetryRange; groups: ChartGroup[]; events: number };
+  telemetry?: {
+    range: TelemetryRange;
+    groups: ChartGroup[];
+    events: number;
+    /** Labels of every numeric field of the latest payload (chart order). */
+    available: string[];
+    /** Labels of the fields charted. */
+    shown: string[];
+    /** Whether the operator picked the fields (else the first maxFields are shown). */
+    picked: boolean;
+    maxFields: number;
+  };
   scripts?: {
     reported: ReportedScript[];
     listing: { command: Command; scripts: ListedScript[] } | undefined;
@@ -305,13 +316,18 @@ function Overview({ props }: { props: DeviceDetailProps }) {
 function TelemetryPanel({ props }: { props: DeviceDetailProps }) {
   const telemetry = props.telemetry!;
   const { device } = props;
+  // Range links keep a picked set of fields.
+  const picked = telemetry.picked
+    ? telemetry.shown.map((label) => `&field=${encodeURIComponent(label)}`).join("")
+    : "";
+  const shown = new Set(telemetry.shown);
   return (
     <div class="stack">
       <div class="toolbar-row">
         <nav class="segmented" aria-label="Time range">
           {TELEMETRY_RANGES.map((range) => (
             <a
-              href={tabUrl(device.id, "telemetry", `range=${range.id}`)}
+              href={tabUrl(device.id, "telemetry", `range=${range.id}${picked}`)}
               aria-current={range.id === telemetry.range ? "true" : undefined}
             >
               {range.label}
@@ -322,6 +338,46 @@ function TelemetryPanel({ props }: { props: DeviceDetailProps }) {
           {`${telemetry.events.toLocaleString("en-US")} heartbeats in range`}
         </span>
       </div>
+      {telemetry.available.length > 0 ? (
+        <form method="get" action={`/devices/${device.id}`} class="field-picker" id="chart-fields">
+          <input type="hidden" name="tab" value="telemetry" />
+          <input type="hidden" name="range" value={telemetry.range} />
+          <details open={telemetry.picked}>
+            <summary class="picker-summary" safe>
+              {`Charted fields: ${telemetry.shown.length} of ${telemetry.available.length}${telemetry.picked ? "" : " (the first ones)"}`}
+            </summary>
+            <fieldset>
+              <legend class="muted small" safe>
+                {`Pick up to ${telemetry.maxFields} fields to chart.`}
+              </legend>
+              <div class="field-picker-options">
+                {telemetry.available.map((label) => (
+                  <label class="checkbox">
+                    <input type="checkbox" name="field" value={label} checked={shown.has(label)} />
+                    <span class="mono" safe>
+                      {label}
+                    </span>
+                  </label>
+                ))}
+              </div>
+              <div class="actions">
+                <button type="submit" class="btn small">
+                  Show charts
+                </button>
+                {telemetry.picked ? (
+                  <a class="btn small" href={tabUrl(device.id, "telemetry", `range=${telemetry.range}`)}>
+                    Reset
+                  </a>
+                ) : (
+                  ""
+                )}
+              </div>
+            </fieldset>
+          </details>
+        </form>
+      ) : (
+        ""
+      )}
       {telemetry.groups.length === 0 || telemetry.events === 0 ? (
         <EmptyState
           icon="reports"

@@ -248,7 +248,7 @@ export function ConsoleSettingsSections({
           </button>
         </form>
         <div class="table-wrap">
-          <table>
+          <table class="stack-sm">
             <thead>
               <tr>
                 <th>Email</th>
@@ -263,8 +263,10 @@ export function ConsoleSettingsSections({
             <tbody>
               {(props.operators ?? []).map((operator) => (
                 <tr>
-                  <td safe>{operator.email}</td>
-                  <td>
+                  <td data-label="Email" safe>
+                    {operator.email}
+                  </td>
+                  <td data-label="Role">
                     <form method="post" action={`/settings/operators/${operator.id}/role`} class="row-form">
                       <CsrfField token={ctx.csrfToken} />
                       <label class="visually-hidden" for={`role-${operator.id}`}>
@@ -282,7 +284,7 @@ export function ConsoleSettingsSections({
                       </button>
                     </form>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     {operator.disabledAt ? (
                       <Badge tone="danger" label="disabled" />
                     ) : (
@@ -292,7 +294,7 @@ export function ConsoleSettingsSections({
                   <td class="hide-sm">
                     <Time value={operator.lastLoginAt} />
                   </td>
-                  <td>
+                  <td class="row-actions">
                     {operator.id === selfId ? (
                       <span class="muted small">you</span>
                     ) : operator.disabledAt ? (

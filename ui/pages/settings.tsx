@@ -14,20 +14,22 @@ export interface SettingsPageProps extends ConsoleSettingsProps {
 function TokenRow({ token, csrfToken }: { token: ApiTokenView; csrfToken: string }) {
   return (
     <tr>
-      <td safe>{token.name}</td>
-      <td>
+      <td data-label="Name" safe>
+        {token.name}
+      </td>
+      <td data-label="Token">
         <code safe>{`${token.prefix}…`}</code>
       </td>
-      <td>
+      <td data-label="Role">
         <Badge label={token.role} />
       </td>
-      <td>
+      <td data-label="Created">
         <Time value={token.createdAt} />
       </td>
-      <td>
+      <td data-label="Last used">
         <Time value={token.lastUsedAt} />
       </td>
-      <td>
+      <td class="row-actions">
         {token.revokedAt ? (
           <Badge tone="danger" label="revoked" />
         ) : (
@@ -111,7 +113,7 @@ export function SettingsPage({ ctx, props }: { ctx: PageContext; props: Settings
           ""
         )}
         <div class="table-wrap">
-          <table>
+          <table class="stack-sm">
             <thead>
               <tr>
                 <th>Name</th>

@@ -62,8 +62,22 @@
           axis,
         ),
       ],
-      scales: { x: { time: true }, y: bars ? { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } : {} },
+      scales: {
+        // uPlot widens a single sample to 86400/ms seconds (about 2.7 years); centre it in an hour.
+        x: {
+          time: true,
+          range: (_u, min, max) => (spec.t.length === 1 ? [spec.t[0] - 1800, spec.t[0] + 1800] : [min, max]),
+        },
+        y: bars ? { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } : {},
+      },
       legend: { show: true },
+      hooks: {
+        setScale: [
+          (u, key) => {
+            if (key === "x") el.dataset.xSpan = String(Math.round(u.scales.x.max - u.scales.x.min));
+          },
+        ],
+      },
       cursor: { drag: { x: true, y: false } },
     };
     const data = [spec.t].concat(spec.series.map((s) => s.values));
