@@ -109,7 +109,8 @@ export async function startOutpost(
     if (stopped) return;
     stopped = true;
     await closeLiveHub(database); // ends open live-update streams so HTTP can drain
-    if (server) {
+    if (server?.server) {
+      // (Only once listening: a failed listen, e.g. PORT in use, must still drain and stop the rest.)
       // Stop accepting; give in-flight requests HTTP_DRAIN_MS, then close what is left.
       const force = setTimeout(() => server?.server?.stop(true), HTTP_DRAIN_MS);
       await server.stop();

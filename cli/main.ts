@@ -6,15 +6,20 @@ import {
   isOperatorRole,
   type OperatorRole,
 } from "../modules/operators/service";
-import { ConfigError, loadConfig } from "../modules/platform/config";
+import { type Config, ConfigError, loadConfig } from "../modules/platform/config";
 import { AppError } from "../modules/platform/errors";
 import { createLogger } from "../modules/platform/logger";
 import { withDatabase } from "./database";
 import { registerE2ECommands } from "./e2e/commands";
 import { readSecret } from "./prompt";
+import { describeStartupFailure } from "./startup-errors";
+
+/** The configuration of the running command, so a failure can name the setting behind it. */
+let activeConfig: Config | undefined;
 
 function setup() {
   const config = loadConfig();
+  activeConfig = config;
   const logger = createLogger(config.logLevel, { role: config.role });
   return { config, logger };
 }
@@ -104,5 +109,11 @@ try {
     process.exit(2);
   }
   if (error instanceof Error && error.message === "cancelled") process.exit(130);
+  // An unreachable DATABASE_URL or a PORT in use is bad configuration too: one line, exit 2.
+  const line = activeConfig && describeStartupFailure(error, activeConfig);
+  if (line) {
+    process.stderr.write(`outpost: ${line}\n`);
+    process.exit(2);
+  }
   throw error;
 }

@@ -253,6 +253,8 @@ async function main() {
         PORT: String(port),
         HOST: "127.0.0.1",
         OUTPOST_ROLE: "web",
+        // Every simulated device registers (twice) from this one address.
+        DEVICE_REGISTER_RATE_LIMIT: "1000000",
         LOG_LEVEL: "warn",
         SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
         NODE_ENV: "production",
@@ -418,11 +420,11 @@ async function main() {
       if (ceilingAsync) {
         // The same commit mode as a heartbeat that delivers no command.
         await ceilingSql`insert into telemetry_events (id, device_id, recorded_at, payload)
-          select ${Bun.randomUUIDv7()}::uuid, ${device.id}::uuid, now(), ${payload}::jsonb
+          select ${Bun.randomUUIDv7()}::uuid, ${device.id}::uuid, now(), ${payload}::json
           from (select set_config('synchronous_commit', 'off', true)) s`;
       } else {
         await ceilingSql`insert into telemetry_events (id, device_id, recorded_at, payload)
-          values (${Bun.randomUUIDv7()}::uuid, ${device.id}::uuid, now(), ${payload}::jsonb)`;
+          values (${Bun.randomUUIDv7()}::uuid, ${device.id}::uuid, now(), ${payload}::json)`;
       }
       inserted++;
     }

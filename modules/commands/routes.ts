@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { authenticateDevice } from "../devices/service";
+import { authenticateDevice, consumeRateLimit } from "../devices/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
@@ -42,6 +42,14 @@ export function parseResults(items: unknown[]): CommandResultInput[] {
 /** The device side of commands: results and deferred payloads (`?api_key=`). */
 export function commandRoutes(ctx: AppContext) {
   const sql = ctx.database.sql;
+  // One budget per device for result posts and payload fetches, counted once authenticated (so a
+  // caller without the device's token cannot spend it), as heartbeats are.
+  const countCommandRequest = (deviceId: string) =>
+    consumeRateLimit(sql, {
+      key: `commands:${deviceId.toLowerCase()}`,
+      limit: ctx.config.deviceCommandRateLimit,
+      what: "Command API",
+    });
   return new Elysia({ name: "commands" })
     .use(ctx.access)
     .post(
@@ -53,6 +61,7 @@ export function commandRoutes(ctx: AppContext) {
         if (!Array.isArray(results))
           throw new AppError(400, "invalid_request", "results must be a list", { field: "results" });
         await authenticateDevice(sql, params.device_id, apiKeyOf(query));
+        await countCommandRequest(params.device_id);
         const parsed = parseResults(results);
         const acknowledged = await recordCommandResults(sql, params.device_id, parsed);
         set.status = 202;
@@ -64,6 +73,7 @@ export function commandRoutes(ctx: AppContext) {
       "/api/v1/devices/:device_id/command_payloads/:ref",
       async ({ params, query }) => {
         await authenticateDevice(sql, params.device_id, apiKeyOf(query));
+        await countCommandRequest(params.device_id);
         const payload = await commandPayload(sql, params.device_id, params.ref);
         if (!payload) throw new AppError(404, "payload_not_found", "Command payload not found");
         // Unwrapped, as the reference's device client expects.

@@ -1,10 +1,12 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
 import { badRequest } from "../platform/errors";
+import { clientAddress } from "../platform/http";
 import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
 import { deviceSettings } from "../settings/service";
 import { deviceJson } from "./model";
 import {
+  consumeRateLimit,
   DEVICE_SORTS,
   type DeviceSort,
   HEARTBEAT_MAX_BYTES,
@@ -32,7 +34,13 @@ export function deviceRoutes(ctx: AppContext) {
     .use(ctx.access)
     .post(
       "/api/v1/devices/register",
-      async ({ body, set }) => {
+      async ({ body, request, server, set }) => {
+        // Public, so limited per client address (the TCP peer, as for sign-in), before any work.
+        await consumeRateLimit(sql, {
+          key: `register:${clientAddress(request, server)}`,
+          limit: config.deviceRegisterRateLimit,
+          what: "Registration",
+        });
         const settings = await deviceSettings(config);
         const { device, apiToken } = await registerDevice(sql, jsonBody(body), settings);
         set.status = 201;

@@ -43,3 +43,15 @@ export const devices = pgTable(
 );
 
 export type DeviceRow = typeof devices.$inferSelect;
+
+/**
+ * Fixed-window counters of the device API limits that have no device row to live on: registrations
+ * per client address (`register:<ip>`), command results and payload fetches per device
+ * (`commands:<uuid>`). Heartbeats count on the device row instead (inside their one statement).
+ * Shared by every web process, like the heartbeat counter.
+ */
+export const deviceApiRateLimits = pgTable("device_api_rate_limits", {
+  key: text("key").primaryKey(),
+  windowStartedAt: timestamp("window_started_at", { withTimezone: true }).notNull().default(sql`now()`),
+  count: integer("count").notNull().default(0),
+});

@@ -31,6 +31,8 @@ export interface E2EConfig {
   runTimeoutS: number;
   maxLogUploadBytes: number;
   idempotencyTtlS: number;
+  /** How long a create waits beyond the seed timeout for a worker to pick the seed job up. */
+  seedPickupGraceS: number;
 }
 
 export const E2E_DEFAULTS = {
@@ -40,6 +42,7 @@ export const E2E_DEFAULTS = {
   runTimeoutS: 7200,
   maxLogUploadBytes: 5 * 1024 * 1024,
   idempotencyTtlS: 24 * 3600,
+  seedPickupGraceS: 30,
 };
 
 type Env = Record<string, string | undefined>;
@@ -77,6 +80,7 @@ export function loadE2EConfig(file: string, env: Env = process.env): E2EConfig {
     "run_timeout_s",
     "max_log_upload_bytes",
     "idempotency_ttl_s",
+    "seed_pickup_grace_s",
   ];
   for (const key of Object.keys(doc))
     if (!known.includes(key)) fail(key, `is not a known key (known: ${known.join(", ")})`);
@@ -212,6 +216,11 @@ export function loadE2EConfig(file: string, env: Env = process.env): E2EConfig {
       E2E_DEFAULTS.maxLogUploadBytes,
     ),
     idempotencyTtlS: positiveInt("idempotency_ttl_s", doc.idempotency_ttl_s, E2E_DEFAULTS.idempotencyTtlS),
+    seedPickupGraceS: positiveInt(
+      "seed_pickup_grace_s",
+      doc.seed_pickup_grace_s,
+      E2E_DEFAULTS.seedPickupGraceS,
+    ),
   };
 }
 

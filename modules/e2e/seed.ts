@@ -10,7 +10,6 @@ import { e2eSeedRuns } from "./schema";
 export const SEED_TASK = "e2e_seed";
 const STDERR_TAIL_CHARS = 2000;
 /** How long a create request waits beyond the seed timeout for a worker to pick the job up. */
-export const SEED_PICKUP_GRACE_MS = 30_000;
 
 /**
  * Why a seed failed: `exit_code` (non-zero exit), `signal` (killed by a signal), `timed_out`
@@ -132,7 +131,11 @@ export async function executeSeedJob(
  * worker finished it within the seed timeout plus a pickup grace, the outcome is a failure with
  * `reason` `not_picked_up` (the job will never run) or `not_finished` (a worker started it).
  */
-export async function seedEnvironment(database: Database, environment: E2EEnvironment): Promise<SeedOutcome> {
+export async function seedEnvironment(
+  database: Database,
+  environment: E2EEnvironment,
+  pickupGraceS: number,
+): Promise<SeedOutcome> {
   const startedAt = Date.now();
   const seedId = await database.sql.begin(async (tx) => {
     const [row] = await tx<{ id: string }[]>`
@@ -157,7 +160,7 @@ export async function seedEnvironment(database: Database, environment: E2EEnviro
     SEED_CHANNEL,
     seedId,
     read,
-    environment.seedTimeoutS * 1000 + SEED_PICKUP_GRACE_MS,
+    (environment.seedTimeoutS + pickupGraceS) * 1000,
   );
   if (outcome) return outcome;
   // Nobody ran it in time: make sure it never runs later against a run that does not exist.

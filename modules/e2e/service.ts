@@ -21,7 +21,7 @@ import {
 } from "./model";
 import { LOCK_CHANNEL, waitForNotification } from "./notify";
 import type { ResultStatus } from "./schema";
-import { SEED_PICKUP_GRACE_MS, type SeedFailureReason, seedEnvironment } from "./seed";
+import { type SeedFailureReason, seedEnvironment } from "./seed";
 
 export const PROTOCOL_HEADER = "x-e2e-protocol-version";
 export const RUNNER_HEADER = "x-e2e-runner-id";
@@ -226,7 +226,7 @@ function replay(run: RunRow, suiteId: string, journeys: string[]): CreateRunOutc
 async function clearStaleLocks(sql: Sql, e2e: E2EConfig, environment?: string): Promise<number> {
   const staleAfterS =
     Math.max(...[...e2e.environments.values()].map((e) => e.seedTimeoutS), 1) +
-    SEED_PICKUP_GRACE_MS / 1000 +
+    e2e.seedPickupGraceS +
     60;
   const rows = await sql<{ environment_label: string }[]>`
     delete from e2e_environment_locks l
@@ -314,7 +314,7 @@ export async function createRun(
   let acquired = await acquireLock(sql, environment.label, holder, key, input.runnerId);
   if (!acquired && key) {
     // Another request may be creating the run for this very key: wait for it instead of a 409.
-    const waitMs = environment.seedTimeoutS * 1000 + SEED_PICKUP_GRACE_MS;
+    const waitMs = (environment.seedTimeoutS + e2e.seedPickupGraceS) * 1000;
     const settled = await waitForNotification(
       sql,
       LOCK_CHANNEL,
@@ -358,13 +358,13 @@ export async function createRun(
       }
     }
     if (environment.seed) {
-      const outcome = await seedEnvironment(database, environment);
+      const outcome = await seedEnvironment(database, environment, e2e.seedPickupGraceS);
       if (!outcome.ok) {
         const reason: SeedFailureReason =
           outcome.reason ?? (outcome.timedOut ? "timed_out" : outcome.signal ? "signal" : "exit_code");
         const why = {
-          not_picked_up: `did not run: no worker picked the seed job up within ${environment.seedTimeoutS} s + ${SEED_PICKUP_GRACE_MS / 1000} s`,
-          not_finished: `did not finish: the worker that started it reported nothing within ${environment.seedTimeoutS} s + ${SEED_PICKUP_GRACE_MS / 1000} s`,
+          not_picked_up: `did not run: no worker picked the seed job up within ${environment.seedTimeoutS} s + ${e2e.seedPickupGraceS} s`,
+          not_finished: `did not finish: the worker that started it reported nothing within ${environment.seedTimeoutS} s + ${e2e.seedPickupGraceS} s`,
           timed_out: `timed out after ${environment.seedTimeoutS} s`,
           signal: `ended by signal ${outcome.signal}`,
           exit_code:

@@ -6,6 +6,7 @@ import { SettingsPage, type SettingsPageProps } from "../../ui/pages/settings";
 import { checkCsrf, type Principal, SESSION_COOKIE } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
+import { clientAddress } from "../platform/http";
 import { settingsPageExtras } from "../settings/page";
 import {
   authenticate,
@@ -18,13 +19,6 @@ import {
   listApiTokens,
   revokeApiToken,
 } from "./service";
-
-function clientAddress(
-  request: Request,
-  server: { requestIP(r: Request): { address: string } | null } | null,
-): string {
-  return server?.requestIP(request)?.address ?? "unknown";
-}
 
 const LoginForm = t.Object({
   email: t.String({ maxLength: 254 }),

@@ -67,11 +67,17 @@ export async function createOperator(
 
 // ---------------------------------------------------------------- first run
 
-/** A fresh one-time setup code while no operator exists; undefined once one does. */
+/**
+ * A fresh one-time setup code while no operator exists; undefined once one does. It replaces every
+ * code issued before (earlier starts, other web processes): only the code printed last is valid.
+ */
 export async function issueSetupCode(db: Db): Promise<string | undefined> {
   if ((await countOperators(db)) > 0) return undefined;
   const code = randomToken(9);
-  await db.insert(setupCodes).values({ codeHash: sha256Hex(code) });
+  await db.transaction(async (tx) => {
+    await tx.delete(setupCodes);
+    await tx.insert(setupCodes).values({ codeHash: sha256Hex(code) });
+  });
   return code;
 }
 

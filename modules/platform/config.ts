@@ -28,6 +28,10 @@ export interface Config {
   /** Defaults of the device settings (modules/settings/service.ts reads them; docs/device-api.md). */
   deviceOnlineWindowSeconds: number;
   deviceHeartbeatRateLimit: number;
+  /** Registrations per client address (TCP peer) per minute. */
+  deviceRegisterRateLimit: number;
+  /** Command result posts plus payload fetches per device per minute. */
+  deviceCommandRateLimit: number;
   telemetryRetentionDays: number;
   commandTtlHours: number;
 }
@@ -152,6 +156,8 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapApiToken,
     deviceOnlineWindowSeconds: integer(env, "DEVICE_ONLINE_WINDOW_SECONDS", 300, 60, 86_400),
     deviceHeartbeatRateLimit: integer(env, "DEVICE_HEARTBEAT_RATE_LIMIT", 30, 1, 1_000_000),
+    deviceRegisterRateLimit: integer(env, "DEVICE_REGISTER_RATE_LIMIT", 60, 1, 1_000_000),
+    deviceCommandRateLimit: integer(env, "DEVICE_COMMAND_RATE_LIMIT", 600, 1, 1_000_000),
     telemetryRetentionDays: integer(env, "TELEMETRY_RETENTION_DAYS", 30, 1, 3650),
     commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),
   };

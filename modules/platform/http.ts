@@ -14,6 +14,18 @@ export type ErrorPageRenderer = (input: {
   requestId: string;
 }) => string;
 
+/**
+ * The client address the per-address limits (sign-in, device registration) count against: the TCP
+ * peer. `X-Forwarded-For` is deliberately ignored — anyone can send it — so behind a proxy every
+ * client shares the proxy's address.
+ */
+export function clientAddress(
+  request: Request,
+  server: { requestIP(r: Request): { address: string } | null } | null,
+): string {
+  return server?.requestIP(request)?.address ?? "unknown";
+}
+
 const requestIds = new WeakMap<Request, string>();
 
 export function requestIdOf(request: Request): string {

@@ -8,8 +8,9 @@ import {
   listCommands,
   queueCommand,
 } from "../../modules/commands/service";
+import { rejectDevices } from "../../modules/devices/service";
 import { createLogger } from "../../modules/platform/logger";
-import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
+import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 
 const app = await startTestApp({ DEVICE_HEARTBEAT_RATE_LIMIT: "1000" });
@@ -293,19 +294,50 @@ describe("POST command_results: bad input", () => {
     expect((await getCommand(sql, theirs.id))!.status).toBe("delivered");
   });
 
-  test("authentication is checked: wrong token 401, pending device 403, unknown device 404", async () => {
+  test("authentication is checked on results and payloads: 404 unknown/non-UUID, 401, 403 pending/rejected", async () => {
     const device = await approvedDevice(app);
     const other = await approvedDevice(app);
-    const body = { results: [] };
-    expect(
-      (await app.fetch(`/api/v1/devices/${device.id}/command_results?api_key=${other.token}`, json(body)))
-        .status,
-    ).toBe(401);
-    expect((await app.fetch(`/api/v1/devices/${device.id}/command_results`, json(body))).status).toBe(401);
-    expect(
-      (await app.fetch(`/api/v1/devices/${crypto.randomUUID()}/command_results?api_key=x`, json(body)))
-        .status,
-    ).toBe(404);
+    const pending = (await register(app)).body.data;
+    const rejected = (await register(app)).body.data;
+    await rejectDevices(sql, [rejected.id]);
+    // Held a valid token and got a command delivered, then was turned away.
+    const turnedAway = await approvedDevice(app);
+    const command = await queueCommand(sql, {
+      deviceId: turnedAway.id,
+      type: "list_scripts",
+      ttlSeconds: TTL,
+    });
+    expect((await beat(turnedAway)).map((c) => c.command_id)).toEqual([command.id]);
+    await sql`update devices set approval_status = 'rejected' where id = ${turnedAway.id}`;
+    const body = { results: [{ command_id: command.id, status: "OK" }] };
+    const cases: [string, string, string | undefined, number, string][] = [
+      ["an unknown device", crypto.randomUUID(), device.token, 404, "device_not_found"],
+      ["a non-UUID device id", "not-a-uuid", device.token, 404, "device_not_found"],
+      ["a numeric device id", "12345", undefined, 404, "device_not_found"],
+      ["no api_key", device.id, undefined, 401, "missing_api_key"],
+      ["another device's token", device.id, other.token, 401, "invalid_api_key"],
+      ["a pending device", pending.id, "anything", 403, "device_not_approved"],
+      ["a rejected device", rejected.id, "anything", 403, "device_not_approved"],
+      ["a rejected device with its old token", turnedAway.id, turnedAway.token, 403, "device_not_approved"],
+    ];
+    for (const [name, id, key, status, code] of cases) {
+      const query = key === undefined ? "" : `?api_key=${key}`;
+      for (const [endpoint, init] of [
+        [`/api/v1/devices/${id}/command_results${query}`, json(body)],
+        [`/api/v1/devices/${id}/command_payloads/some-ref${query}`, undefined],
+      ] as const) {
+        const response = await app.fetch(endpoint, init);
+        const error = ((await response.json()) as { error: { code: string } }).error;
+        expect({ name, endpoint, status: response.status, code: error.code }).toEqual({
+          name,
+          endpoint,
+          status,
+          code,
+        });
+      }
+    }
+    // The refused results stored nothing.
+    expect((await getCommand(sql, command.id))!.status).toBe("delivered");
     const empty = await postResults(device, body);
     expect(await empty.json()).toEqual({ data: { acknowledged_count: 0 } });
     const oversized = await postResults(device, {

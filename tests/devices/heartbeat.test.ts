@@ -98,6 +98,21 @@ describe("heartbeat", () => {
     expect(await lastSeen(device.id)).toBeNull();
   });
 
+  test("a device rejected after it got its token: its heartbeat is 403 and writes nothing for it", async () => {
+    const device = await approvedDevice(app);
+    // Approval only goes pending → approved | rejected; a device turned away later (by an admin in
+    // the database, or a future transition) still holds a token that was valid.
+    await sql`update devices set approval_status = 'rejected' where id = ${device.id}`;
+    const response = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
+    expect(response.status).toBe(403);
+    expect((await errorOf(response)).code).toBe("device_not_approved");
+    expect(await telemetryCount(device.id)).toBe(0);
+    expect(await lastSeen(device.id)).toBeNull();
+    const [row] = await sql<{ heartbeat_window_count: number }[]>`
+      select heartbeat_window_count from devices where id = ${device.id}`;
+    expect(row!.heartbeat_window_count).toBe(0);
+  });
+
   test("an approved device that never fetched its token gets 401 missing_api_key", async () => {
     const pending = await register(app);
     await approveDevices(sql, [pending.body.data.id]);

@@ -148,6 +148,45 @@ describe("POST /api/v1/devices/register", () => {
       "invalid_schema_definition",
     ],
     [
+      "a schema over 64 KiB (body under 128 KiB)",
+      json({ mac_address: newMac(), schema_definition: { product: "p", description: "x".repeat(70_000) } }),
+      422,
+      "invalid_schema_definition",
+    ],
+    [
+      "a schema with 257 keys",
+      json({
+        mac_address: newMac(),
+        schema_definition: {
+          product: "p",
+          properties: Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`f${i}`, 1])),
+        },
+      }),
+      422,
+      "invalid_schema_definition",
+    ],
+    [
+      "metadata over 16 KiB",
+      json({ mac_address: newMac(), metadata: { blob: "x".repeat(17_000) } }),
+      400,
+      "invalid_request",
+    ],
+    [
+      "metadata with 257 keys",
+      json({
+        mac_address: newMac(),
+        metadata: Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`k${i}`, 1])),
+      }),
+      400,
+      "invalid_request",
+    ],
+    [
+      "over-deep metadata",
+      json({ mac_address: newMac(), metadata: { a: { b: { c: { d: { e: { f: { g: 1 } } } } } } } }),
+      400,
+      "invalid_request",
+    ],
+    [
       "an oversized body",
       json({ mac_address: newMac(), metadata: { blob: "x".repeat(200_000) } }),
       413,

@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import { SEED_PICKUP_GRACE_MS } from "../../modules/e2e/seed";
 import {
   e2eClient,
   OTHER_RUNNER_ID,
@@ -12,6 +11,8 @@ import {
 } from "./fixtures";
 
 const fixture = writeE2EFixture();
+const GRACE_S = 2; // seed_pickup_grace_s (default 30), so the no-worker case ends quickly
+const shortGraceFixture = writeE2EFixture({ extraConfig: `seed_pickup_grace_s: ${GRACE_S}\n` });
 const app = await startE2EApp(fixture);
 const api = e2eClient(app);
 const { sql } = app.database;
@@ -486,7 +487,7 @@ describe("create, lock and seed", () => {
   });
 
   test("no worker picks the seed up (web-only process) → 422 seed_failed not_picked_up after timeout + grace; lock released; the seed never runs later", async () => {
-    const web = await startE2EApp(fixture, { OUTPOST_ROLE: "web" });
+    const web = await startE2EApp(shortGraceFixture, { OUTPOST_ROLE: "web" });
     const started = Date.now();
     const response = await web.fetch("/e2e/runs", {
       method: "POST",
@@ -508,8 +509,8 @@ describe("create, lock and seed", () => {
       signal: null,
       timed_out: false,
     });
-    expect(json.error.details.duration_ms).toBeGreaterThanOrEqual(1000 + SEED_PICKUP_GRACE_MS);
-    expect(waited).toBeGreaterThanOrEqual(1000 + SEED_PICKUP_GRACE_MS);
+    expect(json.error.details.duration_ms).toBeGreaterThanOrEqual(1000 + GRACE_S * 1000);
+    expect(waited).toBeGreaterThanOrEqual(1000 + GRACE_S * 1000);
     const webSql = web.database.sql;
     expect(await webSql`select 1 from e2e_environment_locks where environment_label = 'slow'`).toHaveLength(
       0,

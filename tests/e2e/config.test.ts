@@ -23,6 +23,7 @@ describe("E2E configuration file", () => {
     expect(config.environments.get("local")).toEqual({ label: "local", seed: undefined, seedTimeoutS: 120 });
     expect(config.retention).toEqual({ days: 14, maxRuns: 2000, maxLogBytes: 1_000_000_000 });
     expect(config.runTimeoutS).toBe(7200);
+    expect(config.seedPickupGraceS).toBe(30);
     expect(config.journeysDir).toBe(path.join(fixture.dir, "journeys"));
   });
 

@@ -20,6 +20,8 @@ export interface TestApp {
   config: Config;
   database: TestDatabase;
   running: RunningOutpost;
+  /** Setup codes the app announced (printed on the console outside tests), oldest first. */
+  announcedSetupCodes: string[];
   /** Fetch relative to the app, never following redirects. */
   fetch(pathname: string, init?: RequestInit): Promise<Response>;
   /** An API token of `role`. */
@@ -40,9 +42,14 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     HOST: "127.0.0.1",
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     SECRET_KEY: "test-secret-key-test-secret-key-0123456789",
+    // Tests register many devices from 127.0.0.1; tests/devices/rate-limits.test.ts sets its own.
+    DEVICE_REGISTER_RATE_LIMIT: "100000",
     ...env,
   });
-  const running = await startOutpost(config, createLogger(config.logLevel), { announceSetupCode: () => {} });
+  const announcedSetupCodes: string[] = [];
+  const running = await startOutpost(config, createLogger(config.logLevel), {
+    announceSetupCode: (code) => announcedSetupCodes.push(code),
+  });
   const url = running.url!;
   let counter = 0;
   const app: TestApp = {
@@ -50,6 +57,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     config,
     database,
     running,
+    announcedSetupCodes,
     fetch: (pathname, init) => fetch(`${url}${pathname}`, { redirect: "manual", ...init }),
     async token(role) {
       return (await createApiToken(database.db, { name: `test-${role}-${++counter}`, role })).token;

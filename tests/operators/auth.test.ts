@@ -1,7 +1,18 @@
 import { describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
-import { apiTokens, operatorSessions, operators } from "../../modules/operators/schema";
-import { createOperator, LOGIN_LIMITS, revokeApiToken } from "../../modules/operators/service";
+import {
+  apiTokens,
+  loginThrottle,
+  operatorSessions,
+  operators,
+  setupCodes,
+} from "../../modules/operators/schema";
+import {
+  createOperator,
+  issueSetupCode,
+  LOGIN_LIMITS,
+  revokeApiToken,
+} from "../../modules/operators/service";
 import { csrfTokenFor, SESSION_COOKIE } from "../../modules/platform/access";
 import { sha256Hex } from "../../modules/platform/crypto";
 import { form, startTestApp } from "../helpers/app";
@@ -17,13 +28,25 @@ async function loginForm() {
   return { cookie, token };
 }
 
-async function login(email: string, password: string, address = "127.0.0.1") {
+/** Signs in from this process: the client address the server counts is the TCP peer, 127.0.0.1. */
+async function login(email: string, password: string, extraHeaders: Record<string, string> = {}) {
   const { cookie, token } = await loginForm();
   const init = form({ email, password, _csrf: token, next: "/jobs" });
   return app.fetch("/login", {
     ...init,
-    headers: { ...(init.headers as Record<string, string>), cookie, "x-forwarded-for": address },
+    headers: { ...(init.headers as Record<string, string>), cookie, ...extraHeaders },
   });
+}
+
+/** Forgets the failed sign-ins counted so far (per email and per address), as a window's end does. */
+async function resetLoginThrottle() {
+  await db.delete(loginThrottle);
+}
+
+async function queuedJobs(task: string): Promise<number> {
+  const [row] = await app.database
+    .sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = ${task}`;
+  return row!.n;
 }
 
 describe("sign-in", () => {
@@ -52,6 +75,36 @@ describe("sign-in", () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await db.$count(operatorSessions)).toBe(sessionsBefore);
+  });
+
+  test(`${LOGIN_LIMITS.perAddress} failures from one client address, spread over emails, block sign-in from it for every email`, async () => {
+    await resetLoginThrottle();
+    await createOperator(db, { email: "spread@example.test", password: "right password 4", role: "viewer" });
+    const emails = Array.from({ length: 5 }, (_, i) => `guess-${i}@example.test`);
+    const perEmail = LOGIN_LIMITS.perAddress / emails.length; // stays below the per-email limit
+    expect(perEmail).toBeLessThan(LOGIN_LIMITS.perEmail);
+    for (const email of emails) {
+      for (let attempt = 1; attempt <= perEmail; attempt++) {
+        expect((await login(email, `wrong ${attempt}`)).status).toBe(401);
+      }
+    }
+    const sessionsBefore = await db.$count(operatorSessions);
+    // A fresh email with the right password: refused because of the address alone.
+    const limited = await login("spread@example.test", "right password 4");
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The address is the TCP peer: a forged X-Forwarded-For does not make a new client.
+    const forged = await login("spread@example.test", "right password 4", {
+      "x-forwarded-for": "203.0.113.7",
+    });
+    expect(forged.status).toBe(429);
+    expect(await db.$count(operatorSessions)).toBe(sessionsBefore);
+    const keys = (await db.select().from(loginThrottle))
+      .map((row) => row.key)
+      .filter((k) => k.startsWith("ip:"));
+    expect(keys).toEqual(["ip:127.0.0.1"]);
+    await resetLoginThrottle();
+    expect((await login("spread@example.test", "right password 4")).status).toBe(303);
   });
 
   test("a login form posted without its CSRF token is refused and signs nobody in", async () => {
@@ -111,6 +164,39 @@ describe("sessions and CSRF", () => {
     expect((await api.json()).error.code).toBe("unauthorized");
   });
 
+  test("an expired session's writes are refused even with a valid CSRF token, and change nothing", async () => {
+    const admin = await app.session("admin");
+    // The same writes work while the session is alive (so the refusals below are the expiry's).
+    const alive = await app.fetch("/settings/tokens", {
+      ...form({ name: "while-alive", role: "viewer", _csrf: admin.csrf }),
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: admin.cookie },
+    });
+    expect(alive.status).toBe(201);
+    await db
+      .update(operatorSessions)
+      .set({ expiresAt: sql`now() - interval '1 minute'` })
+      .where(eq(operatorSessions.operatorId, admin.operatorId));
+    const tokensBefore = await db.$count(apiTokens);
+    const jobsBefore = await queuedJobs("prune_sessions");
+
+    const page = await app.fetch("/settings/tokens", {
+      ...form({ name: "after-expiry", role: "admin", _csrf: admin.csrf }),
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: admin.cookie },
+    });
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toStartWith("/login?next=");
+    const api = await app.fetch("/api/v1/jobs/prune_sessions/run", {
+      method: "POST",
+      headers: { cookie: admin.cookie, "x-csrf-token": admin.csrf },
+    });
+    expect(api.status).toBe(401);
+    expect((await api.json()).error.code).toBe("unauthorized");
+
+    expect(await db.$count(apiTokens)).toBe(tokensBefore);
+    expect(await db.$count(apiTokens, eq(apiTokens.name, "after-expiry"))).toBe(0);
+    expect(await queuedJobs("prune_sessions")).toBe(jobsBefore);
+  });
+
   test("a disabled operator's session stops working", async () => {
     const viewer = await app.session("viewer");
     expect((await app.fetch("/jobs", { headers: { cookie: viewer.cookie } })).status).toBe(200);
@@ -141,9 +227,7 @@ describe("API tokens", () => {
     });
     expect(write.status).toBe(403);
     expect((await write.json()).error.code).toBe("forbidden");
-    const [queued] = await app.database
-      .sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'prune_sessions'`;
-    expect(queued!.n).toBe(0);
+    expect(await queuedJobs("prune_sessions")).toBe(0);
 
     const admin = await app.token("admin");
     const [row] = await db
@@ -156,6 +240,17 @@ describe("API tokens", () => {
       headers: { authorization: `Bearer ${admin}` },
     });
     expect(revoked.status).toBe(401);
+    expect((await revoked.json()).error.code).toBe("unauthorized");
+    const tokensBefore = await db.$count(apiTokens);
+    const create = await app.fetch("/settings/tokens", {
+      ...form({ name: "from-revoked", role: "admin" }),
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Bearer ${admin}` },
+    });
+    expect(create.status).toBe(303); // a browser path: off to sign-in
+    expect(create.headers.get("location")).toStartWith("/login?next=");
+    // Nothing was queued or created by the refused calls.
+    expect(await queuedJobs("prune_sessions")).toBe(0);
+    expect(await db.$count(apiTokens)).toBe(tokensBefore);
   });
 
   test("an unknown bearer token is 401", async () => {
@@ -169,6 +264,43 @@ describe("first-run setup", () => {
     const response = await app.fetch("/setup");
     expect(response.status).toBe(303);
     expect(response.headers.get("location")).toBe("/login");
+  });
+});
+
+describe("setup codes", () => {
+  test("a newly issued setup code (the next start's) invalidates the earlier ones", async () => {
+    const fresh = await startTestApp();
+    expect(fresh.announcedSetupCodes).toHaveLength(1);
+    const [first] = fresh.announcedSetupCodes;
+    const second = await issueSetupCode(fresh.database.db); // what every start does while no operator exists
+    expect(second).toMatch(/^[\w-]{12}$/);
+    expect(await fresh.database.db.$count(setupCodes)).toBe(1);
+
+    async function submitSetup(code: string) {
+      const page = await fresh.fetch("/setup");
+      const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
+      const token = (await page.text()).match(/name="_csrf" value="([^"]+)"/)![1]!;
+      const init = form({
+        code,
+        email: "first@example.test",
+        password: "a long enough password",
+        _csrf: token,
+      });
+      return fresh.fetch("/setup", {
+        ...init,
+        headers: { ...(init.headers as Record<string, string>), cookie },
+      });
+    }
+    const stale = await submitSetup(first!);
+    expect(stale.status).not.toBe(303);
+    expect(await stale.text()).toContain("The setup code is not valid");
+    expect(await fresh.database.db.$count(operators)).toBe(0);
+
+    const current = await submitSetup(second!);
+    expect(current.status).toBe(303);
+    expect(current.headers.get("location")).toBe("/");
+    expect(await fresh.database.db.$count(operators)).toBe(1);
+    expect(await fresh.database.db.$count(setupCodes)).toBe(0);
   });
 });
 

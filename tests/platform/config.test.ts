@@ -3,6 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../../modules/platform/config";
+import { createTestDatabase } from "../helpers/database";
 import { runOutpost } from "../helpers/process";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-config-"));
@@ -24,6 +25,12 @@ describe("configuration", () => {
       e2eEnabled: false,
       workerConcurrency: 5,
       sessionTtlHours: 12,
+      deviceOnlineWindowSeconds: 300,
+      deviceHeartbeatRateLimit: 30,
+      deviceRegisterRateLimit: 60,
+      deviceCommandRateLimit: 600,
+      telemetryRetentionDays: 30,
+      commandTtlHours: 24,
     });
   });
 
@@ -63,6 +70,58 @@ describe("configuration", () => {
     const result = await runOutpost(["start"], { DATA_DIR: dataDir, OUTPOST_ROLE: "tunnel" });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('outpost: OUTPOST_ROLE must be one of all, web, worker (got "tunnel")\n');
+  });
+
+  test.each([
+    ["migrate", ["migrate"]],
+    ["start", ["start"]],
+  ])("%s: an unreachable DATABASE_URL is one line naming it, exit 2", async (_name, args) => {
+    const result = await runOutpost(args, {
+      DATA_DIR: dataDir,
+      PORT: "0",
+      DATABASE_URL: "postgres://x:secret-password@127.0.0.1:1/db",
+    });
+    expect(result).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        "outpost: DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:1/db (connect ECONNREFUSED 127.0.0.1:1)\n",
+    });
+  });
+
+  test("wrong DATABASE_URL credentials are one line naming it, without the password, exit 2", async () => {
+    const database = await createTestDatabase();
+    const url = new URL(database.url);
+    url.username = "nobody_here";
+    url.password = "secret-password";
+    const result = await runOutpost(["migrate"], { DATA_DIR: dataDir, DATABASE_URL: url.toString() });
+    expect(result.code).toBe(2);
+    expect(result.stderr.split("\n")).toEqual([
+      expect.stringMatching(/^outpost: DATABASE_URL: cannot connect to PostgreSQL at .+ \(.+\)$/),
+      "",
+    ]);
+    expect(result.stderr).toContain("nobody_here");
+    expect(result.stderr).not.toContain("secret-password");
+  });
+
+  test("a PORT already in use is one line naming it, exit 2", async () => {
+    const database = await createTestDatabase();
+    const holder = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("taken") });
+    try {
+      const result = await runOutpost(["start"], {
+        DATA_DIR: dataDir,
+        DATABASE_URL: database.url,
+        HOST: "127.0.0.1",
+        PORT: String(holder.port),
+      });
+      expect(result).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `outpost: PORT ${holder.port} is already in use (127.0.0.1:${holder.port}); set PORT to a free port\n`,
+      });
+    } finally {
+      holder.stop(true);
+    }
   });
 
   test("--help is available on every command", async () => {

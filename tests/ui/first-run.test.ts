@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { SESSION_COOKIE } from "../../modules/platform/access";
 import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
 
@@ -7,7 +8,9 @@ const browser = await launchBrowser();
 
 describe("first run in a browser", () => {
   test("/ leads to /setup; the console code creates the admin, who signs in and out", async () => {
-    const code = app.running.setupCode;
+    // The code as the console shows it: the one the app announced at start (printed outside tests).
+    expect(app.announcedSetupCodes).toHaveLength(1);
+    const code = app.announcedSetupCodes[0];
     expect(code).toMatch(/^[\w-]{12}$/);
     const page = await browser.newPage({ viewport: LAPTOP });
     await page.goto(`${app.url}/`);
@@ -57,6 +60,20 @@ describe("first run in a browser", () => {
     const shown = await page.locator(".sidebar").boundingBox();
     expect(shown!.x).toBe(0);
     await screenshot(page, "nav-phone-open");
+
+    // Signed in by the explicit sign-in: / is the dashboard; signing out ends the session.
+    await page.setViewportSize(LAPTOP);
+    await page.goto(`${app.url}/`);
+    expect(new URL(page.url()).pathname).toBe("/");
+    expect(await page.locator("h1").textContent()).toBe("Dashboard");
+    await page.click("text=Sign out");
+    await page.waitForURL(/\/login$/);
+    expect(await page.locator(".flash.info").textContent()).toBe("You are signed out.");
+    const cookies = await page.context().cookies();
+    expect(cookies.map((c) => c.name)).not.toContain(SESSION_COOKIE);
+    await page.goto(`${app.url}/`);
+    expect(new URL(page.url()).pathname).toBe("/login");
+    expect(await page.locator("h1").textContent()).toBe("Sign in");
     await page.close();
   });
 
