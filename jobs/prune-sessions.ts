@@ -24,7 +24,12 @@ export default defineJob({
       .delete(jobRuns)
       .where(lt(jobRuns.startedAt, sql`now() - make_interval(days => ${JOB_HISTORY_DAYS})`));
     logger.info(
-      { sessions: sessions.count, throttles: throttles.count, rateCounters: counters.count, jobRuns: runs.count },
+      {
+        sessions: sessions.count,
+        throttles: throttles.count,
+        rateCounters: counters.count,
+        jobRuns: runs.count,
+      },
       "pruned expired sessions and history",
     );
   },

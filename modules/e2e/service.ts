@@ -225,9 +225,7 @@ function replay(run: RunRow, suiteId: string, journeys: string[]): CreateRunOutc
 /** Locks that no longer protect anything: a creator that died before persisting, or a finished run. */
 async function clearStaleLocks(sql: Sql, e2e: E2EConfig, environment?: string): Promise<number> {
   const staleAfterS =
-    Math.max(...[...e2e.environments.values()].map((e) => e.seedTimeoutS), 1) +
-    e2e.seedPickupGraceS +
-    60;
+    Math.max(...[...e2e.environments.values()].map((e) => e.seedTimeoutS), 1) + e2e.seedPickupGraceS + 60;
   const rows = await sql<{ environment_label: string }[]>`
     delete from e2e_environment_locks l
     where (${environment ?? null}::text is null or l.environment_label = ${environment ?? null})

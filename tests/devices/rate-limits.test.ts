@@ -141,7 +141,9 @@ describe("counter pruning", () => {
     const { default: pruneJob } = await import("../../jobs/prune-sessions");
     const { createLogger } = await import("../../modules/platform/logger");
     await pruneJob.run({}, { config: app.config, database: app.database, logger: createLogger("silent") });
-    const keys = await sql<{ key: string }[]>`select key from device_api_rate_limits where key like 'prune:%'`;
+    const keys = await sql<
+      { key: string }[]
+    >`select key from device_api_rate_limits where key like 'prune:%'`;
     expect(keys.map((r) => r.key)).toEqual(["prune:fresh"]);
   });
 });
