@@ -1,4 +1,5 @@
 import type { JobDefinition } from "../modules/jobs/task";
+import commandRetention from "./command-retention";
 import e2eRetention from "./e2e-retention";
 import e2eSeed from "./e2e-seed";
 import e2eStaleRuns from "./e2e-stale-runs";
@@ -14,6 +15,7 @@ export const JOBS: JobDefinition<never>[] = [
   e2eRetention as JobDefinition<never>,
   e2eStaleRuns as JobDefinition<never>,
   expireCommands as JobDefinition<never>,
+  commandRetention as JobDefinition<never>,
   telemetryPartitions as JobDefinition<never>,
   telemetryRetention as JobDefinition<never>,
 ];
@@ -26,6 +28,7 @@ export const SCHEDULES: { task: string; cron: string; label: string }[] = [
   { task: "expire_commands", cron: "* * * * *", label: "every minute" },
   { task: "telemetry_partitions", cron: "23 * * * *", label: "hourly at :23" },
   { task: "telemetry_retention", cron: "41 3 * * *", label: "daily at 03:41" },
+  { task: "command_retention", cron: "53 3 * * *", label: "daily at 03:53" },
 ];
 
 export const CRONTAB = SCHEDULES.map((s) => `${s.cron} ${s.task} ?max=1`).join("\n");

@@ -312,6 +312,27 @@ export async function expireCommands(sql: Sql): Promise<number> {
   return result.count;
 }
 
+const RETENTION_BATCH = 5_000;
+
+/**
+ * Deletes command history older than `days`: finished commands (succeeded, failed, expired) by
+ * completion time, and delivered ones a device never answered by delivery time. Queued commands
+ * are never touched. Deletes in batches so a large backlog never holds long locks.
+ */
+export async function pruneCommandHistory(sql: Sql, days: number): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const batch = await sql`
+      delete from pending_commands where id in (
+        select id from pending_commands
+        where (status in ('succeeded', 'failed', 'expired') and completed_at < now() - make_interval(days => ${days}))
+           or (status = 'delivered' and delivered_at < now() - make_interval(days => ${days}))
+        limit ${RETENTION_BATCH})`;
+    deleted += batch.count;
+    if (batch.count < RETENTION_BATCH) return deleted;
+  }
+}
+
 export async function getCommand(sql: Sql, id: string): Promise<Command | undefined> {
   if (!isUuid(id)) return undefined;
   const [row] = await sql<

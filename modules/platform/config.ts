@@ -34,6 +34,7 @@ export interface Config {
   deviceCommandRateLimit: number;
   telemetryRetentionDays: number;
   commandTtlHours: number;
+  commandRetentionDays: number;
 }
 
 /** Thrown for invalid configuration; its message is the one line printed at start. */
@@ -160,6 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     deviceCommandRateLimit: integer(env, "DEVICE_COMMAND_RATE_LIMIT", 600, 1, 1_000_000),
     telemetryRetentionDays: integer(env, "TELEMETRY_RETENTION_DAYS", 30, 1, 3650),
     commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),
+    commandRetentionDays: integer(env, "COMMAND_RETENTION_DAYS", 90, 1, 3650),
   };
 }
 

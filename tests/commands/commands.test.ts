@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import commandRetentionJob from "../../jobs/command-retention";
 import expireCommandsJob from "../../jobs/expire-commands";
 import {
   CLAIM_LIMIT,
@@ -188,6 +189,32 @@ describe("command queue and delivery", () => {
     );
     expect((await getCommand(sql, stale.id))!.status).toBe("expired");
     expect((await getCommand(sql, fresh.id))!.status).toBe("delivered");
+  });
+
+  test("the retention job deletes history older than COMMAND_RETENTION_DAYS, never a queued or recent command", async () => {
+    const device = await approvedDevice(app);
+    const queue = () => queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
+    const [oldDone, oldFailed, oldExpired, oldUnanswered, oldQueued, recentDone] = await Promise.all(
+      Array.from({ length: 6 }, queue),
+    );
+    const age = (id: string, status: string, days: number) =>
+      sql`update pending_commands set status = ${status}::command_status,
+            delivered_at = now() - make_interval(days => ${days}),
+            completed_at = case when ${status} = 'delivered' then null else now() - make_interval(days => ${days}) end
+          where id = ${id}`;
+    const days = app.config.commandRetentionDays;
+    await age(oldDone!.id, "succeeded", days + 1);
+    await age(oldFailed!.id, "failed", days + 1);
+    await age(oldExpired!.id, "expired", days + 1);
+    await age(oldUnanswered!.id, "delivered", days + 1);
+    await sql`update pending_commands set queued_at = now() - make_interval(days => ${days + 1}) where id = ${oldQueued!.id}`;
+    await age(recentDone!.id, "succeeded", days - 1);
+    await commandRetentionJob.run(
+      {},
+      { config: app.config, database: app.database, logger: createLogger("silent") },
+    );
+    const left = await sql<{ id: string }[]>`select id from pending_commands where device_id = ${device.id}`;
+    expect(left.map((r) => r.id).sort()).toEqual([oldQueued!.id, recentDone!.id].sort());
   });
 
   test("queueing validates type and shape; unknown devices are 404", async () => {

@@ -31,6 +31,7 @@ describe("configuration", () => {
       deviceCommandRateLimit: 600,
       telemetryRetentionDays: 30,
       commandTtlHours: 24,
+      commandRetentionDays: 90,
     });
   });
 
