@@ -5,6 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
+import { queueCommand } from "../../modules/commands/service";
 import { AGENT_MAIN, BUN, tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
@@ -191,6 +192,11 @@ describe("device detail", () => {
       mimeType: "text/javascript",
       buffer: Buffer.from(fileScript),
     });
+    // A live refresh of the tab (someone else queues a command) keeps the chosen file in the form.
+    const pendingList = page.locator("#tab-panel", { hasText: "list_scripts request is queued" });
+    expect(await pendingList.count()).toBe(0);
+    await queueCommand(app.database.sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: 3600 });
+    await pendingList.waitFor();
     await page.click('button:has-text("Queue install")');
     await page.waitForSelector(".flash.success");
     expect(await page.locator(".flash.success").textContent()).toContain('Install of "disk-temp" queued');

@@ -589,7 +589,8 @@ function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailPro
         )}
       </section>
       {props.canManage ? (
-        <section class="card" id="install-script">
+        // hx-preserve: a live refresh of the tab keeps the form as it is (typed text, a chosen file).
+        <section class="card" id="install-script" hx-preserve="true">
           <h2>Install a script</h2>
           <p class="muted small">
             The device installs the script on its next heartbeat and runs it on every poll. Scripts run

@@ -123,15 +123,12 @@
     document.body.dispatchEvent(new CustomEvent("live:device-self"));
     const tab = new URLSearchParams(location.search).get("tab");
     if (tab === "commands" || tab === "scripts") {
-      // Keep what someone is typing into the install form.
-      const typing = document.activeElement?.closest?.("#install-script");
-      if (!typing) {
-        window.htmx.ajax("GET", location.pathname + location.search, {
-          target: "#tab-panel",
-          select: "#tab-panel",
-          swap: "outerHTML",
-        });
-      }
+      // The install form is hx-preserve: the swap keeps what someone typed or chose in it.
+      window.htmx.ajax("GET", location.pathname + location.search, {
+        target: "#tab-panel",
+        select: "#tab-panel",
+        swap: "outerHTML",
+      });
     }
   });
   window.addEventListener("pagehide", () => source.close());
