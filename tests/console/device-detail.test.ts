@@ -9,7 +9,7 @@ import { queueCommand } from "../../modules/commands/service";
 import { AGENT_MAIN, BUN, tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
-import { agentHeartbeat, approvedDevice, heartbeat, registerDevice, signedIn } from "./helpers";
+import { agentHeartbeat, approvedDevice, heartbeat, postResults, registerDevice, signedIn } from "./helpers";
 
 const app = await startTestApp();
 const browser = await launchBrowser();
@@ -55,6 +55,22 @@ async function agentPollOnce(identity: { id: string; token: string }) {
   const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
   clearTimeout(timer);
   expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
+}
+
+/** An approved device whose last `list_scripts` answer names `names`, in the agent's reply shape. */
+async function deviceWithScripts(names: string[]) {
+  const own = await approvedDevice(app, { product_name: "edge-gateway", metadata: { name: "scripted" } });
+  await queueCommand(app.database.sql, { deviceId: own.id, type: "list_scripts", ttlSeconds: 3600 });
+  const reply = await heartbeat(app, own, agentHeartbeat({ cpu: 1, memory: 2, disk: 3 }));
+  const command = reply.commands.find((c) => c.type === "list_scripts")!;
+  const scripts = names.map((name) => ({
+    name,
+    version: 1,
+    path: `/var/lib/outpost/scripts/${name}.v1.js`,
+    active: true,
+  }));
+  await postResults(app, own, [{ command_id: command.command_id, status: "OK", output: { scripts } }]);
+  return own;
 }
 
 describe("device detail", () => {
@@ -160,6 +176,7 @@ describe("device detail", () => {
   }, 60_000);
 
   test("install a script from text and from a file, remove one, cancel a queued command", async () => {
+    const device = await deviceWithScripts(["cpu", "disk"]);
     const context = await signedIn(browser, app, "operator");
     const page = await context.newPage();
     await page.goto(`${app.url}/devices/${device.id}?tab=scripts`);
