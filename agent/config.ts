@@ -4,6 +4,12 @@ import path from "node:path";
 import { Type } from "@sinclair/typebox";
 import { Value, ValueErrorType } from "@sinclair/typebox/value";
 import YAML from "yaml";
+import {
+  currentProcessIds,
+  ExecIdentityError,
+  type IdentityFiles,
+  resolveExecIdentity,
+} from "./exec-identity.ts";
 
 /** MQTT settings used by the `pub_and_get` script builtin. */
 export interface MqttConfig {
@@ -45,6 +51,10 @@ export interface AgentConfig {
   exec_max_output_bytes: number;
   exec_work_dir: string;
   exec_env: Record<string, string>;
+  /** User `exec_cmd` runs commands as (name or uid); null = `nobody` when root, else the agent's user. */
+  exec_user: string | null;
+  /** Group of executed commands (name or gid); null = the primary group of `exec_user`. */
+  exec_group: string | null;
   mqtt: MqttConfig;
   log_level: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
 }
@@ -107,6 +117,8 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
     exec_max_output_bytes: 65536,
     exec_work_dir: "/",
     exec_env: {},
+    exec_user: null,
+    exec_group: null,
     mqtt: {
       url: "mqtt://127.0.0.1:1883",
       username: null,
@@ -125,6 +137,12 @@ const Int = (minimum: number, maximum?: number) =>
   Type.Integer(maximum === undefined ? { minimum } : { minimum, maximum });
 const NullableString = (pattern?: string) =>
   Type.Union([Type.String(pattern ? { pattern } : {}), Type.Null()]);
+/** A user or group name, or a numeric id (YAML may give the id as a number). */
+const ACCOUNT_PATTERN = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$";
+const Account = (what: "user" | "group") =>
+  Type.Union([Type.String({ pattern: ACCOUNT_PATTERN }), Int(0, 4294967294), Type.Null()], {
+    problem: `must be a ${what} name or a numeric ${what === "user" ? "uid" : "gid"}`,
+  });
 
 /**
  * Schema of the configuration file (every key optional; unknown keys rejected). TypeBox's interpreted
@@ -160,6 +178,8 @@ const ConfigFileSchema = Type.Object(
     exec_max_output_bytes: Type.Optional(Int(1, 16777216)),
     exec_work_dir: Type.Optional(AbsolutePath()),
     exec_env: Type.Optional(Type.Record(Type.String(), Type.String())),
+    exec_user: Type.Optional(Account("user")),
+    exec_group: Type.Optional(Account("group")),
     mqtt: Type.Optional(
       Type.Object(
         {
@@ -193,6 +213,8 @@ function firstConfigProblem(raw: unknown): string | null {
   if (pick.message === "Unexpected property") return `unknown key "${key}"`;
   const error = errors.find((e) => e.path === pick.path && e.type !== ValueErrorType.Union) ?? pick;
   let message = `${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`;
+  const problem = (pick.schema as { problem?: unknown }).problem;
+  if (typeof problem === "string") message = problem;
   if (error.type === ValueErrorType.StringPattern) {
     const pattern = (error.schema as { pattern?: string }).pattern ?? "";
     if (pattern === "^/") message = "must be an absolute path";
@@ -236,6 +258,8 @@ const ENV_KEYS: Record<string, JsonType> = {
   exec_max_output_bytes: "integer",
   exec_work_dir: "string",
   exec_env: "object",
+  exec_user: "nullable-string",
+  exec_group: "nullable-string",
   "mqtt.url": "string",
   "mqtt.username": "nullable-string",
   "mqtt.password": "nullable-string",
@@ -323,6 +347,8 @@ export interface LoadConfigOptions {
   env?: Record<string, string | undefined>;
   /** The system-wide file searched first (default /etc/outpost/agent.yaml; tests point it elsewhere). */
   systemFile?: string;
+  /** The passwd/group files `exec_user`/`exec_group` are checked against (tests point them elsewhere). */
+  identityFiles?: IdentityFiles;
 }
 
 /** Load, merge and validate the configuration. Throws ConfigError with one clear line on problems. */
@@ -355,6 +381,15 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     throw new ConfigError("invalid configuration: script_warn_ms must be lower than script_timeout_ms");
   }
   config.server_url = config.server_url.replace(/\/+$/, "");
+  config.exec_user = config.exec_user === null ? null : String(config.exec_user);
+  config.exec_group = config.exec_group === null ? null : String(config.exec_group);
+  try {
+    // Unknown names fail here, at start-up; exec_cmd resolves again at use (the files may change).
+    resolveExecIdentity(config.exec_user, config.exec_group, currentProcessIds(), options.identityFiles);
+  } catch (err) {
+    if (err instanceof ExecIdentityError) throw new ConfigError(`invalid configuration: ${err.message}`);
+    throw err;
+  }
   return { config, source };
 }
 

@@ -4,6 +4,7 @@ import { executeCommands, hydrateCommandPayloads } from "./commands/executor.ts"
 import type { CommandResult } from "./commands/types.ts";
 import { mapLimit } from "./concurrency.ts";
 import type { AgentConfig } from "./config.ts";
+import { describeIdentity, resolveExecIdentity, spawnIdentity } from "./exec-identity.ts";
 import { type DeviceIdentity, detectIdentity } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 import { registerOnce } from "./register.ts";
@@ -112,6 +113,20 @@ export async function postResults(
   }
 }
 
+/** Say at start-up, not only at the first exec_cmd, when executed commands cannot run as configured. */
+function checkExecIdentity(ctx: Pick<AgentContext, "config" | "logger">): void {
+  if (ctx.config.exec_allowlist.length === 0) return;
+  try {
+    const identity = resolveExecIdentity(ctx.config.exec_user, ctx.config.exec_group);
+    spawnIdentity(identity);
+    ctx.logger.info(
+      `exec_cmd runs commands as ${identity ? describeIdentity(identity) : "the agent's own user and group"}`,
+    );
+  } catch (err) {
+    ctx.logger.warn(`exec_cmd will fail: ${(err as Error).message}`);
+  }
+}
+
 /**
  * Daemon start-up work that would otherwise slow down the first poll: compile the QuickJS WebAssembly
  * module, fill the instance pool for the installed scripts, compile their output schemas, and run the `cpu` script once so that its
@@ -122,6 +137,7 @@ export async function warmUp(
   ctx: Pick<AgentContext, "config" | "configSource" | "logger" | "store">,
 ): Promise<number> {
   const started = performance.now();
+  checkExecIdentity(ctx);
   try {
     const scripts = ctx.store.latest();
     await prewarmInstances(

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { describeIdentity, ExecIdentityError, resolveExecIdentity, spawnIdentity } from "../exec-identity.ts";
 import { BuiltinIoError } from "../scripts/sandbox.ts";
 
 export interface ExecPolicy {
@@ -8,6 +9,20 @@ export interface ExecPolicy {
   maxOutputBytes: number;
   workDir: string;
   extraEnv: Record<string, string>;
+  /** `exec_user` / `exec_group` (see agent/exec-identity.ts); null = the default. */
+  user: string | null;
+  group: string | null;
+}
+
+/** Resolve the configured identity at use, so a changed /etc/passwd is honoured and a refusal is an IoError. */
+function spawnIdentityFor(policy: ExecPolicy) {
+  try {
+    const identity = resolveExecIdentity(policy.user, policy.group);
+    return { identity, ids: spawnIdentity(identity) };
+  } catch (err) {
+    if (err instanceof ExecIdentityError) throw new BuiltinIoError(`exec_cmd: ${err.message}`);
+    throw err;
+  }
 }
 
 const SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -50,8 +65,9 @@ export function resolveAllowedCommand(allowlist: string[], cmd: unknown): string
 }
 
 /**
- * `exec_cmd(cmd, args?)`: run an allowlisted executable directly (no shell) with a sanitized environment,
- * stdin closed, a timeout and an output cap. Resolves to trimmed stdout; a non-zero exit is an IoError.
+ * `exec_cmd(cmd, args?)`: run an allowlisted executable directly (no shell) as the configured user and
+ * group (no supplementary groups), with a sanitized environment, stdin closed, a timeout and an output
+ * cap. Resolves to trimmed stdout; a non-zero exit is an IoError.
  */
 export async function execCmdBuiltin(
   policy: ExecPolicy,
@@ -68,13 +84,21 @@ export async function execCmdBuiltin(
   ) {
     throw new BuiltinIoError("exec_cmd: args must be an array of at most 64 strings");
   }
-  const proc = Bun.spawn([exe, ...(argv as string[])], {
-    cwd: policy.workDir,
-    env: sanitizedEnv(policy.extraEnv),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const { identity, ids } = spawnIdentityFor(policy);
+  let proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  try {
+    proc = Bun.spawn([exe, ...(argv as string[])], {
+      cwd: policy.workDir,
+      env: sanitizedEnv(policy.extraEnv),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      ...(ids ?? {}),
+    });
+  } catch (err) {
+    const as = identity ? ` as ${describeIdentity(identity)}` : "";
+    throw new BuiltinIoError(`exec_cmd: cannot start ${exe}${as}: ${(err as Error).message}`);
+  }
   let killedFor: string | null = null;
   const kill = (reason: string) => {
     killedFor ??= reason;

@@ -49,6 +49,8 @@ export function createBuiltins(
     maxOutputBytes: config.exec_max_output_bytes,
     workDir: config.exec_work_dir,
     extraEnv: config.exec_env,
+    user: config.exec_user,
+    group: config.exec_group,
   };
   const mqttPolicy = {
     url: config.mqtt.url,
