@@ -20,6 +20,7 @@ import {
   toDate,
 } from "./model";
 import { LOCK_CHANNEL, waitForNotification } from "./notify";
+import { redact, redactText } from "./redaction";
 import type { ResultStatus } from "./schema";
 import { type SeedFailureReason, seedEnvironment } from "./seed";
 
@@ -913,7 +914,10 @@ export interface JourneyLogLine {
   problem?: string;
 }
 
-/** Parses e2e_log.v1 JSONL for display; lines that are not the v1 schema are shown as problems. */
+/**
+ * Parses e2e_log.v1 JSONL for display, secrets redacted whoever wrote the log (viewers see it);
+ * lines that are not the v1 schema are shown as problems.
+ */
 export function parseJourneyLog(content: string): JourneyLogLine[] {
   return content
     .split("\n")
@@ -923,18 +927,30 @@ export function parseJourneyLog(content: string): JourneyLogLine[] {
       try {
         entry = JSON.parse(raw);
       } catch {
-        return { kind: "invalid", raw, problem: "Not JSON (expected e2e_log.v1)" } satisfies JourneyLogLine;
+        return {
+          kind: "invalid",
+          raw: redactText(raw),
+          problem: "Not JSON (expected e2e_log.v1)",
+        } satisfies JourneyLogLine;
       }
       if (!isObject(entry))
-        return { kind: "invalid", raw, problem: "Not a JSON object" } satisfies JourneyLogLine;
+        return {
+          kind: "invalid",
+          raw: redactText(raw),
+          problem: "Not a JSON object",
+        } satisfies JourneyLogLine;
       if (entry.schema !== "e2e_log.v1") {
         return {
           kind: "invalid",
-          raw,
+          raw: redactText(raw),
           problem:
             entry.schema === undefined ? "Missing schema" : `Unsupported log schema: ${String(entry.schema)}`,
         } satisfies JourneyLogLine;
       }
-      return { kind: entry.level === "step" ? "step" : "journey", raw, entry } satisfies JourneyLogLine;
+      return {
+        kind: entry.level === "step" ? "step" : "journey",
+        raw: redactText(raw),
+        entry: redact(entry) as Record<string, unknown>,
+      } satisfies JourneyLogLine;
     });
 }

@@ -4,9 +4,10 @@ import net from "node:net";
 import path from "node:path";
 import { loadE2EConfig } from "../../modules/e2e/config";
 import { validateJourney } from "../../modules/e2e/journeys";
+import { redact } from "../../modules/e2e/redaction";
 import { ACTION_EXPECTS } from "../../modules/e2e/registry";
 import { RUNNER_ACTIONS } from "../../modules/e2e/runner/actions";
-import { ActionHttp, redact } from "../../modules/e2e/runner/http";
+import { ActionHttp } from "../../modules/e2e/runner/http";
 import {
   e2eClient,
   OTHER_RUNNER_ID,

@@ -36,7 +36,12 @@ async function seedRuns() {
       journey_id: "dashboard",
     }),
     step("passed"),
-    step("passed", { step_id: "second_look" }),
+    // A runner that did not redact: the page must not show these secrets to viewers.
+    step("passed", {
+      step_id: "second_look",
+      body_preview: '{"data":{"id":"d1","api_token":"SECRET-DEVICE-TOKEN-123"}}',
+      request_headers: { authorization: "Bearer SECRET-BEARER-456" },
+    }),
     JSON.stringify({
       schema: "e2e_log.v1",
       timestamp: new Date().toISOString(),
@@ -49,7 +54,7 @@ async function seedRuns() {
       steps_passed: 2,
       steps_failed: 0,
     }),
-    "this line is not json <script>alert(1)</script>",
+    "this line is not json <script>alert(1)</script> GET /x?api_key=SECRET-KEY-789",
   ].join("\n");
   await api.request("PUT", `/e2e/runs/${passed}/results/dashboard/log`, log);
   await api.submit(passed, [
@@ -140,6 +145,11 @@ describe("E2E runs page", () => {
     const steps = page.locator(".log-line.step strong");
     expect(await steps.allTextContents()).toEqual(["STEP 01", "STEP 02"]);
     expect(await page.locator(".log-line.invalid").textContent()).toContain("Not JSON");
+    const shown = await page.content();
+    for (const secret of ["SECRET-DEVICE-TOKEN-123", "SECRET-BEARER-456", "SECRET-KEY-789"]) {
+      expect(shown).not.toContain(secret);
+    }
+    expect(shown).toContain("[REDACTED]");
     expect(await page.evaluate(() => (window as unknown as { alerted?: boolean }).alerted)).toBeUndefined();
     await screenshot(page, "e2e-run-log-viewer");
     await page.goto(`${app.url}/e2e?run=${runs.passed}&journey=dashboard_again`);

@@ -1,6 +1,7 @@
 import { JourneyError, loadJourney } from "../journeys";
+import { redact } from "../redaction";
 import { type ActionContext, type JourneyState, RUNNER_ACTIONS } from "./actions";
-import { ActionError, ActionHttp, redact } from "./http";
+import { ActionError, ActionHttp } from "./http";
 
 export const LOG_SCHEMA = "e2e_log.v1";
 
