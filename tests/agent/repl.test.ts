@@ -39,6 +39,32 @@ async function waitFor(pattern: RegExp | string, count = 1, timeoutMs = 10000): 
   throw new Error(`timed out waiting for ${pattern} (x${count}); screen:\n${text}`);
 }
 
+/** Starts `script repl` in a 160×50 tmux pane with its own HOME and state dir (plus `env`). */
+function startRepl(stateDir: string, env: string[] = []) {
+  const envs = [
+    `HOME=${path.join(tmp.dir, "home")}`,
+    `OUTPOST_AGENT_STATE_DIR=${stateDir}`,
+    `PATH=${process.env.PATH}`,
+    ...env,
+  ];
+  return tmux(
+    "new-session",
+    "-d",
+    "-s",
+    session,
+    "-x",
+    "160",
+    "-y",
+    "50",
+    "env",
+    ...envs,
+    BUN,
+    AGENT_MAIN,
+    "script",
+    "repl",
+  );
+}
+
 function type(line: string) {
   tmux("send-keys", "-t", session, "-l", line);
   tmux("send-keys", "-t", session, "Enter");
@@ -47,29 +73,7 @@ function type(line: string) {
 describe("script repl under tmux", () => {
   test("evaluates with the builtins, continues lines, keeps _ and history, refuses sandbox escapes", async () => {
     const stateDir = path.join(tmp.dir, "state");
-    const envs = [
-      `HOME=${path.join(tmp.dir, "home")}`,
-      `OUTPOST_AGENT_STATE_DIR=${stateDir}`,
-      "OUTPOST_AGENT_EXEC_ALLOWLIST=/bin/echo",
-      `PATH=${process.env.PATH}`,
-    ];
-    const started = tmux(
-      "new-session",
-      "-d",
-      "-s",
-      session,
-      "-x",
-      "160",
-      "-y",
-      "50",
-      "env",
-      ...envs,
-      BUN,
-      AGENT_MAIN,
-      "script",
-      "repl",
-    );
-    expect(started.code).toBe(0);
+    expect(startRepl(stateDir, ["OUTPOST_AGENT_EXEC_ALLOWLIST=/bin/echo"]).code).toBe(0);
     await waitFor("outpost> ");
     type("1 + 2");
     await waitFor(/^3$/);
@@ -122,29 +126,7 @@ describe("script repl under tmux", () => {
   test("history from a previous session is available with the Up arrow", async () => {
     const stateDir = path.join(tmp.dir, "state");
     fs.writeFileSync(path.join(stateDir, "repl_history"), "6 * 7\n", { mode: 0o600 });
-    const envs = [
-      `HOME=${path.join(tmp.dir, "home")}`,
-      `OUTPOST_AGENT_STATE_DIR=${stateDir}`,
-      `PATH=${process.env.PATH}`,
-    ];
-    expect(
-      tmux(
-        "new-session",
-        "-d",
-        "-s",
-        session,
-        "-x",
-        "160",
-        "-y",
-        "50",
-        "env",
-        ...envs,
-        BUN,
-        AGENT_MAIN,
-        "script",
-        "repl",
-      ).code,
-    ).toBe(0);
+    expect(startRepl(stateDir).code).toBe(0);
     await waitFor("outpost> ");
     tmux("send-keys", "-t", session, "Up");
     await waitFor("outpost> 6 * 7");
