@@ -1,6 +1,7 @@
 import path from "node:path";
 import { html } from "@elysiajs/html";
 import { Elysia } from "elysia";
+import { JOB_CATALOG } from "./jobs";
 import { builderRoutes } from "./modules/builder/routes";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
@@ -23,8 +24,10 @@ import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
 import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
 import type { Logger } from "./modules/platform/logger";
+import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { attachSettingsStore } from "./modules/settings/store";
+import { upcomingRoutes } from "./modules/upcoming/routes";
 import { renderErrorPage } from "./ui/layout";
 import { uiRoutes } from "./ui/routes";
 
@@ -51,7 +54,7 @@ export function buildApp(deps: AppDependencies) {
     .use(httpPlugin({ logger: deps.logger, renderErrorPage, mappers: [jsonApiErrorMapper] }))
     .use(healthRoutes(ctx))
     .use(operatorRoutes(ctx))
-    .use(jobRoutes(ctx))
+    .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))
     .use(commandRoutes(ctx))
     .use(builderRoutes(ctx))
@@ -59,7 +62,9 @@ export function buildApp(deps: AppDependencies) {
     .use(e2eRoutes(ctx))
     .use(consoleRoutes(ctx))
     .use(settingsRoutes(ctx))
+    .use(accessSettingsRoutes(ctx))
     .use(liveRoutes(ctx))
+    .use(upcomingRoutes(ctx))
     .use(uiRoutes(ctx));
 }
 
@@ -143,7 +148,7 @@ export async function startOutpost(
       }
     }
     if (config.bootstrapApiToken) await operators.ensureBootstrapToken(database.db, config.bootstrapApiToken);
-    if (runsWorker(config)) runner = await startJobRunner({ config, database, logger });
+    if (runsWorker(config)) runner = await startJobRunner({ config, database, logger }, JOB_CATALOG);
     let setupCode: string | undefined;
     if (runsWeb(config)) {
       // Issued before listening, so the code is on the console by the time /readyz answers.

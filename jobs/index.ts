@@ -1,4 +1,4 @@
-import type { JobDefinition } from "../modules/jobs/task";
+import type { JobCatalog, JobDefinition, JobSchedule } from "../modules/jobs/task";
 import commandRetention from "./command-retention";
 import e2eRetention from "./e2e-retention";
 import e2eSeed from "./e2e-seed";
@@ -9,7 +9,7 @@ import telemetryPartitions from "./telemetry-partitions";
 import telemetryRetention from "./telemetry-retention";
 
 /** Every durable job Outpost knows. Add new tasks here (one file per task in this folder). */
-export const JOBS: JobDefinition<never>[] = [
+const JOBS: JobDefinition<never>[] = [
   pruneSessions as JobDefinition<never>,
   e2eSeed as JobDefinition<never>,
   e2eRetention as JobDefinition<never>,
@@ -21,7 +21,7 @@ export const JOBS: JobDefinition<never>[] = [
 ];
 
 /** Recurring jobs, in UTC cron syntax (graphile-worker crontab). */
-export const SCHEDULES: { task: string; cron: string; label: string }[] = [
+const SCHEDULES: JobSchedule[] = [
   { task: "prune_sessions", cron: "17 * * * *", label: "hourly at :17" },
   { task: "e2e_retention", cron: "*/15 * * * *", label: "every 15 minutes" },
   { task: "e2e_cancel_stale_runs", cron: "* * * * *", label: "every minute" },
@@ -31,4 +31,4 @@ export const SCHEDULES: { task: string; cron: string; label: string }[] = [
   { task: "command_retention", cron: "53 3 * * *", label: "daily at 03:53" },
 ];
 
-export const CRONTAB = SCHEDULES.map((s) => `${s.cron} ${s.task} ?max=1`).join("\n");
+export const JOB_CATALOG: JobCatalog = { jobs: JOBS, schedules: SCHEDULES };

@@ -1,12 +1,13 @@
 import { Elysia, t } from "elysia";
 import { redirectWithFlash } from "../../ui/flash";
 import { htmlPage, pageContext } from "../../ui/page";
-import { JobsActivity, JobsPage, type JobsPageProps } from "../../ui/pages/jobs";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
+import { JobsActivity, JobsPage, type JobsPageProps } from "./pages";
 import { jobOverview, knownTasks, listQueuedJobs, listRecentRuns, runJobNow } from "./service";
+import type { JobCatalog } from "./task";
 
-export function jobRoutes(ctx: AppContext) {
+export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
   const { database, access, config } = ctx;
 
   async function pageProps(principal: Principal | undefined): Promise<JobsPageProps> {
@@ -15,7 +16,7 @@ export function jobRoutes(ctx: AppContext) {
       listQueuedJobs(database),
       listRecentRuns(database),
     ]);
-    return { overview, queue, runs, tasks: knownTasks(), canRun: principal?.role === "admin" };
+    return { overview, queue, runs, tasks: knownTasks(catalog), canRun: principal?.role === "admin" };
   }
 
   return new Elysia({ name: "jobs" })
@@ -34,7 +35,7 @@ export function jobRoutes(ctx: AppContext) {
     .post(
       "/jobs/run",
       async ({ body }) => {
-        await runJobNow(database, body.task);
+        await runJobNow(database, catalog, body.task);
         return redirectWithFlash("/jobs", { kind: "success", text: `Queued ${body.task}.` });
       },
       {
@@ -50,14 +51,14 @@ export function jobRoutes(ctx: AppContext) {
           listQueuedJobs(database),
           listRecentRuns(database),
         ]);
-        return { data: { overview, queue, runs, tasks: knownTasks() } };
+        return { data: { overview, queue, runs, tasks: knownTasks(catalog) } };
       },
       { access: "viewer" },
     )
     .post(
       "/api/v1/jobs/:task/run",
       async ({ params, set }) => {
-        const jobId = await runJobNow(database, params.task);
+        const jobId = await runJobNow(database, catalog, params.task);
         set.status = 202;
         return { data: { job_id: jobId, task: params.task } };
       },

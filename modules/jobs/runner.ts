@@ -2,10 +2,9 @@ import { hostname } from "node:os";
 import { eq } from "drizzle-orm";
 import { type Runner, run, runMigrations, type TaskList, Logger as WorkerLogger } from "graphile-worker";
 import pg from "pg";
-import { CRONTAB, JOBS } from "../../jobs";
 import type { Logger } from "../platform/logger";
 import { jobRuns } from "./schema";
-import type { JobContext } from "./task";
+import type { JobCatalog, JobContext } from "./task";
 
 export const WORKER_SCHEMA = "graphile_worker";
 
@@ -24,9 +23,9 @@ function workerLogger(logger: Logger): WorkerLogger {
 }
 
 /** Wraps each task so every execution leaves a row in job_runs for the Jobs page. */
-function recordedTaskList(context: JobContext, workerId: string): TaskList {
+function recordedTaskList(context: JobContext, catalog: JobCatalog, workerId: string): TaskList {
   const tasks: TaskList = {};
-  for (const job of JOBS) {
+  for (const job of catalog.jobs) {
     tasks[job.identifier] = async (payload, helpers) => {
       const startedAt = Date.now();
       const [runRow] = await context.database.db
@@ -64,7 +63,7 @@ export interface JobRunner {
   stop(): Promise<void>;
 }
 
-export async function startJobRunner(context: JobContext): Promise<JobRunner> {
+export async function startJobRunner(context: JobContext, catalog: JobCatalog): Promise<JobRunner> {
   const workerId = `${hostname()}:${process.pid}`;
   // We own the pool and end it after stop(), so no finished job stays locked (see STACK-NOTES).
   const pgPool = new pg.Pool({
@@ -81,8 +80,8 @@ export async function startJobRunner(context: JobContext): Promise<JobRunner> {
     noHandleSignals: true,
     logger: workerLogger(context.logger),
     pollInterval: 2000,
-    taskList: recordedTaskList(context, workerId),
-    crontab: CRONTAB,
+    taskList: recordedTaskList(context, catalog, workerId),
+    crontab: catalog.schedules.map((s) => `${s.cron} ${s.task} ?max=1`).join("\n"),
     preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
   });
   context.logger.info({ workerId, concurrency: context.config.workerConcurrency }, "job runner started");

@@ -1,9 +1,9 @@
 import { desc, sql } from "drizzle-orm";
-import { JOBS, SCHEDULES } from "../../jobs";
 import type { Database } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { enqueueJob } from "./queue";
 import { jobRuns } from "./schema";
+import type { JobCatalog, JobSchedule } from "./task";
 
 export interface QueuedJob {
   id: string;
@@ -25,11 +25,17 @@ export interface JobOverview {
   failed24h: number;
 }
 
-export function knownTasks() {
-  return JOBS.map((job) => ({
+export interface KnownTask {
+  identifier: string;
+  description: string;
+  schedule: JobSchedule | undefined;
+}
+
+export function knownTasks(catalog: JobCatalog): KnownTask[] {
+  return catalog.jobs.map((job) => ({
     identifier: job.identifier,
     description: job.description,
-    schedule: SCHEDULES.find((s) => s.task === job.identifier),
+    schedule: catalog.schedules.find((s) => s.task === job.identifier),
   }));
 }
 
@@ -67,13 +73,15 @@ export async function listQueuedJobs(database: Database, limit = 50): Promise<Qu
     limit ${limit}`;
 }
 
-export async function listRecentRuns(database: Database, limit = 50) {
+export type JobRun = typeof jobRuns.$inferSelect;
+
+export async function listRecentRuns(database: Database, limit = 50): Promise<JobRun[]> {
   return database.db.select().from(jobRuns).orderBy(desc(jobRuns.startedAt)).limit(limit);
 }
 
 /** Queues a known task to run as soon as a worker is free. */
-export async function runJobNow(database: Database, task: string): Promise<string> {
-  if (!JOBS.some((job) => job.identifier === task)) {
+export async function runJobNow(database: Database, catalog: JobCatalog, task: string): Promise<string> {
+  if (!catalog.jobs.some((job) => job.identifier === task)) {
     throw new AppError(404, "unknown_task", `There is no job called "${task}"`);
   }
   return enqueueJob(database.sql, task, { trigger: "manual" });

@@ -17,6 +17,22 @@ export interface JobDefinition<Payload = unknown> {
   run(payload: Payload, context: JobContext): Promise<void>;
 }
 
+/** A recurring job, in UTC cron syntax (graphile-worker crontab). */
+export interface JobSchedule {
+  task: string;
+  cron: string;
+  label: string;
+}
+
+/**
+ * Every task and schedule Outpost knows. The task files in the top-level `jobs/` call into features;
+ * app.ts hands this catalog to the runner and the Jobs page, so this module never imports them.
+ */
+export interface JobCatalog {
+  jobs: JobDefinition<never>[];
+  schedules: JobSchedule[];
+}
+
 export function defineJob<Payload>(definition: JobDefinition<Payload>): JobDefinition<Payload> {
   return definition;
 }

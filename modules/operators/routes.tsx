@@ -1,13 +1,11 @@
 import { Elysia, t } from "elysia";
 import { flashCookie, redirectWithFlash } from "../../ui/flash";
 import { anonymousCsrf, htmlPage, pageContext, safeNext } from "../../ui/page";
-import { LoginPage, type SetupErrors, SetupPage } from "../../ui/pages/auth";
-import { SettingsPage, type SettingsPageProps } from "../../ui/pages/settings";
 import { checkCsrf, type Principal, SESSION_COOKIE } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
-import { settingsPageExtras } from "../settings/page";
+import { LoginPage, type SetupErrors, SetupPage } from "./pages";
 import {
   authenticate,
   completeSetup,
@@ -54,18 +52,6 @@ export function operatorRoutes(ctx: AppContext) {
     const response = redirectWithFlash(location);
     response.headers.append("set-cookie", sessionCookie(token));
     return response;
-  }
-
-  async function settingsPage(
-    request: Request,
-    principal: Principal | undefined,
-    props: Partial<SettingsPageProps>,
-    status = 200,
-  ) {
-    const page = pageContext(request, principal, config.secretKey);
-    const tokens = await listApiTokens(db);
-    const extras = await settingsPageExtras(ctx); // monitoring, notifications, operators (modules/settings)
-    return htmlPage(page, <SettingsPage ctx={page} props={{ tokens, ...extras, ...props }} />, status);
   }
 
   return new Elysia({ name: "operators" })
@@ -166,45 +152,5 @@ export function operatorRoutes(ctx: AppContext) {
         }
       },
       { access: "public", body: SetupForm },
-    )
-    .get("/settings", ({ request, principal }) => settingsPage(request, principal, {}), { access: "admin" })
-    .post(
-      "/settings/tokens",
-      async ({ request, principal, body }) => {
-        if (!isOperatorRole(body.role)) {
-          return settingsPage(request, principal, { tokenError: "Choose a role", tokenName: body.name }, 400);
-        }
-        try {
-          const createdBy = principal?.kind === "session" ? principal.operatorId : undefined;
-          const { token, record } = await createApiToken(db, { name: body.name, role: body.role, createdBy });
-          return settingsPage(request, principal, { newToken: { name: record.name, secret: token } }, 201);
-        } catch (error) {
-          if (error instanceof AppError && error.status === 400) {
-            return settingsPage(request, principal, { tokenError: error.message, tokenName: body.name }, 400);
-          }
-          throw error;
-        }
-      },
-      {
-        access: "admin",
-        body: t.Object({
-          name: t.String({ maxLength: 200 }),
-          role: t.String(),
-          _csrf: t.Optional(t.String()),
-        }),
-      },
-    )
-    .post(
-      "/settings/tokens/:id/revoke",
-      async ({ params }) => {
-        const revoked = await revokeApiToken(db, params.id);
-        return redirectWithFlash(
-          "/settings#api-tokens",
-          revoked
-            ? { kind: "success", text: "Token revoked." }
-            : { kind: "error", text: "That token was already revoked." },
-        );
-      },
-      { access: "admin", params: t.Object({ id: t.String({ format: "uuid" }) }) },
     );
 }

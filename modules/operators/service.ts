@@ -26,10 +26,11 @@ export interface OperatorView {
 
 const MIN_PASSWORD_LENGTH = 10;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const EMAIL_MAX = 254;
 
 export function normaliseEmail(email: string): string {
   const value = email.trim().toLowerCase();
-  if (!EMAIL_PATTERN.test(value) || value.length > 254) throw badRequest("Enter a valid email address");
+  if (!EMAIL_PATTERN.test(value) || value.length > EMAIL_MAX) throw badRequest("Enter a valid email address");
   return value;
 }
 
@@ -253,6 +254,7 @@ export async function deleteSession(db: Db, idHash: string): Promise<void> {
 // ---------------------------------------------------------------- API tokens
 
 const TOKEN_PREFIX = "opt_";
+export const TOKEN_NAME_MAX = 100;
 
 export interface ApiTokenView {
   id: string;
@@ -269,7 +271,9 @@ export async function createApiToken(
   input: { name: string; role: OperatorRole; createdBy?: string },
 ): Promise<{ token: string; record: ApiTokenView }> {
   const name = input.name.trim();
-  if (!name || name.length > 100) throw badRequest("Give the token a name of 1 to 100 characters");
+  if (!name || name.length > TOKEN_NAME_MAX) {
+    throw badRequest(`Give the token a name of 1 to ${TOKEN_NAME_MAX} characters`);
+  }
   if (!isOperatorRole(input.role)) throw badRequest("The role must be admin, operator or viewer");
   const token = `${TOKEN_PREFIX}${randomToken(32)}`;
   const [record] = await db

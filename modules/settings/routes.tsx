@@ -1,14 +1,8 @@
 import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../ui/flash";
-import { htmlPage, pageContext } from "../../ui/page";
-import { SettingsPage, type SettingsPageProps } from "../../ui/pages/settings";
-import { changeOperatorRole, inviteOperator, setOperatorDisabled } from "../operators/management";
-import { listApiTokens } from "../operators/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
-import { AppError } from "../platform/errors";
-import { isUuid } from "../platform/json-body";
-import { settingsPageExtras } from "./page";
+import { settingsRenderer } from "./render";
 import { saveMonitoringSettings, saveNotificationSettings } from "./store";
 import type { Resolver } from "./webhook";
 
@@ -20,40 +14,15 @@ function actor(principal: Principal | undefined): string | undefined {
   return principal.kind === "session" ? principal.email : `token ${principal.name}`;
 }
 
-/** Admin writes of the Settings page (the page itself is served by the operators module). */
+/** The Settings page and its monitoring and notification forms (admins only). */
 export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } = {}) {
-  const { config, database } = ctx;
+  const { database } = ctx;
 
-  async function page(
-    request: Request,
-    principal: Principal | undefined,
-    props: Partial<SettingsPageProps>,
-    status: number,
-  ) {
-    const context = pageContext(request, principal, config.secretKey);
-    const [tokens, extras] = await Promise.all([listApiTokens(database.db), settingsPageExtras(ctx)]);
-    return htmlPage(context, <SettingsPage ctx={context} props={{ tokens, ...extras, ...props }} />, status);
-  }
-
-  function operatorId(id: string) {
-    if (!isUuid(id)) throw new AppError(404, "operator_not_found", "No such operator");
-    return id;
-  }
-
-  async function operatorChange(run: () => Promise<{ email: string }>, success: (email: string) => string) {
-    try {
-      const operator = await run();
-      return redirectWithFlash("/settings#operators", { kind: "success", text: success(operator.email) });
-    } catch (error) {
-      if (error instanceof AppError && [400, 404, 409].includes(error.status)) {
-        return redirectWithFlash("/settings#operators", { kind: "error", text: error.message });
-      }
-      throw error;
-    }
-  }
+  const page = settingsRenderer(ctx);
 
   return new Elysia({ name: "settings" })
     .use(ctx.access)
+    .get("/settings", ({ request, principal }) => page(request, principal, {}), { access: "admin" })
     .post(
       "/settings/monitoring",
       async ({ request, principal, body }) => {
@@ -105,60 +74,6 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
           text: "Notification settings saved.",
         });
       },
-      { access: "admin" },
-    )
-    .post(
-      "/settings/operators",
-      async ({ request, principal, body }) => {
-        const form = (body ?? {}) as Body;
-        const values = { email: str(form.email).trim(), role: str(form.role) || "viewer" };
-        try {
-          const { operator, password } = await inviteOperator(database.db, values);
-          return page(request, principal, { newOperator: { email: operator.email, password } }, 201);
-        } catch (error) {
-          if (error instanceof AppError && (error.status === 400 || error.status === 409)) {
-            return page(
-              request,
-              principal,
-              { operatorErrors: { email: error.message }, operatorValues: values },
-              error.status,
-            );
-          }
-          throw error;
-        }
-      },
-      { access: "admin" },
-    )
-    .post(
-      "/settings/operators/:id/role",
-      ({ params, body }) =>
-        operatorChange(
-          () => changeOperatorRole(database.db, operatorId(params.id), str(((body ?? {}) as Body).role)),
-          (email) => `${email} now has the role ${str(((body ?? {}) as Body).role)}.`,
-        ),
-      { access: "admin" },
-    )
-    .post(
-      "/settings/operators/:id/disable",
-      ({ params, principal }) =>
-        operatorChange(
-          async () => {
-            if (principal?.kind === "session" && principal.operatorId === params.id) {
-              throw new AppError(409, "self", "You cannot disable your own account.");
-            }
-            return setOperatorDisabled(database.db, operatorId(params.id), true);
-          },
-          (email) => `${email} is disabled and signed out.`,
-        ),
-      { access: "admin" },
-    )
-    .post(
-      "/settings/operators/:id/enable",
-      ({ params }) =>
-        operatorChange(
-          () => setOperatorDisabled(database.db, operatorId(params.id), false),
-          (email) => `${email} can sign in again.`,
-        ),
       { access: "admin" },
     );
 }

@@ -203,6 +203,8 @@ export async function saveMonitoringSettings(
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const EMAIL_MAX = 254;
+export { WEBHOOK_URL_MAX } from "./webhook";
 
 export interface NotificationInput {
   notification_email?: unknown;
@@ -222,7 +224,7 @@ export async function saveNotificationSettings(
 ): Promise<{ errors?: FieldErrors }> {
   const errors: FieldErrors = {};
   const emailRaw = typeof input.notification_email === "string" ? input.notification_email.trim() : "";
-  if (emailRaw && (!EMAIL.test(emailRaw) || emailRaw.length > 254)) {
+  if (emailRaw && (!EMAIL.test(emailRaw) || emailRaw.length > EMAIL_MAX)) {
     errors.notification_email = "Enter a valid email address, or leave the field blank.";
   }
   const current = (await load(sql)).notifications?.webhook_url ?? null;

@@ -89,6 +89,7 @@ export function isPublicAddress(address: string): boolean {
   return false;
 }
 
+export const WEBHOOK_URL_MAX = 2000;
 export const WEBHOOK_RULE = "Webhook URLs must use HTTPS and resolve only to public network addresses.";
 
 export type Resolver = (host: string) => Promise<string[]>;
@@ -109,7 +110,9 @@ export async function validateWebhookUrl(
   }
   if (url.protocol !== "https:") return { error: `The URL must start with https://. ${WEBHOOK_RULE}` };
   if (url.username || url.password) return { error: "Put credentials in a header, not in the URL." };
-  if (raw.length > 2000) return { error: "The URL is too long (at most 2000 characters)." };
+  if (raw.length > WEBHOOK_URL_MAX) {
+    return { error: `The URL is too long (at most ${WEBHOOK_URL_MAX} characters).` };
+  }
   const host = url.hostname.replace(/^\[|\]$/g, "");
   let addresses: string[];
   if (isIP(host)) addresses = [host];

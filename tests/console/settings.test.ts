@@ -160,6 +160,7 @@ describe("settings", () => {
     await loginPage.goto(`${app.url}/devices`);
     expect(new URL(loginPage.url()).pathname).toBe("/login");
     await login.close();
+    await app.token("viewer"); // a listed token, so both tables render rows at phone width
     await page.goto(`${app.url}/settings`);
     await screenshot(page, "console-settings");
     await page.setViewportSize(PHONE);

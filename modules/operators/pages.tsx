@@ -1,6 +1,6 @@
-import { CsrfField, FieldError } from "../components";
-import type { Flash } from "../flash";
-import { AuthLayout, FlashMessage } from "../layout";
+import { CsrfField, FieldError } from "../../ui/components";
+import type { Flash } from "../../ui/flash";
+import { AuthLayout, FlashMessage } from "../../ui/layout";
 
 export function LoginPage(props: {
   csrfToken: string;

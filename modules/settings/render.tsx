@@ -1,0 +1,32 @@
+import { htmlPage, pageContext } from "../../ui/page";
+import { listApiTokens, listOperators } from "../operators/service";
+import type { Principal } from "../platform/access";
+import type { AppContext } from "../platform/context";
+import { SettingsPage, type SettingsPageProps } from "./pages/settings";
+import { deviceSettings, settingsDefaults } from "./service";
+import { readConsoleSettings } from "./store";
+
+export type SettingsOverrides = Partial<SettingsPageProps>;
+
+/**
+ * Renders the whole Settings page with `overrides` on top (a form's errors and typed values, or a
+ * secret shown once): every settings form answers with it, so a refused form keeps the rest in view.
+ */
+export function settingsRenderer(ctx: Pick<AppContext, "config" | "database">) {
+  return async (
+    request: Request,
+    principal: Principal | undefined,
+    overrides: SettingsOverrides,
+    status = 200,
+  ) => {
+    const page = pageContext(request, principal, ctx.config.secretKey);
+    await deviceSettings(ctx.config); // primes the env defaults
+    const [consoleSettings, operators, tokens] = await Promise.all([
+      readConsoleSettings(ctx.database.sql, settingsDefaults(ctx.config)),
+      listOperators(ctx.database.db),
+      listApiTokens(ctx.database.db),
+    ]);
+    const props: SettingsPageProps = { console: consoleSettings, operators, tokens, ...overrides };
+    return htmlPage(page, <SettingsPage ctx={page} props={props} />, status);
+  };
+}
