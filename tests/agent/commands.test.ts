@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
+import pino from "pino";
 import { utils } from "ssh2";
 import { ApiError, parseCommandPayloadReply } from "../../agent/api-client.ts";
 import { executeCommands, hydrateCommandPayloads } from "../../agent/commands/executor.ts";
@@ -105,6 +106,23 @@ describe("command batch rules", () => {
       output: { name: "probe", version: 3, timed_out_after_commit: true },
     });
     expect(ctx.store.find("probe")?.meta.version).toBe(3);
+  });
+
+  test("a failed command is logged at warn, a successful one at info", async () => {
+    const lines: { level: number; msg: string; command_id: string }[] = [];
+    const capture = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const ctx = { ...context("log-levels"), logger: capture };
+    await executeCommands(
+      [
+        { command_id: "bad", type: "install_script", payload: "no front matter here" },
+        { command_id: "good", type: "list_scripts" },
+      ],
+      ctx,
+    );
+    expect(lines.map(({ level, msg, command_id }) => ({ level, msg, command_id }))).toEqual([
+      { level: 40, msg: "command failed", command_id: "bad" },
+      { level: 30, msg: "command executed", command_id: "good" },
+    ]);
   });
 
   test("prototype keys are not command types", async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../../modules/platform/config";
 import { createTestDatabase } from "../helpers/database";
-import { runOutpost } from "../helpers/process";
+import { runOutpost, startOutpostProcess } from "../helpers/process";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-config-"));
 
@@ -63,6 +63,7 @@ describe("configuration", () => {
       { LOG_LEVEL: "loud" },
       'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
     ],
+    [{ LOG_FORMAT: "fancy" }, 'LOG_FORMAT must be one of auto, json, pretty (got "fancy")'],
   ])("%p is refused with one clear line", (env, message) => {
     expect(() => loadConfig({ DATA_DIR: dataDir, ...env })).toThrow(new ConfigError(message));
   });
@@ -123,6 +124,30 @@ describe("configuration", () => {
     } finally {
       holder.stop(true);
     }
+  });
+
+  test("logs: readable lines with ISO UTC times when pretty, JSON lines when piped (auto)", async () => {
+    const env = { DATA_DIR: dataDir, LOG_LEVEL: "info", OUTPOST_ROLE: "web" };
+    const pretty = await startOutpostProcess({
+      ...env,
+      DATABASE_URL: (await createTestDatabase()).url,
+      LOG_FORMAT: "pretty",
+    });
+    expect(await pretty.interrupt()).toBe(0);
+    expect(pretty.output()).toMatch(
+      /^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] INFO: Outpost is listening$/m,
+    );
+    expect(pretty.output()).not.toContain('{"level"');
+    // stdout is a pipe here, so the default (auto) writes JSON lines.
+    const piped = await startOutpostProcess({ ...env, DATABASE_URL: (await createTestDatabase()).url });
+    expect(await piped.interrupt()).toBe(0);
+    const lines = piped
+      .output()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.msg)).toContain("Outpost is listening");
+    for (const line of lines) expect(line.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
   test("--help is available on every command", async () => {

@@ -176,8 +176,8 @@ export function ApiTokensSection({ ctx, props }: { ctx: PageContext; props: Acce
   return (
     <Card title="API tokens" id="api-tokens">
       <p class="muted">
-        Programs call the API with <code>Authorization: Bearer {"&lt;token&gt;"}</code>. A token has the rights
-        of its role. Only a hash is stored: the token is shown once, when it is created.
+        Programs call the API with <code>Authorization: Bearer {"&lt;token&gt;"}</code>. A token has the
+        rights of its role. Only a hash is stored: the token is shown once, when it is created.
       </p>
       {props.newToken ? (
         <OneTimeSecret
