@@ -48,10 +48,12 @@ export function validateScriptName(name: unknown): string {
 /**
  * Parse a script: it must open (after an optional BOM and blank lines) with `/*---`, carry YAML up to a
  * line `---*\/`, and the YAML must define `name`, optional `version` and `schema` (a JSON Schema object
- * that compiles). The schema is compiled here so broken schemas are refused at install time.
+ * that compiles). The schema is compiled here so broken schemas are refused at install time. The
+ * returned source has LF line endings whatever the input had.
  */
 export function parseScript(text: string): ParsedScript {
-  const source = text.replace(/^\uFEFF/, "");
+  // Browsers submit pasted text with CRLF; a stray CR would end up inside the YAML values.
+  const source = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
   const start = source.search(/\S/);
   if (start < 0 || !source.startsWith(OPEN, start)) {
     throw new ScriptFormatError(`script must start with a front-matter block comment "${OPEN}"`);

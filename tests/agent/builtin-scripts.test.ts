@@ -91,3 +91,15 @@ describe("built-in scripts", () => {
     expect(store.find("load")).toBeNull();
   });
 });
+
+describe("the example script in docs/agent.md", () => {
+  test("parses and reports schema-valid output on an agent with the default configuration", async () => {
+    const doc = fs.readFileSync(path.resolve(import.meta.dir, "../../docs/agent.md"), "utf8");
+    const example = /```js\n(\/\*---[\s\S]*?)```/.exec(doc)?.[1];
+    expect(example).toBeDefined();
+    const script = parseScript(example!.replaceAll("\n", "\r\n")); // as pasted into the console
+    const { report } = await runScript(script, runOptionsFromConfig(config, script.meta.name));
+    expect(report.error).toBeUndefined();
+    expect(report.output).toEqual({ running: expect.any(Number), total: expect.any(Number) });
+  });
+});

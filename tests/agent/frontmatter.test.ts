@@ -5,6 +5,17 @@ import { scriptText } from "./helpers.ts";
 const body = "function main() { return { ok: true }; }";
 
 describe("script front matter", () => {
+  test("CRLF line endings (a browser's pasted text) parse like LF, and the source comes back with LF", () => {
+    const text = scriptText("pasted", 2, body, "type: object\nproperties:\n  ok: { type: boolean }");
+    const parsed = parseScript(text.replaceAll("\n", "\r\n"));
+    expect(parsed.meta).toEqual({
+      name: "pasted",
+      version: 2,
+      schema: { type: "object", properties: { ok: { type: "boolean" } } },
+    });
+    expect(parsed.source).toBe(text);
+  });
+
   test("parses name, version and schema; source keeps the front matter as a comment", () => {
     const text = scriptText(
       "temps",
