@@ -51,7 +51,14 @@ export function buildApp(deps: AppDependencies) {
   const ctx: AppContext = { ...deps, access };
   return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
     .use(html({ autoDetect: false }))
-    .use(httpPlugin({ logger: deps.logger, renderErrorPage, mappers: [jsonApiErrorMapper] }))
+    .use(
+      httpPlugin({
+        logger: deps.logger,
+        renderErrorPage,
+        mappers: [jsonApiErrorMapper],
+        https: config.baseUrl.startsWith("https:"),
+      }),
+    )
     .use(healthRoutes(ctx))
     .use(operatorRoutes(ctx))
     .use(jobRoutes(ctx, JOB_CATALOG))

@@ -43,9 +43,24 @@ export function anonymousCsrf(request: Request, secretKey: string, secure: boole
   return { binding: `anon:${binding}`, token: csrfTokenFor(secretKey, `anon:${binding}`), cookie };
 }
 
-/** Only same-site relative paths may be redirect targets after sign-in. */
+const PLACEHOLDER_ORIGIN = "http://console.invalid";
+
+/**
+ * Only same-origin paths may be redirect targets after sign-in. The value is parsed as a URL against
+ * the console's origin and refused ("/") when it leaves it; control characters and backslashes are
+ * refused before parsing, because browsers drop or rewrite them (`/\t/evil.example` becomes
+ * `//evil.example`, a different host).
+ */
 export function safeNext(next: unknown): string {
-  return typeof next === "string" && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\")
-    ? next
-    : "/";
+  if (typeof next !== "string" || next.length > 2000 || !next.startsWith("/")) return "/";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused here
+  if (/[\u0000-\u001f\u007f\\]/.test(next)) return "/";
+  let url: URL;
+  try {
+    url = new URL(next, PLACEHOLDER_ORIGIN);
+  } catch {
+    return "/";
+  }
+  if (url.origin !== PLACEHOLDER_ORIGIN || url.pathname.startsWith("//")) return "/";
+  return `${url.pathname}${url.search}${url.hash}`;
 }

@@ -94,8 +94,9 @@ async function binaries(nativeDir: string | undefined, log: (m: string) => void)
     execFileSync("chmod", ["-R", "u=rwX,go=rX", staging]);
     rmSync(target, { recursive: true, force: true });
     renameSync(staging, target);
-    log(`copied PostgreSQL's binaries to ${target}: the postgres user cannot reach ${source}`);
+    log(`copied PostgreSQL's binaries to ${target}`);
   }
+  log(`running PostgreSQL from ${target}: the postgres user cannot reach ${source}`);
   return binariesIn(target);
 }
 

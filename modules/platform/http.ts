@@ -1,6 +1,8 @@
 import { Elysia } from "elysia";
 import { AppError, errorBody } from "./errors";
 import type { Logger } from "./logger";
+import { securityHeaders } from "./security-headers";
+import { checkUrlText, unstorableTextError, unstorableTextPath } from "./text-input";
 
 /** Paths answered with JSON errors; everything else is a browser page. */
 export function isApiPath(pathname: string): boolean {
@@ -55,8 +57,11 @@ export function httpPlugin(options: {
   logger: Logger;
   renderErrorPage: ErrorPageRenderer;
   mappers?: HttpErrorMapper[];
+  /** BASE_URL is https: add Strict-Transport-Security. */
+  https?: boolean;
 }) {
   const { logger, renderErrorPage, mappers = [] } = options;
+  const headersForAll = securityHeaders(options.https === true);
 
   function respond(error: AppError, request: Request): Response {
     for (const mapper of mappers) {
@@ -64,7 +69,11 @@ export function httpPlugin(options: {
       if (mapped) return mapped;
     }
     const requestId = requestIdOf(request);
-    const headers: Record<string, string> = { "x-request-id": requestId, ...(error.headers ?? {}) };
+    const headers: Record<string, string> = {
+      ...headersForAll,
+      "x-request-id": requestId,
+      ...(error.headers ?? {}),
+    };
     const { pathname, search } = new URL(request.url);
     if (isApiPath(pathname)) return Response.json(errorBody(error), { status: error.status, headers });
     if (error.status === 401) {
@@ -88,7 +97,14 @@ export function httpPlugin(options: {
       const given = request.headers.get("x-request-id");
       const id = given && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID();
       requestIds.set(request, id);
+      Object.assign(set.headers, headersForAll);
       set.headers["x-request-id"] = id;
+      checkUrlText(new URL(request.url));
+    })
+    .onTransform({ as: "global" }, ({ body }) => {
+      // Bodies parsed by Elysia (forms, JSON) and by readJsonBody alike; a BodyError is raised later.
+      const field = unstorableTextPath(body);
+      if (field) throw unstorableTextError(field);
     })
     .onAfterResponse({ as: "global" }, ({ request, set }) => {
       logger.debug(
@@ -118,6 +134,18 @@ export function httpPlugin(options: {
       const status = (error as { status?: number }).status;
       if (status === 413)
         return respond(new AppError(413, "payload_too_large", "The request body is too large"), request);
+      const sqlState = databaseErrorCode(error);
+      if (sqlState?.startsWith("22") || sqlState === "54000") {
+        // A value PostgreSQL cannot take (out of range, too long for an index): the input's fault.
+        logger.warn(
+          { err: error, requestId: requestIdOf(request), sqlState },
+          "input refused by the database",
+        );
+        return respond(
+          new AppError(400, "invalid_request", "A value in the request cannot be stored"),
+          request,
+        );
+      }
       logger.error({ err: error, requestId: requestIdOf(request), url: request.url }, "unhandled error");
       return respond(
         new AppError(
@@ -128,4 +156,16 @@ export function httpPlugin(options: {
         request,
       );
     });
+}
+
+/** The SQLSTATE of a PostgreSQL error, also when drizzle wraps it. */
+function databaseErrorCode(error: unknown): string | undefined {
+  for (
+    let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0;
+    e && i < 3;
+    e = e.cause as typeof e, i++
+  ) {
+    if (typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  }
+  return undefined;
 }

@@ -6,6 +6,21 @@ export type Logger = pino.Logger;
 export const LOG_FORMATS = ["auto", "json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
+/** Secrets a URL may carry in its query: the device API's `api_key` (the spec's transport), tickets, tokens. */
+const SECRET_QUERY = /([?&](?:api_key|token|access_token|ticket|password|secret|key)=)[^&#\s"']*/gi;
+
+/** The one redaction rule for text in log lines: secret query parameters become `[redacted]`. */
+export function redactSecrets(text: string): string {
+  return text.replace(SECRET_QUERY, "$1[redacted]");
+}
+
+function scrub(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return redactSecrets(value);
+  if (depth > 3 || typeof value !== "object" || value === null || value instanceof Error) return value;
+  if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, depth + 1)]));
+}
+
 /**
  * Logs on stdout with secrets redacted wherever they might appear: JSON lines for machines, or
  * readable coloured lines for a person (`pretty`, or `auto` when stdout is a terminal). Times are
@@ -15,11 +30,25 @@ export function createLogger(
   level: string,
   bindings: Record<string, unknown> = {},
   format: LogFormat = "json",
+  destination?: pino.DestinationStream,
 ): Logger {
   const options: pino.LoggerOptions = {
     level,
     base: { service: "outpost", ...bindings },
     timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { log: (object) => scrub(object) as Record<string, unknown> },
+    hooks: {
+      logMethod(args, method) {
+        const scrubbed = args.map((arg) => (typeof arg === "string" ? redactSecrets(arg) : arg));
+        method.apply(this, scrubbed as Parameters<typeof method>);
+      },
+    },
+    serializers: {
+      err: (error: unknown) => {
+        const serialized = pino.stdSerializers.err(error as Error);
+        return serialized ? (scrub({ ...serialized }) as typeof serialized) : serialized;
+      },
+    },
     redact: {
       paths: [
         "password",
@@ -30,11 +59,21 @@ export function createLogger(
         "*.api_key",
         "authorization",
         "*.authorization",
+        "proxy-authorization",
+        "*.proxy-authorization",
+        "*.headers.authorization",
+        "*.headers.proxy-authorization",
+        "*.headers.cookie",
+        "cookie",
+        "*.cookie",
+        "secret",
+        "*.secret",
       ],
       censor: "[redacted]",
     },
   };
   const pretty = format === "pretty" || (format === "auto" && process.stdout.isTTY === true);
+  if (destination) return pino(options, destination);
   if (!pretty) return pino(options);
   return pino(
     options,

@@ -1,0 +1,59 @@
+import { AppError } from "./errors";
+
+/**
+ * One rule for every text that reaches the database: PostgreSQL cannot store NUL (`\u0000`) in text or
+ * jsonb, nor a lone UTF-16 surrogate (`\ud800`), and used to answer such input with a 500. Requests
+ * carrying either — in a path segment, a query parameter, a form field or anywhere in a JSON body (keys
+ * included) — are refused at the edge with 400 `invalid_text`, naming the field; nothing is stored.
+ */
+export function isStorableText(text: string): boolean {
+  return !text.includes("\u0000") && text.isWellFormed();
+}
+
+/** The path (`metadata.site`, `items[2]`) of the first string in `value` that cannot be stored. */
+export function unstorableTextPath(value: unknown, path = "", depth = 0): string | undefined {
+  if (typeof value === "string") return isStorableText(value) ? undefined : path || "(body)";
+  if (typeof value !== "object" || value === null || depth > 64) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unstorableTextPath(value[i], `${path}[${i}]`, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (value instanceof Blob) return undefined; // uploaded files are checked by their feature
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (!isStorableText(key)) return path || "(body)";
+    const found = unstorableTextPath(item, at, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+export function unstorableTextError(field: string): AppError {
+  return new AppError(
+    400,
+    "invalid_text",
+    `${field} contains a NUL character or invalid Unicode (a lone surrogate), which cannot be stored`,
+    { field },
+  );
+}
+
+/** Path segments and query parameters, percent-decoded, as the router and handlers will see them. */
+export function checkUrlText(url: URL): void {
+  for (const segment of url.pathname.split("/")) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      throw new AppError(400, "invalid_request", "The address contains a malformed percent-encoding", {
+        field: "path",
+      });
+    }
+    if (!isStorableText(decoded)) throw unstorableTextError("path");
+  }
+  for (const [name, value] of url.searchParams) {
+    if (!isStorableText(name) || !isStorableText(value)) throw unstorableTextError(name);
+  }
+}
