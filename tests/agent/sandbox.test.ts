@@ -167,6 +167,24 @@ describe("builtins enforce their policies", () => {
     expect(r.error).toEqual({ type: "io", message: "read_file: path is not allowlisted: /etc/shadow" });
   });
 
+  test("an exact-file entry admits that file only, not a longer name that starts with it", async () => {
+    const allowed = path.join(tmp.dir, "allowed.txt");
+    fs.writeFileSync(`${allowed}.bak`, "backup");
+    fs.mkdirSync(`${allowed}.d`, { recursive: true });
+    fs.writeFileSync(path.join(`${allowed}.d`, "x"), "x");
+    const r = await run(`function main() {
+      const tries = [${JSON.stringify(`${allowed}.bak`)}, ${JSON.stringify(path.join(`${allowed}.d`, "x"))}];
+      return { refused: tries.map((p) => { try { read_file(p); return "read"; } catch (e) { return e.message; } }), ok: read_file(${JSON.stringify(allowed)}) };
+    }`);
+    expect(r.output).toEqual({
+      refused: [
+        `read_file: path is not allowlisted: ${allowed}.bak`,
+        `read_file: path is not allowlisted: ${path.join(`${allowed}.d`, "x")}`,
+      ],
+      ok: "hello",
+    });
+  });
+
   test("read_file: traversal, relative paths, symlink escape, size cap and state dir are refused", async () => {
     const pub = path.join(tmp.dir, "pub");
     const r = await run(`function main() {

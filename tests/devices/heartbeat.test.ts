@@ -111,6 +111,10 @@ describe("heartbeat", () => {
     const [row] = await sql<{ heartbeat_window_count: number }[]>`
       select heartbeat_window_count from devices where id = ${device.id}`;
     expect(row!.heartbeat_window_count).toBe(0);
+    // The spec's order puts approval before the key: a wrong key is still "not approved", not 401.
+    const wrongKey = await app.fetch(heartbeatUrl(device.id, "not-its-key"), json(sampleHeartbeat()));
+    expect(wrongKey.status).toBe(403);
+    expect((await errorOf(wrongKey)).code).toBe("device_not_approved");
   });
 
   test("an approved device that never fetched its token gets 401 missing_api_key", async () => {

@@ -291,6 +291,25 @@ describe("setup codes", () => {
         headers: { ...(init.headers as Record<string, string>), cookie },
       });
     }
+    // Without the form's CSRF token (or with another browser's), setup is refused and creates nobody.
+    const page = await fresh.fetch("/setup");
+    const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
+    for (const csrf of [undefined, csrfTokenFor(fresh.config.secretKey, "anon:someone-else")]) {
+      const fields: Record<string, string> = {
+        code: second!,
+        email: "first@example.test",
+        password: "a long enough password",
+      };
+      if (csrf) fields._csrf = csrf;
+      const init = form(fields);
+      const forged = await fresh.fetch("/setup", {
+        ...init,
+        headers: { ...(init.headers as Record<string, string>), cookie },
+      });
+      expect(forged.status).toBe(403);
+      expect(await fresh.database.db.$count(operators)).toBe(0);
+    }
+
     const stale = await submitSetup(first!);
     expect(stale.status).not.toBe(303);
     expect(await stale.text()).toContain("The setup code is not valid");

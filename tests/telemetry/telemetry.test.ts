@@ -3,6 +3,7 @@ import telemetryPartitionsJob from "../../jobs/telemetry-partitions";
 import telemetryRetentionJob from "../../jobs/telemetry-retention";
 import { createLogger } from "../../modules/platform/logger";
 import {
+  dropExpiredTelemetry,
   ensureTelemetryPartitions,
   getTelemetryEvent,
   latestTelemetry,
@@ -64,6 +65,21 @@ describe("telemetry storage", () => {
     expect(await getTelemetryEvent(sql, strayId)).toBeUndefined();
     expect((await getTelemetryEvent(sql, recentId))!.payload).toEqual({ recent: true });
   });
+});
+
+test("retention keeps the day exactly at the retention period and drops the day before it", async () => {
+  const now = new Date();
+  const deviceId = crypto.randomUUID();
+  await sql`select telemetry_ensure_partitions(${day(-31)}::date, ${day(-30)}::date)`;
+  const midday = (offset: number) => new Date(`${day(offset)}T12:00:00Z`);
+  const lastKept = await recordTelemetry(sql, deviceId, { age: 30 }, midday(-30));
+  const firstDropped = await recordTelemetry(sql, deviceId, { age: 31 }, midday(-31));
+  await dropExpiredTelemetry(sql, 30, now);
+  const partitions = await listTelemetryPartitions(sql);
+  expect(partitions).toContain(day(-30));
+  expect(partitions).not.toContain(day(-31));
+  expect((await getTelemetryEvent(sql, lastKept))!.payload).toEqual({ age: 30 });
+  expect(await getTelemetryEvent(sql, firstDropped)).toBeUndefined();
 });
 
 describe("telemetry reads", () => {
