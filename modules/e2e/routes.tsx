@@ -17,7 +17,10 @@ import { deleteRuns } from "./retention";
 import { authenticateRunner, PROTOCOL_HEADER, RUNNER_HEADER } from "./runner-auth";
 import { getRun, listResults, listRuns, listSuites } from "./runs";
 
-/** Create and results bodies are small: 500 journey ids or 1000 results with clipped texts. */
+/**
+ * Create bodies hold at most 500 journey ids and 16 KiB of metadata; results bodies 1000 results whose
+ * texts are clipped to 2000 characters only after parsing, hence the room.
+ */
 const BODY_MAX_BYTES = 8 * 1024 * 1024;
 const parseJson = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX_BYTES);
 

@@ -618,6 +618,23 @@ describe("results", () => {
     await api.request("POST", `/e2e/runs/${runId}/cancel`);
   });
 
+  test("a body over 8 MiB → 413 payload_too_large; invalid JSON stays invalid_request", async () => {
+    const runId = await freshRun();
+    const huge = JSON.stringify({
+      results: [{ journey_id: "dashboard", status: "failed", failure_reason: "x".repeat(8 * 1024 * 1024) }],
+    });
+    const tooLarge = await api.request("POST", `/e2e/runs/${runId}/results`, huge);
+    expect(tooLarge.status).toBe(413);
+    expect(((await tooLarge.json()) as any).error).toMatchObject({
+      code: "payload_too_large",
+      details: { max_bytes: 8 * 1024 * 1024 },
+    });
+    const broken = await api.request("POST", `/e2e/runs/${runId}/results`, "{results:");
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as any).error.code).toBe("invalid_request");
+    await api.request("POST", `/e2e/runs/${runId}/cancel`);
+  });
+
   test("lifecycle: running sets started_at, final sets finished_at; aggregation and lock release", async () => {
     const runId = await freshRun();
     let submitted = await api.submit(runId, [{ journey_id: "dashboard", status: "running" }]);
