@@ -1,5 +1,5 @@
 import { e2eConfigFor } from "../modules/e2e/config";
-import { cancelStaleRuns } from "../modules/e2e/service";
+import { cancelStaleRuns } from "../modules/e2e/retention";
 import { defineJob } from "../modules/jobs/task";
 
 export default defineJob({

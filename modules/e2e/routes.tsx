@@ -1,73 +1,34 @@
 import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../ui/flash";
 import { htmlPage, pageContext } from "../../ui/page";
-import { E2EDetail, E2EDisabledPage, E2EPage, type E2EPageData, E2ERunsTable } from "../../ui/pages/e2e";
-import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
+import { BodyError, jsonBody, readJsonBody } from "../platform/json-body";
 import { type E2EConfig, e2eConfigFor } from "./config";
-import { journeyDescription } from "./journeys";
-import { RUN_STATUSES } from "./schema";
-import {
-  authenticateRunner,
-  cancelRun,
-  createRun,
-  deleteRuns,
-  findRun,
-  getRun,
-  listResultRows,
-  listResults,
-  listRuns,
-  listRunsPage,
-  listSuites,
-  PAGE_SORTS,
-  type PageSort,
-  PROTOCOL_HEADER,
-  parseJourneyLog,
-  RUNNER_HEADER,
-  type RunFilters,
-  readLog,
-  storeLog,
-  submitResults,
-} from "./service";
+import { createRun } from "./create";
+import { readLog, storeLog } from "./logs";
+import { parseResultsBody, parseRunFilters } from "./model";
+import { E2EDisabledPage, E2EPage } from "./pages/page";
+import { E2EDetail } from "./pages/run-detail";
+import { E2ERunsTable } from "./pages/runs-table";
+import { parsePageQuery, runsPageData } from "./queries";
+import { cancelRun, submitResults } from "./results";
+import { deleteRuns } from "./retention";
+import { authenticateRunner, PROTOCOL_HEADER, RUNNER_HEADER } from "./runner-auth";
+import { getRun, listResults, listRuns, listSuites } from "./runs";
 
-const PER_PAGE = 25;
+/**
+ * Create bodies hold at most 500 journey ids and 16 KiB of metadata; results bodies 1000 results whose
+ * texts are clipped to 2000 characters only after parsing, hence the room.
+ */
+const BODY_MAX_BYTES = 8 * 1024 * 1024;
+const parseJson = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX_BYTES);
 
-async function jsonBody(request: Request): Promise<unknown> {
-  const text = await request.text();
-  if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
+/** The parsed body; unparsable JSON is the spec's invalid_request here, like any other bad body. */
+function e2eJsonBody(body: unknown): unknown {
+  if (body instanceof BodyError && body.error.code === "invalid_json")
     throw new AppError(400, "invalid_request", "The request body is not valid JSON.", { field: null });
-  }
-}
-
-const FILTER_LIMITS = { status: 50, suite_id: 200, environment_label: 200, trigger_source: 50 } as const;
-
-/** GET /e2e/runs query: optional string filters and `limit` (an integer 1–500, default 50). */
-export function parseRunFilters(params: URLSearchParams): RunFilters {
-  const filters: RunFilters = {};
-  for (const [field, max] of Object.entries(FILTER_LIMITS) as [keyof typeof FILTER_LIMITS, number][]) {
-    const values = params.getAll(field);
-    if (values.length === 0) continue;
-    if (values.length > 1 || values[0]!.length > max) {
-      throw new AppError(400, "invalid_request", `${field} must be one value of at most ${max} characters.`, {
-        field,
-      });
-    }
-    filters[field] = values[0]!;
-  }
-  const limits = params.getAll("limit");
-  if (limits.length > 0) {
-    const limit = limits.length === 1 && /^\d{1,3}$/.test(limits[0]!.trim()) ? Number(limits[0]) : Number.NaN;
-    if (!(limit >= 1 && limit <= 500))
-      throw new AppError(400, "invalid_request", "limit must be an integer from 1 to 500.", {
-        field: "limit",
-      });
-    filters.limit = limit;
-  }
-  return filters;
+  return jsonBody(body);
 }
 
 /** The E2E API (/e2e/…, runner credentials) and the operators' runs page (/e2e). */
@@ -108,10 +69,10 @@ export function e2eRoutes(ctx: AppContext) {
     )
     .post(
       "/e2e/runs",
-      async ({ request, set }) => {
+      async ({ request, body, set }) => {
         const { e2e, runnerId } = runner(request);
         const outcome = await createRun(database, e2e, logger, {
-          body: await jsonBody(request),
+          body: e2eJsonBody(body),
           protocolHeader: request.headers.get(PROTOCOL_HEADER),
           runnerId,
         });
@@ -123,7 +84,7 @@ export function e2eRoutes(ctx: AppContext) {
         }
         return { data: outcome.run };
       },
-      { access: "e2e", parse: "none" },
+      { access: "e2e", parse: parseJson },
     )
     .get(
       "/e2e/runs/:runId",
@@ -152,14 +113,14 @@ export function e2eRoutes(ctx: AppContext) {
     )
     .post(
       "/e2e/runs/:runId/results",
-      async ({ request, params, set }) => {
+      async ({ request, params, body, set }) => {
         runner(request);
-        const body = await jsonBody(request);
-        const data = await submitResults(database, logger, params.runId, body);
+        const results = parseResultsBody(e2eJsonBody(body));
+        const data = await submitResults(database, logger, params.runId, results);
         set.status = 202;
         return { data };
       },
-      { access: "e2e", parse: "none" },
+      { access: "e2e", parse: parseJson },
     )
     .get(
       "/e2e/runs/:runId/results/:journeyId/log",
@@ -195,89 +156,6 @@ export function e2eRoutes(ctx: AppContext) {
       { access: "e2e", parse: "none" },
     );
 
-  /** The runs page query, read leniently in the handler (after enablement): bad values fall back to defaults. */
-  function parsePageQuery(params: URLSearchParams) {
-    const text = (name: string, max: number) => {
-      const value = params.get(name);
-      return value === null || value.length > max ? undefined : value;
-    };
-    const page = Number(text("page", 6) ?? "1");
-    const fragment = text("fragment", 10);
-    return {
-      status: text("status", 50),
-      suite: text("suite", 200),
-      environment: text("environment", 200),
-      trigger: text("trigger", 50),
-      q: text("q", 200),
-      sort: text("sort", 50),
-      dir: text("dir", 4),
-      page: Number.isInteger(page) && page >= 1 ? page : 1,
-      run: text("run", 100),
-      journey: text("journey", 200),
-      fragment: fragment === "runs" || fragment === "detail" ? fragment : undefined,
-    };
-  }
-  type PageQuery = ReturnType<typeof parsePageQuery>;
-
-  async function pageData(query: PageQuery, principal: Principal | undefined): Promise<E2EPageData> {
-    const e2eConfig = e2e!;
-    const filters = {
-      status: (RUN_STATUSES as readonly string[]).includes(query.status ?? "") ? query.status : undefined,
-      suite: query.suite || undefined,
-      environment: query.environment || undefined,
-      trigger: query.trigger === "manual" || query.trigger === "ci" ? query.trigger : undefined,
-      q: query.q?.trim() || undefined,
-      sort: ((PAGE_SORTS as readonly string[]).includes(query.sort ?? "")
-        ? query.sort
-        : "started_at") as PageSort,
-      dir: (query.dir === "asc" ? "asc" : "desc") as "asc" | "desc",
-      page: query.page ?? 1,
-      perPage: PER_PAGE,
-    };
-    const { rows, total } = await listRunsPage(database, filters);
-    let detail: E2EPageData["detail"];
-    if (query.run) {
-      const run = await findRun(database, query.run);
-      if (run) {
-        const results = await listResultRows(database, run.id);
-        let log: Extract<NonNullable<E2EPageData["detail"]>, { run: unknown }>["log"];
-        const journey = query.journey && results.find((r) => r.journey_id === query.journey);
-        if (journey) {
-          try {
-            const { content } = await readLog(database, run.id, journey.journey_id);
-            log = {
-              journeyId: journey.journey_id,
-              lines: parseJourneyLog(content.slice(0, 200_000)),
-              truncated: content.length > 200_000,
-            };
-          } catch (error) {
-            if (!(error instanceof AppError)) throw error;
-            log = { journeyId: journey.journey_id, lines: [], error: error.message };
-          }
-        }
-        detail = {
-          run,
-          results: results.map((r) => ({
-            ...r,
-            description: journeyDescription(e2eConfig.journeysDir, r.journey_id),
-          })),
-          log,
-        };
-      } else {
-        detail = { missing: query.run };
-      }
-    }
-    return {
-      filters,
-      rows,
-      total,
-      suites: [...e2eConfig.suites.keys()].sort(),
-      environments: [...e2eConfig.environments.keys()].sort(),
-      canDelete: principal?.role === "admin",
-      detail,
-    };
-  }
-
   const ui = new Elysia({ name: "e2e-ui" })
     .use(access)
     .get(
@@ -286,7 +164,7 @@ export function e2eRoutes(ctx: AppContext) {
         const page = pageContext(request, principal, config.secretKey);
         if (!e2e) return htmlPage(page, <E2EDisabledPage ctx={page} />, 404);
         const query = parsePageQuery(new URL(request.url).searchParams);
-        const data = await pageData(query, principal);
+        const data = await runsPageData(database, e2e, query, principal?.role === "admin");
         if (query.fragment === "runs")
           return htmlPage({ flash: undefined }, <E2ERunsTable data={data} csrfToken={page.csrfToken} />);
         if (query.fragment === "detail") return htmlPage({ flash: undefined }, <E2EDetail data={data} />);

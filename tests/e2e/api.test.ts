@@ -190,29 +190,41 @@ describe("POST /e2e/runs validation, in the documented order", () => {
   const valid = { suite_id: "smoke", environment_label: "plain", trigger_source: "ci" };
 
   test("body shape: legacy and unknown properties, required fields, trigger_source, types → 400 naming the field", async () => {
-    const cases: [unknown, string][] = [
+    // Legacy fields and the environment come before the protocol header: 400 even without one.
+    const beforeProtocol: [unknown, string][] = [
       [{ ...valid, client_version: "1.0.0" }, "client_version"],
       [{ ...valid, server_version: "1.0.0" }, "server_version"],
+      [{ suite_id: "smoke", trigger_source: "ci" }, "environment_label"],
+      [{ ...valid, environment_label: 7 }, "environment_label"],
+      // Legacy fields come first even with other problems.
+      [{ client_version: "1", colour: "x" }, "client_version"],
+    ];
+    // The rest of the shape is checked after the protocol header, so these carry a supported one.
+    const afterProtocol: [unknown, string][] = [
       [{ ...valid, colour: "blue" }, "colour"],
       [{ environment_label: "plain", trigger_source: "ci" }, "suite_id"],
-      [{ suite_id: "smoke", trigger_source: "ci" }, "environment_label"],
       [{ suite_id: "smoke", environment_label: "plain" }, "trigger_source"],
       [{ ...valid, trigger_source: "nightly" }, "trigger_source"],
       [{ ...valid, suite_id: 7 }, "suite_id"],
+      [{ ...valid, suite_id: "   " }, "suite_id"],
       [{ ...valid, journey_ids: "dashboard" }, "journey_ids"],
       [{ ...valid, journey_ids: [1] }, "journey_ids"],
       [{ ...valid, idempotency_key: 5 }, "idempotency_key"],
       [{ ...valid, metadata: ["x"] }, "metadata"],
-      // Legacy fields come first even with other problems, and the protocol header is checked later.
-      [{ client_version: "1", colour: "x" }, "client_version"],
+      [{ ...valid, metadata: { blob: "x".repeat(17 * 1024) } }, "metadata"],
     ];
-    for (const [body, field] of cases) {
+    const cases = [
+      ...beforeProtocol.map(([body, field]) => [body, field, ""] as const),
+      ...afterProtocol.map(([body, field]) => [body, field, "1"] as const),
+    ];
+    for (const [body, field, protocol] of cases) {
       const { response, json } = await api.create(body as Record<string, unknown>, {
-        "x-e2e-protocol-version": "",
+        "x-e2e-protocol-version": protocol,
       });
-      expect(response.status).toBe(400);
+      expect(`${JSON.stringify(body).slice(0, 80)} → ${response.status} ${json.error?.details?.field}`).toBe(
+        `${JSON.stringify(body).slice(0, 80)} → 400 ${field}`,
+      );
       expect(json.error.code).toBe("invalid_request");
-      expect(json.error.details.field).toBe(field);
       expect(json.error.message).toContain(field);
     }
     const multi = await api.create({ client_version: "1", colour: "x" });
@@ -230,6 +242,17 @@ describe("POST /e2e/runs validation, in the documented order", () => {
       const response = await api.request("POST", "/e2e/runs", raw);
       expect(response.status).toBe(400);
       expect(((await response.json()) as any).error.code).toBe("invalid_request");
+    }
+  });
+
+  test("an unsupported protocol version wins over the body's shape: missing suite_id with version 9 → 422 protocol_mismatch", async () => {
+    for (const body of [
+      { environment_label: "plain", trigger_source: "ci" },
+      { ...valid, colour: "blue", trigger_source: "nightly" },
+    ]) {
+      const { response, json } = await api.create(body, { "x-e2e-protocol-version": "9" });
+      expect(response.status).toBe(422);
+      expect(json.error.code).toBe("protocol_mismatch");
     }
   });
 
@@ -592,6 +615,23 @@ describe("results", () => {
     // Nothing was written by the rejected requests.
     const results = await api.get(`/e2e/runs/${runId}/results`);
     expect(results.json.data.every((r: any) => r.status === "queued")).toBe(true);
+    await api.request("POST", `/e2e/runs/${runId}/cancel`);
+  });
+
+  test("a body over 8 MiB → 413 payload_too_large; invalid JSON stays invalid_request", async () => {
+    const runId = await freshRun();
+    const huge = JSON.stringify({
+      results: [{ journey_id: "dashboard", status: "failed", failure_reason: "x".repeat(8 * 1024 * 1024) }],
+    });
+    const tooLarge = await api.request("POST", `/e2e/runs/${runId}/results`, huge);
+    expect(tooLarge.status).toBe(413);
+    expect(((await tooLarge.json()) as any).error).toMatchObject({
+      code: "payload_too_large",
+      details: { max_bytes: 8 * 1024 * 1024 },
+    });
+    const broken = await api.request("POST", `/e2e/runs/${runId}/results`, "{results:");
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as any).error.code).toBe("invalid_request");
     await api.request("POST", `/e2e/runs/${runId}/cancel`);
   });
 

@@ -49,7 +49,7 @@ describe("retention job", () => {
 
     // Count: with max_runs 2, the oldest finished run goes.
     const { loadE2EConfig } = await import("../../modules/e2e/config");
-    const { pruneRetention } = await import("../../modules/e2e/service");
+    const { pruneRetention } = await import("../../modules/e2e/retention");
     const config = loadE2EConfig(fixture.configFile);
     let outcome = await pruneRetention(app.database, {
       ...config,
@@ -97,7 +97,7 @@ describe("stale run job", () => {
 
 describe("deleting runs", () => {
   test("deleting an active run (admin bulk delete) releases its environment lock", async () => {
-    const { deleteRuns } = await import("../../modules/e2e/service");
+    const { deleteRuns } = await import("../../modules/e2e/retention");
     const active = (await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" }))
       .json.data.id;
     expect(

@@ -108,9 +108,10 @@ describe("the repo's runtime suite", () => {
       }
       expect(approveSteps).toBeGreaterThan(0);
     }
-    // runtime_cleanup removed the runtime devices; only the smoke suite's registered (pending) device stays.
+    // Every journey deletes the device it registered (runtime_cleanup): the fleet keeps no test device,
+    // not even the smoke suite's pending one.
     const left = await database.sql`select product_name, approval_status from devices`;
-    expect(left.map((d) => [d.product_name, d.approval_status])).toEqual([["E2E Device", "pending"]]);
+    expect(left.map((d) => [d.product_name, d.approval_status])).toEqual([]);
     expect(await server.interrupt()).toBe(0);
     rmSync(logDir, { recursive: true, force: true });
     rmSync(dataDir, { recursive: true, force: true });

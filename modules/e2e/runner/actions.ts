@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import os from "node:os";
+import { isUuid } from "../../platform/json-body";
 import { ActionError, type ActionHttp, assert } from "./http";
 
 /** What one journey's steps share: the device they drive and its credentials. */
@@ -26,7 +27,6 @@ export interface RunnerAction {
   run(ctx: ActionContext): Promise<void>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const JSONAPI = "application/vnd.api+json";
 const POLL_BUDGET_MS = 5000;
 
@@ -73,12 +73,7 @@ async function register(ctx: ActionContext, productName: string) {
     expect: [201],
   });
   const id = response.json?.data?.id;
-  assert(
-    typeof id === "string" && UUID.test(id),
-    "registration answered without a device UUID in data.id",
-    "uuid",
-    id,
-  );
+  assert(isUuid(id), "registration answered without a device UUID in data.id", "uuid", id);
   ctx.state.deviceId = id;
   if (typeof response.json.data.api_token === "string") ctx.state.apiToken = response.json.data.api_token;
   ctx.data.device_id = id;

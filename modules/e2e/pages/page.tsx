@@ -1,0 +1,81 @@
+import { EmptyState, PageHead } from "../../../ui/components";
+import { Layout, type PageContext } from "../../../ui/layout";
+import { RUN_STATUSES } from "../schema";
+import type { E2EPageData } from "./common";
+import { E2EDetail } from "./run-detail";
+import { E2ERunsTable } from "./runs-table";
+
+function Select(props: { name: string; label: string; value: string | undefined; options: string[] }) {
+  return (
+    <label>
+      <span safe>{props.label}</span>
+      <select name={props.name}>
+        <option value="">All</option>
+        {props.options.map((option) => (
+          <option value={option} selected={option === props.value} safe>
+            {option}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+export function E2EPage({ ctx, data }: { ctx: PageContext; data: E2EPageData }) {
+  const { filters } = data;
+  return (
+    <Layout ctx={ctx} title="E2E runs">
+      <PageHead
+        title="E2E runs"
+        subtitle="Test runs created through the E2E API. The list refreshes every 5 seconds."
+      />
+      <form class="card inline-form filters" method="get" action="/e2e">
+        <Select name="status" label="Status" value={filters.status} options={[...RUN_STATUSES]} />
+        <Select name="suite" label="Suite" value={filters.suite} options={data.suites} />
+        <Select
+          name="environment"
+          label="Environment"
+          value={filters.environment}
+          options={data.environments}
+        />
+        <Select name="trigger" label="Trigger" value={filters.trigger} options={["manual", "ci"]} />
+        <label>
+          Search
+          <input
+            type="search"
+            name="q"
+            value={filters.q ?? ""}
+            placeholder="run id, suite, runner, journey…"
+          />
+        </label>
+        <button class="btn primary" type="submit">
+          Apply
+        </button>
+        {filters.status || filters.suite || filters.environment || filters.trigger || filters.q ? (
+          <a class="btn" href="/e2e">
+            Clear
+          </a>
+        ) : (
+          ""
+        )}
+      </form>
+      <div class="stack">
+        {data.detail ? <E2EDetail data={data} /> : ""}
+        <E2ERunsTable data={data} csrfToken={ctx.csrfToken} />
+      </div>
+    </Layout>
+  );
+}
+
+export function E2EDisabledPage({ ctx }: { ctx: PageContext }) {
+  return (
+    <Layout ctx={ctx} title="E2E runs">
+      <PageHead title="E2E runs" />
+      <EmptyState
+        icon="e2e"
+        title="E2E runs are turned off"
+        text="This server does not accept E2E runs. Set E2E_ENABLED=true and E2E_CONFIG to the E2E configuration file, then restart Outpost."
+      />
+    </Layout>
+  );
+}

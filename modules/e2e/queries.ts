@@ -1,0 +1,165 @@
+import type { Database } from "../platform/database";
+import { AppError } from "../platform/errors";
+import type { E2EConfig } from "./config";
+import { journeyDescription } from "./journeys";
+import { parseJourneyLog, readLog } from "./logs";
+import { type RunRow, runRow } from "./model";
+import type { E2EPageData } from "./pages/common";
+import { findRun, listResultRows, RUN_COLUMNS } from "./runs";
+import { RUN_STATUSES } from "./schema";
+
+const PER_PAGE = 25;
+
+export const PAGE_SORTS = [
+  "started_at",
+  "finished_at",
+  "suite_id",
+  "environment_label",
+  "status",
+  "trigger_source",
+] as const;
+export type PageSort = (typeof PAGE_SORTS)[number];
+
+export interface RunsPageQuery {
+  status?: string;
+  suite?: string;
+  environment?: string;
+  trigger?: string;
+  q?: string;
+  sort: PageSort;
+  dir: "asc" | "desc";
+  page: number;
+  perPage: number;
+}
+
+export interface RunsPageRow extends RunRow {
+  journeys_total: number;
+  journeys_passed: number;
+  journeys_failed: number;
+}
+
+/** Runs for the operators' page: filters, search (id, suite, environment, runner, status), sort, pages. */
+export async function listRunsPage(
+  database: Database,
+  query: RunsPageQuery,
+): Promise<{ rows: RunsPageRow[]; total: number }> {
+  const sort = (PAGE_SORTS as readonly string[]).includes(query.sort) ? query.sort : "started_at";
+  const dir = query.dir === "asc" ? "asc" : "desc";
+  const search = query.q?.trim() ? `%${query.q.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+  const where = `($1::text is null or r.status = $1) and ($2::text is null or r.suite_id = $2)
+    and ($3::text is null or r.environment_label = $3) and ($4::text is null or r.trigger_source = $4)
+    and ($5::text is null or r.id::text ilike $5 or r.suite_id ilike $5 or r.environment_label ilike $5
+      or r.runner_id ilike $5 or r.status ilike $5 or array_to_string(r.journey_ids, ' ') ilike $5)`;
+  const params = [
+    query.status || null,
+    query.suite || null,
+    query.environment || null,
+    query.trigger || null,
+    search,
+  ];
+  const offset = (Math.max(query.page, 1) - 1) * query.perPage;
+  const [rows, counted] = await Promise.all([
+    database.sql.unsafe<RunsPageRow[]>(
+      `select ${RUN_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1r.$2")},
+         (select count(*)::int from e2e_run_results x where x.run_id = r.id) as journeys_total,
+         (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'passed') as journeys_passed,
+         (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'failed') as journeys_failed
+       from e2e_runs r where ${where}
+       order by r.${sort} ${dir} nulls last, r.id ${dir} limit ${query.perPage} offset ${offset}`,
+      params,
+    ),
+    database.sql.unsafe<{ total: number }[]>(
+      `select count(*)::int as total from e2e_runs r where ${where}`,
+      params,
+    ),
+  ]);
+  return { rows: rows.map(runRow), total: counted[0]?.total ?? 0 };
+}
+
+/** The runs page query, read leniently in the handler (after enablement): bad values fall back to defaults. */
+export function parsePageQuery(params: URLSearchParams) {
+  const text = (name: string, max: number) => {
+    const value = params.get(name);
+    return value === null || value.length > max ? undefined : value;
+  };
+  const page = Number(text("page", 6) ?? "1");
+  const fragment = text("fragment", 10);
+  return {
+    status: text("status", 50),
+    suite: text("suite", 200),
+    environment: text("environment", 200),
+    trigger: text("trigger", 50),
+    q: text("q", 200),
+    sort: text("sort", 50),
+    dir: text("dir", 4),
+    page: Number.isInteger(page) && page >= 1 ? page : 1,
+    run: text("run", 100),
+    journey: text("journey", 200),
+    fragment: fragment === "runs" || fragment === "detail" ? fragment : undefined,
+  };
+}
+export type PageQuery = ReturnType<typeof parsePageQuery>;
+
+/** Everything the runs page shows: a page of runs, and the selected run with its journeys and log. */
+export async function runsPageData(
+  database: Database,
+  e2eConfig: E2EConfig,
+  query: PageQuery,
+  canDelete: boolean,
+): Promise<E2EPageData> {
+  const filters = {
+    status: (RUN_STATUSES as readonly string[]).includes(query.status ?? "") ? query.status : undefined,
+    suite: query.suite || undefined,
+    environment: query.environment || undefined,
+    trigger: query.trigger === "manual" || query.trigger === "ci" ? query.trigger : undefined,
+    q: query.q?.trim() || undefined,
+    sort: ((PAGE_SORTS as readonly string[]).includes(query.sort ?? "")
+      ? query.sort
+      : "started_at") as PageSort,
+    dir: (query.dir === "asc" ? "asc" : "desc") as "asc" | "desc",
+    page: query.page ?? 1,
+    perPage: PER_PAGE,
+  };
+  const { rows, total } = await listRunsPage(database, filters);
+  let detail: E2EPageData["detail"];
+  if (query.run) {
+    const run = await findRun(database, query.run);
+    if (run) {
+      const results = await listResultRows(database, run.id);
+      let log: Extract<NonNullable<E2EPageData["detail"]>, { run: unknown }>["log"];
+      const journey = query.journey && results.find((r) => r.journey_id === query.journey);
+      if (journey) {
+        try {
+          const { content } = await readLog(database, run.id, journey.journey_id);
+          log = {
+            journeyId: journey.journey_id,
+            lines: parseJourneyLog(content.slice(0, 200_000)),
+            truncated: content.length > 200_000,
+          };
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          log = { journeyId: journey.journey_id, lines: [], error: error.message };
+        }
+      }
+      detail = {
+        run,
+        results: results.map((r) => ({
+          ...r,
+          description: journeyDescription(e2eConfig.journeysDir, r.journey_id),
+        })),
+        log,
+      };
+    } else {
+      detail = { missing: query.run };
+    }
+  }
+  return {
+    filters,
+    rows,
+    total,
+    suites: [...e2eConfig.suites.keys()].sort(),
+    environments: [...e2eConfig.environments.keys()].sort(),
+    canDelete,
+    detail,
+  };
+}

@@ -1,0 +1,162 @@
+import type { Database } from "../platform/database";
+import { AppError } from "../platform/errors";
+import { isUuid } from "../platform/json-body";
+import type { Logger } from "../platform/logger";
+import {
+  aggregateRunStatus,
+  invalidRequest as invalid,
+  isFinalResult,
+  isFinalRun,
+  type ResultRow,
+  type ResultSubmit,
+  type ResultView,
+  type RunRow,
+  type RunView,
+  resultRow,
+  resultView,
+  runRow,
+  runView,
+} from "./model";
+import { LOCK_CHANNEL } from "./notify";
+import { RESULT_COLUMNS, RUN_COLUMNS, runNotFound } from "./runs";
+
+const MAX_TEXT = 2000;
+
+const clip = (value: string | null | undefined) =>
+  typeof value === "string" ? value.slice(0, MAX_TEXT) : value;
+
+/**
+ * POST /e2e/runs/{id}/results (its body checked by parseResultsBody): updates the journeys and the run in one transaction, holding the
+ * run row (FOR UPDATE) so concurrent submissions for one run apply one after another. Four round
+ * trips: lock+read, update results, update run (only when it changes), commit.
+ */
+export async function submitResults(
+  database: Database,
+  logger: Logger,
+  runId: string,
+  results: ResultSubmit[],
+): Promise<ResultView[]> {
+  if (!isUuid(runId)) throw runNotFound();
+  try {
+    return await database.sql.begin(async (tx) => {
+      const [run] = await tx.unsafe<(RunRow & { results: ResultRow[] })[]>(
+        `select ${RUN_COLUMNS},
+           (select coalesce(json_agg(json_build_object('id', x.id, 'run_id', x.run_id, 'journey_id', x.journey_id,
+              'position', x.position, 'status', x.status, 'failure_step', x.failure_step, 'failure_reason', x.failure_reason,
+              'log_ref', x.log_ref, 'started_at', x.started_at, 'finished_at', x.finished_at, 'duration_ms', x.duration_ms)
+              order by x.position), '[]'::json) from e2e_run_results x where x.run_id = e2e_runs.id) as results
+         from e2e_runs where id = $1 for update`,
+        [runId],
+      );
+      if (!run) throw runNotFound();
+      if (run.status === "cancelled")
+        throw invalid(`Run ${runId} was cancelled; it accepts no more results.`, { field: "results" });
+      const unknown = results.filter((r) => !run.journey_ids.includes(r.journey_id)).map((r) => r.journey_id);
+      if (unknown.length > 0) {
+        throw invalid(`Unknown journeys provided: ${unknown.join(", ")}.`, {
+          field: "results",
+          journey_ids: unknown,
+        });
+      }
+      const current = new Map(run.results.map((r) => [r.journey_id, resultRow(r)]));
+      for (const result of results) {
+        const existing = current.get(result.journey_id)!;
+        if (isFinalResult(existing.status) && !isFinalResult(result.status)) {
+          throw invalid(
+            `Journey '${result.journey_id}' already finished as ${existing.status}; it can only change to another final status.`,
+            { field: "results", journey_id: result.journey_id },
+          );
+        }
+      }
+      // Absent optional fields keep their stored value; a null clears it.
+      const keep = <K extends "failure_step" | "failure_reason" | "log_ref">(r: ResultSubmit, key: K) =>
+        key in r ? (clip(r[key]) ?? null) : current.get(r.journey_id)![key];
+      const updated = await tx.unsafe<ResultRow[]>(
+        `update e2e_run_results r set
+           status = i.status,
+           failure_step = i.failure_step,
+           failure_reason = i.failure_reason,
+           log_ref = i.log_ref,
+           started_at = case when r.started_at is null and i.status <> 'queued' then now() else r.started_at end,
+           finished_at = case when i.final then now() else null end,
+           duration_ms = coalesce(i.duration_ms,
+             case when i.final then (extract(epoch from now() - coalesce(r.started_at, now())) * 1000)::bigint end),
+           updated_at = now()
+         from (select u.*, u.duration_text::bigint as duration_ms,
+                 u.status in ('passed', 'failed', 'cancelled', 'blocked', 'skipped') as final
+               from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+                 as u(journey_id, status, failure_step, failure_reason, log_ref, duration_text)) i
+         where r.run_id = $1 and r.journey_id = i.journey_id
+         returning ${RESULT_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1r.$2")}`,
+        [
+          runId,
+          results.map((r) => r.journey_id),
+          results.map((r) => r.status),
+          results.map((r) => keep(r, "failure_step")),
+          results.map((r) => keep(r, "failure_reason")),
+          results.map((r) => keep(r, "log_ref")),
+          results.map((r) =>
+            r.duration_ms === undefined || r.duration_ms === null ? null : String(r.duration_ms),
+          ),
+        ] as never[],
+      );
+      for (const row of updated) current.set(row.journey_id, resultRow(row));
+      const rows = [...current.values()].sort((a, b) => a.position - b.position);
+      const aggregate = aggregateRunStatus(rows.map((r) => r.status));
+      // A final run never reopens (its lock is gone and may already belong to the next run): it
+      // follows its journeys only to another final status, e.g. passed → failed.
+      const status = isFinalRun(run.status) && !isFinalRun(aggregate) ? run.status : aggregate;
+      const final = isFinalRun(status);
+      if (status !== run.status || final !== (run.finished_at !== null)) {
+        await tx`
+          update e2e_runs set status = ${status},
+            finished_at = case when ${final} then coalesce(finished_at, now()) else null end, updated_at = now()
+          where id = ${runId}`;
+        if (final && !isFinalRun(run.status)) {
+          await tx`
+            with released as (delete from e2e_environment_locks where run_id = ${runId} returning 1)
+            select pg_notify(${LOCK_CHANNEL}, ${run.environment_label})`;
+        }
+      }
+      return rows.map(resultView);
+    });
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    logger.error({ err: error, runId }, "E2E results could not be stored");
+    throw new AppError(422, "database_error", "Failed to update results.");
+  }
+}
+
+// ---------------------------------------------------------------- cancel
+
+/** Cancels a run that is not final (its open journeys too) and releases its lock; a final run is returned as is. */
+export async function cancelRun(database: Database, logger: Logger, runId: string): Promise<RunView> {
+  if (!isUuid(runId)) throw runNotFound();
+  try {
+    return await database.sql.begin(async (tx) => {
+      const [run] = await tx.unsafe<RunRow[]>(
+        `select ${RUN_COLUMNS} from e2e_runs where id = $1 for update`,
+        [runId],
+      );
+      if (!run) throw runNotFound();
+      if (isFinalRun(run.status)) return runView(runRow(run));
+      await tx`
+        update e2e_run_results set status = 'cancelled', finished_at = now(), updated_at = now(),
+          duration_ms = coalesce(duration_ms, case when started_at is null then null
+            else (extract(epoch from now() - started_at) * 1000)::bigint end)
+        where run_id = ${runId} and status in ('queued', 'running')`;
+      const [updated] = await tx.unsafe<RunRow[]>(
+        `update e2e_runs set status = 'cancelled', finished_at = now(), updated_at = now() where id = $1 returning ${RUN_COLUMNS}`,
+        [runId],
+      );
+      await tx`delete from e2e_environment_locks where run_id = ${runId}`;
+      await tx`select pg_notify(${LOCK_CHANNEL}, ${run.environment_label})`;
+      logger.info({ runId }, "E2E run cancelled");
+      return runView(runRow(updated!));
+    });
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    logger.error({ err: error, runId }, "E2E run could not be cancelled");
+    throw new AppError(422, "database_error", "Failed to cancel run.");
+  }
+}
