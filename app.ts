@@ -4,9 +4,11 @@ import { Elysia } from "elysia";
 import { builderRoutes } from "./modules/builder/routes";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
+import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { e2eConfigFor } from "./modules/e2e/config";
 import { e2eRoutes } from "./modules/e2e/routes";
+import { heartbeatRoutes } from "./modules/heartbeat/routes";
 import { jobRoutes } from "./modules/jobs/routes";
 import { migrateJobQueue, startJobRunner } from "./modules/jobs/runner";
 import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
@@ -53,10 +55,12 @@ export function buildApp(deps: AppDependencies) {
     .use(operatorRoutes(ctx))
     .use(jobRoutes(ctx))
     .use(deviceRoutes(ctx))
+    .use(heartbeatRoutes(ctx))
     .use(commandRoutes(ctx))
     .use(builderRoutes(ctx))
     .use(jsonApiRoutes(ctx))
     .use(e2eRoutes(ctx))
+    .use(devicePageRoutes(ctx))
     .use(consoleRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(liveRoutes(ctx))
