@@ -3,6 +3,8 @@
  * logic lives in the files named below, one concern each.
  */
 export { apiKeyOf, authenticateDevice } from "./device-auth";
+// The devices side of the heartbeat statement (composed in modules/heartbeat/service.ts).
+export { acceptHeartbeat, type HeartbeatRateLimit, refuseHeartbeat } from "./heartbeat-sql";
 export {
   activeFilters,
   DEVICE_SORTS,
@@ -35,3 +37,4 @@ export {
   type DeviceSummary,
 } from "./rows";
 export { findTelemetrySchemas, listTelemetrySchemas, type SchemaReference } from "./telemetry-schemas";
+export { TELEMETRY_LIMITS, validateSchemaDefinition } from "./validation";

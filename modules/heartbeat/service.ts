@@ -4,7 +4,7 @@
  * Direction: heartbeat → devices, telemetry, commands (never back). Each feature exports its part of
  * the statement as a fragment over one named CTE, `accepted` (`id, remote_access_requested` of the
  * device whose heartbeat was accepted, no row when it was refused):
- *   - devices/heartbeat-sql.ts   acceptHeartbeat()            the body of `accepted`
+ *   - devices/heartbeat-sql.ts   acceptHeartbeat()            the body of `accepted` (and refuseHeartbeat)
  *   - telemetry/service.ts       insertTelemetryForAccepted() inserts the event for `accepted.id`
  *   - commands/service.ts        claimCommandsForAccepted()   claims queued commands of `accepted.id`
  * Only this file writes the `with accepted as (...)` that binds them; a feature changing its
@@ -16,9 +16,14 @@ import {
   type DeliveredCommand,
   deliveredCommand,
 } from "../commands/service";
-import { acceptHeartbeat, type HeartbeatRateLimit, refuseHeartbeat } from "../devices/heartbeat-sql";
-import { authenticateDevice } from "../devices/service";
-import { TELEMETRY_LIMITS, validateSchemaDefinition } from "../devices/validation";
+import {
+  acceptHeartbeat,
+  authenticateDevice,
+  type HeartbeatRateLimit,
+  refuseHeartbeat,
+  TELEMETRY_LIMITS,
+  validateSchemaDefinition,
+} from "../devices/service";
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid, jsonLimitViolation } from "../platform/json-body";

@@ -5,6 +5,7 @@ import type { Command } from "../../../commands/service";
 import { Json } from "../json";
 import { tabUrl } from "../links";
 import type { DeviceDetailProps } from "../props";
+import { PanelTable } from "../table";
 
 function CommandStatus({ command }: { command: Command }) {
   const tone =
@@ -30,101 +31,88 @@ export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceD
       {commands.length === 0 ? (
         <p class="muted">No commands were sent to this device yet.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Command</th>
-                <th>Status</th>
-                <th>Queued</th>
-                <th class="hide-sm">Delivered</th>
-                <th>Finished</th>
-                <th>Result</th>
+        <PanelTable
+          columns={[
+            "Command",
+            "Status",
+            "Queued",
+            { label: "Delivered", class: "hide-sm" },
+            "Finished",
+            "Result",
+          ]}
+          actions={props.canManage}
+        >
+          <tbody>
+            {commands.map((command) => (
+              <tr data-command-id={command.id}>
+                <td>
+                  <code>{command.type}</code>
+                  {command.args.length > 0 ? (
+                    <span class="muted small" safe>
+                      {` ${command.args.join(" ")}`}
+                    </span>
+                  ) : (
+                    ""
+                  )}
+                  {command.queuedBy ? (
+                    <div class="muted small" safe>
+                      {`by ${command.queuedBy}`}
+                    </div>
+                  ) : (
+                    ""
+                  )}
+                </td>
+                <td>
+                  <CommandStatus command={command} />
+                </td>
+                <td>
+                  <Time value={command.queuedAt} />
+                </td>
+                <td class="hide-sm">
+                  <Time value={command.deliveredAt} />
+                </td>
+                <td>
+                  {command.completedAt ? <Time value={command.completedAt} /> : <span class="muted">—</span>}
+                </td>
+                <td class="result-cell">
+                  {command.error ? (
+                    <span class="field-error" safe>
+                      {command.error}
+                    </span>
+                  ) : (
+                    ""
+                  )}
+                  {command.output !== null && command.output !== undefined ? (
+                    <details>
+                      <summary>Output</summary>
+                      <Json value={command.output} />
+                    </details>
+                  ) : command.error ? (
+                    ""
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
                 {props.canManage ? (
-                  <th>
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+                  <td>
+                    {command.status === "queued" ? (
+                      <PostButton
+                        action={`/devices/${device.id}/commands/${command.id}/cancel`}
+                        csrfToken={ctx.csrfToken}
+                        label="Cancel"
+                        confirm="Cancel this queued command?"
+                      />
+                    ) : (
+                      ""
+                    )}
+                  </td>
                 ) : (
                   ""
                 )}
               </tr>
-            </thead>
-            <tbody>
-              {commands.map((command) => (
-                <tr data-command-id={command.id}>
-                  <td>
-                    <code>{command.type}</code>
-                    {command.args.length > 0 ? (
-                      <span class="muted small" safe>
-                        {` ${command.args.join(" ")}`}
-                      </span>
-                    ) : (
-                      ""
-                    )}
-                    {command.queuedBy ? (
-                      <div class="muted small" safe>
-                        {`by ${command.queuedBy}`}
-                      </div>
-                    ) : (
-                      ""
-                    )}
-                  </td>
-                  <td>
-                    <CommandStatus command={command} />
-                  </td>
-                  <td>
-                    <Time value={command.queuedAt} />
-                  </td>
-                  <td class="hide-sm">
-                    <Time value={command.deliveredAt} />
-                  </td>
-                  <td>
-                    {command.completedAt ? (
-                      <Time value={command.completedAt} />
-                    ) : (
-                      <span class="muted">—</span>
-                    )}
-                  </td>
-                  <td class="result-cell">
-                    {command.error ? (
-                      <span class="field-error" safe>
-                        {command.error}
-                      </span>
-                    ) : (
-                      ""
-                    )}
-                    {command.output !== null && command.output !== undefined ? (
-                      <details>
-                        <summary>Output</summary>
-                        <Json value={command.output} />
-                      </details>
-                    ) : command.error ? (
-                      ""
-                    ) : (
-                      <span class="muted">—</span>
-                    )}
-                  </td>
-                  {props.canManage ? (
-                    <td>
-                      {command.status === "queued" ? (
-                        <PostButton
-                          action={`/devices/${device.id}/commands/${command.id}/cancel`}
-                          csrfToken={ctx.csrfToken}
-                          label="Cancel"
-                          confirm="Cancel this queued command?"
-                        />
-                      ) : (
-                        ""
-                      )}
-                    </td>
-                  ) : (
-                    ""
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </PanelTable>
       )}
       <nav class="pager" aria-label="Command pages">
         <span />

@@ -2,6 +2,7 @@
 import { Badge, CsrfField, FieldError, PostButton, Time } from "../../../../ui/components";
 import type { PageContext } from "../../../../ui/layout";
 import type { DeviceDetailProps } from "../props";
+import { PanelTable } from "../table";
 
 export function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
   const scripts = props.scripts!;
@@ -38,52 +39,38 @@ export function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDe
             <p class="muted small">
               As listed by the device <Time value={scripts.listing.command.completedAt} />.
             </p>
-            <div class="table-wrap">
-              <table>
-                <thead>
+            <PanelTable
+              columns={["Script", "Version", "State", { label: "Path", class: "hide-sm" }]}
+              actions={props.canManage}
+            >
+              <tbody data-scripts-list>
+                {scripts.listing.scripts.map((script) => (
                   <tr>
-                    <th>Script</th>
-                    <th>Version</th>
-                    <th>State</th>
-                    <th class="hide-sm">Path</th>
+                    <td safe>{script.name}</td>
+                    <td class="mono" safe>
+                      {script.version}
+                    </td>
+                    <td>
+                      {script.active ? <Badge tone="ok" label="active" /> : <Badge label="older version" />}
+                    </td>
+                    <td class="mono small hide-sm" safe>
+                      {script.path}
+                    </td>
                     {props.canManage ? (
-                      <th>
-                        <span class="visually-hidden">Actions</span>
-                      </th>
+                      <td>
+                        {script.active ? (
+                          <RemoveScript ctx={ctx} deviceId={device.id} name={script.name} />
+                        ) : (
+                          ""
+                        )}
+                      </td>
                     ) : (
                       ""
                     )}
                   </tr>
-                </thead>
-                <tbody data-scripts-list>
-                  {scripts.listing.scripts.map((script) => (
-                    <tr>
-                      <td safe>{script.name}</td>
-                      <td class="mono" safe>
-                        {script.version}
-                      </td>
-                      <td>
-                        {script.active ? <Badge tone="ok" label="active" /> : <Badge label="older version" />}
-                      </td>
-                      <td class="mono small hide-sm" safe>
-                        {script.path}
-                      </td>
-                      {props.canManage ? (
-                        <td>
-                          {script.active ? (
-                            <RemoveScript ctx={ctx} deviceId={device.id} name={script.name} />
-                          ) : (
-                            ""
-                          )}
-                        </td>
-                      ) : (
-                        ""
-                      )}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+                ))}
+              </tbody>
+            </PanelTable>
           </>
         ) : (
           <p class="muted">
@@ -97,59 +84,44 @@ export function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDe
         {scripts.reported.length === 0 ? (
           <p class="muted">No script results in the last heartbeat.</p>
         ) : (
-          <div class="table-wrap">
-            <table>
-              <thead>
+          <PanelTable
+            columns={["Script", "Run", "Output", { label: "Duration", class: "num" }, "Error"]}
+            actions={props.canManage && !scripts.listing}
+          >
+            <tbody>
+              {scripts.reported.map((script) => (
                 <tr>
-                  <th>Script</th>
-                  <th>Run</th>
-                  <th>Output</th>
-                  <th class="num">Duration</th>
-                  <th>Error</th>
+                  <td safe>{script.name}</td>
+                  <td>
+                    <Badge tone={script.status === "success" ? "ok" : "danger"} label={script.status} />
+                  </td>
+                  <td>
+                    {script.validation ? (
+                      <Badge
+                        tone={script.validation === "invalid" ? "warn" : undefined}
+                        label={script.validation}
+                      />
+                    ) : (
+                      ""
+                    )}
+                  </td>
+                  <td class="num" safe>
+                    {script.durationMs === undefined ? "—" : `${script.durationMs} ms`}
+                  </td>
+                  <td class="small" safe>
+                    {script.error ?? ""}
+                  </td>
                   {props.canManage && !scripts.listing ? (
-                    <th>
-                      <span class="visually-hidden">Actions</span>
-                    </th>
+                    <td>
+                      <RemoveScript ctx={ctx} deviceId={device.id} name={script.name} />
+                    </td>
                   ) : (
                     ""
                   )}
                 </tr>
-              </thead>
-              <tbody>
-                {scripts.reported.map((script) => (
-                  <tr>
-                    <td safe>{script.name}</td>
-                    <td>
-                      <Badge tone={script.status === "success" ? "ok" : "danger"} label={script.status} />
-                    </td>
-                    <td>
-                      {script.validation ? (
-                        <Badge
-                          tone={script.validation === "invalid" ? "warn" : undefined}
-                          label={script.validation}
-                        />
-                      ) : (
-                        ""
-                      )}
-                    </td>
-                    <td class="num" safe>
-                      {script.durationMs === undefined ? "—" : `${script.durationMs} ms`}
-                    </td>
-                    <td class="small" safe>
-                      {script.error ?? ""}
-                    </td>
-                    {props.canManage && !scripts.listing ? (
-                      <td>
-                        <RemoveScript ctx={ctx} deviceId={device.id} name={script.name} />
-                      </td>
-                    ) : (
-                      ""
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+              ))}
+            </tbody>
+          </PanelTable>
         )}
       </section>
       {props.canManage ? (
