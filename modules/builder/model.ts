@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { compileSchema } from "../platform/schema-errors";
+import { compileSchema } from "../platform/schemas";
 
 export const BUILDERS = ["alert", "report"] as const;
 export type Builder = (typeof BUILDERS)[number];

@@ -2,7 +2,7 @@ import { findTelemetrySchemas, listTelemetrySchemas } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isPlainObject } from "../platform/json-body";
-import { firstInvalidField } from "../platform/schema-errors";
+import { firstInvalidField } from "../platform/schemas";
 import { BUILDER_VALIDATION_FIELDS, BUILDERS, type Builder, builderValidationBody } from "./model";
 
 /**

@@ -4,7 +4,7 @@ import { apiKeyOf, authenticateDevice, consumeRateLimit } from "../devices/servi
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { jsonBody, readJsonBody } from "../platform/json-body";
-import { firstInvalidField } from "../platform/schema-errors";
+import { firstInvalidField } from "../platform/schemas";
 import { commandResult, commandResultsBody } from "./model";
 import { type CommandResultInput, commandPayload, recordCommandResults } from "./service";
 

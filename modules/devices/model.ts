@@ -1,10 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { compileSchema } from "../platform/schema-errors";
+import { compileSchema, JsonObject } from "../platform/schemas";
 import type { Device } from "./rows";
 import { MAC_PATTERN, PRODUCT_NAME_MAX } from "./validation";
-
-/** Any JSON object (unknown keys kept, arrays refused). */
-const JsonObject = Type.Record(Type.String(), Type.Unknown());
 
 /**
  * `POST /api/v1/devices/register`. Metadata and schema limits (size, depth, keys) and the schema's

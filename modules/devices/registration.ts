@@ -2,7 +2,7 @@
 import { randomToken, sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
-import { firstInvalidField } from "../platform/schema-errors";
+import { firstInvalidField } from "../platform/schemas";
 import { registrationBody } from "./model";
 import { type Device, type DeviceRow, deviceColumns, toDevice } from "./rows";
 import {

@@ -3,7 +3,7 @@ import type { AppContext } from "../platform/context";
 import { badRequest } from "../platform/errors";
 import { clientAddress } from "../platform/http";
 import { jsonBody, readJsonBody } from "../platform/json-body";
-import { firstInvalidField } from "../platform/schema-errors";
+import { firstInvalidField } from "../platform/schemas";
 import { deviceSettings } from "../settings/service";
 import { approvalBody, deviceJson } from "./model";
 import {

@@ -1,8 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { compileSchema } from "../platform/schema-errors";
-
-/** Any JSON object (unknown keys kept, arrays refused). */
-const JsonObject = Type.Record(Type.String(), Type.Unknown());
+import { compileSchema, JsonObject } from "../platform/schemas";
 
 /** The heartbeat body (reference "Era B"): `{telemetry:{device,scripts,meta}, connection_status}`. */
 export const HeartbeatBody = Type.Object({

@@ -27,7 +27,7 @@ import {
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid, jsonLimitViolation } from "../platform/json-body";
-import { firstInvalidField } from "../platform/schema-errors";
+import { firstInvalidField } from "../platform/schemas";
 import { insertTelemetryForAccepted } from "../telemetry/service";
 import { heartbeatBody } from "./model";
 

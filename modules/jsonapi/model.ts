@@ -1,8 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { compileSchema } from "../platform/schema-errors";
-
-/** Any JSON object (unknown keys kept, arrays refused). */
-const JsonObject = Type.Record(Type.String(), Type.Unknown());
+import { compileSchema, JsonObject } from "../platform/schemas";
 
 /**
  * A JSON:API request document. `data.type` is compared with the resource of the URL by the handler

@@ -23,7 +23,7 @@ import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
 import type { HttpErrorMapper } from "../platform/http";
 import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
-import { firstInvalidField } from "../platform/schema-errors";
+import { firstInvalidField } from "../platform/schemas";
 import { deviceSettings } from "../settings/service";
 import { getTelemetryEvent, listTelemetryEvents, type TelemetryEvent } from "../telemetry/service";
 import {

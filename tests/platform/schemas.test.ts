@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
-import { compileSchema, firstInvalidField } from "../../modules/platform/schema-errors";
+import { compileSchema, firstInvalidField } from "../../modules/platform/schemas";
 
 const schema = compileSchema(
   Type.Object({

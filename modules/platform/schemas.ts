@@ -3,10 +3,11 @@
  * the handler: Elysia's own body validation would answer 422 and strip unknown properties, while
  * the device API keeps the spec's codes, messages and the order in which fields are checked.
  */
-import type { TSchema } from "@sinclair/typebox";
+import { type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 
-export type CompiledSchema<T extends TSchema> = TypeCheck<T>;
+/** Any JSON object (unknown keys kept, arrays refused). */
+export const JsonObject = Type.Record(Type.String(), Type.Unknown());
 
 export const compileSchema = <T extends TSchema>(schema: T): TypeCheck<T> => TypeCompiler.Compile(schema);
 
