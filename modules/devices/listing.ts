@@ -88,8 +88,22 @@ export function activeFilters(filters: DeviceFilters): Record<string, string> {
   return active;
 }
 
-function likePattern(text: string): string {
+/** `%text%` for LIKE/ILIKE, with the pattern characters in `text` escaped. */
+export function likeContains(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * The approval, connectivity and product conditions (`and ...`, over `devices d`); the API list and
+ * the console list search differently and add their own search condition.
+ */
+export function filterConditions(sql: Sql, filters: DeviceFilters, onlineWindowSeconds: number) {
+  const window = onlineWindowSeconds;
+  return sql`
+    ${filters.approvalStatus ? sql`and d.approval_status = ${filters.approvalStatus}::device_approval_status` : sql``}
+    ${filters.connectivityStatus === "online" ? sql`and d.last_seen_at >= now() - make_interval(secs => ${window})` : sql``}
+    ${filters.connectivityStatus === "offline" ? sql`and (d.last_seen_at is null or d.last_seen_at < now() - make_interval(secs => ${window}))` : sql``}
+    ${filters.product ? sql`and d.product_name = ${filters.product}` : sql``}`;
 }
 
 /** Devices with filters, a sort and keyset pagination (stable under inserts). */
@@ -106,15 +120,12 @@ export async function listDevices(sql: Sql, options: DeviceListOptions): Promise
     select ${deviceColumns(sql, window)}, (${sql.unsafe(sort.expr)})::text as sort_key
     from devices d
     where true
-      ${options.approvalStatus ? sql`and d.approval_status = ${options.approvalStatus}::device_approval_status` : sql``}
-      ${options.connectivityStatus === "online" ? sql`and d.last_seen_at >= now() - make_interval(secs => ${window})` : sql``}
-      ${options.connectivityStatus === "offline" ? sql`and (d.last_seen_at is null or d.last_seen_at < now() - make_interval(secs => ${window}))` : sql``}
-      ${options.product ? sql`and d.product_name = ${options.product}` : sql``}
+      ${filterConditions(sql, options, window)}
       ${
         options.search
-          ? sql`and (d.mac_address ilike ${likePattern(options.search)} or d.product_name ilike ${likePattern(options.search)}
-              or d.ipv4_address ilike ${likePattern(options.search)} or d.id::text = ${options.search.toLowerCase()}
-              or replace(d.mac_address, ':', '') ilike ${likePattern(options.search.replace(/[:.-]/g, ""))})`
+          ? sql`and (d.mac_address ilike ${likeContains(options.search)} or d.product_name ilike ${likeContains(options.search)}
+              or d.ipv4_address ilike ${likeContains(options.search)} or d.id::text = ${options.search.toLowerCase()}
+              or replace(d.mac_address, ':', '') ilike ${likeContains(options.search.replace(/[:.-]/g, ""))})`
           : sql``
       }
       ${after ? sql`and (${sql.unsafe(sort.expr)}, d.id) ${sql.unsafe(op)} (${after[0]}::${sql.unsafe(sort.cast)}, ${after[1]}::uuid)` : sql``}

@@ -9,7 +9,7 @@ import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../platform/keyset-cursor";
-import type { DeviceFilters } from "./listing";
+import { type DeviceFilters, filterConditions, likeContains } from "./listing";
 import {
   type ApprovalStatus,
   type DeviceSummary,
@@ -61,24 +61,18 @@ export interface ConsoleList {
   prev: string | undefined;
 }
 
-function likeContains(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /** The WHERE conditions of the filters (shared by the page and its count). */
 function filterSql(sql: Sql, options: DeviceFilters & { onlineWindowSeconds: number }) {
-  const window = options.onlineWindowSeconds;
   const search = options.search?.trim();
+  // device_search_text() is lower case: so is the pattern.
+  const pattern = likeContains(search?.toLowerCase() ?? "");
   return sql`
-    ${options.approvalStatus ? sql`and d.approval_status = ${options.approvalStatus}::device_approval_status` : sql``}
-    ${options.connectivityStatus === "online" ? sql`and d.last_seen_at >= now() - make_interval(secs => ${window})` : sql``}
-    ${options.connectivityStatus === "offline" ? sql`and (d.last_seen_at is null or d.last_seen_at < now() - make_interval(secs => ${window}))` : sql``}
-    ${options.product ? sql`and d.product_name = ${options.product}` : sql``}
+    ${filterConditions(sql, options, options.onlineWindowSeconds)}
     ${
       search
         ? isUuid(search)
           ? sql`and d.id = ${search.toLowerCase()}::uuid`
-          : sql`and device_search_text(d.mac_address, d.product_name, d.ipv4_address, d.metadata) like ${likeContains(search)}`
+          : sql`and device_search_text(d.mac_address, d.product_name, d.ipv4_address, d.metadata) like ${pattern}`
         : sql``
     }`;
 }
