@@ -5,9 +5,11 @@ import { JOB_CATALOG } from "./jobs";
 import { builderRoutes } from "./modules/builder/routes";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
+import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { e2eConfigFor } from "./modules/e2e/config";
 import { e2eRoutes } from "./modules/e2e/routes";
+import { heartbeatRoutes } from "./modules/heartbeat/routes";
 import { jobRoutes } from "./modules/jobs/routes";
 import { migrateJobQueue, startJobRunner } from "./modules/jobs/runner";
 import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
@@ -63,10 +65,12 @@ export function buildApp(deps: AppDependencies) {
     .use(operatorRoutes(ctx))
     .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))
+    .use(heartbeatRoutes(ctx))
     .use(commandRoutes(ctx))
     .use(builderRoutes(ctx))
     .use(jsonApiRoutes(ctx))
     .use(e2eRoutes(ctx))
+    .use(devicePageRoutes(ctx))
     .use(consoleRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(accessSettingsRoutes(ctx))

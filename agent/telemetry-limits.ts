@@ -1,7 +1,7 @@
 /**
  * The server's limits for a heartbeat, mirrored here because the agent is compiled on its own and must
  * not import server modules. Keep in sync with `TELEMETRY_LIMITS` in modules/devices/validation.ts,
- * `HEARTBEAT_MAX_BYTES` in modules/devices/service.ts and `jsonLimitViolation` in
+ * `HEARTBEAT_MAX_BYTES` in modules/heartbeat/model.ts and `jsonLimitViolation` in
  * modules/platform/json-body.ts (tests/agent/telemetry-limits.test.ts fails when they drift).
  * A heartbeat breaking them is refused whole (422 `telemetry_limits_exceeded`, 413 above the byte cap),
  * which would also stop command delivery, so the agent checks before sending.

@@ -64,7 +64,7 @@ export function layoutViolations(edges: Edge[]): string[] {
     const privateFile = PRIVATE.some((pattern) => pattern.test(target.inner));
     const foreignKey = /(^|\/)schema\.ts$/.test(from) && target.inner === "schema.ts";
     const composer = from === "app.ts" || from.startsWith("cli/");
-    if (privateFile && !foreignKey && !(composer && /^routes\.tsx?$/.test(target.inner))) {
+    if (privateFile && !foreignKey && !(composer && /(^|\/)routes\.tsx?$/.test(target.inner))) {
       problems.push(`${from} imports ${to}: another feature's ${target.inner} is private to it`);
     }
     if (source) {

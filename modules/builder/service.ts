@@ -2,14 +2,14 @@ import { findTelemetrySchemas, listTelemetrySchemas } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isPlainObject } from "../platform/json-body";
+import { firstInvalidField } from "../platform/schemas";
+import { BUILDER_VALIDATION_FIELDS, BUILDERS, type Builder, builderValidationBody } from "./model";
 
 /**
  * Builder schemas: the telemetry schemas devices announced, keyed by the schema's `product`
  * (schema_id) and `version` (schema_version, "v1" when absent). Alert and report builders offer
  * their fields as dropdown options.
  */
-export const BUILDERS = ["alert", "report"] as const;
-export type Builder = (typeof BUILDERS)[number];
 
 export interface SchemaReferenceView {
   schema_id: string;
@@ -156,27 +156,11 @@ export interface ValidationResult {
  * 422 invalid_request. Empty selected_key is not an issue.
  */
 export async function validateBuilderConfiguration(sql: Sql, body: unknown): Promise<ValidationResult> {
-  if (!isPlainObject(body)) throw new AppError(422, "invalid_request", "Invalid validation payload");
-  const { builder, schema_id: schemaId, schema_version: version, selections } = body;
-  const invalid = (field: string) =>
-    new AppError(422, "invalid_request", "Invalid validation payload", { field });
-  if (!(BUILDERS as readonly string[]).includes(builder as string)) throw invalid("builder");
-  if (typeof schemaId !== "string" || schemaId.trim() === "" || schemaId.length > 200)
-    throw invalid("schema_id");
-  if (typeof version !== "string" || version.trim() === "" || version.length > 100)
-    throw invalid("schema_version");
-  if (!Array.isArray(selections) || selections.length > 500) throw invalid("selections");
-  for (const selection of selections) {
-    if (!isPlainObject(selection) || typeof selection.slot_id !== "string" || selection.slot_id === "")
-      throw invalid("selections");
-    if (
-      selection.selected_key !== undefined &&
-      selection.selected_key !== null &&
-      typeof selection.selected_key !== "string"
-    ) {
-      throw invalid("selections");
-    }
+  if (!builderValidationBody.Check(body)) {
+    const field = firstInvalidField(builderValidationBody, body, BUILDER_VALIDATION_FIELDS);
+    throw new AppError(422, "invalid_request", "Invalid validation payload", field ? { field } : undefined);
   }
+  const { schema_id: schemaId, schema_version: version, selections } = body;
   const resolved = await resolveOptions(sql, schemaId, version);
   if (!resolved.ok) {
     const issue: ValidationIssue =
@@ -197,7 +181,7 @@ export async function validateBuilderConfiguration(sql: Sql, body: unknown): Pro
   }
   const keys = new Set(resolved.options.map((o) => o.key));
   const issues: ValidationIssue[] = [];
-  for (const selection of selections as { slot_id: string; selected_key?: string | null }[]) {
+  for (const selection of selections) {
     if (!selection.selected_key) continue;
     if (!keys.has(selection.selected_key)) {
       issues.push({

@@ -1,4 +1,22 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { compileSchema } from "../platform/schemas";
 import type { Command } from "./service";
+
+/**
+ * `POST /api/v1/devices/:device_id/command_results`. The list is checked first (400, before the
+ * device is even looked up, as in the reference), then each item (422 invalid_results).
+ */
+export const CommandResultsBody = Type.Object({ results: Type.Array(Type.Unknown()) });
+export const commandResultsBody = compileSchema(CommandResultsBody);
+
+export const CommandResult = Type.Object({
+  command_id: Type.String({ minLength: 1 }),
+  status: Type.Union([Type.Literal("OK"), Type.Literal("FAILED")]),
+  output: Type.Optional(Type.Unknown()),
+  error: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+export type CommandResult = Static<typeof CommandResult>;
+export const commandResult = compileSchema(CommandResult);
 
 export function commandJson(command: Command) {
   return {

@@ -1,19 +1,24 @@
 import { Elysia } from "elysia";
-import { authenticateDevice, consumeRateLimit } from "../devices/service";
+// Commands → devices, one way: device authentication and the device API's rate limits.
+import { apiKeyOf, authenticateDevice, consumeRateLimit } from "../devices/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
-import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
+import { jsonBody, readJsonBody } from "../platform/json-body";
+import { firstInvalidField } from "../platform/schemas";
+import { commandResult, commandResultsBody } from "./model";
 import { type CommandResultInput, commandPayload, recordCommandResults } from "./service";
 
 export const RESULTS_MAX_BYTES = 1024 * 1024;
 export const RESULTS_MAX_ITEMS = 500;
 
-function apiKeyOf(query: Record<string, unknown>): string | undefined {
-  const value = query.api_key;
-  return typeof value === "string" && value !== "" ? value : undefined;
-}
+const ITEM_FIELDS = ["command_id", "status", "error"] as const;
+const ITEM_PROBLEMS: Record<(typeof ITEM_FIELDS)[number], string> = {
+  command_id: "command_id is required",
+  status: "status must be OK or FAILED",
+  error: "error must be a string",
+};
 
-/** 422 invalid_results for the first malformed item; nothing is stored then. */
+/** 422 invalid_results for the first malformed item (CommandResult); nothing is stored then. */
 export function parseResults(items: unknown[]): CommandResultInput[] {
   if (items.length > RESULTS_MAX_ITEMS) {
     throw new AppError(422, "invalid_results", `At most ${RESULTS_MAX_ITEMS} results per request`, {
@@ -21,14 +26,12 @@ export function parseResults(items: unknown[]): CommandResultInput[] {
     });
   }
   return items.map((item, index) => {
-    const fail = (message: string) => new AppError(422, "invalid_results", message, { index });
-    if (!isPlainObject(item)) throw fail(`results[${index}] must be an object`);
-    if (typeof item.command_id !== "string" || item.command_id === "")
-      throw fail(`results[${index}].command_id is required`);
-    if (item.status !== "OK" && item.status !== "FAILED")
-      throw fail(`results[${index}].status must be OK or FAILED`);
-    if (item.error !== undefined && item.error !== null && typeof item.error !== "string") {
-      throw fail(`results[${index}].error must be a string`);
+    if (!commandResult.Check(item)) {
+      const field = firstInvalidField(commandResult, item, ITEM_FIELDS) as (typeof ITEM_FIELDS)[number] | "";
+      const message = field
+        ? `results[${index}].${ITEM_PROBLEMS[field]}`
+        : `results[${index}] must be an object`;
+      throw new AppError(422, "invalid_results", message, { index });
     }
     return {
       command_id: item.command_id,
@@ -57,9 +60,9 @@ export function commandRoutes(ctx: AppContext) {
       async ({ body: raw, params, query, set }) => {
         const body = jsonBody(raw);
         // As in the reference: the list check comes before device lookup and authentication.
-        const results = isPlainObject(body) ? body.results : undefined;
-        if (!Array.isArray(results))
+        if (!commandResultsBody.Check(body))
           throw new AppError(400, "invalid_request", "results must be a list", { field: "results" });
+        const { results } = body;
         await authenticateDevice(sql, params.device_id, apiKeyOf(query));
         await countCommandRequest(params.device_id);
         const parsed = parseResults(results);

@@ -1,5 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, jsonb, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+// The one table dependency on another feature: commands belong to a device (FK, cascade on delete).
+// Code in this feature still reaches devices only through devices/service.
 import { devices } from "../devices/schema";
 
 export const commandType = pgEnum("command_type", [

@@ -200,7 +200,7 @@ export async function queueCommand(sql: Sql, input: QueueCommandInput): Promise<
 /**
  * The claim of a heartbeat: marks up to 50 queued, unexpired commands of the device in the
  * `accepted` CTE as delivered, oldest first, skipping rows a concurrent claim holds. Embedded
- * in the devices module's heartbeat statement; see claimCommands for standalone use.
+ * in the heartbeat statement (modules/heartbeat/service.ts); see claimCommands for standalone use.
  */
 export function claimCommandsForAccepted(sql: Sql) {
   // `id = any(array(...))`: the claimed ids are computed first, then found through the primary key,

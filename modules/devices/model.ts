@@ -1,4 +1,28 @@
-import type { Device } from "./service";
+import { type Static, Type } from "@sinclair/typebox";
+import { compileSchema, JsonObject } from "../platform/schemas";
+import type { Device } from "./rows";
+import { MAC_PATTERN, PRODUCT_NAME_MAX } from "./validation";
+
+/**
+ * `POST /api/v1/devices/register`. Metadata and schema limits (size, depth, keys) and the schema's
+ * own rules are checked after the shape (registration.ts): they have codes of their own.
+ */
+export const RegistrationBody = Type.Object({
+  mac_address: Type.String({ pattern: MAC_PATTERN }),
+  product_name: Type.Optional(Type.Union([Type.String({ maxLength: PRODUCT_NAME_MAX }), Type.Null()])),
+  metadata: Type.Optional(Type.Union([JsonObject, Type.Null()])),
+  schema_definition: Type.Optional(Type.Unknown()),
+});
+export type RegistrationBody = Static<typeof RegistrationBody>;
+export const registrationBody = compileSchema(RegistrationBody);
+
+/** `POST /api/v1/devices/approval` (operators). */
+export const ApprovalBody = Type.Object({
+  ids: Type.Array(Type.String()),
+  approval_status: Type.Union([Type.Literal("approved"), Type.Literal("rejected")]),
+});
+export type ApprovalBody = Static<typeof ApprovalBody>;
+export const approvalBody = compileSchema(ApprovalBody);
 
 /** A device on the wire (snake_case, ISO 8601 UTC timestamps). */
 export function deviceJson(device: Device, options: { schema?: boolean } = {}) {

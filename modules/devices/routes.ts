@@ -2,15 +2,14 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
 import { badRequest } from "../platform/errors";
 import { clientAddress } from "../platform/http";
-import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
+import { jsonBody, readJsonBody } from "../platform/json-body";
+import { firstInvalidField } from "../platform/schemas";
 import { deviceSettings } from "../settings/service";
-import { deviceJson } from "./model";
+import { approvalBody, deviceJson } from "./model";
 import {
   consumeRateLimit,
   DEVICE_SORTS,
   type DeviceSort,
-  HEARTBEAT_MAX_BYTES,
-  heartbeat,
   listDevices,
   normaliseDeviceFilters,
   registerDevice,
@@ -20,12 +19,12 @@ import {
 const REGISTER_MAX_BYTES = 128 * 1024;
 const APPROVAL_MAX_BYTES = 64 * 1024;
 
-/** `?api_key=` as sent (query only, never the body). */
-export function apiKeyOf(query: Record<string, unknown>): string | undefined {
-  const value = query.api_key;
-  return typeof value === "string" && value !== "" ? value : undefined;
-}
+const APPROVAL_MESSAGES: Record<string, string> = {
+  ids: "ids must be a list of device ids",
+  approval_status: "approval_status must be approved or rejected",
+};
 
+/** The device API: registration (devices), the device list and bulk approval (operators). */
 export function deviceRoutes(ctx: AppContext) {
   const { config, database } = ctx;
   const sql = database.sql;
@@ -47,15 +46,6 @@ export function deviceRoutes(ctx: AppContext) {
         return { data: { ...deviceJson(device), ...(apiToken ? { api_token: apiToken } : {}) } };
       },
       { access: "public", parse: ({ request }) => readJsonBody(request, REGISTER_MAX_BYTES) },
-    )
-    .post(
-      "/api/v1/devices/:device_id/heartbeat",
-      async ({ body, params, query }) => {
-        const settings = await deviceSettings(config);
-        const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), { settings });
-        return { data: reply };
-      },
-      { access: "device", parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES) },
     )
     .get(
       "/api/v1/devices",
@@ -92,15 +82,13 @@ export function deviceRoutes(ctx: AppContext) {
       "/api/v1/devices/approval",
       async ({ body: raw }) => {
         const body = jsonBody(raw);
-        if (!isPlainObject(body)) throw badRequest("The request body must be a JSON object");
+        if (!approvalBody.Check(body)) {
+          const field = firstInvalidField(approvalBody, body, ["ids", "approval_status"]);
+          if (!field) throw badRequest("The request body must be a JSON object");
+          throw badRequest(APPROVAL_MESSAGES[field]!, { field });
+        }
         const { ids, approval_status: status } = body;
-        if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) {
-          throw badRequest("ids must be a list of device ids", { field: "ids" });
-        }
-        if (status !== "approved" && status !== "rejected") {
-          throw badRequest("approval_status must be approved or rejected", { field: "approval_status" });
-        }
-        const changed = await setApprovalStatus(sql, ids as string[], status);
+        const changed = await setApprovalStatus(sql, ids, status);
         return { data: { changed_ids: changed, changed_count: changed.length } };
       },
       { access: "operator", parse: ({ request }) => readJsonBody(request, APPROVAL_MAX_BYTES) },

@@ -2,21 +2,28 @@ import { createHash } from "node:crypto";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject, jsonLimitViolation } from "../platform/json-body";
 
-/** `aa-bb-cc-dd-ee-ff`, `aabb.ccdd.eeff`, `AABBCCDDEEFF` … → `AA:BB:CC:DD:EE:FF`; anything else → 400. */
+/**
+ * A MAC address as devices and operators write it: `AA:BB:CC:DD:EE:FF`, `aa-bb-cc-dd-ee-ff`,
+ * `AABBCCDDEEFF`, `aabb.ccdd.eeff` (surrounding blanks allowed). The registration schema uses it too.
+ */
+export const MAC_PATTERN =
+  "^\\s*(?:(?:[0-9A-Fa-f]{2}[:-]?){5}[0-9A-Fa-f]{2}|(?:[0-9A-Fa-f]{4}\\.){2}[0-9A-Fa-f]{4})\\s*$";
+const MAC = new RegExp(MAC_PATTERN);
+
+/** A MAC address in any accepted form → `AA:BB:CC:DD:EE:FF`; anything else → 400. */
 export function normaliseMac(input: unknown): string {
   if (typeof input !== "string") throw badRequest("mac_address must be a string", { field: "mac_address" });
-  const trimmed = input.trim();
-  if (!/^[0-9A-Fa-f:.-]{12,17}$/.test(trimmed)) throw invalidMac();
-  const hex = trimmed.replace(/[:.-]/g, "").toUpperCase();
-  if (!/^[0-9A-F]{12}$/.test(hex)) throw invalidMac();
-  if (
-    !/^([0-9A-F]{2}[:-]?){5}[0-9A-F]{2}$/i.test(trimmed) &&
-    !/^([0-9A-F]{4}\.){2}[0-9A-F]{4}$/i.test(trimmed)
-  ) {
-    throw invalidMac();
-  }
-  return hex.match(/../g)!.join(":");
+  if (!MAC.test(input)) throw invalidMac();
+  return input
+    .replace(/[\s:.-]/g, "")
+    .toUpperCase()
+    .match(/../g)!
+    .join(":");
 }
+
+/** Longest product name and console display name a device may have. */
+export const PRODUCT_NAME_MAX = 200;
+export const DEVICE_NAME_MAX = 100;
 
 function invalidMac() {
   return badRequest("mac_address must be a MAC address such as AA:BB:CC:DD:EE:FF", { field: "mac_address" });

@@ -1,4 +1,4 @@
-import { desc, sql } from "drizzle-orm";
+import { desc, lt, sql } from "drizzle-orm";
 import type { Database } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { enqueueJob } from "./queue";
@@ -85,4 +85,15 @@ export async function runJobNow(database: Database, catalog: JobCatalog, task: s
     throw new AppError(404, "unknown_task", `There is no job called "${task}"`);
   }
   return enqueueJob(database.sql, task, { trigger: "manual" });
+}
+
+/** Job history kept on the Jobs page. */
+export const JOB_HISTORY_DAYS = 30;
+
+/** Deletes job runs older than `JOB_HISTORY_DAYS`; returns how many went. */
+export async function pruneJobHistory(database: Database): Promise<number> {
+  const runs = await database.db
+    .delete(jobRuns)
+    .where(lt(jobRuns.startedAt, sql`now() - make_interval(days => ${JOB_HISTORY_DAYS})`));
+  return runs.count;
 }

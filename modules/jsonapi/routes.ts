@@ -23,8 +23,18 @@ import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
 import type { HttpErrorMapper } from "../platform/http";
 import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
+import { firstInvalidField } from "../platform/schemas";
 import { deviceSettings } from "../settings/service";
 import { getTelemetryEvent, listTelemetryEvents, type TelemetryEvent } from "../telemetry/service";
+import {
+  COMMAND_TTL_MAX_SECONDS,
+  COMMAND_TTL_MIN_SECONDS,
+  DeviceAttributes,
+  deviceAttributes,
+  pendingCommandAttributes,
+  type ResourceDocument,
+  resourceDocument,
+} from "./model";
 
 export const JSONAPI_PREFIX = "/api/json";
 export const JSONAPI_MEDIA_TYPE = "application/vnd.api+json";
@@ -87,23 +97,24 @@ function timeParam(params: URLSearchParams, name: string): Date | undefined {
   return value;
 }
 
+const DOCUMENT_FIELDS = ["data", "data.attributes", "data.relationships"];
+
+/** The document's data (ResourceDocument): 400 for its shape, 409 when it names another resource type. */
 function resourceBody(
   raw: unknown,
   type: string,
 ): { id?: unknown; attributes: Record<string, unknown>; relationships: Record<string, unknown> } {
   const body = jsonBody(raw);
-  if (!isPlainObject(body) || !isPlainObject(body.data))
+  const field = resourceDocument.Check(body)
+    ? undefined
+    : firstInvalidField(resourceDocument, body, DOCUMENT_FIELDS);
+  if (field === "" || field === "data")
     throw badRequest("The body must be a JSON:API document with data", { field: "data" });
-  const data = body.data;
+  const { data } = body as ResourceDocument;
   if (data.type !== type)
     throw new AppError(409, "type_mismatch", `data.type must be ${type}`, { field: "data.type" });
-  const attributes = data.attributes ?? {};
-  if (!isPlainObject(attributes))
-    throw badRequest("data.attributes must be an object", { field: "data.attributes" });
-  const relationships = data.relationships ?? {};
-  if (!isPlainObject(relationships))
-    throw badRequest("data.relationships must be an object", { field: "data.relationships" });
-  return { id: data.id, attributes, relationships };
+  if (field) throw badRequest(`${field} must be an object`, { field });
+  return { id: data.id, attributes: data.attributes ?? {}, relationships: data.relationships ?? {} };
 }
 
 function principalLabel(principal: Principal | undefined): string | undefined {
@@ -209,8 +220,8 @@ export function jsonApiRoutes(ctx: AppContext) {
         const { id, attributes } = resourceBody(body, "device");
         if (id !== undefined && id !== params.id)
           throw new AppError(409, "id_mismatch", "data.id does not match the URL");
-        const allowed = new Set(["approval_status", "product_name", "metadata"]);
-        const unknown = Object.keys(attributes).filter((key) => !allowed.has(key));
+        const allowed = Object.keys(DeviceAttributes.properties);
+        const unknown = Object.keys(attributes).filter((key) => !allowed.includes(key));
         if (unknown.length > 0) {
           throw badRequest(
             `Only approval_status, product_name and metadata can be changed (got ${unknown.join(", ")})`,
@@ -220,10 +231,9 @@ export function jsonApiRoutes(ctx: AppContext) {
           );
         }
         const settings = await deviceSettings(config);
-        if (attributes.approval_status !== undefined && typeof attributes.approval_status !== "string") {
-          throw badRequest("approval_status must be a string", { field: "approval_status" });
-        }
-        if (attributes.metadata !== undefined && !isPlainObject(attributes.metadata)) {
+        if (!deviceAttributes.Check(attributes)) {
+          const field = firstInvalidField(deviceAttributes, attributes, ["approval_status", "metadata"]);
+          if (field === "approval_status") throw badRequest("approval_status must be a string", { field });
           throw badRequest("metadata must be a JSON object", { field: "metadata" });
         }
         const device = await updateDevice(
@@ -232,7 +242,7 @@ export function jsonApiRoutes(ctx: AppContext) {
           {
             approvalStatus: attributes.approval_status as ApprovalStatus | undefined,
             productName: attributes.product_name as string | null | undefined,
-            metadata: attributes.metadata as Record<string, unknown> | undefined,
+            metadata: attributes.metadata,
           },
           settings,
         );
@@ -289,12 +299,16 @@ export function jsonApiRoutes(ctx: AppContext) {
             field: "device_id",
           });
         }
-        if (typeof attributes.type !== "string") throw badRequest("type is required", { field: "type" });
+        if (!pendingCommandAttributes.Check(attributes)) {
+          const field = firstInvalidField(pendingCommandAttributes, attributes, ["type", "ttl_seconds"]);
+          if (field === "type") throw badRequest("type is required", { field });
+          throw badRequest(
+            `ttl_seconds must be an integer from ${COMMAND_TTL_MIN_SECONDS} to ${COMMAND_TTL_MAX_SECONDS}`,
+            { field: "ttl_seconds" },
+          );
+        }
         const settings = await deviceSettings(config);
         const ttl = attributes.ttl_seconds ?? settings.commandTtlSeconds;
-        if (typeof ttl !== "number" || !Number.isInteger(ttl) || ttl < 10 || ttl > 30 * 86_400) {
-          throw badRequest("ttl_seconds must be an integer from 10 to 2592000", { field: "ttl_seconds" });
-        }
         const command = await queueCommand(sql, {
           deviceId,
           type: attributes.type,

@@ -11,7 +11,7 @@
  * announces only a change. Heartbeats never notify unless a device turns online.
  */
 
-import { fleetCounts } from "../devices/service";
+import { type FleetCounts, fleetCounts } from "../devices/service";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
 
@@ -26,15 +26,8 @@ export interface LiveClient {
   close(): void;
 }
 
-export interface FleetSnapshot {
-  total: number;
-  pending: number;
-  approved: number;
-  rejected: number;
-  online: number;
-  offline: number;
-  alerts: number;
-}
+/** What the dashboard cards show: the device counts, plus alerts (none until the alerts feature). */
+export type FleetSnapshot = FleetCounts & { alerts: number };
 
 export interface LiveHubOptions {
   database: Database;

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import { randomToken, sha256Hex } from "../platform/crypto";
 import type { Db } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
@@ -341,4 +341,13 @@ export async function listOperators(db: Db) {
     })
     .from(operators)
     .orderBy(operators.email);
+}
+
+/** Deletes expired sessions and login throttles older than a day; returns how many of each went. */
+export async function pruneExpiredSessions(db: Db): Promise<{ sessions: number; throttles: number }> {
+  const sessions = await db.delete(operatorSessions).where(lt(operatorSessions.expiresAt, sql`now()`));
+  const throttles = await db
+    .delete(loginThrottle)
+    .where(lt(loginThrottle.windowStartedAt, sql`now() - interval '1 day'`));
+  return { sessions: sessions.count, throttles: throttles.count };
 }

@@ -115,3 +115,14 @@ export function declaredAccess(app: { routes: { method: string; path: string; ho
   }
   return result;
 }
+
+/** Whether the principal may change things (operator or admin), for pages that hide their actions. */
+export function canOperate(principal: Principal | undefined): boolean {
+  return principal !== undefined && RANK[principal.role] >= RANK.operator;
+}
+
+/** Who did something, as history and audit columns show it. */
+export function principalLabel(principal: Principal | undefined): string | undefined {
+  if (!principal) return undefined;
+  return principal.kind === "session" ? principal.email : `token ${principal.name}`;
+}

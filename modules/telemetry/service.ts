@@ -23,7 +23,7 @@ const MAX_SERIES_POINTS = 10_000;
 
 /**
  * The INSERT of one telemetry event for the device row a heartbeat statement accepted (the CTE
- * named `accepted`, with an `id` column). The devices module embeds it in its one-statement
+ * named `accepted`, with an `id` column). modules/heartbeat/service.ts embeds it in its one-statement
  * heartbeat so telemetry is written in the same round trip, but the SQL stays here.
  * The payload is bound as `json` (the column's type), never through `::jsonb`: that cast would
  * parse and re-print the text (the largest part of the insert's cost) and, jsonb's output being

@@ -5,8 +5,9 @@ import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { type RunOptions, runScript, type ScriptReport } from "../../agent/scripts/runner.ts";
 import { buildHeartbeatBody, heartbeatLimitProblem } from "../../agent/telemetry.ts";
 import * as agentLimits from "../../agent/telemetry-limits.ts";
-import * as deviceService from "../../modules/devices/service.ts";
 import * as deviceValidation from "../../modules/devices/validation.ts";
+import * as heartbeatModel from "../../modules/heartbeat/model.ts";
+import * as heartbeatService from "../../modules/heartbeat/service.ts";
 import * as jsonBody from "../../modules/platform/json-body.ts";
 import { scriptText, tempDir, testConfig } from "./helpers.ts";
 
@@ -25,7 +26,7 @@ async function run(body: string) {
 describe("the agent's copy of the server's telemetry limits", () => {
   test("equals the server's constants", () => {
     expect(agentLimits.TELEMETRY_LIMITS).toEqual(deviceValidation.TELEMETRY_LIMITS);
-    expect(agentLimits.HEARTBEAT_MAX_BYTES).toBe(deviceService.HEARTBEAT_MAX_BYTES);
+    expect(agentLimits.HEARTBEAT_MAX_BYTES).toBe(heartbeatModel.HEARTBEAT_MAX_BYTES);
   });
 
   test("finds the same violations as the server's check", () => {
@@ -112,7 +113,7 @@ describe("the heartbeat body", () => {
     const hb = body(reports);
     expect(heartbeatLimitProblem(hb)).toBeNull();
     expect(Buffer.byteLength(JSON.stringify(hb))).toBeLessThanOrEqual(256 * 1024);
-    expect(() => deviceService.parseHeartbeat(hb)).not.toThrow();
+    expect(() => heartbeatService.parseHeartbeat(hb)).not.toThrow();
     const scripts = hb.telemetry.scripts;
     expect(scripts.small.data.output).toEqual({ value: 1 });
     const dropped = Object.keys(scripts).filter((n) => scripts[n].data.output === undefined);
@@ -135,12 +136,12 @@ describe("the heartbeat body", () => {
       levels === 1 ? { v: 1 } : { n: nest(levels - 1) };
     const ok = body(new Map([["d", report(nest(6))]]));
     expect(agentLimits.outputLimitProblem(nest(6))).toBeNull();
-    expect(() => deviceService.parseHeartbeat(ok)).not.toThrow();
+    expect(() => heartbeatService.parseHeartbeat(ok)).not.toThrow();
     expect(agentLimits.outputLimitProblem(nest(7))).toMatch(/nested deeper than 6 levels/);
     // built without the agent's check, one level more is refused by the server
     const tooDeep = structuredClone(ok);
     (tooDeep.telemetry.scripts.d.data as ScriptReport).output = nest(7);
-    expect(() => deviceService.parseHeartbeat(tooDeep)).toThrow(/depth/);
+    expect(() => heartbeatService.parseHeartbeat(tooDeep)).toThrow(/depth/);
   });
 
   test("more than 4096 keys in total: outputs are left out until the server accepts it", () => {
@@ -150,7 +151,7 @@ describe("the heartbeat body", () => {
     }
     const hb = body(reports);
     expect(heartbeatLimitProblem(hb)).toBeNull();
-    expect(() => deviceService.parseHeartbeat(hb)).not.toThrow();
+    expect(() => heartbeatService.parseHeartbeat(hb)).not.toThrow();
     const kept = Object.values(hb.telemetry.scripts).filter((s) => s.data.output !== undefined);
     expect(kept.length).toBeGreaterThanOrEqual(7);
     expect(kept.length).toBeLessThan(10);

@@ -1,30 +1,23 @@
 /**
- * Reads and writes of the operator console (device list, dashboard, add device) that the device
- * API's service does not need. Same table, same conventions as ./service.ts; the functions
+ * Reads and writes of the device pages (device list, add device; the dashboard's newest devices)
+ * that the device API does not need. Same table, same conventions as ./listing.ts; the functions
  * `device_display_name` and `device_search_text` and the (sort key, id) indexes come from
  * migration 0005 (docs/console.md).
  */
 
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../platform/keyset-cursor";
-import type { ApprovalStatus, DeviceFilters } from "./service";
-import { normaliseMac } from "./validation";
-
-export interface ConsoleDevice {
-  id: string;
-  macAddress: string;
-  /** Reported name (metadata.name), else derived from the MAC like the agent does. */
-  name: string;
-  productName: string | null;
-  approvalStatus: ApprovalStatus;
-  ipv4Address: string | null;
-  lastSeenAt: Date | null;
-  online: boolean;
-  createdAt: Date;
-}
+import { type DeviceFilters, filterConditions, likeContains } from "./listing";
+import {
+  type ApprovalStatus,
+  type DeviceSummary,
+  type DeviceSummaryRow,
+  summaryColumns,
+  toDeviceSummary,
+} from "./rows";
+import { DEVICE_NAME_MAX, normaliseMac, PRODUCT_NAME_MAX } from "./validation";
 
 export const CONSOLE_SORTS = [
   "created_at",
@@ -61,68 +54,30 @@ export interface ConsoleListOptions extends DeviceFilters {
 }
 
 export interface ConsoleList {
-  devices: ConsoleDevice[];
+  devices: DeviceSummary[];
   /** Cursor for the next page, when there is one. */
   next: string | undefined;
   /** Cursor for the previous page, when there is one. */
   prev: string | undefined;
 }
 
-function likeContains(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /** The WHERE conditions of the filters (shared by the page and its count). */
 function filterSql(sql: Sql, options: DeviceFilters & { onlineWindowSeconds: number }) {
-  const window = options.onlineWindowSeconds;
   const search = options.search?.trim();
+  // device_search_text() is lower case: so is the pattern.
+  const pattern = likeContains(search?.toLowerCase() ?? "");
   return sql`
-    ${options.approvalStatus ? sql`and d.approval_status = ${options.approvalStatus}::device_approval_status` : sql``}
-    ${options.connectivityStatus === "online" ? sql`and d.last_seen_at >= now() - make_interval(secs => ${window})` : sql``}
-    ${options.connectivityStatus === "offline" ? sql`and (d.last_seen_at is null or d.last_seen_at < now() - make_interval(secs => ${window}))` : sql``}
-    ${options.product ? sql`and d.product_name = ${options.product}` : sql``}
+    ${filterConditions(sql, options, options.onlineWindowSeconds)}
     ${
       search
         ? isUuid(search)
           ? sql`and d.id = ${search.toLowerCase()}::uuid`
-          : sql`and device_search_text(d.mac_address, d.product_name, d.ipv4_address, d.metadata) like ${likeContains(search)}`
+          : sql`and device_search_text(d.mac_address, d.product_name, d.ipv4_address, d.metadata) like ${pattern}`
         : sql``
     }`;
 }
 
-type Row = {
-  id: string;
-  mac_address: string;
-  name: string;
-  product_name: string | null;
-  approval_status: ApprovalStatus;
-  ipv4_address: string | null;
-  last_seen_at: Date | string | null;
-  online: boolean;
-  created_at: Date | string;
-  k0: string;
-  k1: string | null;
-};
-
-function toConsoleDevice(row: Row): ConsoleDevice {
-  return {
-    id: row.id,
-    macAddress: row.mac_address,
-    name: row.name,
-    productName: row.product_name,
-    approvalStatus: row.approval_status,
-    ipv4Address: row.ipv4_address,
-    lastSeenAt: pgDate(row.last_seen_at),
-    online: row.online,
-    createdAt: pgDate(row.created_at),
-  };
-}
-
-function columns(sql: Sql, window: number) {
-  return sql`d.id, d.mac_address, device_display_name(d.metadata, d.mac_address) as name, d.product_name,
-    d.approval_status, d.ipv4_address, d.last_seen_at,
-    coalesce(d.last_seen_at >= now() - make_interval(secs => ${window}), false) as online, d.created_at`;
-}
+type Row = DeviceSummaryRow & { k0: string; k1: string | null };
 
 /**
  * One page of devices with keyset pagination in either direction: every page, however deep, is an
@@ -152,7 +107,7 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
       where true ${filterSql(sql, options)} ${boundSql}
       order by ${sql.unsafe(orderBy)}
       limit ${limit + 1})
-    select ${columns(sql, options.onlineWindowSeconds)},
+    select ${summaryColumns(sql, options.onlineWindowSeconds)},
       (${sql.unsafe(keys[0]!.expr)})::text as k0,
       ${keys[1] ? sql`(${sql.unsafe(keys[1].expr)})::text` : sql`null::text`} as k1
     from page join devices d on d.id = page.id
@@ -171,7 +126,7 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
   const first = page[0];
   const last = page[page.length - 1];
   return {
-    devices: page.map(toConsoleDevice),
+    devices: page.map(toDeviceSummary),
     next: backwards ? (values ? cursorOf(last) : undefined) : more ? cursorOf(last) : undefined,
     prev: backwards ? (more ? cursorOf(first) : undefined) : values ? cursorOf(first) : undefined,
   };
@@ -189,19 +144,10 @@ export async function countConsoleDevices(
 
 /** The newest registrations, for the dashboard. */
 export async function recentDevices(sql: Sql, limit: number, onlineWindowSeconds: number) {
-  const rows = await sql<Row[]>`
-    select ${columns(sql, onlineWindowSeconds)}, ''::text as k0, null::text as k1
+  const rows = await sql<DeviceSummaryRow[]>`
+    select ${summaryColumns(sql, onlineWindowSeconds)}
     from devices d order by d.created_at desc, d.id desc limit ${limit}`;
-  return rows.map(toConsoleDevice);
-}
-
-/** A device's display row by id (device detail header). */
-export async function consoleDevice(sql: Sql, id: string, onlineWindowSeconds: number) {
-  if (!isUuid(id)) return undefined;
-  const [row] = await sql<Row[]>`
-    select ${columns(sql, onlineWindowSeconds)}, ''::text as k0, null::text as k1
-    from devices d where d.id = ${id}::uuid`;
-  return row && toConsoleDevice(row);
+  return rows.map(toDeviceSummary);
 }
 
 export interface PreRegistration {
@@ -225,12 +171,14 @@ export async function preRegisterDevice(
     typeof input.productName === "string" && input.productName.trim() !== ""
       ? input.productName.trim()
       : null;
-  if (product && product.length > 200) {
-    throw badRequest("The product name must be at most 200 characters", { field: "product_name" });
+  if (product && product.length > PRODUCT_NAME_MAX) {
+    throw badRequest(`The product name must be at most ${PRODUCT_NAME_MAX} characters`, {
+      field: "product_name",
+    });
   }
   const name = typeof input.name === "string" && input.name.trim() !== "" ? input.name.trim() : null;
-  if (name && name.length > 100)
-    throw badRequest("The name must be at most 100 characters", { field: "name" });
+  if (name && name.length > DEVICE_NAME_MAX)
+    throw badRequest(`The name must be at most ${DEVICE_NAME_MAX} characters`, { field: "name" });
   const status: ApprovalStatus = input.approved ? "approved" : "pending";
   const [row] = await sql<{ id: string }[]>`
     insert into devices (mac_address, product_name, approval_status, approval_changed_at, metadata)

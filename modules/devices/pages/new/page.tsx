@@ -1,5 +1,6 @@
-import { CsrfField, FieldError, PageHead } from "../components";
-import { Layout, type PageContext } from "../layout";
+import { CsrfField, FieldError, PageHead } from "../../../../ui/components";
+import { Layout, type PageContext } from "../../../../ui/layout";
+import { DEVICE_NAME_MAX, PRODUCT_NAME_MAX } from "../../validation";
 
 export interface DeviceNewProps {
   values?: { mac_address?: string; product_name?: string; name?: string; approved?: boolean };
@@ -56,7 +57,7 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
               <input
                 type="text"
                 name="product_name"
-                maxlength="200"
+                maxlength={String(PRODUCT_NAME_MAX)}
                 value={values.product_name ?? ""}
                 placeholder="e.g. gateway-v2"
                 aria-invalid={errors.product_name ? "true" : undefined}
@@ -70,7 +71,7 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
               <input
                 type="text"
                 name="name"
-                maxlength="100"
+                maxlength={String(DEVICE_NAME_MAX)}
                 value={values.name ?? ""}
                 aria-invalid={errors.name ? "true" : undefined}
               />

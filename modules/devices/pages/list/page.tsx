@@ -1,22 +1,11 @@
-import type { ConsoleDevice, ConsoleSort } from "../../modules/devices/console-queries";
-import { assetUrl } from "../assets";
-import { CsrfField, EmptyState, PageHead, Time } from "../components";
-import { Layout, type PageContext } from "../layout";
-import { ApprovalBadge, type Chip, FilterChips, LiveStatus, OnlineBadge } from "../widgets";
+import { assetUrl } from "../../../../ui/assets";
+import { CsrfField, EmptyState, PageHead, Time } from "../../../../ui/components";
+import { Layout, type PageContext } from "../../../../ui/layout";
+import { ApprovalBadge, type Chip, FilterChips, LiveStatus, OnlineBadge } from "../../../../ui/widgets";
+import type { ConsoleSort } from "../../queries";
+import type { DeviceSummary } from "../../rows";
+import { DEFAULT_SORT, type DeviceQuery, defaultOrder, devicesUrl, FILTER_KEYS } from "./query";
 
-/** The list's state, all of it in the URL. */
-export interface DeviceQuery {
-  search?: string;
-  approval_status?: "pending" | "approved" | "rejected";
-  connectivity_status?: "online" | "offline";
-  product?: string;
-  sort: ConsoleSort;
-  order: "asc" | "desc";
-  after?: string;
-  before?: string;
-}
-
-export const FILTER_KEYS = ["approval_status", "connectivity_status", "product"] as const;
 const FILTER_LABELS: Record<(typeof FILTER_KEYS)[number] | "search", string> = {
   approval_status: "Approval",
   connectivity_status: "Connectivity",
@@ -24,37 +13,9 @@ const FILTER_LABELS: Record<(typeof FILTER_KEYS)[number] | "search", string> = {
   search: "Search",
 };
 
-export const DEFAULT_SORT: ConsoleSort = "created_at";
-
-/** /devices with `changes` applied; paging cursors are dropped unless given. */
-export function devicesUrl(
-  query: DeviceQuery,
-  changes: Partial<Record<keyof DeviceQuery, string | undefined>> = {},
-) {
-  const merged: Record<string, string | undefined> = {
-    search: query.search,
-    approval_status: query.approval_status,
-    connectivity_status: query.connectivity_status,
-    product: query.product,
-    sort: query.sort === DEFAULT_SORT ? undefined : query.sort,
-    order: query.order === defaultOrder(query.sort) ? undefined : query.order,
-    ...changes,
-  };
-  if (changes.sort !== undefined && changes.order === undefined) merged.order = undefined;
-  if (merged.sort === DEFAULT_SORT) merged.sort = undefined;
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(merged)) if (value) params.set(key, value);
-  const text = params.toString();
-  return text ? `/devices?${text}` : "/devices";
-}
-
-export function defaultOrder(sort: ConsoleSort): "asc" | "desc" {
-  return sort === "created_at" || sort === "last_seen_at" ? "desc" : "asc";
-}
-
 export interface DevicesPageProps {
   query: DeviceQuery;
-  devices: ConsoleDevice[];
+  devices: DeviceSummary[];
   total: number;
   fleetTotal: number;
   next: string | undefined;
@@ -152,7 +113,7 @@ function DeviceRow({
   query,
   canManage,
 }: {
-  device: ConsoleDevice;
+  device: DeviceSummary;
   query: DeviceQuery;
   canManage: boolean;
 }) {

@@ -1,13 +1,13 @@
-import type { ConsoleDevice } from "../../modules/devices/console-queries";
-import type { FleetSnapshot } from "../../modules/live/hub";
-import { assetUrl } from "../assets";
-import { EmptyState, PageHead, Time } from "../components";
-import { Layout, type PageContext } from "../layout";
-import { ApprovalBadge, Chart, LiveStatus, OnlineBadge, StatCard } from "../widgets";
+import { assetUrl } from "../../../ui/assets";
+import { EmptyState, PageHead, Time } from "../../../ui/components";
+import { Layout, type PageContext } from "../../../ui/layout";
+import { ApprovalBadge, Chart, LiveStatus, OnlineBadge, StatCard } from "../../../ui/widgets";
+import type { DeviceSummary } from "../../devices/service";
+import type { FleetSnapshot } from "../../live/hub";
 
 export interface DashboardProps {
   counts: FleetSnapshot;
-  recent: ConsoleDevice[];
+  recent: DeviceSummary[];
   activity: { t: number[]; devices: number[] };
   canManage: boolean;
   onlineWindowMinutes: number;

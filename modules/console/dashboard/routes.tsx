@@ -1,0 +1,55 @@
+import { Elysia } from "elysia";
+import { htmlPage, pageContext } from "../../../ui/page";
+import { fleetCounts, recentDevices } from "../../devices/service";
+import { canOperate } from "../../platform/access";
+import type { AppContext } from "../../platform/context";
+import { deviceSettings } from "../../settings/service";
+import { fleetActivity } from "../../telemetry/series";
+import { DashboardPage } from "./page";
+
+const ACTIVITY_CACHE_MS = 30_000;
+const RECENT_DEVICES = 8;
+
+/** The dashboard (`/`): fleet counts, activity over 24 h, the newest devices. */
+export function dashboardRoutes(ctx: AppContext) {
+  const { config, database } = ctx;
+  const sql = database.sql;
+  let activity: { at: number; value: Awaited<ReturnType<typeof fleetActivity>> } | undefined;
+
+  // The activity chart scans a day of telemetry: one reading per 30 s serves every dashboard.
+  async function cachedActivity() {
+    if (!activity || Date.now() - activity.at > ACTIVITY_CACHE_MS) {
+      const value = await fleetActivity(sql);
+      // An empty chart is not worth keeping: the first heartbeats should show at once.
+      activity = { at: value.devices.some((n) => n > 0) ? Date.now() : 0, value };
+    }
+    return activity.value;
+  }
+
+  return new Elysia({ name: "dashboard-page" }).use(ctx.access).get(
+    "/",
+    async ({ request, principal }) => {
+      const page = pageContext(request, principal, config.secretKey);
+      const { onlineWindowSeconds } = await deviceSettings(config);
+      const [counts, recent, chart] = await Promise.all([
+        fleetCounts(sql, onlineWindowSeconds),
+        recentDevices(sql, RECENT_DEVICES, onlineWindowSeconds),
+        cachedActivity(),
+      ]);
+      return htmlPage(
+        page,
+        <DashboardPage
+          ctx={page}
+          props={{
+            counts: { ...counts, alerts: 0 },
+            recent,
+            activity: chart,
+            canManage: canOperate(principal),
+            onlineWindowMinutes: Math.round((onlineWindowSeconds / 60) * 100) / 100,
+          }}
+        />,
+      );
+    },
+    { access: "viewer" },
+  );
+}

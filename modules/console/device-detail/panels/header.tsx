@@ -1,0 +1,130 @@
+// Header, offline banner and gauges of the device page; also the part refreshed live.
+import { PostButton, Time } from "../../../../ui/components";
+import type { PageContext } from "../../../../ui/layout";
+import { ApprovalBadge, Gauge, OnlineBadge } from "../../../../ui/widgets";
+import type { DeviceDetailProps } from "../props";
+
+export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
+  const { device } = props;
+  return (
+    <div
+      id="device-live"
+      class="stack"
+      hx-get={`/devices/${device.id}/live`}
+      hx-trigger="every 30s, live:device-self from:body"
+      hx-swap="outerHTML"
+    >
+      <section class="card device-header">
+        <div class="device-title">
+          <div>
+            <h1 safe>{props.name}</h1>
+            <p class="mono muted" safe>
+              {device.macAddress}
+            </p>
+          </div>
+          <div class="badges">
+            <ApprovalBadge status={device.approvalStatus} />
+            <OnlineBadge online={device.online} lastSeenAt={device.lastSeenAt} />
+          </div>
+        </div>
+        <dl class="facts inline-facts">
+          <div>
+            <dt>IPv4</dt>
+            <dd class="mono" safe>
+              {device.ipv4Address ?? "—"}
+            </dd>
+          </div>
+          <div>
+            <dt>Product</dt>
+            <dd safe>{device.productName ?? "—"}</dd>
+          </div>
+          <div>
+            <dt>Last seen</dt>
+            <dd>
+              <Time value={device.lastSeenAt} />
+            </dd>
+          </div>
+          <div>
+            <dt>Registered</dt>
+            <dd>
+              <Time value={device.createdAt} />
+            </dd>
+          </div>
+        </dl>
+        {props.canManage ? (
+          <div class="actions device-actions">
+            {device.approvalStatus === "pending" ? (
+              <>
+                <PostButton
+                  action={`/devices/${device.id}/approve`}
+                  csrfToken={ctx.csrfToken}
+                  label="Approve"
+                  tone="primary"
+                />
+                <PostButton
+                  action={`/devices/${device.id}/reject`}
+                  csrfToken={ctx.csrfToken}
+                  label="Reject"
+                  tone="danger"
+                  confirm="Reject this device? It will not be able to send heartbeats."
+                />
+              </>
+            ) : (
+              ""
+            )}
+            <PostButton
+              action={`/devices/${device.id}/delete`}
+              csrfToken={ctx.csrfToken}
+              label="Delete"
+              tone="danger"
+              confirm={`Delete ${props.name}? Its telemetry and command history are deleted too. If the agent registers again it comes back as a new, pending device.`}
+            />
+          </div>
+        ) : (
+          ""
+        )}
+      </section>
+      {!device.online ? (
+        <div class="offline-banner" role="status">
+          <strong>This device is offline.</strong>{" "}
+          {device.lastSeenAt ? (
+            <span>
+              It was last seen <Time value={device.lastSeenAt} /> (
+              <span safe>{device.lastSeenAt.toISOString().replace("T", " ").slice(0, 19)}</span> UTC). Figures
+              below are from its last heartbeat; commands queued now are delivered when it checks in again.
+            </span>
+          ) : (
+            <span>
+              {device.approvalStatus === "approved"
+                ? "It has not sent a heartbeat yet."
+                : "It has not checked in: devices send heartbeats only once approved."}
+            </span>
+          )}
+        </div>
+      ) : (
+        ""
+      )}
+      <section class="gauges" aria-label="Latest figures">
+        <Gauge
+          title="CPU"
+          value={props.gauges.cpu?.value}
+          label={props.gauges.cpu?.label}
+          max={props.gauges.cpu?.label.startsWith("Load") ? 4 : 100}
+          unit={props.gauges.cpu?.label.startsWith("Load") ? "" : "%"}
+        />
+        <Gauge
+          title="Memory"
+          value={props.gauges.memory?.value}
+          label={props.gauges.memory?.label}
+          unit="%"
+        />
+        <Gauge title="Disk" value={props.gauges.disk?.value} label={props.gauges.disk?.label} unit="%" />
+      </section>
+    </div>
+  );
+}
+
+/** Header, offline banner and gauges: refreshed every 30 s and on live events. */
+export function DeviceLive({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
+  return <DeviceHeader ctx={ctx} props={props} />;
+}

@@ -1,0 +1,227 @@
+import { Elysia } from "elysia";
+import { redirectWithFlash } from "../../../ui/flash";
+import { htmlPage, pageContext } from "../../../ui/page";
+import { cancelCommand, getCommand, queueCommand } from "../../commands/service";
+import { approveDevices, type Device, deleteDevice, getDevice, rejectDevices } from "../../devices/service";
+import { canOperate, type Principal, principalLabel } from "../../platform/access";
+import type { AppContext } from "../../platform/context";
+import { AppError } from "../../platform/errors";
+import { formText } from "../../platform/form";
+import { isUuid } from "../../platform/json-body";
+import { deviceSettings } from "../../settings/service";
+import { gaugesOf } from "../../telemetry/series";
+import { latestTelemetry } from "../../telemetry/service";
+import { tabUrl } from "./links";
+import { DeviceDetailPage } from "./page";
+import { DeviceLive } from "./panels/header";
+import type { DeviceDetailProps } from "./props";
+import { scriptName } from "./scripts";
+import { deviceTab } from "./tabs";
+
+const SCRIPT_MAX_BYTES = 256 * 1024;
+const SCRIPT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+/** The device page (`/devices/:id`, its tabs and live part) and the actions it posts. */
+export function deviceDetailRoutes(ctx: AppContext) {
+  const { config, database } = ctx;
+  const sql = database.sql;
+
+  async function detailProps(
+    principal: Principal | undefined,
+    device: Device,
+    tabId: unknown,
+    query: Record<string, unknown>,
+  ): Promise<DeviceDetailProps> {
+    const tab = deviceTab(tabId);
+    const latest = await latestTelemetry(sql, device.id);
+    const props: DeviceDetailProps = {
+      device,
+      name: device.name,
+      tab: tab.id,
+      canManage: canOperate(principal),
+      onlineWindowSeconds: (await deviceSettings(config)).onlineWindowSeconds,
+      latest,
+      gauges: gaugesOf(latest?.payload),
+    };
+    return { ...props, ...(await tab.load?.({ sql, device, latest, query })) };
+  }
+
+  async function loadDevice(id: string): Promise<Device> {
+    const { onlineWindowSeconds } = await deviceSettings(config);
+    const device = isUuid(id) ? await getDevice(sql, id, { onlineWindowSeconds }) : undefined;
+    if (!device)
+      throw new AppError(404, "device_not_found", "This device does not exist, or it was deleted.");
+    return device;
+  }
+
+  async function queue(
+    device: Device,
+    principal: Principal | undefined,
+    input: { type: string; args?: string[]; payload?: Record<string, unknown> },
+  ) {
+    const { commandTtlSeconds } = await deviceSettings(config);
+    return queueCommand(sql, {
+      deviceId: device.id,
+      type: input.type,
+      args: input.args,
+      payload: input.payload,
+      ttlSeconds: commandTtlSeconds,
+      queuedBy: principalLabel(principal),
+    });
+  }
+
+  return new Elysia({ name: "device-detail-page" })
+    .use(ctx.access)
+    .get(
+      "/devices/:id",
+      async ({ request, principal, params, query }) => {
+        const page = pageContext(request, principal, config.secretKey);
+        const device = await loadDevice(params.id);
+        // Repeated parameters (the chart field picker) are read from the URL as a list.
+        const fields = new URL(request.url).searchParams.getAll("field");
+        const props = await detailProps(principal, device, query.tab, { ...query, field: fields });
+        return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />);
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/devices/:id/live",
+      async ({ request, principal, params }) => {
+        const page = pageContext(request, principal, config.secretKey);
+        const device = await loadDevice(params.id);
+        const props = await detailProps(principal, device, "overview", {});
+        return htmlPage({ flash: undefined }, <DeviceLive ctx={page} props={props} />);
+      },
+      { access: "viewer" },
+    )
+    .post(
+      "/devices/:id/approve",
+      async ({ params }) => {
+        const device = await loadDevice(params.id);
+        const changed = await approveDevices(sql, [device.id]);
+        return redirectWithFlash(
+          `/devices/${device.id}`,
+          changed.length > 0
+            ? { kind: "success", text: "Device approved. It receives its API token when it next registers." }
+            : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
+        );
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/reject",
+      async ({ params }) => {
+        const device = await loadDevice(params.id);
+        const changed = await rejectDevices(sql, [device.id]);
+        return redirectWithFlash(
+          `/devices/${device.id}`,
+          changed.length > 0
+            ? { kind: "success", text: "Device rejected." }
+            : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
+        );
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/delete",
+      async ({ params }) => {
+        const device = await loadDevice(params.id);
+        await deleteDevice(sql, device.id);
+        return redirectWithFlash("/devices", {
+          kind: "success",
+          text: `Device ${device.name} (${device.macAddress}) deleted.`,
+        });
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/commands",
+      async ({ params, principal, body }) => {
+        const device = await loadDevice(params.id);
+        const form = (body ?? {}) as Record<string, unknown>;
+        const type = formText(form.type);
+        if (type === "list_scripts") {
+          await queue(device, principal, { type });
+          return redirectWithFlash(tabUrl(device.id, "scripts"), {
+            kind: "success",
+            text: device.online
+              ? "Asked the device for its scripts: the answer appears here after its next heartbeat."
+              : "Queued: the device is offline and answers when it checks in again.",
+          });
+        }
+        if (type === "remove_script") {
+          const name = formText(form.name).trim();
+          if (!SCRIPT_NAME.test(name)) {
+            return redirectWithFlash(tabUrl(device.id, "scripts"), {
+              kind: "error",
+              text: "That script name is not valid.",
+            });
+          }
+          await queue(device, principal, { type, args: [name], payload: { name } });
+          return redirectWithFlash(tabUrl(device.id, "commands"), {
+            kind: "success",
+            text: `Removal of "${name}" queued for the device's next heartbeat.`,
+          });
+        }
+        return redirectWithFlash(tabUrl(device.id, "scripts"), {
+          kind: "error",
+          text: "Only list_scripts and remove_script can be queued from here.",
+        });
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/scripts",
+      async ({ request, params, principal, body }) => {
+        const device = await loadDevice(params.id);
+        const form = (body ?? {}) as Record<string, unknown>;
+        let source = formText(form.text);
+        const file = form.file;
+        if (file instanceof Blob && file.size > 0) {
+          if (file.size > SCRIPT_MAX_BYTES) source = "\u0000too-large";
+          else source = await file.text();
+        }
+        let error: string | undefined;
+        const name = scriptName(source);
+        if (source === "\u0000too-large" || Buffer.byteLength(source) > SCRIPT_MAX_BYTES) {
+          error = "The script is larger than 256 KiB.";
+          source = "";
+        } else if (source.trim() === "") error = "Choose a script file or paste the script.";
+        else if (!name)
+          error = "The script needs a front-matter block with its name: /*--- name: my-script ... ---*/";
+        if (error) {
+          const page = pageContext(request, principal, config.secretKey);
+          const props = await detailProps(principal, device, "scripts", {});
+          props.scripts!.values = { text: source };
+          props.scripts!.errors = { text: error };
+          return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />, 400);
+        }
+        await queue(device, principal, {
+          type: "install_script",
+          payload: { name: name!, data: source, content_type: "application/javascript" },
+        });
+        return redirectWithFlash(tabUrl(device.id, "commands"), {
+          kind: "success",
+          text: `Install of "${name}" queued: the device installs it on its next heartbeat.`,
+        });
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/commands/:commandId/cancel",
+      async ({ params }) => {
+        const device = await loadDevice(params.id);
+        const command = await getCommand(sql, params.commandId);
+        const outcome = command?.deviceId === device.id ? await cancelCommand(sql, command.id) : "not_found";
+        return redirectWithFlash(
+          tabUrl(device.id, "commands"),
+          outcome === "cancelled"
+            ? { kind: "success", text: "Command cancelled: it will not be delivered." }
+            : outcome === "not_queued"
+              ? { kind: "error", text: "Too late to cancel: the device has already picked the command up." }
+              : { kind: "error", text: "That command no longer exists." },
+        );
+      },
+      { access: "operator" },
+    );
+}

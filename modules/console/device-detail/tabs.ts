@@ -1,0 +1,31 @@
+/**
+ * The tabs of the device page, in order. A feature adds a tab (remote access, terminal) with one
+ * entry here: its id and label, a loader for the data its panel needs (run only when the tab is
+ * open) and the panel; the page, its tab bar and its routes need no change.
+ */
+import type { PageContext } from "../../../ui/layout";
+import { loadCommandsTab, loadScriptsTab, loadTelemetryTab, type TabLoadInput } from "./loaders";
+import { CommandsPanel } from "./panels/commands";
+import { OverviewPanel } from "./panels/overview";
+import { ScriptsPanel } from "./panels/scripts";
+import { TelemetryPanel } from "./panels/telemetry";
+import type { DeviceDetailProps } from "./props";
+
+export interface DeviceTabDefinition {
+  id: string;
+  label: string;
+  load?(input: TabLoadInput): Promise<Partial<DeviceDetailProps>>;
+  Panel(input: { ctx: PageContext; props: DeviceDetailProps }): JSX.Element;
+}
+
+export const DEVICE_TABS: readonly DeviceTabDefinition[] = [
+  { id: "overview", label: "Overview", Panel: OverviewPanel },
+  { id: "telemetry", label: "Telemetry", load: loadTelemetryTab, Panel: TelemetryPanel },
+  { id: "scripts", label: "Scripts", load: loadScriptsTab, Panel: ScriptsPanel },
+  { id: "commands", label: "Commands", load: loadCommandsTab, Panel: CommandsPanel },
+];
+
+/** The tab with this id; the first (overview) for anything else. */
+export function deviceTab(id: unknown): DeviceTabDefinition {
+  return DEVICE_TABS.find((tab) => tab.id === id) ?? DEVICE_TABS[0]!;
+}

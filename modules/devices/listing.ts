@@ -1,0 +1,162 @@
+// Reads of devices for the API and other features: one device, the filtered list, the fleet counts.
+import type { Sql } from "../platform/database";
+import { badRequest } from "../platform/errors";
+import { isUuid } from "../platform/json-body";
+import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
+import {
+  APPROVAL_STATUSES,
+  type ApprovalStatus,
+  type Device,
+  type DeviceRow,
+  deviceColumns,
+  toDevice,
+} from "./rows";
+
+export async function getDevice(
+  sql: Sql,
+  id: string,
+  options: { onlineWindowSeconds: number },
+): Promise<Device | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await sql<DeviceRow[]>`
+    select ${deviceColumns(sql, options.onlineWindowSeconds)} from devices d where d.id = ${id}::uuid`;
+  return row && toDevice(row);
+}
+
+export const DEVICE_SORTS = [
+  "created_at",
+  "last_seen_at",
+  "mac_address",
+  "product_name",
+  "approval_status",
+] as const;
+export type DeviceSort = (typeof DEVICE_SORTS)[number];
+
+const SORT_EXPRESSIONS: Record<DeviceSort, { expr: string; cast: string }> = {
+  created_at: { expr: "d.created_at", cast: "timestamptz" },
+  last_seen_at: { expr: "coalesce(d.last_seen_at, '-infinity'::timestamptz)", cast: "timestamptz" },
+  mac_address: { expr: "d.mac_address", cast: "text" },
+  product_name: { expr: "coalesce(d.product_name, '')", cast: "text" },
+  approval_status: { expr: "d.approval_status::text", cast: "text" },
+};
+
+export interface DeviceFilters {
+  approvalStatus?: ApprovalStatus;
+  connectivityStatus?: "online" | "offline";
+  /** Exact product name. */
+  product?: string;
+  /** Substring of MAC address, product name, IPv4 address or id. */
+  search?: string;
+}
+
+export interface DeviceListOptions extends DeviceFilters {
+  onlineWindowSeconds: number;
+  sort?: DeviceSort;
+  order?: "asc" | "desc";
+  limit?: number;
+  cursor?: string;
+}
+
+export interface DeviceList {
+  devices: Device[];
+  nextCursor: string | undefined;
+  activeFilters: Record<string, string>;
+}
+
+/** Filters from loose query values: trimmed; unknown enum values and blanks are ignored. */
+export function normaliseDeviceFilters(query: Record<string, unknown>): DeviceFilters {
+  const text = (value: unknown) =>
+    typeof value === "string" && value.trim() !== "" ? value.trim().slice(0, 200) : undefined;
+  const approval = text(query.approval_status);
+  const connectivity = text(query.connectivity_status);
+  return {
+    approvalStatus: (APPROVAL_STATUSES as readonly string[]).includes(approval ?? "")
+      ? (approval as ApprovalStatus)
+      : undefined,
+    connectivityStatus: connectivity === "online" || connectivity === "offline" ? connectivity : undefined,
+    product: text(query.product),
+    search: text(query.search),
+  };
+}
+
+export function activeFilters(filters: DeviceFilters): Record<string, string> {
+  const active: Record<string, string> = {};
+  if (filters.approvalStatus) active.approval_status = filters.approvalStatus;
+  if (filters.connectivityStatus) active.connectivity_status = filters.connectivityStatus;
+  if (filters.product) active.product = filters.product;
+  if (filters.search) active.search = filters.search;
+  return active;
+}
+
+/** `%text%` for LIKE/ILIKE, with the pattern characters in `text` escaped. */
+export function likeContains(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * The approval, connectivity and product conditions (`and ...`, over `devices d`); the API list and
+ * the console list search differently and add their own search condition.
+ */
+export function filterConditions(sql: Sql, filters: DeviceFilters, onlineWindowSeconds: number) {
+  const window = onlineWindowSeconds;
+  return sql`
+    ${filters.approvalStatus ? sql`and d.approval_status = ${filters.approvalStatus}::device_approval_status` : sql``}
+    ${filters.connectivityStatus === "online" ? sql`and d.last_seen_at >= now() - make_interval(secs => ${window})` : sql``}
+    ${filters.connectivityStatus === "offline" ? sql`and (d.last_seen_at is null or d.last_seen_at < now() - make_interval(secs => ${window}))` : sql``}
+    ${filters.product ? sql`and d.product_name = ${filters.product}` : sql``}`;
+}
+
+/** Devices with filters, a sort and keyset pagination (stable under inserts). */
+export async function listDevices(sql: Sql, options: DeviceListOptions): Promise<DeviceList> {
+  const sort = SORT_EXPRESSIONS[options.sort ?? "created_at"];
+  if (!sort) throw badRequest(`sort must be one of ${DEVICE_SORTS.join(", ")}`, { field: "sort" });
+  const order =
+    options.order ?? (options.sort === undefined || options.sort === "created_at" ? "desc" : "asc");
+  const limit = Math.max(1, Math.min(options.limit ?? 50, 500));
+  const after = options.cursor ? parseKeysetCursor(options.cursor) : undefined;
+  const window = options.onlineWindowSeconds;
+  const op = order === "desc" ? "<" : ">";
+  const rows = await sql<(DeviceRow & { sort_key: string })[]>`
+    select ${deviceColumns(sql, window)}, (${sql.unsafe(sort.expr)})::text as sort_key
+    from devices d
+    where true
+      ${filterConditions(sql, options, window)}
+      ${
+        options.search
+          ? sql`and (d.mac_address ilike ${likeContains(options.search)} or d.product_name ilike ${likeContains(options.search)}
+              or d.ipv4_address ilike ${likeContains(options.search)} or d.id::text = ${options.search.toLowerCase()}
+              or replace(d.mac_address, ':', '') ilike ${likeContains(options.search.replace(/[:.-]/g, ""))})`
+          : sql``
+      }
+      ${after ? sql`and (${sql.unsafe(sort.expr)}, d.id) ${sql.unsafe(op)} (${after[0]}::${sql.unsafe(sort.cast)}, ${after[1]}::uuid)` : sql``}
+    order by ${sql.unsafe(sort.expr)} ${sql.unsafe(order)}, d.id ${sql.unsafe(order)}
+    limit ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const nextCursor = rows.length > limit && last ? encodeKeysetCursor([last.sort_key, last.id]) : undefined;
+  return { devices: page.map(toDevice), nextCursor, activeFilters: activeFilters(options) };
+}
+
+export interface FleetCounts {
+  total: number;
+  pending: number;
+  approved: number;
+  rejected: number;
+  online: number;
+  offline: number;
+}
+
+/** Totals for the dashboard; online/offline count approved devices only. */
+export async function fleetCounts(sql: Sql, onlineWindowSeconds: number): Promise<FleetCounts> {
+  const [row] = await sql<FleetCounts[]>`
+    select count(*)::int as total,
+      count(*) filter (where approval_status = 'pending')::int as pending,
+      count(*) filter (where approval_status = 'approved')::int as approved,
+      count(*) filter (where approval_status = 'rejected')::int as rejected,
+      count(*) filter (where approval_status = 'approved'
+        and last_seen_at >= now() - make_interval(secs => ${onlineWindowSeconds}))::int as online,
+      count(*) filter (where approval_status = 'approved'
+        and (last_seen_at is null or last_seen_at < now() - make_interval(secs => ${onlineWindowSeconds})))::int as offline
+    from devices`;
+  return row!;
+}

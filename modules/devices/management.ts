@@ -1,0 +1,129 @@
+// Operator decisions on devices: approval (single and bulk), edits, deletion, the remote-access flag.
+import type { Sql } from "../platform/database";
+import { AppError, badRequest } from "../platform/errors";
+import { isUuid } from "../platform/json-body";
+import { deleteDeviceTelemetry } from "../telemetry/service";
+import {
+  APPROVAL_STATUSES,
+  type ApprovalStatus,
+  type Device,
+  type DeviceRow,
+  deviceColumns,
+  toDevice,
+} from "./rows";
+import { ipv4From, PRODUCT_NAME_MAX, validateMetadata } from "./validation";
+
+/** Most devices one approval or rejection may change. */
+export const APPROVAL_BATCH_MAX = 1000;
+
+/**
+ * Approves or rejects devices that are still pending, all in one statement (one transaction);
+ * devices already approved or rejected are left as they are. Returns the ids that changed.
+ */
+export async function setApprovalStatus(
+  sql: Sql,
+  ids: string[],
+  status: "approved" | "rejected",
+): Promise<string[]> {
+  if (ids.length === 0) throw badRequest("Select at least one device", { field: "ids" });
+  if (ids.length > APPROVAL_BATCH_MAX)
+    throw badRequest(`At most ${APPROVAL_BATCH_MAX} devices at once`, { field: "ids" });
+  const valid = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+  if (valid.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    update devices set approval_status = ${status}::device_approval_status, approval_changed_at = now(), updated_at = now()
+    where id in (
+      -- Rows are locked in id order, so concurrent bulk changes cannot deadlock.
+      select id from devices where id = any(${valid}::uuid[]) and approval_status = 'pending' order by id for update)
+      and approval_status = 'pending'
+    returning id`;
+  return rows.map((r) => r.id);
+}
+
+export const approveDevices = (sql: Sql, ids: string[]) => setApprovalStatus(sql, ids, "approved");
+export const rejectDevices = (sql: Sql, ids: string[]) => setApprovalStatus(sql, ids, "rejected");
+
+export interface DeviceUpdate {
+  approvalStatus?: ApprovalStatus;
+  productName?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * Edits a device. approval_status may only move pending → approved | rejected (or stay): other
+ * transitions are 409 invalid_transition. Undefined when the device does not exist.
+ */
+export async function updateDevice(
+  sql: Sql,
+  id: string,
+  update: DeviceUpdate,
+  options: { onlineWindowSeconds: number },
+): Promise<Device | undefined> {
+  if (!isUuid(id)) return undefined;
+  if (
+    update.approvalStatus !== undefined &&
+    !(APPROVAL_STATUSES as readonly string[]).includes(update.approvalStatus)
+  ) {
+    throw badRequest(`approval_status must be one of ${APPROVAL_STATUSES.join(", ")}`, {
+      field: "approval_status",
+    });
+  }
+  if (
+    update.productName !== undefined &&
+    update.productName !== null &&
+    (typeof update.productName !== "string" || update.productName.length > PRODUCT_NAME_MAX)
+  ) {
+    throw badRequest(`product_name must be a string of at most ${PRODUCT_NAME_MAX} characters`, {
+      field: "product_name",
+    });
+  }
+  const metadata = update.metadata === undefined ? undefined : validateMetadata(update.metadata);
+  return sql.begin(async (tx) => {
+    const [current] = await tx<{ approval_status: ApprovalStatus }[]>`
+      select approval_status from devices where id = ${id}::uuid for update`;
+    if (!current) return undefined;
+    const next = update.approvalStatus;
+    if (next !== undefined && next !== current.approval_status && current.approval_status !== "pending") {
+      throw new AppError(
+        409,
+        "invalid_transition",
+        `Cannot change approval from ${current.approval_status} to ${next}`,
+      );
+    }
+    if (next !== undefined && next !== current.approval_status && next === "pending") {
+      throw new AppError(409, "invalid_transition", "Cannot change approval back to pending");
+    }
+    const changesApproval = next !== undefined && next !== current.approval_status;
+    await tx`
+      update devices set
+        approval_status = ${next ?? current.approval_status}::device_approval_status,
+        approval_changed_at = case when ${changesApproval} then now() else approval_changed_at end,
+        product_name = case when ${update.productName !== undefined} then ${update.productName?.trim() || null} else product_name end,
+        metadata = case when ${metadata !== undefined} then ${JSON.stringify(metadata ?? {})}::jsonb else metadata end,
+        ipv4_address = case when ${metadata !== undefined} then ${ipv4From(metadata)} else ipv4_address end,
+        updated_at = now()
+      where id = ${id}::uuid`;
+    const [row] = await tx<DeviceRow[]>`
+      select ${deviceColumns(tx as unknown as Sql, options.onlineWindowSeconds)} from devices d where d.id = ${id}::uuid`;
+    return toDevice(row!);
+  });
+}
+
+/** Deletes a device, its commands (cascade) and its telemetry. */
+export async function deleteDevice(sql: Sql, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  return sql.begin(async (tx) => {
+    const deleted = await tx`delete from devices where id = ${id}::uuid`;
+    if (deleted.count === 0) return false;
+    await deleteDeviceTelemetry(tx as unknown as Sql, id);
+    return true;
+  });
+}
+
+/** Sets the remote-access flag (the remote-access module drives it). */
+export async function setRemoteAccessRequested(sql: Sql, id: string, requested: boolean): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const result = await sql`update devices set remote_access_requested = ${requested}, updated_at = now()
+    where id = ${id}::uuid and remote_access_requested is distinct from ${requested}`;
+  return result.count > 0;
+}

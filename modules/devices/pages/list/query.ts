@@ -1,0 +1,69 @@
+// The device list's state, all of it in the URL: parsed from the query, written back into links.
+import { formText } from "../../../platform/form";
+import { normaliseDeviceFilters } from "../../listing";
+import { CONSOLE_SORTS, type ConsoleSort } from "../../queries";
+
+/** The list's state, all of it in the URL. */
+export interface DeviceQuery {
+  search?: string;
+  approval_status?: "pending" | "approved" | "rejected";
+  connectivity_status?: "online" | "offline";
+  product?: string;
+  sort: ConsoleSort;
+  order: "asc" | "desc";
+  after?: string;
+  before?: string;
+}
+
+export const FILTER_KEYS = ["approval_status", "connectivity_status", "product"] as const;
+export const DEFAULT_SORT: ConsoleSort = "created_at";
+
+/** /devices with `changes` applied; paging cursors are dropped unless given. */
+export function devicesUrl(
+  query: DeviceQuery,
+  changes: Partial<Record<keyof DeviceQuery, string | undefined>> = {},
+) {
+  const merged: Record<string, string | undefined> = {
+    search: query.search,
+    approval_status: query.approval_status,
+    connectivity_status: query.connectivity_status,
+    product: query.product,
+    sort: query.sort === DEFAULT_SORT ? undefined : query.sort,
+    order: query.order === defaultOrder(query.sort) ? undefined : query.order,
+    ...changes,
+  };
+  if (changes.sort !== undefined && changes.order === undefined) merged.order = undefined;
+  if (merged.sort === DEFAULT_SORT) merged.sort = undefined;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(merged)) if (value) params.set(key, value);
+  const text = params.toString();
+  return text ? `/devices?${text}` : "/devices";
+}
+
+export function defaultOrder(sort: ConsoleSort): "asc" | "desc" {
+  return sort === "created_at" || sort === "last_seen_at" ? "desc" : "asc";
+}
+
+/** Only same-site /devices paths may be a return target. */
+export function devicesReturn(value: unknown): string {
+  return typeof value === "string" && /^\/devices(\?[^#\s]*)?$/.test(value) ? value : "/devices";
+}
+
+export function parseDeviceQuery(query: Record<string, unknown>): DeviceQuery {
+  const filters = normaliseDeviceFilters(query);
+  const sort = (CONSOLE_SORTS as readonly string[]).includes(formText(query.sort))
+    ? (formText(query.sort) as ConsoleSort)
+    : DEFAULT_SORT;
+  const order = query.order === "asc" || query.order === "desc" ? query.order : defaultOrder(sort);
+  const cursor = (v: unknown) => (typeof v === "string" && /^[\w-]{1,1000}$/.test(v) ? v : undefined);
+  return {
+    search: filters.search,
+    approval_status: filters.approvalStatus,
+    connectivity_status: filters.connectivityStatus,
+    product: filters.product,
+    sort,
+    order,
+    after: cursor(query.after),
+    before: query.after ? undefined : cursor(query.before),
+  };
+}

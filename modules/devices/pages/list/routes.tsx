@@ -1,0 +1,120 @@
+import { Elysia } from "elysia";
+import { redirectWithFlash } from "../../../../ui/flash";
+import { htmlPage, pageContext } from "../../../../ui/page";
+import { canOperate, type Principal } from "../../../platform/access";
+import type { AppContext } from "../../../platform/context";
+import { AppError } from "../../../platform/errors";
+import { formText } from "../../../platform/form";
+import { deviceSettings } from "../../../settings/service";
+import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../management";
+import { countConsoleDevices, listConsoleDevices } from "../../queries";
+import { DeviceResults, DevicesPage, type DevicesPageProps } from "./page";
+import { type DeviceQuery, devicesReturn, parseDeviceQuery } from "./query";
+
+const PAGE_SIZE = 50;
+
+/** The device list (`/devices`) and its bulk approve/reject form. */
+export function deviceListRoutes(ctx: AppContext) {
+  const { config, database } = ctx;
+  const sql = database.sql;
+
+  async function devicesProps(
+    principal: Principal | undefined,
+    query: DeviceQuery,
+  ): Promise<DevicesPageProps> {
+    const { onlineWindowSeconds } = await deviceSettings(config);
+    const filters = {
+      search: query.search,
+      approvalStatus: query.approval_status,
+      connectivityStatus: query.connectivity_status,
+      product: query.product,
+      onlineWindowSeconds,
+    };
+    const filtered = Boolean(
+      query.search || query.approval_status || query.connectivity_status || query.product,
+    );
+    const [list, fleet, total] = await Promise.all([
+      listConsoleDevices(sql, {
+        ...filters,
+        sort: query.sort,
+        order: query.order,
+        limit: PAGE_SIZE,
+        after: query.after,
+        before: query.before,
+      }),
+      countConsoleDevices(sql, { onlineWindowSeconds }),
+      filtered ? countConsoleDevices(sql, filters) : undefined,
+    ]);
+    return {
+      query,
+      devices: list.devices,
+      next: list.next,
+      prev: list.prev,
+      total: total ?? fleet,
+      fleetTotal: fleet,
+      canManage: canOperate(principal),
+      pageSize: PAGE_SIZE,
+    };
+  }
+
+  return new Elysia({ name: "device-list-page" })
+    .use(ctx.access)
+    .get(
+      "/devices",
+      async ({ request, principal, query }) => {
+        const page = pageContext(request, principal, config.secretKey);
+        let parsed = parseDeviceQuery(query);
+        let props: DevicesPageProps;
+        try {
+          props = await devicesProps(principal, parsed);
+        } catch (error) {
+          // A stale page link (cursor) falls back to the first page instead of an error.
+          if (!(error instanceof AppError) || error.status !== 400) throw error;
+          parsed = { ...parsed, after: undefined, before: undefined };
+          props = await devicesProps(principal, parsed);
+        }
+        if (
+          request.headers.get("hx-request") === "true" &&
+          request.headers.get("hx-target") === "device-results"
+        ) {
+          return htmlPage({ flash: undefined }, <DeviceResults ctx={page} props={props} />);
+        }
+        return htmlPage(page, <DevicesPage ctx={page} props={props} />);
+      },
+      { access: "viewer" },
+    )
+    .post(
+      "/devices/bulk",
+      async ({ body }) => {
+        const form = (body ?? {}) as Record<string, unknown>;
+        const back = devicesReturn(form.return_to);
+        const raw = form.ids;
+        const ids = (Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(",") : []).filter(
+          (id): id is string => typeof id === "string" && id.trim() !== "",
+        );
+        const action = formText(form.action);
+        if (action !== "approve" && action !== "reject") {
+          return redirectWithFlash(back, { kind: "error", text: "Choose Approve or Reject." });
+        }
+        if (ids.length === 0) {
+          return redirectWithFlash(back, { kind: "error", text: "Select at least one device first." });
+        }
+        if (ids.length > APPROVAL_BATCH_MAX) {
+          return redirectWithFlash(back, {
+            kind: "error",
+            text: `Select at most ${APPROVAL_BATCH_MAX} devices at once.`,
+          });
+        }
+        const changed = await (action === "approve" ? approveDevices : rejectDevices)(sql, ids);
+        const verb = action === "approve" ? "approved" : "rejected";
+        const unchanged = new Set(ids.map((id) => id.toLowerCase())).size - changed.length;
+        const text1 = `${changed.length} ${changed.length === 1 ? "device" : "devices"} ${verb}.`;
+        const text2 = unchanged > 0 ? ` ${unchanged} not pending, left unchanged.` : "";
+        return redirectWithFlash(back, {
+          kind: changed.length > 0 ? "success" : "info",
+          text: text1 + text2,
+        });
+      },
+      { access: "operator" },
+    );
+}

@@ -1,0 +1,63 @@
+import { Elysia } from "elysia";
+import { redirectWithFlash } from "../../../../ui/flash";
+import type { PageContext } from "../../../../ui/layout";
+import { htmlPage, pageContext } from "../../../../ui/page";
+import type { AppContext } from "../../../platform/context";
+import { AppError } from "../../../platform/errors";
+import { formText } from "../../../platform/form";
+import { preRegisterDevice } from "../../queries";
+import { DeviceNewPage, type DeviceNewProps } from "./page";
+
+/** Add device (`/devices/new`): pre-registers a MAC, optionally approved. */
+export function deviceNewRoutes(ctx: AppContext) {
+  const { config, database } = ctx;
+  const render = (page: PageContext, props: DeviceNewProps, status = 200) =>
+    htmlPage(page, <DeviceNewPage ctx={page} props={props} />, status);
+
+  return new Elysia({ name: "device-new-page" })
+    .use(ctx.access)
+    .get(
+      "/devices/new",
+      ({ request, principal }) => render(pageContext(request, principal, config.secretKey), {}),
+      {
+        access: "operator",
+      },
+    )
+    .post(
+      "/devices",
+      async ({ request, principal, body }) => {
+        const form = (body ?? {}) as Record<string, unknown>;
+        const values = {
+          mac_address: formText(form.mac_address).trim(),
+          product_name: formText(form.product_name).trim(),
+          name: formText(form.name).trim(),
+          approved: ["on", "true", "1"].includes(formText(form.approved)),
+        };
+        try {
+          const created = await preRegisterDevice(database.sql, {
+            macAddress: values.mac_address,
+            productName: values.product_name,
+            name: values.name,
+            approved: values.approved,
+          });
+          return redirectWithFlash(`/devices/${created.id}`, {
+            kind: "success",
+            text: values.approved
+              ? `Device ${created.macAddress} added and approved: its first registration is accepted at once.`
+              : `Device ${created.macAddress} added. It waits for approval when it registers.`,
+          });
+        } catch (error) {
+          if (!(error instanceof AppError) || (error.status !== 400 && error.status !== 409)) throw error;
+          const field = (error.details as { field?: string } | undefined)?.field;
+          const key = field === "product_name" || field === "name" ? field : "mac_address";
+          const message =
+            key === "mac_address" && error.status === 400
+              ? "Enter a MAC address such as AA:BB:CC:DD:EE:FF (colons, dashes or none)."
+              : error.message;
+          const page = pageContext(request, principal, config.secretKey);
+          return render(page, { values, errors: { [key]: message } }, error.status);
+        }
+      },
+      { access: "operator" },
+    );
+}

@@ -1,0 +1,99 @@
+/**
+ * How a `devices` row becomes a Device, in one place: the columns every read selects and the one
+ * mapper from SQL rows (the list pages read a summary, the detail and the API the whole device).
+ */
+import type { Sql } from "../platform/database";
+import { pgDate } from "../platform/database";
+
+export const APPROVAL_STATUSES = ["pending", "approved", "rejected"] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+
+/** What a device list shows (console list, dashboard). */
+export interface DeviceSummary {
+  id: string;
+  macAddress: string;
+  /** Reported name (metadata.name), else derived from the MAC like the agent does. */
+  name: string;
+  productName: string | null;
+  approvalStatus: ApprovalStatus;
+  ipv4Address: string | null;
+  lastSeenAt: Date | null;
+  /** Seen within the online window (computed at read time, never stored). */
+  online: boolean;
+  createdAt: Date;
+}
+
+export interface Device extends DeviceSummary {
+  metadata: Record<string, unknown>;
+  /** The telemetry schema last announced ({} when none). */
+  schema: Record<string, unknown>;
+  /** `schema.version`, "v1" when the schema has none; null without a schema. */
+  schemaVersion: string | null;
+  remoteAccessRequested: boolean;
+  hasApiToken: boolean;
+  approvalChangedAt: Date | null;
+  updatedAt: Date;
+}
+
+export type DeviceSummaryRow = {
+  id: string;
+  mac_address: string;
+  name: string;
+  product_name: string | null;
+  approval_status: ApprovalStatus;
+  ipv4_address: string | null;
+  last_seen_at: Date | string | null;
+  online: boolean;
+  created_at: Date | string;
+};
+
+export type DeviceRow = DeviceSummaryRow & {
+  metadata: Record<string, unknown>;
+  schema: Record<string, unknown>;
+  schema_version: string | null;
+  remote_access_requested: boolean;
+  has_api_token: boolean;
+  approval_changed_at: Date | string | null;
+  updated_at: Date | string;
+};
+
+export function toDeviceSummary(row: DeviceSummaryRow): DeviceSummary {
+  return {
+    id: row.id,
+    macAddress: row.mac_address,
+    name: row.name,
+    productName: row.product_name,
+    approvalStatus: row.approval_status,
+    ipv4Address: row.ipv4_address,
+    lastSeenAt: pgDate(row.last_seen_at),
+    online: row.online,
+    createdAt: pgDate(row.created_at),
+  };
+}
+
+export function toDevice(row: DeviceRow): Device {
+  return {
+    ...toDeviceSummary(row),
+    metadata: row.metadata,
+    schema: row.schema,
+    schemaVersion: row.schema_version,
+    remoteAccessRequested: row.remote_access_requested,
+    hasApiToken: row.has_api_token,
+    approvalChangedAt: pgDate(row.approval_changed_at),
+    updatedAt: pgDate(row.updated_at),
+  };
+}
+
+/** Columns of a DeviceSummary, for a `devices d` row; `online` needs the window in seconds. */
+export function summaryColumns(sql: Sql, onlineWindowSeconds: number) {
+  return sql`d.id, d.mac_address, device_display_name(d.metadata, d.mac_address) as name, d.product_name,
+    d.approval_status, d.ipv4_address, d.last_seen_at,
+    coalesce(d.last_seen_at >= now() - make_interval(secs => ${onlineWindowSeconds}), false) as online, d.created_at`;
+}
+
+/** Columns of a Device, for a `devices d` row. */
+export function deviceColumns(sql: Sql, onlineWindowSeconds: number) {
+  return sql`${summaryColumns(sql, onlineWindowSeconds)}, d.metadata, d.schema,
+    case when d.schema = '{}'::jsonb then null else coalesce(nullif(d.schema->>'version', ''), 'v1') end as schema_version,
+    d.remote_access_requested, d.api_token_hash is not null as has_api_token, d.approval_changed_at, d.updated_at`;
+}

@@ -1,0 +1,21 @@
+import { Elysia } from "elysia";
+import { apiKeyOf } from "../devices/service";
+import type { AppContext } from "../platform/context";
+import { jsonBody, readJsonBody } from "../platform/json-body";
+import { deviceSettings } from "../settings/service";
+import { HEARTBEAT_MAX_BYTES } from "./model";
+import { heartbeat } from "./service";
+
+/** `POST /api/v1/devices/:device_id/heartbeat` (`?api_key=`). */
+export function heartbeatRoutes(ctx: AppContext) {
+  const sql = ctx.database.sql;
+  return new Elysia({ name: "heartbeat" }).use(ctx.access).post(
+    "/api/v1/devices/:device_id/heartbeat",
+    async ({ body, params, query }) => {
+      const settings = await deviceSettings(ctx.config);
+      const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), { settings });
+      return { data: reply };
+    },
+    { access: "device", parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES) },
+  );
+}
