@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system programs Outpost's test suite drives for real: Chromium (browser tests),
-# OpenSSH server (device sshd), Caddy (on-demand TLS), Mosquitto (MQTT) and tmux (terminal tests).
+# OpenSSH server (device sshd), Caddy (on-demand TLS), Mosquitto (MQTT), tmux (terminal tests) and
+# systemd-analyze (the deploy units are verified).
 # Skips whatever is already present; needs Debian/Ubuntu (apt) and root or sudo for the rest.
 set -euo pipefail
 
@@ -11,9 +12,10 @@ have /usr/sbin/sshd || missing+=(openssh-server)
 have caddy || missing+=(caddy)
 have /usr/sbin/mosquitto || missing+=(mosquitto)
 have tmux || missing+=(tmux)
+have systemd-analyze || missing+=(systemd)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: chromium, openssh-server, caddy, mosquitto and tmux are present"
+  echo "setup: chromium, openssh-server, caddy, mosquitto, tmux and systemd-analyze are present"
   exit 0
 fi
 
