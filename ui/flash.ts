@@ -27,9 +27,16 @@ export function flashCookie(flash: Flash): string {
 
 export const CLEAR_FLASH_COOKIE = `${FLASH_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
 
-/** A 303 to `location` that shows `flash` on the next page. */
-export function redirectWithFlash(location: string, flash?: Flash): Response {
-  const headers = new Headers({ location });
+/** A 303 to `location` that shows `flash` on the next page (for htmx requests, an `HX-Redirect`). */
+export function redirectWithFlash(location: string, flash?: Flash, request?: Request): Response {
+  const headers = new Headers();
   if (flash) headers.append("set-cookie", flashCookie(flash));
+  // An htmx form post would follow a 303 inside its XHR and swap the next page into the form:
+  // tell htmx to navigate instead.
+  if (request?.headers.get("hx-request") === "true") {
+    headers.set("hx-redirect", location);
+    return new Response(null, { status: 200, headers });
+  }
+  headers.set("location", location);
   return new Response(null, { status: 303, headers });
 }

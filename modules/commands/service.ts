@@ -1,3 +1,4 @@
+import { parseScript, ScriptFormatError } from "../../agent/scripts/frontmatter";
 import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
@@ -152,6 +153,7 @@ export function validateCommand(input: {
           field: "payload",
         });
       }
+      checkScript(payload.data);
       break;
     case "remove_script":
       if (!stringField(payload, "name") && typeof args[0] !== "string") {
@@ -170,6 +172,20 @@ export function validateCommand(input: {
       break;
   }
   return { type, args: args as string[], payload: payload ?? null, publicKey: publicKey?.trim() ?? null };
+}
+
+/**
+ * Refuses, at once, a script the agent would refuse on its next poll: both use the agent's own
+ * front-matter parser (CRLF from a browser's textarea is read as LF, as the agent does).
+ */
+export function checkScript(text: string): { name: string; source: string } {
+  try {
+    const parsed = parseScript(text);
+    return { name: parsed.meta.name, source: parsed.source };
+  } catch (error) {
+    if (!(error instanceof ScriptFormatError)) throw error;
+    throw badRequest(`The agent would refuse this script: ${error.message}`, { field: "payload.data" });
+  }
 }
 
 const COMMAND_COLUMNS = `id, device_id, type, args, payload, payload_ref, public_key, status, queued_at, expires_at,

@@ -129,8 +129,14 @@ describe("command queue and delivery", () => {
   test("a payload above 4 KiB is delivered by reference and fetched with the device's token", async () => {
     const device = await approvedDevice(app);
     const other = await approvedDevice(app);
-    const big = { content_type: "text/javascript", name: "cpu", data: "x".repeat(5000) };
-    const small = { content_type: "text/javascript", name: "mem", data: "export default {}" };
+    const script = (name: string, padding = "") =>
+      `/*---\nname: ${name}\nschema:\n  type: object\n---*/\nfunction main() { return {}; }\n${padding}`;
+    const big = {
+      content_type: "text/javascript",
+      name: "cpu",
+      data: script("cpu", `// ${"x".repeat(5000)}`),
+    };
+    const small = { content_type: "text/javascript", name: "mem", data: script("mem") };
     const deferred = await queueCommand(sql, {
       deviceId: device.id,
       type: "install_script",
@@ -222,6 +228,10 @@ describe("command queue and delivery", () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ type: "reboot" }, "type must be one of"],
       [{ type: "install_script", payload: { name: "x" } }, "payload.data"],
+      [
+        { type: "install_script", payload: { name: "x", data: "function main() {}" } },
+        'The agent would refuse this script: script must start with a front-matter block comment "/*---"',
+      ],
       [{ type: "remove_script" }, "script name"],
       [{ type: "ssh_authorize", publicKey: "not a key" }, "public_key"],
       [{ type: "ssh_revoke" }, "session ref"],

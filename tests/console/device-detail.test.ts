@@ -183,14 +183,32 @@ describe("device detail", () => {
     // Without front matter the form refuses and keeps the text.
     await page.fill('textarea[name="text"]', "function main() { return { x: 1 }; }");
     await page.click('button:has-text("Queue install")');
-    expect(await page.locator("#install-script .field-error").textContent()).toContain("front-matter");
+    await page.locator("#install-script .field-error").waitFor();
+    expect(await page.locator("#install-script .field-error").textContent()).toBe(
+      'The agent would refuse this script: script must start with a front-matter block comment "/*---"',
+    );
     expect(await page.inputValue('textarea[name="text"]')).toBe("function main() { return { x: 1 }; }");
+    // Refused in place: the address is still the page's, so a reload posts nothing again.
+    expect(new URL(page.url()).pathname).toBe(`/devices/${device.id}`);
+    // The agent's own parser decides: a schema that is not an object is refused at once.
+    await page.fill(
+      'textarea[name="text"]',
+      "/*---\nname: x\nschema:\n  type: string\n---*/\nfunction main() {}\n",
+    );
+    await page.click('button:has-text("Queue install")');
+    await page.locator("#install-script .field-error", { hasText: "type: object" }).waitFor();
+    // The browser submits the textarea with CRLF line endings; the device receives LF.
     const script =
-      "/*---\nname: fan-speed\nversion: 1\nschema:\n  type: object\n---*/\nfunction main() { return { rpm: 1200 }; }\n";
+      "/*---\nname: fan-speed # the fan\nversion: 1\nschema:\n  type: object\n---*/\nfunction main() { return { rpm: 1200 }; }\n";
     await page.fill('textarea[name="text"]', script);
     await page.click('button:has-text("Queue install")');
     await page.waitForSelector(".flash.success");
     expect(await page.locator(".flash.success").textContent()).toContain('Install of "fan-speed" queued');
+    expect(new URL(page.url()).searchParams.get("tab")).toBe("commands");
+    const [pasted] = await app.database.sql<{ payload: string }[]>`
+      select payload::text as payload from pending_commands
+      where device_id = ${device.id}::uuid and type = 'install_script' and status = 'queued'`;
+    expect(JSON.parse(pasted!.payload)).toMatchObject({ name: "fan-speed", data: script });
     const queued = page.locator("tbody tr", { hasText: "install_script" });
     expect(await queued.locator(".badge").textContent()).toBe("queued");
 

@@ -80,7 +80,10 @@ describe("command results and payload fetches (per device)", () => {
     const command = await queueCommand(sql, {
       deviceId: device.id,
       type: "install_script",
-      payload: { name: "big", data: "x".repeat(5000) },
+      payload: {
+        name: "big",
+        data: `/*---\nname: big\nschema:\n  type: object\n---*/\nfunction main() { return {}; }\n// ${"x".repeat(5000)}`,
+      },
       ttlSeconds: 3600,
     });
     const beat = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));

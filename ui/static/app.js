@@ -5,6 +5,13 @@
   document.addEventListener("htmx:configRequest", (event) => {
     if (csrf) event.detail.headers["X-CSRF-Token"] = csrf;
   });
+  // A form refused with 422 answers with itself and its error messages: show them in place.
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    if (event.detail.xhr.status === 422) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
   document.addEventListener("click", (event) => {
     const toggle = event.target.closest("[data-nav-toggle]");
     if (toggle) {

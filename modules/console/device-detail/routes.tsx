@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../../ui/flash";
 import { htmlPage, pageContext } from "../../../ui/page";
-import { cancelCommand, getCommand, queueCommand } from "../../commands/service";
+import { cancelCommand, checkScript, getCommand, queueCommand } from "../../commands/service";
 import { approveDevices, type Device, deleteDevice, getDevice, rejectDevices } from "../../devices/service";
 import { canOperate, type Principal, principalLabel } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
@@ -15,7 +15,6 @@ import { tabUrl } from "./links";
 import { DeviceDetailPage } from "./page";
 import { DeviceLive } from "./panels/header";
 import type { DeviceDetailProps } from "./props";
-import { scriptName } from "./scripts";
 import { deviceTab } from "./tabs";
 
 const SCRIPT_MAX_BYTES = 256 * 1024;
@@ -182,28 +181,40 @@ export function deviceDetailRoutes(ctx: AppContext) {
           else source = await file.text();
         }
         let error: string | undefined;
-        const name = scriptName(source);
+        let script: { name: string; source: string } | undefined;
         if (source === "\u0000too-large" || Buffer.byteLength(source) > SCRIPT_MAX_BYTES) {
           error = "The script is larger than 256 KiB.";
           source = "";
         } else if (source.trim() === "") error = "Choose a script file or paste the script.";
-        else if (!name)
-          error = "The script needs a front-matter block with its name: /*--- name: my-script ... ---*/";
-        if (error) {
+        else {
+          try {
+            script = checkScript(source);
+          } catch (refused) {
+            if (!(refused instanceof AppError)) throw refused;
+            error = refused.message;
+          }
+        }
+        if (!script) {
+          // Sent by htmx, the form is swapped in place: the address stays the device page, so a
+          // reload does not post the script again.
           const page = pageContext(request, principal, config.secretKey);
           const props = await detailProps(principal, device, "scripts", {});
           props.scripts!.values = { text: source };
           props.scripts!.errors = { text: error };
-          return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />, 400);
+          return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />, 422);
         }
         await queue(device, principal, {
           type: "install_script",
-          payload: { name: name!, data: source, content_type: "application/javascript" },
+          payload: { name: script.name, data: script.source, content_type: "application/javascript" },
         });
-        return redirectWithFlash(tabUrl(device.id, "commands"), {
-          kind: "success",
-          text: `Install of "${name}" queued: the device installs it on its next heartbeat.`,
-        });
+        return redirectWithFlash(
+          tabUrl(device.id, "commands"),
+          {
+            kind: "success",
+            text: `Install of "${script.name}" queued: the device installs it on its next heartbeat.`,
+          },
+          request,
+        );
       },
       { access: "operator" },
     )

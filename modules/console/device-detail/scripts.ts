@@ -34,10 +34,3 @@ export function listedScripts(command: Command): ListedScript[] | undefined {
       active: s.active !== false,
     }));
 }
-
-/** `name:` from a script's front matter block. */
-export function scriptName(source: string): string | undefined {
-  const block = /\/\*---([\s\S]*?)---\*\//.exec(source);
-  const match = block ? /^\s*name:\s*["']?([A-Za-z0-9][A-Za-z0-9_.-]{0,99})["']?\s*$/m.exec(block[1]!) : null;
-  return match?.[1];
-}

@@ -135,11 +135,18 @@ export function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDe
             it.
           </p>
           <FieldError message={errors.form} />
+          {/* The section is hx-preserve'd against live refreshes, so a refused post swaps only the form. */}
           <form
+            id="install-script-form"
             method="post"
             action={`/devices/${device.id}/scripts`}
             enctype="multipart/form-data"
             class="stacked wide"
+            hx-post={`/devices/${device.id}/scripts`}
+            hx-encoding="multipart/form-data"
+            hx-target="#install-script-form"
+            hx-select="#install-script-form"
+            hx-swap="outerHTML"
           >
             <CsrfField token={ctx.csrfToken} />
             <label>
