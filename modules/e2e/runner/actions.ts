@@ -218,7 +218,9 @@ export const RUNNER_ACTIONS: Record<string, RunnerAction> = {
     expect: "command_payload_available",
     async run(ctx) {
       const { id, key } = device(ctx, "runtime_queue_payload_ref_command");
-      const script = `// outpost e2e payload\n${"export const filler = 'x';\n".repeat(400)}`;
+      // A script the agent would install (Outpost refuses others when they are queued), padded past
+      // the inline payload limit so it is delivered by reference.
+      const script = `/*---\nname: e2e_payload_ref\nschema:\n  type: object\n---*/\nfunction main() { return {}; }\n${"// outpost e2e payload filler\n".repeat(200)}`;
       const queued = await ctx.http.request("POST", "/api/json/pending_commands", {
         json: {
           data: {
