@@ -7,7 +7,7 @@ export type Builder = (typeof BUILDERS)[number];
 /** Text with something other than blanks in it, at most `max` characters. */
 const Name = (max: number) => Type.String({ maxLength: max, pattern: "\\S" });
 
-/** `POST /api/v1/builder-configurations/validate`; any problem is 422 invalid_request naming the field. */
+/** `POST /api/v1/builder-configurations/validate`; any problem is 422 invalid_validation_payload naming the field. */
 export const BuilderValidationBody = Type.Object({
   builder: Type.Union(BUILDERS.map((b) => Type.Literal(b))),
   schema_id: Name(200),

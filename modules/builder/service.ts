@@ -112,9 +112,10 @@ function checkRequest(schemaId: unknown, version: unknown, builder: unknown): as
   if (!(BUILDERS as readonly string[]).includes(builder as string)) throw invalidOptionsRequest();
 }
 
-const invalidOptionsRequest = () => new AppError(422, "invalid_request", "Invalid schema options request");
+const invalidOptionsRequest = () =>
+  new AppError(422, "invalid_options_request", "Invalid schema options request");
 
-/** 404 schema_not_found, 409 schema_conflict (devices announced diverging schemas), 422 invalid_request. */
+/** 404 schema_not_found, 409 schema_conflict (devices announced diverging schemas), 422 invalid_validation_payload. */
 export async function builderSchemaOptions(
   sql: Sql,
   schemaId: string,
@@ -153,12 +154,17 @@ export interface ValidationResult {
 
 /**
  * Checks a builder configuration's selections against the schema's options. Invalid shape →
- * 422 invalid_request. Empty selected_key is not an issue.
+ * 422 invalid_validation_payload. Empty selected_key is not an issue.
  */
 export async function validateBuilderConfiguration(sql: Sql, body: unknown): Promise<ValidationResult> {
   if (!builderValidationBody.Check(body)) {
     const field = firstInvalidField(builderValidationBody, body, BUILDER_VALIDATION_FIELDS);
-    throw new AppError(422, "invalid_request", "Invalid validation payload", field ? { field } : undefined);
+    throw new AppError(
+      422,
+      "invalid_validation_payload",
+      "Invalid validation payload",
+      field ? { field } : undefined,
+    );
   }
   const { schema_id: schemaId, schema_version: version, selections } = body;
   const resolved = await resolveOptions(sql, schemaId, version);

@@ -72,7 +72,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
         operatorChange(
           async () => {
             if (principal?.kind === "session" && principal.operatorId === params.id) {
-              throw new AppError(409, "self", "You cannot disable your own account.");
+              throw new AppError(409, "own_account", "You cannot disable your own account.");
             }
             return setOperatorDisabled(db, operatorId(params.id), true);
           },

@@ -83,7 +83,7 @@ describe("builder schemas", () => {
     expect(alert.body.data.builder).toBe("alert");
   });
 
-  test("404 schema_not_found, 409 schema_conflict, 422 invalid_request", async () => {
+  test("404 schema_not_found, 409 schema_conflict, 422 invalid_options_request", async () => {
     const missing = await get("/api/v1/builder-schemas/nope/versions/v1/options");
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe("schema_not_found");
@@ -92,7 +92,7 @@ describe("builder schemas", () => {
     expect(conflict.body.error.code).toBe("schema_conflict");
     const invalid = await get("/api/v1/builder-schemas/atom/versions/v1/options?builder=dashboard");
     expect(invalid.status).toBe(422);
-    expect(invalid.body.error.code).toBe("invalid_request");
+    expect(invalid.body.error.code).toBe("invalid_options_request");
   });
 
   test("a schema without properties is flattened generically", () => {
@@ -165,7 +165,7 @@ describe("POST /api/v1/builder-configurations/validate", () => {
     expect(conflict.body.issues[0].issue_code).toBe("schema_conflict");
   });
 
-  test("invalid shapes → 422 invalid_request", async () => {
+  test("invalid shapes → 422 invalid_validation_payload", async () => {
     for (const body of [
       { builder: "x", schema_id: "atom", schema_version: "v1", selections: [] },
       { builder: "alert", schema_id: "", schema_version: "v1", selections: [] },
@@ -175,7 +175,7 @@ describe("POST /api/v1/builder-configurations/validate", () => {
     ]) {
       const result = await validate(body);
       expect(result.status).toBe(422);
-      expect(result.body.error.code).toBe("invalid_request");
+      expect(result.body.error.code).toBe("invalid_validation_payload");
     }
   });
 });
