@@ -1,4 +1,4 @@
-import type { Children } from "@kitajs/html";
+import { type Children, escapeHtml } from "@kitajs/html";
 import { CSRF_FIELD } from "../modules/platform/access";
 import { Icon, type IconName } from "./icons";
 
@@ -22,12 +22,17 @@ export function PageHead({
   );
 }
 
+/** `text` may name commands in `backticks`: they are shown as code (everything stays escaped). */
 export function EmptyState(props: { icon: IconName; title: string; text: string; children?: Children }) {
   return (
     <div class="card empty">
       <Icon name={props.icon} />
       <h2 safe>{props.title}</h2>
-      <p safe>{props.text}</p>
+      <p>
+        {props.text
+          .split("`")
+          .map((part, index) => (index % 2 === 1 ? <code safe>{part}</code> : escapeHtml(part)))}
+      </p>
       {props.children ?? ""}
     </div>
   );

@@ -26,6 +26,9 @@ describe("dashboard", () => {
     expect(await page.locator("h1").textContent()).toBe("Dashboard");
     expect(await statValue(page, "total")).toBe(0);
     expect(await page.locator(".empty h2").textContent()).toBe("No devices yet");
+    // The command is shown as code, not with literal backticks.
+    expect(await page.locator(".empty p code").textContent()).toBe("outpost-agent register");
+    expect(await page.locator(".empty p").textContent()).not.toContain("`");
 
     const pending = [];
     for (let i = 0; i < 3; i++) pending.push(await registerDevice(app, { product_name: "gateway-v2" }));
