@@ -162,7 +162,8 @@ export function e2eRoutes(ctx: AppContext) {
       "/e2e",
       async ({ request, principal }) => {
         const page = pageContext(request, principal, config.secretKey);
-        if (!e2e) return htmlPage(page, <E2EDisabledPage ctx={page} />, 404);
+        // The menu links here on every server: when E2E is off, the page says how to turn it on (200).
+        if (!e2e) return htmlPage(page, <E2EDisabledPage ctx={page} />);
         const query = parsePageQuery(new URL(request.url).searchParams);
         const data = await runsPageData(database, e2e, query, principal?.role === "admin");
         if (query.fragment === "runs")

@@ -74,7 +74,7 @@ export function E2EDisabledPage({ ctx }: { ctx: PageContext }) {
       <EmptyState
         icon="e2e"
         title="E2E runs are turned off"
-        text="This server does not accept E2E runs. Set E2E_ENABLED=true and E2E_CONFIG to the E2E configuration file, then restart Outpost."
+        text="This server does not accept E2E runs. Set `E2E_ENABLED=true` and `E2E_CONFIG` to the E2E configuration file (docs/e2e.md), then restart Outpost."
       />
     </Layout>
   );
