@@ -71,7 +71,9 @@ export function parseScript(text: string): ParsedScript {
   try {
     data = YAML.parse(yamlText);
   } catch (err) {
-    throw new ScriptFormatError(`front-matter is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+    // The yaml package's message ends its first line with a colon before a source excerpt.
+    const reason = (err as Error).message.split("\n")[0]!.replace(/:\s*$/, "");
+    throw new ScriptFormatError(`front-matter is not valid YAML: ${reason}`);
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw new ScriptFormatError("front-matter must be a YAML mapping with name, version and schema");

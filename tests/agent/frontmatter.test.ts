@@ -82,6 +82,17 @@ describe("script front matter", () => {
     });
   }
 
+  test("a YAML error is one whole sentence: its position, no dangling colon or source excerpt", () => {
+    expect(() =>
+      parseScript("/*---\nname: x\nversion: 1 2: 3\nschema: {}\n---*/\nfunction main(){}"),
+    ).toThrow(
+      "front-matter is not valid YAML: Nested mappings are not allowed in compact mappings at line 2, column 10",
+    );
+    expect(() => parseScript("/*---\nname: x\nversion: 1 2: 3\n---*/\nfunction main(){}")).toThrow(
+      /^front-matter is not valid YAML: [^\n]*column 10$/,
+    );
+  });
+
   test("a leading BOM and blank lines before the opener are accepted", () => {
     expect(parseScript(`\uFEFF\n\n${scriptText("x", 1, body)}`).meta.name).toBe("x");
   });

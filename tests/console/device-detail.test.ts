@@ -211,6 +211,8 @@ describe("device detail", () => {
     expect(JSON.parse(pasted!.payload)).toMatchObject({ name: "fan-speed", data: script });
     const queued = page.locator("tbody tr", { hasText: "install_script" });
     expect(await queued.locator(".badge").textContent()).toBe("queued");
+    // The history names the script, not just the command type.
+    expect((await queued.locator(".command-subject").textContent())?.trim()).toBe("fan-speed");
 
     page.once("dialog", (dialog) => void dialog.accept());
     await queued.locator('button:has-text("Cancel")').click();

@@ -19,6 +19,14 @@ function CommandStatus({ command }: { command: Command }) {
   return <Badge tone={tone} label={command.status} />;
 }
 
+/** What a command acts on, for people: the script's name, or its arguments. */
+function commandSubject(command: Command): string {
+  const name = command.payload?.name;
+  if ((command.type === "install_script" || command.type === "remove_script") && typeof name === "string")
+    return name;
+  return command.args.join(" ");
+}
+
 export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
   const { commands, next, cursor } = props.commands!;
   const { device } = props;
@@ -47,9 +55,9 @@ export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceD
               <tr data-command-id={command.id}>
                 <td>
                   <code>{command.type}</code>
-                  {command.args.length > 0 ? (
-                    <span class="muted small" safe>
-                      {` ${command.args.join(" ")}`}
+                  {commandSubject(command) ? (
+                    <span class="command-subject" safe>
+                      {` ${commandSubject(command)}`}
                     </span>
                   ) : (
                     ""
