@@ -16,7 +16,12 @@ const browser = await launchBrowser();
 
 const device = await approvedDevice(app, {
   product_name: "edge-gateway",
-  metadata: { name: "pump-station-7", hostname: "pump7", ip_address: "198.51.100.7" },
+  metadata: {
+    name: "pump-station-7",
+    hostname: "pump7",
+    ip_address: "198.51.100.7",
+    os: { platform: "linux", release: "6.1.0-27-arm64", arch: "arm64" },
+  },
 });
 
 // The real agent's state and config: its identity is the test device's (as `register` would store).
@@ -102,6 +107,13 @@ describe("device detail", () => {
       "Disk: 62.4%",
     );
     expect(await page.locator(".offline-banner").count()).toBe(0);
+    // Metadata as labelled values: the agent's nested `os` object is not shown as JSON.
+    const facts = await page.locator(".card", { hasText: "Metadata" }).locator("dl.facts").first();
+    expect(await facts.locator("dt").allTextContents()).toEqual(
+      expect.arrayContaining(["Hostname", "IP address", "OS › Platform", "OS › Release", "OS › Arch"]),
+    );
+    expect(await facts.textContent()).toContain("6.1.0-27-arm64");
+    expect(await facts.textContent()).not.toContain("{");
     await screenshot(page, "console-device-overview");
 
     await page.click('nav.tabs a:has-text("Telemetry")');

@@ -3,9 +3,38 @@ import { Time } from "../../../../ui/components";
 import { ApprovalBadge } from "../../../../ui/widgets";
 import type { DeviceDetailProps } from "../props";
 
+const ACRONYMS = new Set(["os", "ip", "id", "uuid", "mac", "cpu"]);
+
+/** `agent_version` → "Agent version", `os` → "OS". */
+function humanise(key: string): string {
+  const words = key.split(/[_\s]+/).filter(Boolean);
+  return words
+    .map((word, index) =>
+      ACRONYMS.has(word.toLowerCase())
+        ? word.toUpperCase()
+        : index === 0
+          ? word[0]!.toUpperCase() + word.slice(1)
+          : word,
+    )
+    .join(" ");
+}
+
+/** Metadata as labelled values: nested objects become "OS › release" rows, lists of words are joined. */
+export function metadataFacts(value: unknown, label = "", depth = 0): [string, string][] {
+  if (value !== null && typeof value === "object" && !Array.isArray(value) && depth < 3) {
+    return Object.entries(value).flatMap(([key, inner]) =>
+      metadataFacts(inner, label ? `${label} › ${humanise(key)}` : humanise(key), depth + 1),
+    );
+  }
+  if (Array.isArray(value) && value.every((item) => item === null || typeof item !== "object")) {
+    return [[label, value.map(String).join(", ")]];
+  }
+  return [[label, typeof value === "object" && value !== null ? JSON.stringify(value) : String(value)]];
+}
+
 export function OverviewPanel({ props }: { props: DeviceDetailProps }) {
   const { device } = props;
-  const metadata = Object.entries(device.metadata ?? {});
+  const metadata = metadataFacts(device.metadata ?? {});
   const properties = (device.schema?.properties ?? {}) as Record<
     string,
     { properties?: Record<string, { type?: unknown }> }
@@ -58,11 +87,11 @@ export function OverviewPanel({ props }: { props: DeviceDetailProps }) {
           <p class="muted">The device reported no metadata.</p>
         ) : (
           <dl class="facts">
-            {metadata.map(([key, value]) => (
+            {metadata.map(([label, value]) => (
               <>
-                <dt safe>{key}</dt>
-                <dd class={typeof value === "object" ? "" : "mono"} safe>
-                  {typeof value === "object" ? JSON.stringify(value) : String(value)}
+                <dt safe>{label}</dt>
+                <dd class="mono" safe>
+                  {value}
                 </dd>
               </>
             ))}
