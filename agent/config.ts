@@ -30,6 +30,7 @@ export interface AgentConfig {
   poll_max_backoff_s: number;
   register_retry_base_ms: number;
   register_retry_max_s: number;
+  register_pending_poll_s: number;
   register_max_attempts: number;
   http_timeout_ms: number;
   state_dir: string;
@@ -96,6 +97,7 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
     poll_max_backoff_s: 300,
     register_retry_base_ms: 2000,
     register_retry_max_s: 60,
+    register_pending_poll_s: 10,
     register_max_attempts: 0,
     http_timeout_ms: 10000,
     state_dir: stateDir,
@@ -157,6 +159,7 @@ const ConfigFileSchema = Type.Object(
     poll_max_backoff_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400 })),
     register_retry_base_ms: Type.Optional(Int(1, 600000)),
     register_retry_max_s: Type.Optional(Type.Number({ minimum: 0.001, maximum: 86400 })),
+    register_pending_poll_s: Type.Optional(Type.Number({ minimum: 0.001, maximum: 3600 })),
     register_max_attempts: Type.Optional(Int(0)),
     http_timeout_ms: Type.Optional(Int(100, 300000)),
     state_dir: Type.Optional(AbsolutePath()),
@@ -237,6 +240,7 @@ const ENV_KEYS: Record<string, JsonType> = {
   poll_max_backoff_s: "number",
   register_retry_base_ms: "integer",
   register_retry_max_s: "number",
+  register_pending_poll_s: "number",
   register_max_attempts: "integer",
   http_timeout_ms: "integer",
   state_dir: "string",

@@ -63,7 +63,8 @@ export interface RegisterOptions {
 
 /**
  * Register until the server issues a token: capped exponential backoff with jitter between attempts
- * (`register_retry_base_ms` doubling up to `register_retry_max_s`), "pending approval" counts as a retry,
+ * (`register_retry_base_ms` doubling up to `register_retry_max_s`) after errors; while the device waits
+ * for approval it asks every `register_pending_poll_s` (jittered) so approval takes effect within seconds;
  * `register_max_attempts` (0 = unlimited) bounds the loop. Credentials are stored only with a token.
  */
 export async function registerDevice(
@@ -86,6 +87,7 @@ export async function registerDevice(
     if (options.signal.aborted) throw new RegistrationError("registration interrupted");
     let problem: string;
     let rejected = false;
+    let pending = false;
     try {
       const reply = await ctx.api.register(buildRegistrationBody(ctx, existing), options.signal);
       if (typeof reply.api_token === "string" && reply.api_token !== "") {
@@ -96,6 +98,7 @@ export async function registerDevice(
       }
       existing = reply.id;
       rejected = reply.approval_status === "rejected";
+      pending = !rejected;
       problem = rejected
         ? `device ${reply.id} was rejected by an operator; still retrying in case it is approved later`
         : `device ${reply.id} is waiting for operator approval (status: ${reply.approval_status ?? "pending"})`;
@@ -107,7 +110,12 @@ export async function registerDevice(
     if (config.register_max_attempts !== 0 && attempt >= config.register_max_attempts) {
       throw new RegistrationError(`registration did not complete after ${attempt} attempts: ${problem}`);
     }
-    const delay = backoffDelayMs(attempt, config.register_retry_base_ms, capMs, options.random);
+    // Waiting for approval asks again at a steady pace, so an approved device starts within seconds;
+    // errors (server down, 429) back off.
+    const pendingMs = config.register_pending_poll_s * 1000;
+    const delay = pending
+      ? backoffDelayMs(1, pendingMs, pendingMs, options.random)
+      : backoffDelayMs(attempt, config.register_retry_base_ms, capMs, options.random);
     if (rejected) logger.error({ attempt, retry_in_ms: delay }, `registration refused: ${problem}`);
     else logger.warn({ attempt, retry_in_ms: delay }, `registration not complete: ${problem}`);
     options.onPending?.(attempt, delay);

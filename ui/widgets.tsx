@@ -7,7 +7,16 @@ export function ApprovalBadge({ status }: { status: string }) {
   return <Badge tone={tone} label={status} />;
 }
 
-export function OnlineBadge({ online, lastSeenAt }: { online: boolean; lastSeenAt: Date | null }) {
+/** Online/offline; a pending device that never sent a heartbeat is "waiting" (for approval), not offline. */
+export function OnlineBadge(props: { online: boolean; lastSeenAt: Date | null; pending?: boolean }) {
+  const { online, lastSeenAt } = props;
+  if (props.pending && !online)
+    return (
+      <span class="badge info" title="waiting for approval">
+        <span class="dot" aria-hidden="true"></span>
+        waiting
+      </span>
+    );
   return (
     <span class={online ? "badge ok" : "badge"} title={lastSeenAt ? lastSeenAt.toISOString() : "never seen"}>
       <span class="dot" aria-hidden="true"></span>

@@ -59,9 +59,10 @@ export async function registerDevice(
   const hash = input.schema ? schemaHash(input.schema) : null;
   const [row] = await sql<(DeviceRow & { created: boolean; token_issued: boolean })[]>`
     with upserted as (
-      insert into devices as d (mac_address, product_name, metadata, schema, schema_hash, ipv4_address)
+      insert into devices as d (mac_address, product_name, metadata, schema, schema_hash, ipv4_address,
+        last_registration_at)
       values (${input.macAddress}, ${input.productName}, ${JSON.stringify(input.metadata ?? {})}::jsonb,
-        coalesce(${schemaJson}::jsonb, '{}'::jsonb), ${hash}, ${ipv4From(input.metadata)})
+        coalesce(${schemaJson}::jsonb, '{}'::jsonb), ${hash}, ${ipv4From(input.metadata)}, now())
       on conflict (mac_address) do update set
         product_name = coalesce(excluded.product_name, d.product_name),
         metadata = case when ${input.metadata !== undefined} then excluded.metadata else d.metadata end,
@@ -70,6 +71,7 @@ export async function registerDevice(
         schema_hash = case when ${schemaJson !== null} then excluded.schema_hash else d.schema_hash end,
         api_token_hash = case when d.approval_status = 'approved' then ${tokenHash} else d.api_token_hash end,
         token_issued_at = case when d.approval_status = 'approved' then now() else d.token_issued_at end,
+        last_registration_at = now(),
         updated_at = now()
       returning d.*, (xmax = 0) as created
     )

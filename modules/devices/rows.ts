@@ -18,6 +18,8 @@ export interface DeviceSummary {
   approvalStatus: ApprovalStatus;
   ipv4Address: string | null;
   lastSeenAt: Date | null;
+  /** Last registration attempt (how a pending device shows it is still there). */
+  lastRegistrationAt: Date | null;
   /** Seen within the online window (computed at read time, never stored). */
   online: boolean;
   createdAt: Date;
@@ -43,6 +45,7 @@ export type DeviceSummaryRow = {
   approval_status: ApprovalStatus;
   ipv4_address: string | null;
   last_seen_at: Date | string | null;
+  last_registration_at: Date | string | null;
   online: boolean;
   created_at: Date | string;
 };
@@ -66,6 +69,7 @@ export function toDeviceSummary(row: DeviceSummaryRow): DeviceSummary {
     approvalStatus: row.approval_status,
     ipv4Address: row.ipv4_address,
     lastSeenAt: pgDate(row.last_seen_at),
+    lastRegistrationAt: pgDate(row.last_registration_at),
     online: row.online,
     createdAt: pgDate(row.created_at),
   };
@@ -87,7 +91,7 @@ export function toDevice(row: DeviceRow): Device {
 /** Columns of a DeviceSummary, for a `devices d` row; `online` needs the window in seconds. */
 export function summaryColumns(sql: Sql, onlineWindowSeconds: number) {
   return sql`d.id, d.mac_address, device_display_name(d.metadata, d.mac_address) as name, d.product_name,
-    d.approval_status, d.ipv4_address, d.last_seen_at,
+    d.approval_status, d.ipv4_address, d.last_seen_at, d.last_registration_at,
     coalesce(d.last_seen_at >= now() - make_interval(secs => ${onlineWindowSeconds}), false) as online, d.created_at`;
 }
 

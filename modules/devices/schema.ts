@@ -27,6 +27,8 @@ export const devices = pgTable(
     /** SHA-256 of the canonical schema JSON, so heartbeats compare schemas without reading them. */
     schemaHash: text("schema_hash"),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
+    /** Last call to register (a pending device keeps asking for its token; shown while it waits). */
+    lastRegistrationAt: timestamp("last_registration_at", { withTimezone: true }),
     remoteAccessRequested: boolean("remote_access_requested").notNull().default(false),
     /** Fixed-window heartbeat rate limit, kept on the row every heartbeat rewrites anyway. */
     heartbeatWindowStartedAt: timestamp("heartbeat_window_started_at", { withTimezone: true }),

@@ -53,6 +53,7 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
     OUTPOST_AGENT_STATE_DIR: path.join(tmp.dir, "state"),
     OUTPOST_AGENT_AUTHORIZED_KEYS_PATH: path.join(tmp.dir, "ssh", "authorized_keys"),
     OUTPOST_AGENT_REGISTER_RETRY_BASE_MS: "20",
+    OUTPOST_AGENT_REGISTER_PENDING_POLL_S: "0.02",
     OUTPOST_AGENT_PRODUCT_NAME: "test-gateway",
     OUTPOST_AGENT_LOG_LEVEL: "warn",
     ...extra,
@@ -383,6 +384,47 @@ describe("agent against a fake device API", () => {
     }
   }, 30000);
 
+  test("while pending it asks at the steady pending pace; errors back off exponentially", async () => {
+    const other = { OUTPOST_AGENT_STATE_DIR: path.join(tmp.dir, "state-pace") };
+    const delays = (stderr: string) =>
+      stderr
+        .split("\n")
+        .filter((line) => line.includes("retry_in_ms"))
+        .map((line) => JSON.parse(line).retry_in_ms as number);
+    registerMode = "pending";
+    try {
+      // A long error backoff would wait seconds; pending waits 50 ms (±25 %) every time.
+      const pending = await runAgent(
+        ["register", "--max-attempts", "4"],
+        env({
+          ...other,
+          OUTPOST_AGENT_REGISTER_RETRY_BASE_MS: "5000",
+          OUTPOST_AGENT_REGISTER_PENDING_POLL_S: "0.05",
+        }),
+      );
+      expect(pending.code).toBe(1);
+      const waits = delays(pending.stderr);
+      expect(waits).toHaveLength(3);
+      for (const wait of waits) expect(wait >= 37 && wait <= 50).toBe(true);
+    } finally {
+      registerMode = "normal";
+    }
+    // With the server unreachable the same agent doubles its wait from the base.
+    const down = await runAgent(
+      ["register", "--max-attempts", "4"],
+      env({
+        ...other,
+        OUTPOST_AGENT_SERVER_URL: "http://127.0.0.1:9",
+        OUTPOST_AGENT_REGISTER_RETRY_BASE_MS: "20",
+        OUTPOST_AGENT_REGISTER_PENDING_POLL_S: "60",
+      }),
+    );
+    const backoff = delays(down.stderr);
+    expect(backoff).toHaveLength(3);
+    expect(backoff[2]! > backoff[0]!).toBe(true);
+    expect(backoff[2]! < 1000).toBe(true);
+  }, 30000);
+
   test("register: a 400 is fatal at once; SIGTERM interrupts the pending-approval wait", async () => {
     const other = { OUTPOST_AGENT_STATE_DIR: path.join(tmp.dir, "state-2") };
     registerMode = "reject";
@@ -398,7 +440,7 @@ describe("agent against a fake device API", () => {
       cwd: REPO_ROOT,
       env: {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
-        ...env({ ...other, OUTPOST_AGENT_REGISTER_RETRY_BASE_MS: "200" }),
+        ...env({ ...other, OUTPOST_AGENT_REGISTER_PENDING_POLL_S: "0.2" }),
       },
       stdout: "ignore",
       stderr: "pipe",

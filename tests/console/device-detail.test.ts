@@ -358,11 +358,32 @@ describe("device detail", () => {
     expect(await page.locator(".offline-banner").textContent()).toContain("2 h ago");
     await screenshot(page, "console-device-offline");
 
+    // A pending agent that keeps asking is "waiting", with its last attempt, not "offline, never seen".
     const pending = await registerDevice(app, { product_name: "edge-gateway" });
+    await app.database.sql`update devices set last_registration_at = now() - interval '3 minutes'
+      where id = ${pending.id}::uuid`;
     await page.goto(`${app.url}/devices/${pending.id}`);
-    expect(await page.locator(".offline-banner").textContent()).toContain("once approved");
+    expect(await page.locator(".offline-banner").textContent()).toContain("Waiting for approval.");
+    expect(await page.locator(".offline-banner").textContent()).toContain(
+      "last asked for its token 3 min ago",
+    );
+    expect(await page.locator(".device-header .badge").allTextContents()).toEqual(["pending", "waiting"]);
+    expect(await page.locator(".device-header dt").allTextContents()).toContain("Last attempt");
+    await screenshot(page, "console-device-pending");
+    // Its next attempt is recorded.
+    await registerDevice(app, { product_name: "edge-gateway", mac_address: pending.mac });
+    await page.goto(`${app.url}/devices/${pending.id}`);
+    expect(await page.locator(".offline-banner").textContent()).toContain(
+      "last asked for its token just now",
+    );
+    await page.goto(`${app.url}/devices?approval_status=pending`);
+    const row = page.locator("tbody tr", { hasText: pending.mac });
+    expect(await row.locator(".c-online").textContent()).toContain("waiting");
+    expect(await row.locator(".c-seen").textContent()).toContain("asked just now");
+    await page.goto(`${app.url}/devices/${pending.id}`);
     await page.click('button:has-text("Approve")');
     await page.waitForSelector(".flash.success");
+    expect(await page.locator(".flash.success").textContent()).toContain("within about 10 seconds");
     expect(await page.locator(".device-header .badge").first().textContent()).toBe("approved");
     page.once("dialog", (dialog) => void dialog.accept());
     await page.click('button:has-text("Delete")');

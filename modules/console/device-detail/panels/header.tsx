@@ -6,6 +6,8 @@ import type { DeviceDetailProps } from "../props";
 
 export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
   const { device } = props;
+  // A pending device that never sent a heartbeat is waiting for approval, not offline.
+  const waiting = device.approvalStatus === "pending" && !device.lastSeenAt;
   return (
     <div
       id="device-live"
@@ -24,7 +26,11 @@ export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDe
           </div>
           <div class="badges">
             <ApprovalBadge status={device.approvalStatus} />
-            <OnlineBadge online={device.online} lastSeenAt={device.lastSeenAt} />
+            <OnlineBadge
+              online={device.online}
+              lastSeenAt={device.lastSeenAt}
+              pending={device.approvalStatus === "pending"}
+            />
           </div>
         </div>
         <dl class="facts inline-facts">
@@ -38,12 +44,21 @@ export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDe
             <dt>Product</dt>
             <dd safe>{device.productName ?? "—"}</dd>
           </div>
-          <div>
-            <dt>Last seen</dt>
-            <dd>
-              <Time value={device.lastSeenAt} />
-            </dd>
-          </div>
+          {waiting ? (
+            <div>
+              <dt>Last attempt</dt>
+              <dd>
+                <Time value={device.lastRegistrationAt} />
+              </dd>
+            </div>
+          ) : (
+            <div>
+              <dt>Last seen</dt>
+              <dd>
+                <Time value={device.lastSeenAt} />
+              </dd>
+            </div>
+          )}
           <div>
             <dt>Registered</dt>
             <dd>
@@ -84,7 +99,19 @@ export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDe
           ""
         )}
       </section>
-      {!device.online ? (
+      {waiting ? (
+        <div class="offline-banner waiting" role="status">
+          <strong>Waiting for approval.</strong>{" "}
+          {device.lastRegistrationAt ? (
+            <span>
+              The agent last asked for its token <Time value={device.lastRegistrationAt} /> and asks again
+              every 10 seconds: once approved, it picks the token up and starts sending heartbeats.
+            </span>
+          ) : (
+            <span>This device was added by an operator; no agent has registered with its MAC address yet.</span>
+          )}
+        </div>
+      ) : !device.online ? (
         <div class="offline-banner" role="status">
           <strong>This device is offline.</strong>{" "}
           {device.lastSeenAt ? (

@@ -173,11 +173,21 @@ function DeviceRow({
           href={devicesUrl(query, { connectivity_status: device.online ? "online" : "offline" })}
           title="Show only this connectivity"
         >
-          <OnlineBadge online={device.online} lastSeenAt={device.lastSeenAt} />
+          <OnlineBadge
+            online={device.online}
+            lastSeenAt={device.lastSeenAt}
+            pending={device.approvalStatus === "pending"}
+          />
         </a>
       </td>
       <td class="c-seen">
-        <Time value={device.lastSeenAt} />
+        {device.approvalStatus === "pending" && !device.lastSeenAt ? (
+          <span class="muted small" title="last registration attempt">
+            asked <Time value={device.lastRegistrationAt} />
+          </span>
+        ) : (
+          <Time value={device.lastSeenAt} />
+        )}
       </td>
     </tr>
   );

@@ -1,0 +1,1 @@
+ALTER TABLE "devices" ADD COLUMN "last_registration_at" timestamp with time zone;
