@@ -101,7 +101,10 @@ export function deviceDetailRoutes(ctx: AppContext) {
         return redirectWithFlash(
           `/devices/${device.id}`,
           changed.length > 0
-            ? { kind: "success", text: "Device approved. A waiting agent picks up its API token at its next attempt, within about 10 seconds." }
+            ? {
+                kind: "success",
+                text: "Device approved. A waiting agent picks up its API token at its next attempt, within about 10 seconds.",
+              }
             : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
         );
       },

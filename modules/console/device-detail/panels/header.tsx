@@ -108,7 +108,9 @@ export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDe
               every 10 seconds: once approved, it picks the token up and starts sending heartbeats.
             </span>
           ) : (
-            <span>This device was added by an operator; no agent has registered with its MAC address yet.</span>
+            <span>
+              This device was added by an operator; no agent has registered with its MAC address yet.
+            </span>
           )}
         </div>
       ) : !device.online ? (
