@@ -1,7 +1,7 @@
 /*---
 name: cpu
-version: 1
-description: CPU utilisation since the previous poll (or over 100 ms on the first run), from /proc/stat.
+version: 2
+description: CPU utilisation since the previous poll (since boot on the first run), from /proc/stat.
 schema:
   type: object
   required: [usage_pct, cores]
@@ -38,11 +38,12 @@ function pct(part, total) {
 // biome-ignore lint/correctness/noUnusedVariables: main() is called by the agent
 async function main() {
   let previous = memo_get("sample");
-  let current = sample();
+  const current = sample();
   if (!previous || current.total <= previous.total) {
-    previous = current;
-    await sleep(100);
-    current = sample();
+    // First run: the average since boot. A short sample here would measure the agent's own start-up
+    // (often 100 %) and draw a spike on every restart.
+    const uptimeMs = Number(read_file("/proc/uptime").trim().split(/\s+/)[0]) * 1000;
+    previous = { at: current.at - uptimeMs, user: 0, system: 0, idle: 0, iowait: 0, steal: 0, total: 0 };
   }
   memo_set("sample", current);
   const total = current.total - previous.total;
@@ -54,6 +55,6 @@ async function main() {
     iowait_pct: Math.min(100, pct(current.iowait - previous.iowait, total)),
     steal_pct: Math.min(100, pct(current.steal - previous.steal, total)),
     cores: current.cores,
-    interval_ms: Math.max(0, current.at - previous.at),
+    interval_ms: Math.max(0, Math.round(current.at - previous.at)),
   };
 }

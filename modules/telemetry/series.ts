@@ -11,6 +11,26 @@ export const MAX_CHART_FIELDS = 12;
 /** Heartbeats a chart reads at most (see deviceChartData). */
 export const MAX_READ = 2000;
 
+/** The scripts every agent ships (agent/builtin-scripts; a test keeps the two lists equal). */
+export const AGENT_BUILTIN_SCRIPTS = ["cpu", "disk", "load", "memory", "network", "uptime"] as const;
+const BUILTIN = new Set<string>(AGENT_BUILTIN_SCRIPTS);
+/** Settings and totals rather than measurements: they rarely move, so they chart last. */
+const STATIC_FIELD = /\.(cores|interval_ms|total_bytes|total|count_total|uptime_s|boot_time)$|_total$/;
+
+/**
+ * Which numeric fields a device page charts first (lower first): fields of scripts an operator
+ * installed (why they installed them), then percentages, then load, then other measurements, then
+ * settings and totals such as `cpu.cores` or `memory.total_bytes`.
+ */
+export function chartPriority(label: string): number {
+  const script = label.slice(0, label.indexOf("."));
+  if (!BUILTIN.has(script)) return 0;
+  if (STATIC_FIELD.test(label)) return 4;
+  if (/_pct$|percent/.test(label)) return 1;
+  if (/\.load_\d+m$/.test(label)) return label.endsWith("load_1m") ? 2 : 3;
+  return 3;
+}
+
 export interface NumericField {
   /** Dotted path from the payload root, e.g. scripts.cpu.data.output.usage_pct. */
   path: string;

@@ -62,6 +62,19 @@ export async function latestTelemetry(sql: Sql, deviceId: string): Promise<Telem
   return row && toEvent(row);
 }
 
+/** When the device's oldest event since `since` was recorded (index range scan), or undefined. */
+export async function firstTelemetrySince(
+  sql: Sql,
+  deviceId: string,
+  since: Date,
+): Promise<Date | undefined> {
+  if (!isUuid(deviceId)) return undefined;
+  const [row] = await sql<{ first: Date | string | null }[]>`
+    select min(recorded_at) as first from telemetry_events
+    where device_id = ${deviceId}::uuid and recorded_at >= ${since.toISOString()}::timestamptz`;
+  return row?.first ? pgDate(row.first) : undefined;
+}
+
 /** Splits `scripts.pcp.data.output.load_1m` (dots) into a jsonb path; at most 16 segments. */
 export function fieldPath(field: string): string[] {
   const parts = field.split(".").map((p) => p.trim());

@@ -7,6 +7,7 @@ import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { runOptionsFromConfig, runScript } from "../../agent/scripts/runner.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
 import { compileOutputSchema } from "../../agent/scripts/validation.ts";
+import { AGENT_BUILTIN_SCRIPTS } from "../../modules/telemetry/series";
 import { tempDir, testConfig } from "./helpers.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: script output is free-form JSON
@@ -59,9 +60,24 @@ describe("built-in scripts", () => {
     ).toBeLessThan(5);
     const net = await run("network");
     expect(Object.keys(net.interfaces)).toContain("lo");
+    processMemo.set("cpu", "sample", null); // as in a freshly started agent
+    // The first run reports the average since boot (not a short sample of the agent's own start-up).
+    const stat = fs
+      .readFileSync("/proc/stat", "utf8")
+      .split("\n")[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = stat as [number, ...number[]];
+    const sinceBoot =
+      (100 * (user + nice + system! + irq! + softirq! + steal!)) /
+      (user + nice! + system! + idle! + iowait! + irq! + softirq! + steal!);
     const cpu1 = await run("cpu");
     expect(cpu1.cores).toBeGreaterThanOrEqual(1);
-    expect(cpu1.interval_ms).toBeGreaterThan(0); // since the previous sample, or a 100 ms sample on the first run
+    expect(Math.abs(cpu1.usage_pct - sinceBoot)).toBeLessThan(1);
+    const bootUptimeMs = Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]) * 1000;
+    expect(Math.abs(cpu1.interval_ms - bootUptimeMs)).toBeLessThan(5000);
     const cpu2 = await run("cpu");
     expect(cpu2.usage_pct).toBeGreaterThanOrEqual(0);
     expect(processMemo.get("cpu", "sample")).not.toBeNull(); // later runs use the previous sample
@@ -102,4 +118,10 @@ describe("the example script in docs/agent.md", () => {
     expect(report.error).toBeUndefined();
     expect(report.output).toEqual({ running: expect.any(Number), total: expect.any(Number) });
   });
+});
+
+test("the console's list of the agent's built-in scripts is the agent's", () => {
+  expect(BUILTIN_SCRIPT_SOURCES.map((source) => parseScript(source).meta.name).sort()).toEqual([
+    ...AGENT_BUILTIN_SCRIPTS,
+  ]);
 });

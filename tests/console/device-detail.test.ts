@@ -348,6 +348,36 @@ describe("device detail", () => {
     await context.close();
   }, 60_000);
 
+  test("telemetry tab: range from the data there is; installed scripts and measurements charted first", async () => {
+    const fresh = await approvedDevice(app, { product_name: "edge-gateway" });
+    const body = agentHeartbeat({ cpu: 12, memory: 40, disk: 50 });
+    const scripts = body.telemetry.scripts as Record<string, unknown>;
+    (scripts.cpu as { data: { output: Record<string, unknown> } }).data.output.interval_ms = 30_000;
+    scripts["fan-speed"] = {
+      data: { status: "success", validation_status: "valid", duration_ms: 2, output: { rpm: 1200 } },
+    };
+    await heartbeat(app, fresh, body);
+    const context = await signedIn(browser, app, "operator");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/devices/${fresh.id}?tab=telemetry`);
+    // Ten seconds of data: the last hour, not a dot at 24 hours.
+    expect(await page.locator('nav.segmented a[aria-current="true"]').textContent()).toBe("1 hour");
+    const charted = await page.locator(".chart-card figcaption").allTextContents();
+    expect(charted[0]).toBe("fan-speed.rpm");
+    expect(charted.indexOf("cpu.usage_pct")).toBeLessThan(charted.indexOf("cpu.cores"));
+    expect(charted.slice(-3).sort()).toEqual(["cpu.cores", "cpu.interval_ms", "memory.total_bytes"]);
+    // Data from three hours back: the 6-hour range holds it all.
+    await app.database.sql`update telemetry_events set recorded_at = now() - interval '3 hours'
+      where device_id = ${fresh.id}::uuid`;
+    await heartbeat(app, fresh, agentHeartbeat({ cpu: 14, memory: 41, disk: 50 }));
+    await page.goto(`${app.url}/devices/${fresh.id}?tab=telemetry`);
+    expect(await page.locator('nav.segmented a[aria-current="true"]').textContent()).toBe("6 hours");
+    // A range chosen by the operator stays chosen.
+    await page.goto(`${app.url}/devices/${fresh.id}?tab=telemetry&range=7d`);
+    expect(await page.locator('nav.segmented a[aria-current="true"]').textContent()).toBe("7 days");
+    await context.close();
+  }, 60_000);
+
   test("an offline device says so and when it was last seen; a pending one offers approval", async () => {
     await app.database
       .sql`update devices set last_seen_at = now() - interval '2 hours' where id = ${device.id}::uuid`;

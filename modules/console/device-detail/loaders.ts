@@ -2,8 +2,8 @@
 import { listCommands } from "../../commands/service";
 import type { Device } from "../../devices/service";
 import type { Sql } from "../../platform/database";
-import { deviceChartData, MAX_CHART_FIELDS, numericFields } from "../../telemetry/series";
-import type { TelemetryEvent } from "../../telemetry/service";
+import { chartPriority, deviceChartData, MAX_CHART_FIELDS, numericFields } from "../../telemetry/series";
+import { firstTelemetrySince, type TelemetryEvent } from "../../telemetry/service";
 import { type ChartGroup, type DeviceDetailProps, TELEMETRY_RANGES, type TelemetryRange } from "./props";
 import { listedScripts, reportedScripts } from "./scripts";
 
@@ -19,19 +19,38 @@ const COMMANDS_PAGE = 50;
 /** Commands searched for the latest list_scripts answer. */
 const SCRIPT_LISTING_WINDOW = 100;
 
+const DEFAULT_RANGE = TELEMETRY_RANGES[2]; // 24 hours
+
+/**
+ * Without a chosen range: the smallest one up to 24 h that holds all of the last day's data, so a
+ * device that started reporting ten minutes ago shows lines over the last hour, not a dot at 24 h.
+ */
+async function defaultRange(sql: Sql, deviceId: string, now: Date) {
+  const first = await firstTelemetrySince(
+    sql,
+    deviceId,
+    new Date(now.getTime() - DEFAULT_RANGE.seconds * 1000),
+  );
+  if (!first) return DEFAULT_RANGE;
+  const age = (now.getTime() - first.getTime()) / 1000;
+  return (
+    TELEMETRY_RANGES.find((r) => r.seconds >= age && r.seconds <= DEFAULT_RANGE.seconds) ?? DEFAULT_RANGE
+  );
+}
+
 export async function loadTelemetryTab({ sql, device, latest, query }: TabLoadInput) {
-  const range = (TELEMETRY_RANGES.find((r) => r.id === query.range) ?? TELEMETRY_RANGES[2]) as {
+  const to = new Date();
+  const chosen = TELEMETRY_RANGES.find((r) => r.id === query.range);
+  const range = (chosen ?? (await defaultRange(sql, device.id, to))) as {
     id: TelemetryRange;
     seconds: number;
   };
-  const to = new Date();
   const from = new Date(to.getTime() - range.seconds * 1000);
   // One small chart per numeric field (units differ even within a script), at most 12: the
-  // ones picked (?field=cpu.usage_pct&field=...), else the first 12 (percentages first).
-  const rank = (label: string) => (/_pct$|percent/.test(label) ? 0 : /load_1m$/.test(label) ? 1 : 2);
+  // ones picked (?field=cpu.usage_pct&field=...), else the first 12 by chartPriority.
   const available = numericFields(latest?.payload)
     .map((field, index) => ({ field, index }))
-    .sort((a, b) => rank(a.field.label) - rank(b.field.label) || a.index - b.index)
+    .sort((a, b) => chartPriority(a.field.label) - chartPriority(b.field.label) || a.index - b.index)
     .map((entry) => entry.field);
   const requested = new Set(
     (Array.isArray(query.field) ? query.field : [query.field]).filter(
