@@ -36,6 +36,8 @@ export function DataTable<Row>(props: {
   empty: string;
   stackOnPhone?: boolean;
   id?: string;
+  /** Attributes of a row's <tr> (e.g. `data-command-id`), for scripts and tests. */
+  rowAttributes?: (row: Row) => Record<string, string>;
 }) {
   if (props.rows.length === 0) {
     return (
@@ -62,15 +64,24 @@ export function DataTable<Row>(props: {
             ))}
           </tr>
         </thead>
-        <tbody>{props.rows.map((row) => tableRow(props.columns, row, props.stackOnPhone === true))}</tbody>
+        <tbody>
+          {props.rows.map((row) =>
+            tableRow(props.columns, row, props.stackOnPhone === true, props.rowAttributes?.(row)),
+          )}
+        </tbody>
       </table>
     </div>
   );
 }
 
-function tableRow<Row>(columns: Column<Row>[], row: Row, labelled: boolean) {
+function tableRow<Row>(
+  columns: Column<Row>[],
+  row: Row,
+  labelled: boolean,
+  attributes: Record<string, string> | undefined,
+) {
   return (
-    <tr>
+    <tr {...attributes}>
       {columns.map((column) => {
         const label = labelled && !column.hiddenHeader ? column.header : undefined;
         if (column.render) {

@@ -189,6 +189,23 @@ describe("E2E runs page", () => {
     await context.close();
   }, 30_000);
 
+  test("the live refresh pauses while a run is ticked, and resumes when none is", async () => {
+    const context = await signedIn("admin");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/e2e`);
+    let refreshes = 0;
+    page.on("request", (request) => {
+      if (request.url().includes("fragment=runs")) refreshes++;
+    });
+    await page.check(`input[name="ids"][value="${runs.passed}"]`);
+    await page.waitForTimeout(5_500); // longer than the 5 s refresh
+    expect(refreshes).toBe(0);
+    expect(await page.isChecked(`input[name="ids"][value="${runs.passed}"]`)).toBe(true);
+    await page.uncheck(`input[name="ids"][value="${runs.passed}"]`);
+    await page.waitForRequest((request) => request.url().includes("fragment=runs"), { timeout: 7_000 });
+    await context.close();
+  }, 30_000);
+
   test("admin: select runs, confirm, delete; pagination", async () => {
     const context = await signedIn("admin");
     const page = await context.newPage();

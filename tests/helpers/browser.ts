@@ -29,8 +29,8 @@ export async function launchBrowser(): Promise<Browser> {
 
 /** Saves a full-page screenshot as a test artifact (artifacts/screenshots/<name>.png). */
 export async function screenshot(page: Page, name: string): Promise<string> {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  mkdirSync(path.dirname(file), { recursive: true });
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }

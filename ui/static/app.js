@@ -5,6 +5,12 @@
   document.addEventListener("htmx:configRequest", (event) => {
     if (csrf) event.detail.headers["X-CSRF-Token"] = csrf;
   });
+  // A polling element skips its refresh while `data-pause-while` matches something (e.g. a ticked
+  // row), so a refresh never drops what someone is doing (htmx trigger filters need eval: CSP).
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const pause = event.detail.elt?.getAttribute?.("data-pause-while");
+    if (pause && document.querySelector(pause)) event.preventDefault();
+  });
   // A form refused with 422 answers with itself and its error messages: show them in place.
   document.addEventListener("htmx:beforeSwap", (event) => {
     if (event.detail.xhr.status === 422) {

@@ -34,7 +34,8 @@ export function E2ERunsTable({ data, csrfToken }: { data: E2EPageData; csrfToken
     <div
       id="e2e-runs"
       hx-get={pageUrl(filters, {}, "fragment=runs")}
-      hx-trigger="every 5s [!document.querySelector('#e2e-runs input[name=ids]:checked')]"
+      hx-trigger="every 5s"
+      data-pause-while="#e2e-runs input[name=ids]:checked"
       hx-swap="outerHTML"
     >
       {rows.length === 0 ? (

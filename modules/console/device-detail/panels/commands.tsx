@@ -1,11 +1,11 @@
 // Commands tab: the device's command history, newest first, with Cancel for queued ones.
 import { Badge, PostButton, Time } from "../../../../ui/components";
 import type { PageContext } from "../../../../ui/layout";
+import { type Column, DataTable } from "../../../../ui/table";
 import type { Command } from "../../../commands/service";
 import { Json } from "../json";
 import { tabUrl } from "../links";
 import type { DeviceDetailProps } from "../props";
-import { PanelTable } from "../table";
 
 function CommandStatus({ command }: { command: Command }) {
   const tone =
@@ -19,6 +19,30 @@ function CommandStatus({ command }: { command: Command }) {
   return <Badge tone={tone} label={command.status} />;
 }
 
+function CommandResult({ command }: { command: Command }) {
+  return (
+    <div>
+      {command.error ? (
+        <span class="field-error" safe>
+          {command.error}
+        </span>
+      ) : (
+        ""
+      )}
+      {command.output !== null && command.output !== undefined ? (
+        <details>
+          <summary>Output</summary>
+          <Json value={command.output} />
+        </details>
+      ) : command.error ? (
+        ""
+      ) : (
+        <span class="muted">—</span>
+      )}
+    </div>
+  );
+}
+
 /** What a command acts on, for people: the script's name, or its arguments. */
 function commandSubject(command: Command): string {
   const name = command.payload?.name;
@@ -30,98 +54,69 @@ function commandSubject(command: Command): string {
 export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
   const { commands, next, cursor } = props.commands!;
   const { device } = props;
+  const columns: Column<Command>[] = [
+    {
+      header: "Command",
+      render: (command) => (
+        <div>
+          <code>{command.type}</code>
+          {commandSubject(command) ? (
+            <span class="command-subject" safe>
+              {` ${commandSubject(command)}`}
+            </span>
+          ) : (
+            ""
+          )}
+          {command.queuedBy ? (
+            <div class="muted small" safe>
+              {`by ${command.queuedBy}`}
+            </div>
+          ) : (
+            ""
+          )}
+        </div>
+      ),
+    },
+    { header: "Status", render: (command) => <CommandStatus command={command} /> },
+    { header: "Queued", render: (command) => <Time value={command.queuedAt} /> },
+    { header: "Delivered", class: "hide-sm", render: (command) => <Time value={command.deliveredAt} /> },
+    {
+      header: "Finished",
+      render: (command) =>
+        command.completedAt ? <Time value={command.completedAt} /> : <span class="muted">—</span>,
+    },
+    { header: "Result", class: "result-cell", render: (command) => <CommandResult command={command} /> },
+  ];
+  if (props.canManage) {
+    columns.push({
+      header: "Actions",
+      hiddenHeader: true,
+      render: (command) =>
+        command.status === "queued" ? (
+          <PostButton
+            action={`/devices/${device.id}/commands/${command.id}/cancel`}
+            csrfToken={ctx.csrfToken}
+            label="Cancel"
+            confirm="Cancel this queued command?"
+          />
+        ) : (
+          ""
+        ),
+    });
+  }
   return (
     <section class="card">
       <div class="card-head">
         <h2>Command history</h2>
         <span class="muted small">newest first</span>
       </div>
-      {commands.length === 0 ? (
-        <p class="muted">No commands were sent to this device yet.</p>
-      ) : (
-        <PanelTable
-          columns={[
-            "Command",
-            "Status",
-            "Queued",
-            { label: "Delivered", class: "hide-sm" },
-            "Finished",
-            "Result",
-          ]}
-          actions={props.canManage}
-        >
-          <tbody>
-            {commands.map((command) => (
-              <tr data-command-id={command.id}>
-                <td>
-                  <code>{command.type}</code>
-                  {commandSubject(command) ? (
-                    <span class="command-subject" safe>
-                      {` ${commandSubject(command)}`}
-                    </span>
-                  ) : (
-                    ""
-                  )}
-                  {command.queuedBy ? (
-                    <div class="muted small" safe>
-                      {`by ${command.queuedBy}`}
-                    </div>
-                  ) : (
-                    ""
-                  )}
-                </td>
-                <td>
-                  <CommandStatus command={command} />
-                </td>
-                <td>
-                  <Time value={command.queuedAt} />
-                </td>
-                <td class="hide-sm">
-                  <Time value={command.deliveredAt} />
-                </td>
-                <td>
-                  {command.completedAt ? <Time value={command.completedAt} /> : <span class="muted">—</span>}
-                </td>
-                <td class="result-cell">
-                  {command.error ? (
-                    <span class="field-error" safe>
-                      {command.error}
-                    </span>
-                  ) : (
-                    ""
-                  )}
-                  {command.output !== null && command.output !== undefined ? (
-                    <details>
-                      <summary>Output</summary>
-                      <Json value={command.output} />
-                    </details>
-                  ) : command.error ? (
-                    ""
-                  ) : (
-                    <span class="muted">—</span>
-                  )}
-                </td>
-                {props.canManage ? (
-                  <td>
-                    {command.status === "queued" ? (
-                      <PostButton
-                        action={`/devices/${device.id}/commands/${command.id}/cancel`}
-                        csrfToken={ctx.csrfToken}
-                        label="Cancel"
-                        confirm="Cancel this queued command?"
-                      />
-                    ) : (
-                      ""
-                    )}
-                  </td>
-                ) : (
-                  ""
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </PanelTable>
-      )}
+      <DataTable
+        columns={columns}
+        rows={commands}
+        empty="No commands were sent to this device yet."
+        stackOnPhone
+        rowAttributes={(command) => ({ "data-command-id": command.id })}
+      />
       <nav class="pager" aria-label="Command pages">
         <span />
         <span class="actions">

@@ -1,0 +1,134 @@
+// Every HTML page of the console, taken from the app's route table (a new page is covered without
+// touching this file), opened in Chromium at laptop and phone width: it answers 200, the page itself
+// never scrolls sideways at 390 px, no tab or filter is out of view, and the Content-Security-Policy refuses nothing (no inline script,
+// no eval). Screenshots of each land in artifacts/screenshots/pages/.
+import { describe, expect, test } from "bun:test";
+import type { BrowserContext, Page } from "playwright-core";
+import { buildApp } from "../../app";
+import { queueCommand } from "../../modules/commands/service";
+import { createLogger } from "../../modules/platform/logger";
+import { agentHeartbeat, approvedDevice, heartbeat, registerDevice, signedIn } from "../console/helpers";
+import { startE2EApp, writeE2EFixture } from "../e2e/fixtures";
+import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
+
+const app = await startE2EApp(writeE2EFixture());
+const browser = await launchBrowser();
+
+// A fleet with something on every page: an approved device with telemetry and a command, a pending one.
+const device = await approvedDevice(app, {
+  product_name: "edge-gateway-with-a-rather-long-product-name",
+  metadata: { name: "pump-station-7-north-east-wing", os: { platform: "linux", release: "6.1.0-27-amd64" } },
+});
+await heartbeat(app, device, agentHeartbeat({ cpu: 41, memory: 63, disk: 72 }));
+await queueCommand(app.database.sql, {
+  deviceId: device.id,
+  type: "install_script",
+  payload: {
+    name: "fan-speed",
+    data: "/*---\nname: fan-speed\nschema:\n  type: object\n---*/\nfunction main() { return {}; }\n",
+  },
+  ttlSeconds: 3600,
+});
+await registerDevice(app, { product_name: "edge-gateway" });
+
+/** Values for path parameters; a page with a parameter not listed here fails the test below. */
+const PARAMS: Record<string, string> = { id: device.id };
+/** Extra variants of a page (tabs). */
+const VARIANTS: Record<string, string[]> = {
+  "/devices/:id": ["", "?tab=telemetry", "?tab=scripts", "?tab=commands"],
+};
+/** Pages shown to visitors who are not signed in (a signed-in operator is sent on from them). */
+const ANONYMOUS = new Set(["/login", "/setup"]);
+/** GET routes that are not pages: APIs, streams, assets, probes. */
+const NOT_PAGES = /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout)|\/live$/;
+
+const pages = buildApp({
+  config: app.config,
+  database: app.database,
+  logger: createLogger("silent"),
+  workerRunning: () => true,
+})
+  .routes.filter((route) => route.method === "GET" && !NOT_PAGES.test(route.path))
+  .map((route) => route.path);
+
+function fill(path: string): string | undefined {
+  let missing = false;
+  const filled = path.replace(/:(\w+)/g, (_, name: string) => {
+    if (PARAMS[name] === undefined) missing = true;
+    return PARAMS[name] ?? "";
+  });
+  return missing ? undefined : filled;
+}
+
+/** Opens `url`, collecting CSP refusals, and measures the page's sideways overflow. */
+async function visit(context: BrowserContext, url: string) {
+  const page: Page = await context.newPage();
+  const refused: string[] = [];
+  page.on("console", (message) => {
+    if (/Content Security Policy|Refused to/.test(message.text())) refused.push(message.text());
+  });
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (event) => {
+      console.error(`Refused to ${event.violatedDirective}: ${event.blockedURI} (Content Security Policy)`);
+    });
+  });
+  const response = await page.goto(url, { waitUntil: "load" });
+  // Deferred scripts and htmx settle; a refusal after load still reaches `refused`.
+  await page.waitForTimeout(150);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  // Tabs, filters and chips out of view (scrolled away inside their bar, or past the screen's edge).
+  const clipped = await page.evaluate(() => {
+    const hidden: string[] = [];
+    for (const el of document.querySelectorAll(".tabs a, .segmented a, .chips a, .chip")) {
+      const rect = el.getBoundingClientRect();
+      if (rect.width === 0) continue;
+      let outside = rect.right > window.innerWidth + 1 || rect.left < -1;
+      for (let parent = el.parentElement; parent && !outside; parent = parent.parentElement) {
+        if (getComputedStyle(parent).overflowX === "visible") continue;
+        const box = parent.getBoundingClientRect();
+        outside = rect.right > box.right + 1 || rect.left < box.left - 1;
+      }
+      if (outside) hidden.push((el.textContent ?? "").trim());
+    }
+    return hidden;
+  });
+  return { page, status: response?.status(), refused, overflow, clipped };
+}
+
+describe("every console page", () => {
+  test("the route table yields the pages, each with values for its parameters", () => {
+    expect(pages).toEqual(expect.arrayContaining(["/", "/devices", "/devices/:id", "/settings", "/jobs"]));
+    expect(pages.filter((path) => fill(path) === undefined)).toEqual([]);
+  });
+
+  for (const [width, viewport] of [
+    ["laptop", LAPTOP],
+    ["phone", PHONE],
+  ] as const) {
+    test(`at ${width} width: 200, no sideways scroll, nothing refused by the CSP`, async () => {
+      const admin = await signedIn(browser, app, "admin", viewport);
+      const anonymous = await browser.newContext({ viewport });
+      const problems: string[] = [];
+      for (const path of pages) {
+        for (const variant of VARIANTS[path] ?? [""]) {
+          const url = `${app.url}${fill(path)}${variant}`;
+          const { page, status, refused, overflow, clipped } = await visit(
+            ANONYMOUS.has(path) ? anonymous : admin,
+            url,
+          );
+          const label = `${path}${variant}`;
+          if (status !== 200) problems.push(`${label}: HTTP ${status}`);
+          if (refused.length > 0) problems.push(`${label}: CSP refused ${refused.join(" | ")}`);
+          if (width === "phone" && overflow > 0) problems.push(`${label}: scrolls sideways by ${overflow}px`);
+          if (clipped.length > 0) problems.push(`${label}: out of view: ${clipped.join(", ")}`);
+          const name = `${label.replace(/[/:?=]+/g, "-").replace(/^-|-$/g, "") || "dashboard"}-${width}`;
+          await screenshot(page, `pages/${name}`);
+          await page.close();
+        }
+      }
+      await admin.close();
+      await anonymous.close();
+      expect(problems).toEqual([]);
+    }, 120_000);
+  }
+});
