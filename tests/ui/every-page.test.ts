@@ -79,7 +79,7 @@ async function visit(context: BrowserContext, url: string) {
   // Tabs, filters and chips out of view (scrolled away inside their bar, or past the screen's edge).
   const clipped = await page.evaluate(() => {
     const hidden: string[] = [];
-    for (const el of document.querySelectorAll(".tabs a, .segmented a, .chips a, .chip")) {
+    for (const el of Array.from(document.querySelectorAll(".tabs a, .segmented a, .chips a, .chip"))) {
       const rect = el.getBoundingClientRect();
       if (rect.width === 0) continue;
       let outside = rect.right > window.innerWidth + 1 || rect.left < -1;
