@@ -1,0 +1,173 @@
+// The access table, written by hand and independently of the routes' own `access` declarations:
+// who may call each route of the app. Lowering a route's guard by mistake fails this test, and so
+// does a new route that is not in the table. (access-matrix.test.ts checks that each route declares
+// a level; this file checks that the level is the right one.)
+import { describe, expect, test } from "bun:test";
+import { buildApp } from "../../app";
+import { createLogger } from "../../modules/platform/logger";
+import { approvedDevice } from "../devices/helpers";
+import { runnerHeaders, startE2EApp, writeE2EFixture } from "../e2e/fixtures";
+
+type Level = "public" | "device" | "e2e" | "viewer" | "operator" | "admin";
+
+/** Route → the least that may call it. Public: anyone; device: a device's own `api_key`; e2e: runner headers. */
+const ACCESS: Record<string, Level> = {
+  "GET /healthz": "public",
+  "GET /readyz": "public",
+  "GET /login": "public",
+  "POST /login": "public",
+  "GET /setup": "public",
+  "POST /setup": "public",
+  "GET /assets/:name": "public",
+  "POST /api/v1/devices/register": "public",
+
+  "POST /api/v1/devices/:device_id/heartbeat": "device",
+  "POST /api/v1/devices/:device_id/command_results": "device",
+  "GET /api/v1/devices/:device_id/command_payloads/:ref": "device",
+
+  "GET /e2e/suites": "e2e",
+  "GET /e2e/runs": "e2e",
+  "POST /e2e/runs": "e2e",
+  "GET /e2e/runs/:runId": "e2e",
+  "POST /e2e/runs/:runId/cancel": "e2e",
+  "GET /e2e/runs/:runId/results": "e2e",
+  "POST /e2e/runs/:runId/results": "e2e",
+  "GET /e2e/runs/:runId/results/:journeyId/log": "e2e",
+  "PUT /e2e/runs/:runId/results/:journeyId/log": "e2e",
+
+  // Reading the fleet, its telemetry and its history: every operator role.
+  "GET /": "viewer",
+  "GET /devices": "viewer",
+  "GET /devices/:id": "viewer",
+  "GET /devices/:id/live": "viewer",
+  "GET /live/events": "viewer",
+  "GET /jobs": "viewer",
+  "GET /e2e": "viewer",
+  "GET /alerts": "viewer",
+  "GET /reports": "viewer",
+  "POST /logout": "viewer",
+  "GET /api/v1/jobs": "viewer",
+  "GET /api/v1/devices": "viewer",
+  "GET /api/v1/builder-schemas": "viewer",
+  "GET /api/v1/builder-schemas/:schema_id/versions/:schema_version/options": "viewer",
+  "POST /api/v1/builder-configurations/validate": "viewer",
+  "GET /api/json/devices": "viewer",
+  "GET /api/json/devices/:id": "viewer",
+  "GET /api/json/pending_commands": "viewer",
+  "GET /api/json/pending_commands/:id": "viewer",
+  "GET /api/json/telemetry_events": "viewer",
+  "GET /api/json/telemetry_events/:id": "viewer",
+
+  // Changing devices and sending them commands: operators and admins, never viewers.
+  "POST /api/v1/devices/approval": "operator",
+  "PATCH /api/json/devices/:id": "operator",
+  "DELETE /api/json/devices/:id": "operator",
+  "POST /api/json/pending_commands": "operator",
+  "DELETE /api/json/pending_commands/:id": "operator",
+  "GET /devices/new": "operator",
+  "POST /devices": "operator",
+  "POST /devices/bulk": "operator",
+  "POST /devices/:id/approve": "operator",
+  "POST /devices/:id/reject": "operator",
+  "POST /devices/:id/delete": "operator",
+  "POST /devices/:id/commands": "operator",
+  "POST /devices/:id/scripts": "operator",
+  "POST /devices/:id/commands/:commandId/cancel": "operator",
+
+  // Accounts, tokens, settings, jobs on demand and deleting E2E history: admins only.
+  "GET /settings": "admin",
+  "POST /settings/monitoring": "admin",
+  "POST /settings/notifications": "admin",
+  "POST /settings/operators": "admin",
+  "POST /settings/operators/:id/role": "admin",
+  "POST /settings/operators/:id/disable": "admin",
+  "POST /settings/operators/:id/enable": "admin",
+  "POST /settings/tokens": "admin",
+  "POST /settings/tokens/:id/revoke": "admin",
+  "POST /jobs/run": "admin",
+  "POST /api/v1/jobs/:task/run": "admin",
+  "POST /e2e": "admin",
+};
+
+const RANK: Record<Level, number> = { public: 0, device: -1, e2e: -1, viewer: 1, operator: 2, admin: 3 };
+type Caller = "anonymous" | "device" | "e2e" | "viewer" | "operator" | "admin";
+
+const app = await startE2EApp(writeE2EFixture());
+const device = await approvedDevice(app);
+const tokens = {
+  viewer: await app.token("viewer"),
+  operator: await app.token("operator"),
+  admin: await app.token("admin"),
+};
+const ZERO = "00000000-0000-4000-8000-000000000000";
+const appRoutes = buildApp({
+  config: app.config,
+  database: app.database,
+  logger: createLogger("silent"),
+  workerRunning: () => true,
+})
+  .routes.filter((route) => route.method !== "WS")
+  .map((route) => `${route.method} ${route.path}`);
+
+function urlFor(route: string, caller: Caller): { method: string; url: string } {
+  const [method, path] = route.split(" ") as [string, string];
+  const values: Record<string, string> = { task: "prune_sessions", name: "app.css", device_id: device.id };
+  let url = path.replace(/:(\w+)/g, (_, name: string) => values[name] ?? ZERO);
+  if (caller === "device") url += `${url.includes("?") ? "&" : "?"}api_key=${device.token}`;
+  return { method, url };
+}
+
+function headersFor(caller: Caller): Record<string, string> {
+  if (caller === "e2e") return runnerHeaders();
+  if (caller === "viewer" || caller === "operator" || caller === "admin")
+    return { authorization: `Bearer ${tokens[caller]}` };
+  return {};
+}
+
+/** What `caller` must get on a route needing `level`: "allowed", or the refusal's status. */
+function expected(route: string, level: Level, caller: Caller): "allowed" | number {
+  if (level === "public" || caller === level) return "allowed";
+  if (level === "device" || level === "e2e") return 401;
+  const isOperator = caller === "viewer" || caller === "operator" || caller === "admin";
+  if (isOperator) return RANK[caller] >= RANK[level] ? "allowed" : 403;
+  // Without operator credentials: APIs answer 401, pages send the browser to sign in.
+  return route.split(" ")[1]!.startsWith("/api/") ? 401 : 303;
+}
+
+const CALLERS: Caller[] = ["anonymous", "device", "e2e", "viewer", "operator", "admin"];
+
+describe("the independent access table", () => {
+  test("lists every route of the app, and only those", () => {
+    expect(appRoutes.filter((route) => !(route in ACCESS))).toEqual([]);
+    expect(Object.keys(ACCESS).filter((route) => !appRoutes.includes(route))).toEqual([]);
+  });
+
+  for (const caller of CALLERS) {
+    test(`${caller}: allowed exactly where the table says, refused with the right status elsewhere`, async () => {
+      const mismatches: string[] = [];
+      // Sign-out last: it would end a session (harmless with tokens, but keep the order honest).
+      const ordered = Object.entries(ACCESS).sort(
+        ([a], [b]) => Number(a === "POST /logout") - Number(b === "POST /logout"),
+      );
+      for (const [route, level] of ordered) {
+        const { method, url } = urlFor(route, caller);
+        const response = await app.fetch(url, {
+          method,
+          headers: { ...headersFor(caller), "content-type": "application/json" },
+          // A results list gets command_results past its body check (made before authentication).
+          body: method === "GET" ? undefined : route.includes("command_results") ? '{"results":[]}' : "{}",
+          redirect: "manual",
+        });
+        await response.body?.cancel(); // the live stream never ends by itself
+        const want = expected(route, level, caller);
+        // A refused page sends the browser to sign in and back (`?next=`); sign-out itself goes to /login.
+        const signInRedirect =
+          response.status === 303 && (response.headers.get("location") ?? "").startsWith("/login?next=");
+        const refused = [401, 403].includes(response.status) || signInRedirect;
+        const got = refused ? response.status : "allowed";
+        if (got !== want) mismatches.push(`${route}: expected ${want}, got ${response.status}`);
+      }
+      expect(mismatches).toEqual([]);
+    }, 60_000);
+  }
+});
