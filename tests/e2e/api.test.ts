@@ -389,6 +389,20 @@ describe("create, lock and seed", () => {
     for (const run of [first, other]) await api.request("POST", `/e2e/runs/${run.json.data.id}/cancel`);
   });
 
+  test("a running run's lock is never stale, however old: the next create is 409", async () => {
+    const first = await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" });
+    expect(first.response.status).toBe(201);
+    await sql`update e2e_runs set status = 'running', started_at = now() - interval '1 day'
+      where id = ${first.json.data.id}::uuid`;
+    await sql`update e2e_environment_locks set acquired_at = now() - interval '1 day'
+      where environment_label = 'plain'`;
+    const second = await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" });
+    expect(second.response.status).toBe(409);
+    expect(second.json.error.code).toBe("environment_locked");
+    expect(second.json.error.details.run_id).toBe(first.json.data.id);
+    await api.request("POST", `/e2e/runs/${first.json.data.id}/cancel`);
+  });
+
   test("20 concurrent creates on one environment → exactly one 201, the rest 409", async () => {
     const responses = await Promise.all(
       Array.from({ length: 20 }, () =>
