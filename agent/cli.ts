@@ -16,7 +16,7 @@ import { runOptionsFromConfig, runScript } from "./scripts/runner.ts";
 import { ScriptStore, ScriptStoreError } from "./scripts/store.ts";
 import { loadCredentials, loadLastPoll, StateError } from "./state.ts";
 import { DisabledTunnel } from "./tunnel.ts";
-import { AGENT_VERSION } from "./version.ts";
+import { AGENT_BUILD, AGENT_VERSION } from "./version.ts";
 
 /** Exit codes: 0 success, 1 failure, 2 usage or configuration error. */
 export const EXIT_OK = 0;
@@ -126,7 +126,11 @@ export function buildProgram(io: Io = defaultIo): Command {
   program
     .name("outpost-agent")
     .description("Outpost device agent: registers this device, reports telemetry and runs server commands.")
-    .version(AGENT_VERSION, "-V, --version", "print the agent version")
+    .version(
+      AGENT_BUILD,
+      "-V, --version",
+      "print the agent version (and, for a build, its commit, architecture and date)",
+    )
     .option(
       "-c, --config <file>",
       "configuration file (default: $OUTPOST_AGENT_CONFIG, /etc/outpost/agent.yaml, ~/.config/outpost/agent.yaml)",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system programs Outpost's test suite drives for real: Chromium (browser tests),
 # OpenSSH server (device sshd), Caddy (on-demand TLS), Mosquitto (MQTT), tmux (terminal tests) and
-# systemd-analyze (the deploy units are verified).
+# systemd-analyze (the deploy units are verified), qemu-user with the arm64 C library (the arm64
+# agent build runs under it).
 # Skips whatever is already present; needs Debian/Ubuntu (apt) and root or sudo for the rest.
 set -euo pipefail
 
@@ -13,9 +14,11 @@ have caddy || missing+=(caddy)
 have /usr/sbin/mosquitto || missing+=(mosquitto)
 have tmux || missing+=(tmux)
 have systemd-analyze || missing+=(systemd)
+have qemu-aarch64 || missing+=(qemu-user)
+have /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 || missing+=(libc6-arm64-cross)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: chromium, openssh-server, caddy, mosquitto, tmux and systemd-analyze are present"
+  echo "setup: chromium, openssh-server, caddy, mosquitto, tmux, systemd-analyze and qemu-user are present"
   exit 0
 fi
 

@@ -5,8 +5,8 @@ import YAML from "yaml";
 import { BUN, REPO_ROOT, runAgent, scriptText, tempDir } from "./helpers.ts";
 
 /**
- * The compiled agent (`bun build --compile`). The ~100 MB binary is built once and reused while it is
- * newer than every file under agent/ (delete dist/outpost-agent to force a rebuild).
+ * The compiled agent (`npm run build:agent`). The ~100 MB binary is built once and reused while it is
+ * newer than every file under agent/ (delete dist/outpost-agent* to force a rebuild).
  */
 
 const BINARY = path.join(REPO_ROOT, "dist", "outpost-agent");
@@ -28,20 +28,13 @@ function ensureBinary(): string {
   const fresh =
     fs.existsSync(BINARY) && fs.statSync(BINARY).mtimeMs > newestSource(path.join(REPO_ROOT, "agent"));
   if (!fresh) {
-    const r = Bun.spawnSync(
-      [
-        BUN,
-        "build",
-        "--compile",
-        "--external",
-        "cpu-features",
-        path.join(REPO_ROOT, "agent/main.ts"),
-        "--outfile",
-        BINARY,
-      ],
-      { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" },
-    );
-    if (r.exitCode !== 0) throw new Error(`bun build --compile failed: ${r.stderr.toString()}`);
+    // What `npm run build:agent` runs, for this machine's architecture only.
+    const r = Bun.spawnSync([BUN, path.join(REPO_ROOT, "scripts/build-agent.ts"), "--arch", "x64"], {
+      cwd: REPO_ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    if (r.exitCode !== 0) throw new Error(`build:agent failed: ${r.stderr.toString()}`);
   }
   return BINARY;
 }
@@ -94,7 +87,11 @@ describe("compiled agent binary", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Usage: outpost-agent [options] [command]");
     const v = await runAgent(["--version"], env(), { executable: [BINARY], cwd: tmp.dir });
-    expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    // The build's stamp: version+commit, build date, architecture.
+    expect(v.stdout.trim()).toMatch(/^\d+\.\d+\.\d+\+\w+, built \d{4}-\d{2}-\d{2} \(linux-x64\)$/);
+    const sums = fs.readFileSync(`${BINARY}-linux-x64.sha256`, "utf8");
+    const digest = new Bun.CryptoHasher("sha256").update(fs.readFileSync(BINARY)).digest("hex");
+    expect(sums).toBe(`${digest}  outpost-agent-linux-x64\n`);
   });
 
   test("script test runs the embedded QuickJS sandbox (built-in and file scripts; failure exits 1)", async () => {
