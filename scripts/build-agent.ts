@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
 /**
  * `npm run build:agent [-- --arch x64,arm64]`: one self-contained agent binary per Linux architecture,
- * `dist/outpost-agent-linux-<arch>`, each with a `.sha256` file (sha256sum format) and a version stamp
+ * `dist/outpost-agent-linux-<arch>`, each with a `.sha256` file (sha256sum format), a Debian package
+ * `dist/outpost-agent_<version>_<amd64|arm64>.deb` (scripts/agent-deb.ts) and a version stamp
  * (`outpost-agent --version` prints `<version>+<commit> (<arch>, built <date>)`). `dist/outpost-agent`
  * links to this machine's build. A build for another architecture uses Bun's runtime for it as
  * published on npm (`@oven/bun-linux-<cpu>`, same version as ours), fetched once with `npm pack`
@@ -13,6 +14,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { AGENT_VERSION } from "../agent/version";
+import { buildDeb } from "./agent-deb";
 
 const ROOT = path.resolve(import.meta.dir, "..");
 const DIST = path.join(ROOT, "dist");
@@ -104,8 +106,16 @@ function build(arch: Arch, stamp: string): string {
 const arches = parseArches(process.argv.slice(2));
 fs.mkdirSync(DIST, { recursive: true });
 const stamp = `${AGENT_VERSION}+${commit()}, built ${new Date().toISOString().slice(0, 10)}`;
+const canPackage = spawnSync("dpkg-deb", ["--version"]).status === 0;
+if (!canPackage) console.log("build:agent: no dpkg-deb here: skipping the Debian packages");
 for (const arch of arches) {
   const outfile = build(arch, stamp);
+  if (canPackage) {
+    const deb = buildDeb({ binary: outfile, arch, version: AGENT_VERSION, outDir: DIST });
+    console.log(
+      `build:agent: ${path.relative(ROOT, deb)}  ${(fs.statSync(deb).size / 2 ** 20).toFixed(1)} MiB`,
+    );
+  }
   if (arch === hostArch) {
     const link = path.join(DIST, "outpost-agent");
     fs.rmSync(link, { force: true });
