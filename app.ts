@@ -23,6 +23,7 @@ import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
 import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
 import type { Logger } from "./modules/platform/logger";
+import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { attachSettingsStore } from "./modules/settings/store";
 import { renderErrorPage } from "./ui/layout";
@@ -54,6 +55,7 @@ export function buildApp(deps: AppDependencies) {
     .use(jobRoutes(ctx))
     .use(deviceRoutes(ctx))
     .use(commandRoutes(ctx))
+    .use(remoteAccessRoutes(ctx))
     .use(builderRoutes(ctx))
     .use(jsonApiRoutes(ctx))
     .use(e2eRoutes(ctx))

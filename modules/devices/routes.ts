@@ -3,6 +3,7 @@ import type { AppContext } from "../platform/context";
 import { badRequest } from "../platform/errors";
 import { clientAddress } from "../platform/http";
 import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
+import { heartbeatRemoteAccess } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
 import { deviceJson } from "./model";
 import {
@@ -52,7 +53,10 @@ export function deviceRoutes(ctx: AppContext) {
       "/api/v1/devices/:device_id/heartbeat",
       async ({ body, params, query }) => {
         const settings = await deviceSettings(config);
-        const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), { settings });
+        const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), {
+          settings,
+          remoteAccess: (id) => heartbeatRemoteAccess(sql, config.secretKey, id),
+        });
         return { data: reply };
       },
       { access: "device", parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES) },

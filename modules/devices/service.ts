@@ -212,12 +212,14 @@ export interface HeartbeatReply {
   commands: DeliveredCommand[];
   /** Set by the remote-access module when the device should open its tunnel. */
   remote_access_token?: string;
+  /** While remote access is requested: poll this often, so the tunnel starts in seconds. */
+  poll_interval_seconds?: number;
 }
 
 export interface HeartbeatOptions {
   settings: Pick<DeviceSettings, "heartbeatRateLimit" | "heartbeatRateWindowSeconds">;
-  /** Remote access (a later module) supplies the token for devices that requested it. */
-  remoteAccessToken?(deviceId: string): string | undefined;
+  /** Remote access supplies the token (and fast-poll hint) for devices that requested it. */
+  remoteAccess?(deviceId: string): Promise<{ token: string; pollIntervalSeconds: number } | undefined>;
 }
 
 /**
@@ -329,8 +331,11 @@ export async function heartbeat(
   const reply: HeartbeatReply = { commands: [] };
   for (const row of rows) if (row.id) reply.commands.push(deliveredCommand(row as ClaimedRow));
   if (rows[0]!.remote_access_requested) {
-    const token = options.remoteAccessToken?.(deviceId);
-    if (token) reply.remote_access_token = token;
+    const access = await options.remoteAccess?.(deviceId);
+    if (access) {
+      reply.remote_access_token = access.token;
+      reply.poll_interval_seconds = access.pollIntervalSeconds;
+    }
   }
   return reply;
 }
