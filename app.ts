@@ -16,16 +16,18 @@ import { resolvePrincipal } from "./modules/operators/principal";
 import { operatorRoutes } from "./modules/operators/routes";
 import * as operators from "./modules/operators/service";
 import { accessPlugin } from "./modules/platform/access";
-import { type Config, runsWeb, runsWorker } from "./modules/platform/config";
+import { type Config, runsTunnel, runsWeb, runsWorker } from "./modules/platform/config";
 import type { AppContext } from "./modules/platform/context";
 import { applyMigrations, connectDatabase, type Database } from "./modules/platform/database";
 import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
 import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
 import type { Logger } from "./modules/platform/logger";
+import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { attachSettingsStore } from "./modules/settings/store";
+import { type RunningTunnel, startTunnel } from "./modules/tunnel";
 import { renderErrorPage } from "./ui/layout";
 import { uiRoutes } from "./ui/routes";
 
@@ -56,6 +58,7 @@ export function buildApp(deps: AppDependencies) {
     .use(deviceRoutes(ctx))
     .use(commandRoutes(ctx))
     .use(remoteAccessRoutes(ctx))
+    .use(remoteAccessConsoleRoutes(ctx))
     .use(builderRoutes(ctx))
     .use(jsonApiRoutes(ctx))
     .use(e2eRoutes(ctx))
@@ -73,6 +76,8 @@ export interface RunningOutpost {
   port: number | undefined;
   databaseUrl: string;
   setupCode: string | undefined;
+  /** The tunnel role's listeners (tunnel and all roles only). */
+  tunnel: RunningTunnel | undefined;
   stop(): Promise<void>;
 }
 
@@ -105,6 +110,7 @@ export async function startOutpost(
   attachSettingsStore(config, database.sql); // operator-edited settings override env defaults
   let runner: Awaited<ReturnType<typeof startJobRunner>> | undefined;
   let server: ReturnType<typeof buildApp> | undefined;
+  let tunnel: RunningTunnel | undefined;
   let stopped = false;
 
   async function stop() {
@@ -119,6 +125,7 @@ export async function startOutpost(
       clearTimeout(force);
       logger.info("HTTP stopped");
     }
+    await tunnel?.stop();
     if (runner) {
       await runner.stop();
       logger.info("job runner drained and stopped");
@@ -146,6 +153,7 @@ export async function startOutpost(
     }
     if (config.bootstrapApiToken) await operators.ensureBootstrapToken(database.db, config.bootstrapApiToken);
     if (runsWorker(config)) runner = await startJobRunner({ config, database, logger });
+    if (runsTunnel(config)) tunnel = await startTunnel(config, database, logger);
     let setupCode: string | undefined;
     if (runsWeb(config)) {
       // Issued before listening, so the code is on the console by the time /readyz answers.
@@ -164,6 +172,7 @@ export async function startOutpost(
       port,
       databaseUrl,
       setupCode,
+      tunnel,
       stop,
     };
   } catch (error) {

@@ -55,7 +55,7 @@ export function deviceRoutes(ctx: AppContext) {
         const settings = await deviceSettings(config);
         const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), {
           settings,
-          remoteAccess: (id) => heartbeatRemoteAccess(sql, config.secretKey, id),
+          remoteAccess: (id) => heartbeatRemoteAccess(sql, config, id),
         });
         return { data: reply };
       },

@@ -214,12 +214,16 @@ export interface HeartbeatReply {
   remote_access_token?: string;
   /** While remote access is requested: poll this often, so the tunnel starts in seconds. */
   poll_interval_seconds?: number;
+  /** Fingerprint of the tunnel server's host key, which the agent pins. */
+  tunnel_host_key?: string;
 }
 
 export interface HeartbeatOptions {
   settings: Pick<DeviceSettings, "heartbeatRateLimit" | "heartbeatRateWindowSeconds">;
   /** Remote access supplies the token (and fast-poll hint) for devices that requested it. */
-  remoteAccess?(deviceId: string): Promise<{ token: string; pollIntervalSeconds: number } | undefined>;
+  remoteAccess?(
+    deviceId: string,
+  ): Promise<{ token: string; pollIntervalSeconds: number; hostKey: string } | undefined>;
 }
 
 /**
@@ -335,6 +339,7 @@ export async function heartbeat(
     if (access) {
       reply.remote_access_token = access.token;
       reply.poll_interval_seconds = access.pollIntervalSeconds;
+      reply.tunnel_host_key = access.hostKey;
     }
   }
   return reply;

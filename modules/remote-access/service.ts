@@ -1,9 +1,23 @@
 import type { Sql, TransactionSql } from "postgres";
 import { getDevice, setRemoteAccessRequested } from "../devices/service";
+import type { Config } from "../platform/config";
 import { pgDate } from "../platform/database";
 import { AppError, notFound } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
+import { loadHostKey } from "../tunnel/host-key";
 import { signCredential } from "./token";
+
+const fingerprints = new Map<string, string>();
+
+/** The tunnel host key's fingerprint (same DATA_DIR or TUNNEL_HOST_KEY as the tunnel role), cached. */
+export function tunnelFingerprint(dataDir: string): string {
+  let fingerprint = fingerprints.get(dataDir);
+  if (!fingerprint) {
+    fingerprint = loadHostKey(dataDir).fingerprint;
+    fingerprints.set(dataDir, fingerprint);
+  }
+  return fingerprint;
+}
 
 /** A console lease lapses this long after its page's last renewal (the page vanished silently). */
 export const CONSOLE_LEASE_SECONDS = 120;
@@ -202,14 +216,14 @@ export async function leaseIsActive(sql: Sql, deviceId: string, leaseId: string)
  */
 export async function heartbeatRemoteAccess(
   sql: Sql,
-  secret: string,
+  config: Pick<Config, "secretKey" | "dataDir">,
   deviceId: string,
-): Promise<{ token: string; pollIntervalSeconds: number } | undefined> {
+): Promise<{ token: string; pollIntervalSeconds: number; hostKey: string } | undefined> {
   const [row] = await sql<{ until: Date | string | null }[]>`
     select max(max_expires_at) as until from remote_access_leases
     where device_id = ${deviceId}::uuid and ended_at is null and expires_at > now()`;
   if (!row?.until) return undefined;
   const untilMs = Math.min(pgDate(row.until).getTime(), Date.now() + TOKEN_MAX_SECONDS * 1000);
-  const token = signCredential(secret, "tunnel", { d: deviceId, exp: Math.floor(untilMs / 1000) });
-  return { token, pollIntervalSeconds: FAST_POLL_SECONDS };
+  const token = signCredential(config.secretKey, "tunnel", { d: deviceId, exp: Math.floor(untilMs / 1000) });
+  return { token, pollIntervalSeconds: FAST_POLL_SECONDS, hostKey: tunnelFingerprint(config.dataDir) };
 }

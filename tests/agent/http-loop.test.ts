@@ -290,7 +290,7 @@ describe("agent against a fake device API", () => {
     expect(fs.readFileSync(path.join(tmp.dir, "ssh", "authorized_keys"), "utf8")).toContain(
       "outpost-session:sess-42",
     );
-    expect(r.stderr).toContain("no tunnel client yet");
+    expect(r.stderr).toContain("not a tunnel token; no tunnel started");
   }, 30000);
 
   test("the next heartbeat carries the installed script's output and schema; remove_script takes it out", async () => {

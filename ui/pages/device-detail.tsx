@@ -1,5 +1,6 @@
 import type { Command } from "../../modules/commands/service";
 import type { Device } from "../../modules/devices/service";
+import { RemoteAccessSlot } from "../../modules/remote-access/pages";
 import type { ChartData, Gauges } from "../../modules/telemetry/series";
 import type { TelemetryEvent } from "../../modules/telemetry/service";
 import { assetUrl } from "../assets";
@@ -16,6 +17,7 @@ export const DEVICE_TABS = [
   { id: "telemetry", label: "Telemetry" },
   { id: "scripts", label: "Scripts" },
   { id: "commands", label: "Commands" },
+  { id: "remote", label: "Remote access" },
 ] as const;
 export type DeviceTab = (typeof DEVICE_TABS)[number]["id"];
 
@@ -790,6 +792,8 @@ export function DevicePanel({ ctx, props }: { ctx: PageContext; props: DeviceDet
         <TelemetryPanel props={props} />
       ) : props.tab === "scripts" ? (
         <ScriptsPanel ctx={ctx} props={props} />
+      ) : props.tab === "remote" ? (
+        <RemoteAccessSlot deviceId={props.device.id} csrfToken={ctx.csrfToken} />
       ) : (
         <CommandsPanel ctx={ctx} props={props} />
       )}
