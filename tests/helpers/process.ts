@@ -70,7 +70,7 @@ export async function startOutpostProcess(
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
-  const readyPath = env.OUTPOST_ROLE === "worker" ? undefined : "/readyz";
+  const readyPath = env.OUTPOST_ROLE === "worker" || env.OUTPOST_ROLE === "tunnel" ? undefined : "/readyz";
   while (true) {
     if (child.exitCode !== null) throw new Error(`outpost exited with ${child.exitCode}:\n${output}`);
     if (readyPath) {
@@ -79,7 +79,7 @@ export async function startOutpostProcess(
         () => false,
       );
       if (ready) break;
-    } else if (output.includes("job runner started")) break;
+    } else if (output.includes("job runner started") || output.includes("tunnel role listening")) break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
       throw new Error(`outpost not ready after ${timeoutMs} ms:\n${output}`);
