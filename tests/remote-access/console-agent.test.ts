@@ -4,10 +4,15 @@
 // WebSocket round trip works; closing the console page takes the tunnel down. Then a frozen (SIGSTOPped)
 // agent gives 504 within 5 s.
 import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import ssh2 from "ssh2";
 import { saveCredentials } from "../../agent/state";
+import { fingerprintOf } from "../../agent/tunnel-client";
 import { issueTicket } from "../../modules/remote-access/tickets";
+import { signCredential } from "../../modules/remote-access/token";
 import { freePort, tempDir } from "../agent/helpers";
 import { signedIn } from "../console/helpers";
 import { approvedDevice } from "../devices/helpers";
@@ -60,6 +65,30 @@ ws.onopen = () => ws.send("ping"); ws.onmessage = (e) => { document.getElementBy
 });
 
 const tmp = tempDir();
+// A real OpenSSH sshd as the device's ssh target (reached through the multiplexer).
+mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
+const sshdKey = ssh2.utils.generateKeyPairSync("ed25519");
+writeFileSync(path.join(tmp.dir, "host_ed25519"), sshdKey.private, { mode: 0o600 });
+const sshdPort = await freePort();
+writeFileSync(
+  path.join(tmp.dir, "sshd_config"),
+  [
+    "ListenAddress 127.0.0.1",
+    `HostKey ${path.join(tmp.dir, "host_ed25519")}`,
+    "PidFile none",
+    "UsePAM no",
+    "StrictModes no",
+    "PasswordAuthentication no",
+    "KbdInteractiveAuthentication no",
+  ].join("\n"),
+);
+const sshd = Bun.spawn(
+  ["/usr/sbin/sshd", "-D", "-e", "-f", path.join(tmp.dir, "sshd_config"), "-p", String(sshdPort)],
+  {
+    stdout: "ignore",
+    stderr: "ignore",
+  },
+);
 const device = await approvedDevice(app);
 saveCredentials(path.join(tmp.dir, "state"), { uuid: device.id, token: device.token });
 const agent = Bun.spawn(
@@ -77,6 +106,7 @@ const agent = Bun.spawn(
       OUTPOST_AGENT_LOG_LEVEL: "warn",
       OUTPOST_AGENT_TUNNEL_SERVER: `127.0.0.1:${tunnel.sshPort}`,
       OUTPOST_AGENT_TUNNEL_WEB_TARGET: `http://127.0.0.1:${deviceWeb.port}`,
+      OUTPOST_AGENT_TUNNEL_SSH_TARGET: `127.0.0.1:${sshdPort}`,
     },
     stdout: "ignore",
     stderr: "pipe",
@@ -91,6 +121,8 @@ afterAll(async () => {
   clearTimeout(killer);
   await browser.close();
   deviceWeb.stop(true);
+  sshd.kill("SIGTERM");
+  await sshd.exited;
   tmp.cleanup();
 });
 
@@ -146,7 +178,7 @@ describe("remote access with a real agent, in Chromium", () => {
     await context.close();
   });
 
-  test("a frozen (SIGSTOPped) agent: the vhost answers 504 within 5 s, not a hang", async () => {
+  test("the multiplexer reaches the device's real sshd; then a frozen (SIGSTOPped) agent: the vhost answers 504 within 5 s", async () => {
     const operator = await app.token("operator");
     const opened = await app.fetch(`/api/v1/devices/${device.id}/remote_access`, {
       method: "POST",
@@ -164,6 +196,48 @@ describe("remote access with a real agent, in Chromium", () => {
     const auth = await get(tunnel.httpPort, host, `/.outpost/auth?ticket=${ticket}`);
     const cookie = /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
     expect(statusOf(await get(tunnel.httpPort, host, "/", { cookie }))).toBe(200);
+    // The multiplexer reaches the device's real sshd: an SSH handshake through CONNECT sees sshd's host key.
+    const credential = signCredential(app.config.secretKey, "mux", {
+      d: device.id,
+      exp: Math.floor(Date.now() / 1000) + 60,
+    });
+    const socket = net.connect(tunnel.muxPort, "127.0.0.1");
+    await new Promise((r) => socket.once("connect", r));
+    socket.write(`CONNECT ${host}:22 HTTP/1.1\r\nProxy-Authorization: Bearer ${credential}\r\n\r\n`);
+    let head = Buffer.alloc(0);
+    await new Promise<void>((resolve) => {
+      const onData = (chunk: Buffer) => {
+        head = Buffer.concat([head, chunk]);
+        const end = head.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        socket.off("data", onData);
+        socket.pause();
+        // Bytes after the 200 head belong to SSH (STACK-NOTES: pause and unshift, or the banner is lost).
+        if (end + 4 < head.length) socket.unshift(head.subarray(end + 4));
+        resolve();
+      };
+      socket.on("data", onData);
+    });
+    expect(head.toString("latin1")).toMatch(/^HTTP\/1\.1 200/);
+    const seenKey = await new Promise<string>((resolve) => {
+      const ssh = new ssh2.Client();
+      ssh.on("error", () => {});
+      ssh.connect({
+        sock: socket,
+        username: "nobody",
+        readyTimeout: 5000,
+        hostVerifier: (key: Buffer) => {
+          resolve(fingerprintOf(key));
+          setTimeout(() => ssh.end(), 10);
+          return false;
+        },
+      });
+    });
+    const parsed = ssh2.utils.parseKey(sshdKey.public);
+    expect(seenKey).toBe(
+      fingerprintOf((Array.isArray(parsed) ? parsed[0] : (parsed as ssh2.ParsedKey)).getPublicSSH()),
+    );
+
     agent.kill("SIGSTOP");
     try {
       const started = Date.now();
