@@ -441,6 +441,8 @@ const SORT_EXPRESSIONS: Record<DeviceSort, { expr: string; cast: string }> = {
 export interface DeviceFilters {
   approvalStatus?: ApprovalStatus;
   connectivityStatus?: "online" | "offline";
+  /** `remote_access_requested=true|false`: devices with (or without) an active remote-access lease. */
+  remoteAccessRequested?: boolean;
   /** Exact product name. */
   product?: string;
   /** Substring of MAC address, product name, IPv4 address or id. */
@@ -472,6 +474,7 @@ export function normaliseDeviceFilters(query: Record<string, unknown>): DeviceFi
       ? (approval as ApprovalStatus)
       : undefined,
     connectivityStatus: connectivity === "online" || connectivity === "offline" ? connectivity : undefined,
+    remoteAccessRequested: { true: true, false: false }[text(query.remote_access_requested) ?? ""],
     product: text(query.product),
     search: text(query.search),
   };
@@ -481,6 +484,8 @@ export function activeFilters(filters: DeviceFilters): Record<string, string> {
   const active: Record<string, string> = {};
   if (filters.approvalStatus) active.approval_status = filters.approvalStatus;
   if (filters.connectivityStatus) active.connectivity_status = filters.connectivityStatus;
+  if (filters.remoteAccessRequested !== undefined)
+    active.remote_access_requested = String(filters.remoteAccessRequested);
   if (filters.product) active.product = filters.product;
   if (filters.search) active.search = filters.search;
   return active;
@@ -508,6 +513,7 @@ export async function listDevices(sql: Sql, options: DeviceListOptions): Promise
       ${options.connectivityStatus === "online" ? sql`and d.last_seen_at >= now() - make_interval(secs => ${window})` : sql``}
       ${options.connectivityStatus === "offline" ? sql`and (d.last_seen_at is null or d.last_seen_at < now() - make_interval(secs => ${window}))` : sql``}
       ${options.product ? sql`and d.product_name = ${options.product}` : sql``}
+      ${options.remoteAccessRequested !== undefined ? sql`and d.remote_access_requested = ${options.remoteAccessRequested}` : sql``}
       ${
         options.search
           ? sql`and (d.mac_address ilike ${likePattern(options.search)} or d.product_name ilike ${likePattern(options.search)}

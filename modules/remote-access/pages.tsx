@@ -100,3 +100,21 @@ export function RemoteAccessPanel({ props }: { props: RemoteAccessPanelProps }) 
     </section>
   );
 }
+
+/** Settings: the tunnel server's host key fingerprint, which agents pin (compare it on a device). */
+export function TunnelHostKeySection({ fingerprint }: { fingerprint: string | undefined }) {
+  if (!fingerprint) return "";
+  return (
+    <section class="card" id="remote-access">
+      <div class="card-head">
+        <h2>Remote access</h2>
+      </div>
+      <dl class="facts">
+        <dt>Tunnel host key</dt>
+        <dd class="mono" safe>
+          {fingerprint}
+        </dd>
+      </dl>
+    </section>
+  );
+}

@@ -1,6 +1,7 @@
 import type { ConsoleSettingsProps } from "../../ui/pages/settings-sections";
 import { listOperators } from "../operators/service";
 import type { AppContext } from "../platform/context";
+import { tunnelFingerprint } from "../remote-access/service";
 import { deviceSettings, settingsDefaults } from "./service";
 import { readConsoleSettings } from "./store";
 
@@ -13,5 +14,5 @@ export async function settingsPageExtras(
     readConsoleSettings(ctx.database.sql, settingsDefaults(ctx.config)),
     listOperators(ctx.database.db),
   ]);
-  return { console, operators };
+  return { console, operators, tunnelFingerprint: tunnelFingerprint(ctx.config.dataDir) };
 }

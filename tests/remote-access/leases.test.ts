@@ -219,3 +219,33 @@ describe("GET /api/v1/check_domain", () => {
     }
   });
 });
+
+describe("device list filter", () => {
+  test("remote_access_requested=true|false filters the API device list", async () => {
+    const leased = await onlineDevice();
+    const plain = await onlineDevice();
+    await open(leased.id, operator);
+    const ids = async (value: string) => {
+      const response = await app.fetch(`/api/v1/devices?remote_access_requested=${value}&limit=500`, {
+        headers: bearer(viewer),
+      });
+      const body = (await response.json()) as Json;
+      expect(body.meta.active_filters.remote_access_requested).toBe(value);
+      return body.data.map((d: { id: string }) => d.id) as string[];
+    };
+    expect(await ids("true")).toContain(leased.id);
+    expect(await ids("true")).not.toContain(plain.id);
+    expect(await ids("false")).toContain(plain.id);
+    expect(await ids("false")).not.toContain(leased.id);
+  });
+});
+
+describe("Settings", () => {
+  test("shows the tunnel host key fingerprint that agents pin (the same one heartbeats announce)", async () => {
+    const admin = await app.session("admin");
+    const page = await (await app.fetch("/settings", { headers: { cookie: admin.cookie } })).text();
+    const fingerprint = app.running.tunnel!.fingerprint;
+    expect(fingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
+    expect(page).toContain(fingerprint);
+  });
+});

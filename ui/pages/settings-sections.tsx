@@ -1,3 +1,4 @@
+import { TunnelHostKeySection } from "../../modules/remote-access/pages";
 import type { ConsoleSettings } from "../../modules/settings/store";
 import { Badge, CsrfField, FieldError, PostButton, Time } from "../components";
 import type { PageContext } from "../layout";
@@ -24,6 +25,8 @@ export interface ConsoleSettingsProps {
   newOperator?: { email: string; password: string };
   operatorErrors?: Errors;
   operatorValues?: Values;
+  /** The tunnel SSH server's host key fingerprint (remote access). */
+  tunnelFingerprint?: string;
 }
 
 const minutes = (seconds: number) => String(Math.round((seconds / 60) * 100) / 100);
@@ -84,6 +87,7 @@ export function ConsoleSettingsSections({
   const oVal = props.operatorValues ?? {};
   return (
     <>
+      <TunnelHostKeySection fingerprint={props.tunnelFingerprint} />
       <section class="card" id="monitoring">
         <div class="card-head">
           <h2>Monitoring</h2>
