@@ -7,7 +7,7 @@ import { deviceSettings } from "../settings/service";
 import { panelState } from "./console";
 import { RemoteAccessPanel } from "./pages";
 import { deviceWebUrl } from "./routes";
-import { CONSOLE_LEASE_SECONDS, endLease, leaseIsActive, renewLease } from "./service";
+import { activeLeases, CONSOLE_LEASE_SECONDS, endLease, leaseIsActive, renewLease } from "./service";
 import { issueTicket } from "./tickets";
 
 const PANEL_JS = path.join(import.meta.dir, "static/panel.js");
@@ -100,7 +100,14 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
               }
             };
             controller.enqueue(encoder.encode("retry: 3000\n: connected\n\n"));
-            if (leaseId && principal?.kind === "session" && (await leaseIsActive(sql, params.id, leaseId))) {
+            // Only the operator whose page opened the lease keeps it alive (and ends it by leaving).
+            const owned =
+              leaseId !== undefined &&
+              principal?.kind === "session" &&
+              (await activeLeases(sql, params.id)).some(
+                (l) => l.id === leaseId && l.ownerKind === "console" && l.operatorId === principal.operatorId,
+              );
+            if (owned && leaseId) {
               streams.set(leaseId, (streams.get(leaseId) ?? 0) + 1);
               timers.push(
                 setInterval(() => renewLease(sql, leaseId, CONSOLE_LEASE_SECONDS).catch(() => {}), RENEW_MS),

@@ -35,6 +35,14 @@ export function createSshServer(options: SshServerOptions) {
     let deviceId: string | undefined;
     let tokenExpiresAt = 0;
     let tunnel: DeviceTunnel | undefined;
+    // This connection's state writes, in order (connected, forwards granted, closed): unordered
+    // concurrent upserts could leave a stale forwards list or a row for a closed tunnel.
+    let writes: Promise<unknown> = Promise.resolve();
+    const write = (step: () => Promise<unknown>) => {
+      writes = writes
+        .then(step)
+        .catch((error) => logger.error({ err: error }, "recording the tunnel failed"));
+    };
 
     client.on("authentication", (ctx) => {
       if (ctx.method !== "password") return ctx.reject(["password"]);
@@ -67,7 +75,7 @@ export function createSshServer(options: SshServerOptions) {
           // Out of routing first, so no new request waits on a tunnel that is going away.
           if (registry.delete(current)) {
             logger.info({ deviceId: id, reason }, "tunnel closed");
-            forgetTunnel(options.sql, id, options.instance).catch(() => {});
+            write(() => forgetTunnel(options.sql, id, options.instance));
           }
           client.end();
           const socket = (client as unknown as { _sock?: Socket })._sock;
@@ -77,9 +85,7 @@ export function createSshServer(options: SshServerOptions) {
       tunnel = current;
       registry.set(current);
       logger.info({ deviceId: id }, "tunnel connected");
-      recordTunnel(options.sql, id, options.instance, []).catch((error) =>
-        logger.error({ err: error }, "recording the tunnel failed"),
-      );
+      write(() => recordTunnel(options.sql, id, options.instance, []));
     });
 
     client.on("request", (accept, reject, name, info) => {
@@ -97,9 +103,9 @@ export function createSshServer(options: SshServerOptions) {
       const port = requested === 0 ? FORWARD_PORTS[bind]! : requested;
       tunnel.forwards.set(bind, port);
       accept?.(port);
-      recordTunnel(options.sql, tunnel.deviceId, options.instance, [...tunnel.forwards.keys()]).catch(
-        () => {},
-      );
+      const forwards = [...tunnel.forwards.keys()];
+      const deviceId = tunnel.deviceId;
+      write(() => recordTunnel(options.sql, deviceId, options.instance, forwards));
     });
     client.on("session", (_accept, reject) => reject());
     client.on("tcpip", (_accept, reject) => reject());

@@ -91,9 +91,14 @@ function trySsh(username: string, password: string): Promise<{ result: string; c
 describe("tunnel: agent client, SSH server, vhost front, multiplexer", () => {
   test("an agent with a lease connects; the state is in PostgreSQL; the device page arrives through the vhost only with the ticket's cookie", async () => {
     const { device, host } = await connected(webA.port);
-    const [row] = await app.database.sql<{ forwards: string[] }[]>`
-      select forwards from tunnel_connections where device_id = ${device.id}`;
-    expect(row!.forwards.sort()).toEqual(["http", "ssh"]);
+    // The state row is written as the forwards are granted (asynchronously to the agent's view).
+    const forwards = async () =>
+      (
+        await app.database.sql<{ forwards: string[] }[]>`
+          select forwards from tunnel_connections where device_id = ${device.id}`
+      )[0]?.forwards.sort() ?? [];
+    await waitFor(async () => (await forwards()).length === 2, 5000, "tunnel state in PostgreSQL");
+    expect(await forwards()).toEqual(["http", "ssh"]);
 
     const before = webA.seen.length;
     const refused = await get(tunnel.httpPort, host);
