@@ -240,6 +240,51 @@ describe("device list filter", () => {
   });
 });
 
+describe("console panel", () => {
+  const panel = async (id: string, role: "operator" | "viewer") => {
+    const session = await app.session(role);
+    const response = await app.fetch(`/devices/${id}/remote-access/panel`, {
+      method: "POST",
+      headers: { cookie: session.cookie, "x-csrf-token": session.csrf },
+    });
+    expect(response.status).toBe(200);
+    return response.text();
+  };
+
+  test("an offline device: a clear message and no lease; an online one: the operator's visit opens a console lease", async () => {
+    const neverSeen = await approvedDevice(app);
+    const offline = await panel(neverSeen.id, "operator");
+    expect(offline).toContain("The device is offline");
+    expect(offline).not.toContain("Open web UI");
+    expect(await leaseCount(neverSeen.id)).toBe(0);
+
+    const device = await onlineDevice();
+    const online = await panel(device.id, "operator");
+    expect(online).toContain("Open web UI");
+    expect(online).toContain("Waiting for the device");
+    const [lease] = await sql<{ owner_kind: string; expires_at: string }[]>`
+      select owner_kind, expires_at::text from remote_access_leases where device_id = ${device.id}`;
+    expect(lease!.owner_kind).toBe("console");
+    // Lapses 2 minutes after the last renewal when the page vanishes without a word.
+    expect(Date.parse(lease!.expires_at) - Date.now()).toBeLessThanOrEqual(120_000);
+    expect(await flag(device.id)).toBe(true);
+    const forViewer = await panel(device.id, "viewer");
+    expect(forViewer).not.toContain("Open web UI");
+    expect(await leaseCount(device.id)).toBe(1);
+  });
+
+  test("the panel's POST needs the CSRF token (refused without, no lease)", async () => {
+    const device = await onlineDevice();
+    const session = await app.session("operator");
+    const refused = await app.fetch(`/devices/${device.id}/remote-access/panel`, {
+      method: "POST",
+      headers: { cookie: session.cookie },
+    });
+    expect(refused.status).toBe(403);
+    expect(await leaseCount(device.id)).toBe(0);
+  });
+});
+
 describe("Settings", () => {
   test("shows the tunnel host key fingerprint that agents pin (the same one heartbeats announce)", async () => {
     const admin = await app.session("admin");

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -249,6 +249,65 @@ describe("tunnel: agent client, SSH server, vhost front, multiplexer", () => {
     await waitFor(() => received.includes("SSH-2.0-probe"), 5000, "echo through the multiplexer");
     expect(received).toMatch(/^HTTP\/1\.1 200/);
     socket.destroy();
+  });
+});
+
+describe("https web target", () => {
+  test("a device UI on https with a self-signed certificate (like Cockpit on 9090) works through the tunnel", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "outpost-selfsigned-"));
+    const key = path.join(dir, "key.pem");
+    const cert = path.join(dir, "cert.pem");
+    const made = Bun.spawnSync(
+      [
+        "/usr/bin/openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=device.local",
+      ],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    expect(made.exitCode).toBe(0);
+    const secure = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      tls: { key: Bun.file(key), cert: Bun.file(cert) },
+      fetch: () => new Response("<h1>cockpit-like</h1>"),
+    });
+    try {
+      const device = await deviceWithLease(app, operator);
+      const client = new TunnelClient(
+        {
+          server: `127.0.0.1:${tunnel.sshPort}`,
+          web_target: `https://127.0.0.1:${secure.port}`,
+          ssh_target: "127.0.0.1:22",
+        },
+        app.url,
+        quiet,
+      );
+      clients.push(client);
+      await client.apply(device.reply.remote_access_token, device.reply.tunnel_host_key);
+      await waitFor(() => client.status().state === "connected", 10_000, "tunnel connected");
+      const host = `dev-${device.hex}.${DOMAIN}`;
+      const { setCookie } = await cookieFor(device, host);
+      const page = await get(tunnel.httpPort, host, "/", { cookie: setCookie });
+      expect(statusOf(page)).toBe(200);
+      expect(page).toContain("cockpit-like");
+    } finally {
+      secure.stop(true);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
