@@ -135,6 +135,15 @@ describe("tunnel: agent client, SSH server, vhost front, multiplexer", () => {
     expect(webB.seen.length).toBe(before);
   });
 
+  test("a valid cookie but no agent connected: 502 page saying so", async () => {
+    const device = await deviceWithLease(app, operator);
+    const host = `dev-${device.hex}.${DOMAIN}`;
+    const { setCookie } = await cookieFor(device, host);
+    const response = await get(tunnel.httpPort, host, "/", { cookie: setCookie });
+    expect(statusOf(response)).toBe(502);
+    expect(response).toContain("Device not connected");
+  });
+
   test("requests for A then B pipelined on ONE connection never reach the wrong device", async () => {
     const a = await connected(webA.port);
     const b = await connected(webB.port);
