@@ -19,13 +19,16 @@ import { resolvePrincipal } from "./modules/operators/principal";
 import { operatorRoutes } from "./modules/operators/routes";
 import * as operators from "./modules/operators/service";
 import { accessPlugin } from "./modules/platform/access";
-import { type Config, runsWeb, runsWorker } from "./modules/platform/config";
+import { type Config, runsTunnel, runsWeb, runsWorker } from "./modules/platform/config";
 import type { AppContext } from "./modules/platform/context";
 import { applyMigrations, connectDatabase, type Database } from "./modules/platform/database";
 import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
 import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
 import type { Logger } from "./modules/platform/logger";
+import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
+import { remoteAccessRoutes } from "./modules/remote-access/routes";
+import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
 import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { attachSettingsStore } from "./modules/settings/store";
@@ -59,6 +62,7 @@ export function buildApp(deps: AppDependencies) {
         renderErrorPage,
         mappers: [jsonApiErrorMapper],
         https: config.baseUrl.startsWith("https:"),
+        formTargets: [`*.${config.baseDomain}:*`],
       }),
     )
     .use(healthRoutes(ctx))
@@ -67,6 +71,8 @@ export function buildApp(deps: AppDependencies) {
     .use(deviceRoutes(ctx))
     .use(heartbeatRoutes(ctx))
     .use(commandRoutes(ctx))
+    .use(remoteAccessRoutes(ctx))
+    .use(remoteAccessConsoleRoutes(ctx))
     .use(builderRoutes(ctx))
     .use(jsonApiRoutes(ctx))
     .use(e2eRoutes(ctx))
@@ -87,6 +93,8 @@ export interface RunningOutpost {
   port: number | undefined;
   databaseUrl: string;
   setupCode: string | undefined;
+  /** The tunnel role's listeners (tunnel and all roles only). */
+  tunnel: RunningTunnel | undefined;
   stop(): Promise<void>;
 }
 
@@ -119,6 +127,7 @@ export async function startOutpost(
   attachSettingsStore(config, database.sql); // operator-edited settings override env defaults
   let runner: Awaited<ReturnType<typeof startJobRunner>> | undefined;
   let server: ReturnType<typeof buildApp> | undefined;
+  let tunnel: RunningTunnel | undefined;
   let stopped = false;
 
   async function stop() {
@@ -133,6 +142,7 @@ export async function startOutpost(
       clearTimeout(force);
       logger.info("HTTP stopped");
     }
+    await tunnel?.stop();
     if (runner) {
       await runner.stop();
       logger.info("job runner drained and stopped");
@@ -160,6 +170,7 @@ export async function startOutpost(
     }
     if (config.bootstrapApiToken) await operators.ensureBootstrapToken(database.db, config.bootstrapApiToken);
     if (runsWorker(config)) runner = await startJobRunner({ config, database, logger }, JOB_CATALOG);
+    if (runsTunnel(config)) tunnel = await startTunnel(config, database, logger);
     let setupCode: string | undefined;
     if (runsWeb(config)) {
       // Issued before listening, so the code is on the console by the time /readyz answers.
@@ -178,6 +189,7 @@ export async function startOutpost(
       port,
       databaseUrl,
       setupCode,
+      tunnel,
       stop,
     };
   } catch (error) {

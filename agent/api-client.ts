@@ -22,6 +22,10 @@ export interface RegisterReply {
 export interface HeartbeatReply {
   commands: ServerCommand[];
   remote_access_token?: string;
+  /** While set, poll this often instead of poll_interval_s (fast tunnel start). */
+  poll_interval_seconds?: number;
+  /** The tunnel server's host key fingerprint, which the tunnel client pins. */
+  tunnel_host_key?: string;
 }
 
 /**
@@ -136,12 +140,26 @@ export class DeviceApiClient {
       body,
       [200, 202],
       signal,
-    )) as { data?: { commands?: unknown; remote_access_token?: unknown } } | null;
+    )) as {
+      data?: {
+        commands?: unknown;
+        remote_access_token?: unknown;
+        poll_interval_seconds?: unknown;
+        tunnel_host_key?: unknown;
+      };
+    } | null;
     const data = reply?.data ?? {};
     const commands = Array.isArray(data.commands) ? (data.commands as ServerCommand[]) : [];
     const result: HeartbeatReply = { commands };
     if (typeof data.remote_access_token === "string" && data.remote_access_token !== "") {
       result.remote_access_token = data.remote_access_token;
+    }
+    const hint = data.poll_interval_seconds;
+    if (typeof hint === "number" && Number.isInteger(hint) && hint >= 1 && hint <= 3600) {
+      result.poll_interval_seconds = hint;
+    }
+    if (typeof data.tunnel_host_key === "string" && /^SHA256:[A-Za-z0-9+/]{43}$/.test(data.tunnel_host_key)) {
+      result.tunnel_host_key = data.tunnel_host_key;
     }
     return result;
   }

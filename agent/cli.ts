@@ -15,7 +15,7 @@ import { type ParsedScript, parseScript } from "./scripts/frontmatter.ts";
 import { runOptionsFromConfig, runScript } from "./scripts/runner.ts";
 import { ScriptStore, ScriptStoreError } from "./scripts/store.ts";
 import { loadCredentials, loadLastPoll, StateError } from "./state.ts";
-import { DisabledTunnel } from "./tunnel.ts";
+import { TunnelClient } from "./tunnel-client.ts";
 import { AGENT_BUILD, AGENT_VERSION } from "./version.ts";
 
 /** Exit codes: 0 success, 1 failure, 2 usage or configuration error. */
@@ -81,7 +81,7 @@ function buildContext(program: Command): AgentContext {
     logger,
     store,
     api: new DeviceApiClient(config.server_url, config.http_timeout_ms, `outpost-agent/${AGENT_VERSION}`),
-    tunnel: new DisabledTunnel((m) => logger.warn(m)),
+    tunnel: new TunnelClient(config.tunnel, config.server_url, logger),
     startedAt: Date.now(),
   };
 }

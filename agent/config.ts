@@ -21,6 +21,16 @@ export interface MqttConfig {
   timeout_ms: number;
 }
 
+/** Remote-access tunnel settings (docs/remote-access.md). */
+export interface TunnelConfig {
+  /** `host:port` of the tunnel SSH server; null = the server_url host, port 7000. */
+  server: string | null;
+  /** Where the `http` forward connects: the device web UI (`https://` with a self-signed cert works). */
+  web_target: string;
+  /** Where the `ssh` forward connects (`host:port`). */
+  ssh_target: string;
+}
+
 /** The fully resolved agent configuration (file + environment + defaults). */
 export interface AgentConfig {
   server_url: string;
@@ -57,6 +67,7 @@ export interface AgentConfig {
   /** Group of executed commands (name or gid); null = the primary group of `exec_user`. */
   exec_group: string | null;
   mqtt: MqttConfig;
+  tunnel: TunnelConfig;
   log_level: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
 }
 
@@ -129,6 +140,7 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
       subscribe_allowlist: [],
       timeout_ms: 5000,
     },
+    tunnel: { server: null, web_target: "http://127.0.0.1:80", ssh_target: "127.0.0.1:22" },
     log_level: "info",
   };
 }
@@ -192,6 +204,16 @@ const ConfigFileSchema = Type.Object(
           publish_allowlist: Type.Optional(StringList()),
           subscribe_allowlist: Type.Optional(StringList()),
           timeout_ms: Type.Optional(Int(10, 600000)),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    tunnel: Type.Optional(
+      Type.Object(
+        {
+          server: Type.Optional(NullableString("^[^\\s/:]+:\\d{1,5}$")),
+          web_target: Type.Optional(Type.String({ pattern: "^https?://[^\\s/]+(:\\d{1,5})?/?$" })),
+          ssh_target: Type.Optional(Type.String({ pattern: "^[^\\s/:]+:\\d{1,5}$" })),
         },
         { additionalProperties: false },
       ),
@@ -270,6 +292,9 @@ const ENV_KEYS: Record<string, JsonType> = {
   "mqtt.publish_allowlist": "array",
   "mqtt.subscribe_allowlist": "array",
   "mqtt.timeout_ms": "integer",
+  "tunnel.server": "nullable-string",
+  "tunnel.web_target": "string",
+  "tunnel.ssh_target": "string",
   log_level: "string",
 };
 
@@ -380,6 +405,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     ...defaults,
     ...(raw as Partial<AgentConfig>),
     mqtt: { ...defaults.mqtt, ...((raw.mqtt as Partial<MqttConfig> | undefined) ?? {}) },
+    tunnel: { ...defaults.tunnel, ...((raw.tunnel as Partial<TunnelConfig> | undefined) ?? {}) },
   };
   if (config.script_warn_ms >= config.script_timeout_ms) {
     throw new ConfigError("invalid configuration: script_warn_ms must be lower than script_timeout_ms");

@@ -69,6 +69,8 @@ export interface PollSummary {
   results: CommandResult[];
   resultsPosted: boolean;
   remoteAccessRequested: boolean;
+  /** The server's fast-poll hint, when it gave one. */
+  pollIntervalSeconds?: number;
 }
 
 /**
@@ -196,7 +198,7 @@ export async function pollOnce(
     failures,
   );
   const resultsPosted = await postResults(ctx.api, creds, results, ctx.logger);
-  await ctx.tunnel.apply(reply.remote_access_token);
+  await ctx.tunnel.apply(reply.remote_access_token, reply.tunnel_host_key);
   const scriptErrors = [...telemetry.reports.values()].filter((r) => r.status !== "success").length;
   const durationMs = Math.round(performance.now() - started);
   ctx.logger.info(
@@ -216,6 +218,7 @@ export async function pollOnce(
     results,
     resultsPosted,
     remoteAccessRequested: reply.remote_access_token !== undefined,
+    pollIntervalSeconds: reply.poll_interval_seconds,
   };
 }
 
@@ -257,7 +260,9 @@ export async function runPollLoop(
       }
       const summary = await pollOnce(ctx, current, options.signal);
       failures = 0;
-      delay = Math.max(0, Math.round(intervalMs - (performance.now() - startedMono)));
+      // The server's fast-poll hint (remote access starting) wins while it is present.
+      const wanted = summary.pollIntervalSeconds ? summary.pollIntervalSeconds * 1000 : intervalMs;
+      delay = Math.max(0, Math.round(wanted - (performance.now() - startedMono)));
       saveLastPoll(ctx.config.state_dir, {
         at: new Date(started).toISOString(),
         ok: true,

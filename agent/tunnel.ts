@@ -6,13 +6,15 @@
 export interface ConnectionStatus {
   state: "connected" | "connecting" | "disconnected";
   active: boolean;
+  /** When the tunnel came up (ISO 8601), while connected. */
+  since?: string;
   error?: string;
 }
 
 export interface TunnelController {
   status(): ConnectionStatus;
   /** Start, restart or stop the tunnel according to the token of the latest heartbeat (absent = stop). */
-  apply(remoteAccessToken: string | undefined): Promise<void>;
+  apply(remoteAccessToken: string | undefined, hostKeyFingerprint?: string): Promise<void>;
   stop(): Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import e2eSeed from "./e2e-seed";
 import e2eStaleRuns from "./e2e-stale-runs";
 import expireCommands from "./expire-commands";
 import pruneSessions from "./prune-sessions";
+import remoteAccessSweep from "./remote-access-sweep";
 import telemetryPartitions from "./telemetry-partitions";
 import telemetryRetention from "./telemetry-retention";
 
@@ -18,6 +19,7 @@ const JOBS: JobDefinition<never>[] = [
   commandRetention as JobDefinition<never>,
   telemetryPartitions as JobDefinition<never>,
   telemetryRetention as JobDefinition<never>,
+  remoteAccessSweep as JobDefinition<never>,
 ];
 
 /** Recurring jobs, in UTC cron syntax (graphile-worker crontab). */
@@ -29,6 +31,7 @@ const SCHEDULES: JobSchedule[] = [
   { task: "telemetry_partitions", cron: "23 * * * *", label: "hourly at :23" },
   { task: "telemetry_retention", cron: "41 3 * * *", label: "daily at 03:41" },
   { task: "command_retention", cron: "53 3 * * *", label: "daily at 03:53" },
+  { task: "remote_access_sweep", cron: "* * * * *", label: "every 30 seconds" },
 ];
 
 export const JOB_CATALOG: JobCatalog = { jobs: JOBS, schedules: SCHEDULES };

@@ -43,6 +43,8 @@ const SORT_EXPRESSIONS: Record<DeviceSort, { expr: string; cast: string }> = {
 export interface DeviceFilters {
   approvalStatus?: ApprovalStatus;
   connectivityStatus?: "online" | "offline";
+  /** `remote_access_requested=true|false`: devices with (or without) an active remote-access lease. */
+  remoteAccessRequested?: boolean;
   /** Exact product name. */
   product?: string;
   /** Substring of MAC address, product name, IPv4 address or id. */
@@ -74,6 +76,7 @@ export function normaliseDeviceFilters(query: Record<string, unknown>): DeviceFi
       ? (approval as ApprovalStatus)
       : undefined,
     connectivityStatus: connectivity === "online" || connectivity === "offline" ? connectivity : undefined,
+    remoteAccessRequested: { true: true, false: false }[text(query.remote_access_requested) ?? ""],
     product: text(query.product),
     search: text(query.search),
   };
@@ -83,6 +86,8 @@ export function activeFilters(filters: DeviceFilters): Record<string, string> {
   const active: Record<string, string> = {};
   if (filters.approvalStatus) active.approval_status = filters.approvalStatus;
   if (filters.connectivityStatus) active.connectivity_status = filters.connectivityStatus;
+  if (filters.remoteAccessRequested !== undefined)
+    active.remote_access_requested = String(filters.remoteAccessRequested);
   if (filters.product) active.product = filters.product;
   if (filters.search) active.search = filters.search;
   return active;
@@ -103,7 +108,8 @@ export function filterConditions(sql: Sql, filters: DeviceFilters, onlineWindowS
     ${filters.approvalStatus ? sql`and d.approval_status = ${filters.approvalStatus}::device_approval_status` : sql``}
     ${filters.connectivityStatus === "online" ? sql`and d.last_seen_at >= now() - make_interval(secs => ${window})` : sql``}
     ${filters.connectivityStatus === "offline" ? sql`and (d.last_seen_at is null or d.last_seen_at < now() - make_interval(secs => ${window}))` : sql``}
-    ${filters.product ? sql`and d.product_name = ${filters.product}` : sql``}`;
+    ${filters.product ? sql`and d.product_name = ${filters.product}` : sql``}
+    ${filters.remoteAccessRequested !== undefined ? sql`and d.remote_access_requested = ${filters.remoteAccessRequested}` : sql``}`;
 }
 
 /** Devices with filters, a sort and keyset pagination (stable under inserts). */

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { apiKeyOf } from "../devices/service";
 import type { AppContext } from "../platform/context";
 import { jsonBody, readJsonBody } from "../platform/json-body";
+import { heartbeatRemoteAccess } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
 import { HEARTBEAT_MAX_BYTES } from "./model";
 import { heartbeat } from "./service";
@@ -13,7 +14,10 @@ export function heartbeatRoutes(ctx: AppContext) {
     "/api/v1/devices/:device_id/heartbeat",
     async ({ body, params, query }) => {
       const settings = await deviceSettings(ctx.config);
-      const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), { settings });
+      const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), {
+        settings,
+        remoteAccess: (id) => heartbeatRemoteAccess(sql, ctx.config, id),
+      });
       return { data: reply };
     },
     { access: "device", parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES) },

@@ -35,12 +35,23 @@ export interface HeartbeatReply {
   commands: DeliveredCommand[];
   /** Set by the remote-access module when the device should open its tunnel. */
   remote_access_token?: string;
+  /** While remote access is requested: poll this often, so the tunnel starts in seconds. */
+  poll_interval_seconds?: number;
+  /** Fingerprint of the tunnel server's host key, which the agent pins. */
+  tunnel_host_key?: string;
+}
+
+/** What remote access adds to the reply of a device that should open its tunnel. */
+export interface HeartbeatRemoteAccess {
+  token: string;
+  pollIntervalSeconds: number;
+  hostKey: string;
 }
 
 export interface HeartbeatOptions {
   settings: HeartbeatRateLimit;
-  /** Remote access (a later module) supplies the token for devices that requested it. */
-  remoteAccessToken?(deviceId: string): string | undefined;
+  /** Remote access supplies the token (and fast-poll hint) for devices that requested it. */
+  remoteAccess?(deviceId: string): Promise<HeartbeatRemoteAccess | undefined>;
 }
 
 const BODY_FIELDS = [
@@ -134,8 +145,12 @@ export async function heartbeat(
   const reply: HeartbeatReply = { commands: [] };
   for (const row of rows) if (row.id) reply.commands.push(deliveredCommand(row as ClaimedRow));
   if (rows[0]!.remote_access_requested) {
-    const token = options.remoteAccessToken?.(deviceId);
-    if (token) reply.remote_access_token = token;
+    const access = await options.remoteAccess?.(deviceId);
+    if (access) {
+      reply.remote_access_token = access.token;
+      reply.poll_interval_seconds = access.pollIntervalSeconds;
+      reply.tunnel_host_key = access.hostKey;
+    }
   }
   return reply;
 }

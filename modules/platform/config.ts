@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { LOG_FORMATS, type LogFormat } from "./logger";
 
-export const ROLES = ["all", "web", "worker"] as const;
+export const ROLES = ["all", "web", "worker", "tunnel"] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface Config {
@@ -20,6 +20,11 @@ export interface Config {
   tunnelSshPort: number;
   tunnelHttpPort: number;
   tunnelMuxPort: number;
+  /** Address the TCP multiplexer binds (loopback unless told otherwise: it fronts device sshd). */
+  tunnelMuxHost: string;
+  /** Address the tunnel SSH server and HTTP vhost front bind. */
+  tunnelHost: string;
+  remoteAccessMaxMinutes: number;
   e2eEnabled: boolean;
   e2eConfig: string | undefined;
   workerConcurrency: number;
@@ -152,9 +157,12 @@ export function loadConfig(env: Env = process.env): Config {
     role: role(env),
     logLevel,
     logFormat,
-    tunnelSshPort: integer(env, "TUNNEL_SSH_PORT", 7000, 1, 65535),
-    tunnelHttpPort: integer(env, "TUNNEL_HTTP_PORT", 8080, 1, 65535),
-    tunnelMuxPort: integer(env, "TUNNEL_MUX_PORT", 2022, 1, 65535),
+    tunnelSshPort: integer(env, "TUNNEL_SSH_PORT", 7000, 0, 65535),
+    tunnelHttpPort: integer(env, "TUNNEL_HTTP_PORT", 8080, 0, 65535),
+    tunnelMuxPort: integer(env, "TUNNEL_MUX_PORT", 2022, 0, 65535),
+    tunnelMuxHost: text(env, "TUNNEL_MUX_HOST") ?? "127.0.0.1",
+    tunnelHost: text(env, "TUNNEL_HOST") ?? "0.0.0.0",
+    remoteAccessMaxMinutes: integer(env, "REMOTE_ACCESS_MAX_MINUTES", 60, 1, 60),
     e2eEnabled,
     e2eConfig,
     workerConcurrency: integer(env, "WORKER_CONCURRENCY", 5, 1, 100),
@@ -178,4 +186,8 @@ export function runsWeb(config: Pick<Config, "role">): boolean {
 
 export function runsWorker(config: Pick<Config, "role">): boolean {
   return config.role === "all" || config.role === "worker";
+}
+
+export function runsTunnel(config: Pick<Config, "role">): boolean {
+  return config.role === "all" || config.role === "tunnel";
 }

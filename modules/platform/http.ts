@@ -59,9 +59,11 @@ export function httpPlugin(options: {
   mappers?: HttpErrorMapper[];
   /** BASE_URL is https: add Strict-Transport-Security. */
   https?: boolean;
+  /** Other origins a console form may lead to (CSP form-action), e.g. the devices' own hostnames. */
+  formTargets?: string[];
 }) {
   const { logger, renderErrorPage, mappers = [] } = options;
-  const headersForAll = securityHeaders(options.https === true);
+  const headersForAll = securityHeaders(options.https === true, options.formTargets);
 
   function respond(error: AppError, request: Request): Response {
     for (const mapper of mappers) {

@@ -3,7 +3,7 @@
  * page scripts are files under /assets) and may not be framed by anyone. Inline `style` attributes are
  * allowed: uPlot and a few layout tweaks use them, and styles cannot run code.
  */
-export function securityHeaders(https: boolean): Record<string, string> {
+export function securityHeaders(https: boolean, formTargets: string[] = []): Record<string, string> {
   const headers: Record<string, string> = {
     "content-security-policy": [
       "default-src 'self'",
@@ -13,7 +13,9 @@ export function securityHeaders(https: boolean): Record<string, string> {
       "connect-src 'self'",
       "object-src 'none'",
       "base-uri 'none'",
-      "form-action 'self'",
+      // "Open web UI" posts to the console, which redirects to the device's hostname: form-action
+      // covers that redirect too.
+      ["form-action 'self'", ...formTargets].join(" "),
       "frame-ancestors 'none'",
     ].join("; "),
     "x-frame-options": "DENY",

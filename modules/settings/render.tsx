@@ -2,6 +2,7 @@ import { htmlPage, pageContext } from "../../ui/page";
 import { listApiTokens, listOperators } from "../operators/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
+import { tunnelFingerprint } from "../platform/host-key";
 import { SettingsPage, type SettingsPageProps } from "./pages/settings";
 import { deviceSettings, settingsDefaults } from "./service";
 import { readConsoleSettings } from "./store";
@@ -26,7 +27,13 @@ export function settingsRenderer(ctx: Pick<AppContext, "config" | "database">) {
       listOperators(ctx.database.db),
       listApiTokens(ctx.database.db),
     ]);
-    const props: SettingsPageProps = { console: consoleSettings, operators, tokens, ...overrides };
+    const props: SettingsPageProps = {
+      console: consoleSettings,
+      operators,
+      tokens,
+      tunnelFingerprint: tunnelFingerprint(ctx.config.dataDir),
+      ...overrides,
+    };
     return htmlPage(page, <SettingsPage ctx={page} props={props} />, status);
   };
 }

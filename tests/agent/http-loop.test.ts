@@ -291,7 +291,7 @@ describe("agent against a fake device API", () => {
     expect(fs.readFileSync(path.join(tmp.dir, "ssh", "authorized_keys"), "utf8")).toContain(
       "outpost-session:sess-42",
     );
-    expect(r.stderr).toContain("no tunnel client yet");
+    expect(r.stderr).toContain("not a tunnel token; no tunnel started");
   }, 30000);
 
   test("the next heartbeat carries the installed script's output and schema; remove_script takes it out", async () => {
@@ -586,7 +586,7 @@ describe("agent against a fake device API", () => {
     expect(lines[5]).toMatch(
       /^Last poll: {2}\d{4}-\d\d-\d\dT[\d:.]+Z ok in \d+ ms \(\d+ scripts, \d+ failed, \d+ commands\)$/,
     );
-    expect(lines[6]).toMatch(/^Scripts: {4}.*\bcpu v1\b/);
+    expect(lines[6]).toMatch(/^Scripts: {4}.*\bcpu v2\b/);
     expect(lines[7]).toBe("Tunnel:     disconnected");
     expect(r.stdout).not.toContain(TOKEN);
   }, 30000);

@@ -14,6 +14,7 @@ import { type Config, loadConfig } from "../../modules/platform/config";
 import { sha256Hex } from "../../modules/platform/crypto";
 import { createLogger } from "../../modules/platform/logger";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { TUNNEL_FREE_PORTS } from "./process";
 
 export interface TestApp {
   url: string;
@@ -44,6 +45,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     SECRET_KEY: "test-secret-key-test-secret-key-0123456789",
     // Tests register many devices from 127.0.0.1; tests/devices/rate-limits.test.ts sets its own.
     DEVICE_REGISTER_RATE_LIMIT: "100000",
+    ...TUNNEL_FREE_PORTS,
     ...env,
   });
   const announcedSetupCodes: string[] = [];

@@ -5,6 +5,13 @@ import type { Subprocess } from "bun";
 
 export const REPO = path.resolve(import.meta.dir, "../..");
 export const OUTPOST = path.join(REPO, "outpost");
+/** The tunnel role (inside `all`) listens on free ports in tests. */
+export const TUNNEL_FREE_PORTS = {
+  TUNNEL_SSH_PORT: "0",
+  TUNNEL_HTTP_PORT: "0",
+  TUNNEL_MUX_PORT: "0",
+  TUNNEL_HOST: "127.0.0.1",
+};
 
 export interface OutpostProcess {
   process: Subprocess<"ignore", "pipe", "pipe">;
@@ -34,7 +41,8 @@ export async function startOutpostProcess(
   const port = env.PORT ?? String(20_000 + Math.floor(Math.random() * 20_000));
   const child = Bun.spawn([OUTPOST, "start"], {
     cwd: REPO,
-    env: { ...process.env, LOG_LEVEL: "info", HOST: "127.0.0.1", ...env, PORT: port },
+    // Tunnel listeners on free ports too (the all role starts them), so parallel runs never collide.
+    env: { ...process.env, LOG_LEVEL: "info", HOST: "127.0.0.1", ...TUNNEL_FREE_PORTS, ...env, PORT: port },
     stdout: "pipe",
     stderr: "pipe",
     stdin: "ignore",
@@ -62,7 +70,7 @@ export async function startOutpostProcess(
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
-  const readyPath = env.OUTPOST_ROLE === "worker" ? undefined : "/readyz";
+  const readyPath = env.OUTPOST_ROLE === "worker" || env.OUTPOST_ROLE === "tunnel" ? undefined : "/readyz";
   while (true) {
     if (child.exitCode !== null) throw new Error(`outpost exited with ${child.exitCode}:\n${output}`);
     if (readyPath) {
@@ -71,7 +79,7 @@ export async function startOutpostProcess(
         () => false,
       );
       if (ready) break;
-    } else if (output.includes("job runner started")) break;
+    } else if (output.includes("job runner started") || output.includes("tunnel role listening")) break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
       throw new Error(`outpost not ready after ${timeoutMs} ms:\n${output}`);
@@ -93,7 +101,7 @@ export async function startOutpostProcess(
 export async function runOutpost(args: string[], env: Record<string, string>, stdin?: string) {
   const child = Bun.spawn([OUTPOST, ...args], {
     cwd: REPO,
-    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    env: { ...process.env, LOG_LEVEL: "warn", ...TUNNEL_FREE_PORTS, ...env },
     stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
     stdout: "pipe",
     stderr: "pipe",

@@ -20,6 +20,9 @@ const ACCESS: Record<string, Level> = {
   "POST /setup": "public",
   "GET /assets/:name": "public",
   "POST /api/v1/devices/register": "public",
+  // Caddy's on-demand TLS asks before it gets a certificate; the panel script is a static file.
+  "GET /api/v1/check_domain": "public",
+  "GET /remote-access/panel.js": "public",
 
   "POST /api/v1/devices/:device_id/heartbeat": "device",
   "POST /api/v1/devices/:device_id/command_results": "device",
@@ -57,6 +60,9 @@ const ACCESS: Record<string, Level> = {
   "GET /api/json/pending_commands/:id": "viewer",
   "GET /api/json/telemetry_events": "viewer",
   "GET /api/json/telemetry_events/:id": "viewer",
+  // A viewer sees the remote access panel and its state, but opens nothing.
+  "POST /devices/:id/remote-access/panel": "viewer",
+  "GET /devices/:id/remote-access/live": "viewer",
 
   // Changing devices and sending them commands: operators and admins, never viewers.
   "POST /api/v1/devices/approval": "operator",
@@ -73,6 +79,10 @@ const ACCESS: Record<string, Level> = {
   "POST /devices/:id/commands": "operator",
   "POST /devices/:id/scripts": "operator",
   "POST /devices/:id/commands/:commandId/cancel": "operator",
+  "POST /api/v1/devices/:device_id/remote_access": "operator",
+  "DELETE /api/v1/devices/:device_id/remote_access/:lease_id": "operator",
+  "POST /devices/:id/remote-access/open": "operator",
+  "POST /devices/:id/remote-access/close": "operator",
 
   // Accounts, tokens, settings, jobs on demand and deleting E2E history: admins only.
   "GET /settings": "admin",

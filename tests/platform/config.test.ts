@@ -43,7 +43,7 @@ describe("configuration", () => {
 
   test.each([
     [{ PORT: "abc" }, 'PORT must be an integer from 0 to 65535 (got "abc")'],
-    [{ OUTPOST_ROLE: "tunnel" }, 'OUTPOST_ROLE must be one of all, web, worker (got "tunnel")'],
+    [{ OUTPOST_ROLE: "relay" }, 'OUTPOST_ROLE must be one of all, web, worker, tunnel (got "relay")'],
     [
       { DATABASE_URL: "mysql://x" },
       'DATABASE_URL must start with postgres:// or postgresql:// (got "mysql://x")',
@@ -69,9 +69,11 @@ describe("configuration", () => {
   });
 
   test("the CLI prints a bad setting as one line and exits 2 without starting anything", async () => {
-    const result = await runOutpost(["start"], { DATA_DIR: dataDir, OUTPOST_ROLE: "tunnel" });
+    const result = await runOutpost(["start"], { DATA_DIR: dataDir, OUTPOST_ROLE: "relay" });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('outpost: OUTPOST_ROLE must be one of all, web, worker (got "tunnel")\n');
+    expect(result.stderr).toBe(
+      'outpost: OUTPOST_ROLE must be one of all, web, worker, tunnel (got "relay")\n',
+    );
   });
 
   test.each([

@@ -126,6 +126,10 @@ describe("security headers", () => {
         csp: expect.stringContaining("frame-ancestors 'none'"),
       });
       expect(response.headers.get("content-security-policy")).toContain("script-src 'self';");
+      // Forms may lead only here and to the devices' own hostnames (Open web UI).
+      expect(response.headers.get("content-security-policy")).toContain(
+        `form-action 'self' *.${app.config.baseDomain}:*;`,
+      );
       expect(response.headers.get("x-frame-options")).toBe("DENY");
       expect(response.headers.get("x-content-type-options")).toBe("nosniff");
       expect(response.headers.get("referrer-policy")).toBe("same-origin");

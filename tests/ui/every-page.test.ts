@@ -35,12 +35,12 @@ await registerDevice(app, { product_name: "edge-gateway" });
 const PARAMS: Record<string, string> = { id: device.id };
 /** Extra variants of a page (tabs). */
 const VARIANTS: Record<string, string[]> = {
-  "/devices/:id": ["", "?tab=telemetry", "?tab=scripts", "?tab=commands"],
+  "/devices/:id": ["", "?tab=telemetry", "?tab=scripts", "?tab=commands", "?tab=remote"],
 };
 /** Pages shown to visitors who are not signed in (a signed-in operator is sent on from them). */
 const ANONYMOUS = new Set(["/login", "/setup"]);
 /** GET routes that are not pages: APIs, streams, assets, probes. */
-const NOT_PAGES = /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout)|\/live$/;
+const NOT_PAGES = /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout)|\/live$|\.js$/;
 
 const pages = buildApp({
   config: app.config,

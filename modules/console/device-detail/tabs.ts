@@ -4,6 +4,7 @@
  * open) and the panel; the page, its tab bar and its routes need no change.
  */
 import type { PageContext } from "../../../ui/layout";
+import { RemoteAccessSlot } from "../../remote-access/device-tab";
 import { loadCommandsTab, loadScriptsTab, loadTelemetryTab, type TabLoadInput } from "./loaders";
 import { CommandsPanel } from "./panels/commands";
 import { OverviewPanel } from "./panels/overview";
@@ -23,6 +24,12 @@ export const DEVICE_TABS: readonly DeviceTabDefinition[] = [
   { id: "telemetry", label: "Telemetry", load: loadTelemetryTab, Panel: TelemetryPanel },
   { id: "scripts", label: "Scripts", load: loadScriptsTab, Panel: ScriptsPanel },
   { id: "commands", label: "Commands", load: loadCommandsTab, Panel: CommandsPanel },
+  {
+    id: "remote",
+    label: "Remote access",
+    // The slot loads its panel itself and keeps the lease alive while the page is open.
+    Panel: ({ ctx, props }) => RemoteAccessSlot({ deviceId: props.device.id, csrfToken: ctx.csrfToken }),
+  },
 ];
 
 /** The tab with this id; the first (overview) for anything else. */

@@ -2,16 +2,25 @@ import { PageHead } from "../../../ui/components";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { type AccessSectionsProps, ApiTokensSection, OperatorsSection } from "./access";
 import { MonitoringSections, type MonitoringSectionsProps } from "./monitoring";
+import { TunnelHostKeySection } from "./remote-access";
 
-export type SettingsPageProps = MonitoringSectionsProps & AccessSectionsProps;
+export type SettingsPageProps = MonitoringSectionsProps &
+  AccessSectionsProps & {
+    /** The tunnel SSH server's host key fingerprint (remote access). */
+    tunnelFingerprint?: string;
+  };
 
 export function SettingsPage({ ctx, props }: { ctx: PageContext; props: SettingsPageProps }) {
   return (
     <Layout ctx={ctx} title="Settings">
-      <PageHead title="Settings" subtitle="Monitoring, notifications, operators and API tokens." />
+      <PageHead
+        title="Settings"
+        subtitle="Monitoring, notifications, operators, API tokens and remote access."
+      />
       <MonitoringSections ctx={ctx} props={props} />
       {props.operators ? <OperatorsSection ctx={ctx} props={props} /> : ""}
       <ApiTokensSection ctx={ctx} props={props} />
+      <TunnelHostKeySection fingerprint={props.tunnelFingerprint} />
     </Layout>
   );
 }

@@ -1,0 +1,200 @@
+import { createHash } from "node:crypto";
+import net from "node:net";
+import type { Duplex } from "node:stream";
+import tls from "node:tls";
+import { Client } from "ssh2";
+import type { TunnelConfig } from "./config.ts";
+import type { ConnectionStatus, TunnelController } from "./tunnel.ts";
+
+interface Logger {
+  info(obj: unknown, msg?: string): void;
+  warn(obj: unknown, msg?: string): void;
+}
+
+const BACKOFF_BASE_MS = 1000;
+const BACKOFF_MAX_MS = 30_000;
+
+/** Claims of a tunnel token, read without verifying (the server verifies; we only need device and expiry). */
+export function tokenClaims(token: string): { d: string; exp: number } | undefined {
+  try {
+    const claims = JSON.parse(Buffer.from(token.split(".")[0] ?? "", "base64url").toString("utf8"));
+    return typeof claims?.d === "string" && typeof claims?.exp === "number" ? claims : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `SHA256:<base64>` of a host key blob, as the server announces it (and `ssh-keygen -l` prints it). */
+export function fingerprintOf(key: Buffer): string {
+  return `SHA256:${createHash("sha256").update(key).digest("base64").replace(/=+$/, "")}`;
+}
+
+/** `host:port` of the tunnel server: `tunnel.server`, else the server_url host on port 7000. */
+export function tunnelServer(config: TunnelConfig, serverUrl: string): { host: string; port: number } {
+  if (config.server) {
+    const index = config.server.lastIndexOf(":");
+    return { host: config.server.slice(0, index), port: Number(config.server.slice(index + 1)) };
+  }
+  return { host: new URL(serverUrl).hostname.replace(/^\[|\]$/g, ""), port: 7000 };
+}
+
+/**
+ * The remote-access tunnel client (reference §3.6 rules): start when a token arrives and the tunnel is
+ * down; stop when the token is gone; restart when the token in use expired or the server changed, but
+ * NOT on every token refresh (the fresh token is kept for the next reconnect). Reconnects with
+ * exponential backoff. Pins the server host key fingerprint from the heartbeat reply.
+ */
+export class TunnelClient implements TunnelController {
+  private client: Client | undefined;
+  private token: string | undefined;
+  private connectedWith: { token: string; server: string } | undefined;
+  private pinned: string | undefined;
+  private state: ConnectionStatus = { state: "disconnected", active: false };
+  private retry: ReturnType<typeof setTimeout> | undefined;
+  private failures = 0;
+
+  constructor(
+    private readonly config: TunnelConfig,
+    private readonly serverUrl: string,
+    private readonly logger: Logger,
+  ) {}
+
+  status(): ConnectionStatus {
+    return { ...this.state };
+  }
+
+  async apply(remoteAccessToken: string | undefined, hostKey?: string): Promise<void> {
+    if (!remoteAccessToken) return this.stop();
+    this.token = remoteAccessToken;
+    if (hostKey) this.pinned = hostKey;
+    const server = this.serverKey();
+    const inUse = this.connectedWith;
+    const expired = inUse ? (tokenClaims(inUse.token)?.exp ?? 0) * 1000 <= Date.now() : false;
+    if (this.client && inUse && inUse.server === server && !expired) return; // a refresh: keep the tunnel
+    if (this.client) this.disconnect();
+    if (this.retry) return; // a reconnect is scheduled; it will use the newest token
+    this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.token = undefined;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+    this.failures = 0;
+    this.disconnect();
+    this.state = { state: "disconnected", active: false };
+  }
+
+  private serverKey(): string {
+    const { host, port } = tunnelServer(this.config, this.serverUrl);
+    return `${host}:${port}`;
+  }
+
+  private disconnect() {
+    const client = this.client;
+    this.client = undefined;
+    this.connectedWith = undefined;
+    client?.removeAllListeners("close");
+    client?.on("error", () => {});
+    client?.end();
+    setTimeout(() => client?.destroy(), 2000).unref();
+  }
+
+  private connect() {
+    const token = this.token;
+    const claims = token ? tokenClaims(token) : undefined;
+    if (!token) return;
+    if (!claims) {
+      const error = "the server sent a remote_access_token that is not a tunnel token; no tunnel started";
+      if (this.state.error !== error) this.logger.warn(error);
+      this.state = { state: "disconnected", active: false, error };
+      return;
+    }
+    const { host, port } = tunnelServer(this.config, this.serverUrl);
+    const client = new Client();
+    this.client = client;
+    this.connectedWith = { token, server: `${host}:${port}` };
+    this.state = { state: "connecting", active: false, error: this.state.error };
+    let failure: string | undefined;
+    client.on("ready", () => {
+      this.failures = 0;
+      let pending = 2;
+      for (const name of ["http", "ssh"]) {
+        client.forwardIn(name, 0, (error) => {
+          if (error) failure = `the server refused the ${name} forward`;
+          if (--pending === 0 && this.client === client) {
+            this.state = {
+              state: "connected",
+              active: true,
+              since: new Date().toISOString(),
+              error: failure,
+            };
+            this.logger.info({ server: `${host}:${port}` }, "remote-access tunnel connected");
+          }
+        });
+      }
+    });
+    client.on("tcp connection", (info, accept, reject) => {
+      const target = info.destIP === "http" ? "web" : info.destIP === "ssh" ? "ssh" : undefined;
+      if (!target) return reject();
+      const channel = accept();
+      const upstream = this.openTarget(target);
+      upstream.on("error", () => channel.destroy());
+      channel.on("error", () => upstream.destroy());
+      // Orderly ends propagate; destroying on close would drop queued bytes (truncated downloads).
+      channel.pipe(upstream);
+      upstream.pipe(channel);
+      upstream.on("close", () => channel.end());
+    });
+    client.on("error", (error) => {
+      failure = failure ?? error.message; // the first cause (e.g. the host key) explains the rest
+    });
+    client.on("close", () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      this.connectedWith = undefined;
+      const message = failure ?? "the tunnel connection closed";
+      this.state = { state: "disconnected", active: false, error: message };
+      if (!this.token) return;
+      const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.failures++);
+      this.logger.warn({ error: message, retry_in_ms: delay }, "remote-access tunnel down; reconnecting");
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.connect();
+      }, delay);
+      this.retry.unref?.();
+    });
+    const pinned = this.pinned;
+    client.connect({
+      host,
+      port,
+      username: `dev-${claims.d.replace(/-/g, "")}`,
+      password: token,
+      readyTimeout: 10_000,
+      keepaliveInterval: 10_000,
+      keepaliveCountMax: 3,
+      hostVerifier: (key: Buffer) => {
+        const ok = pinned !== undefined && fingerprintOf(key) === pinned;
+        if (!ok) failure = "the tunnel server's host key does not match the pinned fingerprint";
+        return ok;
+      },
+    });
+  }
+
+  private openTarget(target: "web" | "ssh"): Duplex {
+    if (target === "ssh") {
+      const index = this.config.ssh_target.lastIndexOf(":");
+      return net.connect(
+        Number(this.config.ssh_target.slice(index + 1)),
+        this.config.ssh_target.slice(0, index),
+      );
+    }
+    const url = new URL(this.config.web_target);
+    const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    // Device UIs on https (Cockpit on 9090) use self-signed certificates: the tunnel is the trust boundary.
+    return url.protocol === "https:"
+      ? tls.connect({ host, port, rejectUnauthorized: false, servername: net.isIP(host) ? undefined : host })
+      : net.connect(port, host);
+  }
+}

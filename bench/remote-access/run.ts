@@ -1,0 +1,278 @@
+/**
+ * Remote-access benchmark. Runs Outpost (`./outpost start`, role all) as a subprocess on an embedded
+ * PostgreSQL, a device web server (Bun.serve + Bun.file), and tunnel clients in this process.
+ *
+ *   bun bench/remote-access/run.ts [--mb 100] [--devices 50] [--requests 500]
+ *
+ * 1. Tunnel start: token handed to the client → first 200 through the vhost (what a poll adds on top: the
+ *    wait for the agent's next heartbeat, at most poll_interval_s, or 5 s under the fast-poll hint).
+ * 2. A --mb MB download through vhost → tunnel → device vs the same download direct on loopback.
+ * 3. --devices tunnels at once: the Outpost process's RSS before/after, and per-request latency (new
+ *    connection each, as the front serves one request per connection) vs direct, p50/p95.
+ */
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import os, { tmpdir } from "node:os";
+import path from "node:path";
+import { TunnelClient } from "../../agent/tunnel-client";
+import { approveDevices } from "../../modules/devices/service";
+import { createApiToken } from "../../modules/operators/service";
+import { connectDatabase } from "../../modules/platform/database";
+import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
+import { issueTicket } from "../../modules/remote-access/tickets";
+
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: number) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const MB = Math.max(1, Math.min(2048, arg("--mb", 100)));
+const DEVICES = Math.max(1, Math.min(500, arg("--devices", 50)));
+const REQUESTS = Math.max(10, Math.min(100_000, arg("--requests", 500)));
+const REPO = path.resolve(import.meta.dir, "../..");
+console.log(
+  `machine: ${os.cpus().length} CPUs, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}`,
+);
+
+const dir = mkdtempSync(path.join(tmpdir(), "outpost-bench-remote-"));
+const embedded = await startEmbeddedPostgres({ directory: path.join(dir, "pg"), ephemeral: true });
+const database = connectDatabase(embedded.url, 4);
+const sql = database.sql;
+const free = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+const [port, sshPort, httpPort] = [await free(), await free(), await free()];
+const outpost = Bun.spawn([path.join(REPO, "outpost"), "start"], {
+  cwd: REPO,
+  env: {
+    ...process.env,
+    DATABASE_URL: embedded.url,
+    DATA_DIR: dir,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    TUNNEL_HOST: "127.0.0.1",
+    TUNNEL_SSH_PORT: String(sshPort),
+    TUNNEL_HTTP_PORT: String(httpPort),
+    TUNNEL_MUX_PORT: "0",
+    BASE_DOMAIN: "remote.test",
+    LOG_LEVEL: "warn",
+    SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
+    DEVICE_REGISTER_RATE_LIMIT: "100000",
+  },
+  stdout: "ignore",
+  stderr: "inherit",
+});
+const url = `http://127.0.0.1:${port}`;
+for (let i = 0; i < 600; i++) {
+  if (
+    (await fetch(`${url}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    )) === 200
+  )
+    break;
+  await Bun.sleep(100);
+}
+const rssMb = () => {
+  const status = require("node:fs").readFileSync(`/proc/${outpost.pid}/status`, "utf8") as string;
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+};
+
+const big = path.join(dir, "big.bin");
+{
+  const block = Buffer.alloc(1024 * 1024);
+  for (let i = 0; i < block.length; i++) block[i] = (i * 31) & 0xff;
+  writeFileSync(big, Buffer.concat(Array.from({ length: MB }, () => block)));
+}
+const web = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch(request) {
+    return new URL(request.url).pathname === "/big" ? new Response(Bun.file(big)) : new Response("ok");
+  },
+});
+const operator = (await createApiToken(database.db, { name: "bench", role: "operator" })).token;
+const clients: TunnelClient[] = [];
+
+/** Raw GET; resolves status, body byte count, SHA-256 and milliseconds (the front closes after one). */
+function rawGet(portNumber: number, host: string, pathname: string, cookie = "") {
+  return new Promise<{ status: number; bytes: number; sha: string; ms: number }>((resolve, reject) => {
+    const started = performance.now();
+    const socket = net.connect(portNumber, "127.0.0.1");
+    const hash = createHash("sha256");
+    let head = Buffer.alloc(0);
+    let status = 0;
+    let bytes = 0;
+    let length = -1;
+    socket.on("connect", () =>
+      socket.write(
+        `GET ${pathname} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n${cookie ? `Cookie: ${cookie}\r\n` : ""}\r\n`,
+      ),
+    );
+    socket.on("data", (chunk: Buffer) => {
+      if (status === 0) {
+        head = Buffer.concat([head, chunk]);
+        const end = head.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        const text = head.subarray(0, end).toString();
+        status = Number(text.slice(9, 12));
+        length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? -1);
+        chunk = head.subarray(end + 4);
+      }
+      hash.update(chunk);
+      bytes += chunk.length;
+      if (length >= 0 && bytes >= length) socket.end();
+    });
+    socket.on("error", reject);
+    socket.on("close", () =>
+      resolve({ status, bytes, sha: hash.digest("hex"), ms: performance.now() - started }),
+    );
+  });
+}
+
+async function device(i: number) {
+  const mac = `02:BE:00:00:${((i >> 8) & 0xff).toString(16).padStart(2, "0")}:${(i & 0xff).toString(16).padStart(2, "0")}`;
+  const reg = () =>
+    fetch(`${url}/api/v1/devices/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ mac_address: mac }),
+    });
+  const id = ((await (await reg()).json()) as { data: { id: string } }).data.id;
+  await approveDevices(sql, [id]);
+  const token = ((await (await reg()).json()) as { data: { api_token: string } }).data.api_token;
+  const beat = async () =>
+    (
+      (await (
+        await fetch(`${url}/api/v1/devices/${id}/heartbeat?api_key=${token}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: '{"telemetry":{}}',
+        })
+      ).json()) as {
+        data: { remote_access_token: string; tunnel_host_key: string; poll_interval_seconds?: number };
+      }
+    ).data;
+  await beat();
+  const lease = (
+    (await (
+      await fetch(`${url}/api/v1/devices/${id}/remote_access`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${operator}`, "content-type": "application/json" },
+        body: "{}",
+      })
+    ).json()) as { data: { lease_id: string } }
+  ).data;
+  const reply = await beat();
+  const host = `dev-${id.replace(/-/g, "")}.remote.test`;
+  const ticket = await issueTicket(sql, { leaseId: lease.lease_id, deviceId: id, operatorId: null });
+  const auth = await new Promise<string>((resolve) => {
+    const s = net.connect(httpPort, "127.0.0.1", () =>
+      s.write(`GET /.outpost/auth?ticket=${ticket} HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+    );
+    let text = "";
+    s.on("data", (c) => {
+      text += c;
+    });
+    s.on("close", () => resolve(text));
+  });
+  const cookie = /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
+  return { id, host, cookie, reply };
+}
+
+function connect(reply: { remote_access_token: string; tunnel_host_key: string }) {
+  const client = new TunnelClient(
+    {
+      server: `127.0.0.1:${sshPort}`,
+      web_target: `http://127.0.0.1:${web.port!}`,
+      ssh_target: "127.0.0.1:22",
+    },
+    url,
+    { info() {}, warn() {} },
+  );
+  clients.push(client);
+  return client.apply(reply.remote_access_token, reply.tunnel_host_key).then(() => client);
+}
+
+const pct = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
+
+try {
+  // 1. Tunnel start.
+  const starts: number[] = [];
+  let hint: number | undefined;
+  for (let i = 0; i < 3; i++) {
+    const d = await device(1000 + i);
+    hint = d.reply.poll_interval_seconds;
+    const t0 = performance.now();
+    await connect(d.reply);
+    for (let n = 0; n < 400; n++) {
+      if ((await rawGet(httpPort, d.host, "/", d.cookie)).status === 200) break;
+      await Bun.sleep(10);
+    }
+    starts.push(performance.now() - t0);
+    await clients.pop()!.stop();
+  }
+  console.log(
+    `tunnel start (token → first 200 through the vhost), 3 runs: ${starts.map((s) => s.toFixed(0)).join(", ")} ms`,
+  );
+  console.log(
+    `  + wait for the agent's next poll: ≤ poll_interval_s (default 30 s); fast-poll hint in the reply: ${hint} s`,
+  );
+
+  // 2. Big download.
+  const d = await device(2000);
+  await connect(d.reply);
+  await Bun.sleep(500);
+  const direct = await rawGet(web.port!, "127.0.0.1", "/big");
+  const tunnelled = await rawGet(httpPort, d.host, "/big", d.cookie);
+  const mbps = (r: { bytes: number; ms: number }) => r.bytes / 1024 / 1024 / (r.ms / 1000);
+  console.log(`${MB} MB direct:     ${mbps(direct).toFixed(0)} MB/s (${direct.ms.toFixed(0)} ms)`);
+  console.log(
+    `${MB} MB tunnelled:  ${mbps(tunnelled).toFixed(0)} MB/s (${tunnelled.ms.toFixed(0)} ms), same SHA-256: ${tunnelled.sha === direct.sha && tunnelled.bytes === MB * 1024 * 1024}`,
+  );
+  console.log(`  tunnelled / direct: ${((100 * mbps(tunnelled)) / mbps(direct)).toFixed(0)} %`);
+  await clients.pop()!.stop();
+
+  // 3. Many tunnels.
+  await Bun.sleep(1000);
+  Bun.gc(true);
+  const before = rssMb();
+  const many = [];
+  for (let i = 0; i < DEVICES; i++) many.push(await device(3000 + i));
+  for (const m of many) await connect(m.reply);
+  for (let n = 0; n < 200 && clients.some((c) => c.status().state !== "connected"); n++) await Bun.sleep(50);
+  await Bun.sleep(1000);
+  const after = rssMb();
+  console.log(
+    `${DEVICES} tunnels: Outpost process RSS ${before.toFixed(0)} → ${after.toFixed(0)} MB (+${(after - before).toFixed(1)} MB)`,
+  );
+  const viaTunnel: number[] = [];
+  const viaDirect: number[] = [];
+  for (let i = 0; i < REQUESTS; i++) {
+    const m = many[i % many.length]!;
+    viaDirect.push((await rawGet(web.port!, "127.0.0.1", "/")).ms);
+    const r = await rawGet(httpPort, m.host, "/", m.cookie);
+    if (r.status !== 200) throw new Error(`status ${r.status}`);
+    viaTunnel.push(r.ms);
+  }
+  console.log(
+    `latency over ${REQUESTS} requests (new connection each): direct p50 ${pct(viaDirect, 50).toFixed(2)} p95 ${pct(viaDirect, 95).toFixed(2)} ms; tunnel p50 ${pct(viaTunnel, 50).toFixed(2)} p95 ${pct(viaTunnel, 95).toFixed(2)} ms; added p95 ${(pct(viaTunnel, 95) - pct(viaDirect, 95)).toFixed(2)} ms`,
+  );
+} finally {
+  for (const c of clients) await c.stop();
+  web.stop(true);
+  outpost.kill("SIGINT");
+  await outpost.exited;
+  await database.close();
+  await embedded.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,165 @@
+import path from "node:path";
+import { Elysia } from "elysia";
+import { pageContext } from "../../ui/page";
+import type { AppContext } from "../platform/context";
+import { notFound } from "../platform/errors";
+import { deviceSettings } from "../settings/service";
+import { panelState } from "./console";
+import { RemoteAccessPanel } from "./device-tab";
+import { deviceWebUrl } from "./routes";
+import { activeLeases, CONSOLE_LEASE_SECONDS, endLease, leaseIsActive, renewLease } from "./service";
+import { issueTicket } from "./tickets";
+
+const PANEL_JS = path.join(import.meta.dir, "static/panel.js");
+/** The live stream renews the page's lease this often (it lapses CONSOLE_LEASE_SECONDS after the last). */
+const RENEW_MS = 30_000;
+/** …and sends the panel's state this often. */
+const STATE_MS = 3000;
+/** A page whose stream dropped gets this long to reconnect before its lease ends. */
+const RECONNECT_GRACE_MS = 10_000;
+
+const encoder = new TextEncoder();
+const textOf = (value: unknown) => (typeof value === "string" ? value : "");
+
+/** The device page's Remote access panel: lease by visit, renewed by a live stream, ended on close. */
+export function remoteAccessConsoleRoutes(ctx: AppContext) {
+  const { config, database } = ctx;
+  const sql = database.sql;
+  /** Open live streams per lease in this process (ends the lease when the last one goes away). */
+  const streams = new Map<string, number>();
+
+  async function state(
+    request: Request,
+    principal: Parameters<typeof panelState>[1]["principal"],
+    deviceId: string,
+    open: boolean,
+    leaseId?: string,
+  ) {
+    const settings = await deviceSettings(config);
+    const props = await panelState(sql, {
+      deviceId,
+      principal,
+      open,
+      leaseId,
+      maxMinutes: config.remoteAccessMaxMinutes,
+      onlineWindowSeconds: settings.onlineWindowSeconds,
+      csrfToken: pageContext(request, principal, config.secretKey).csrfToken,
+    });
+    if (!props) throw notFound("No device with this id", "device_not_found");
+    return props;
+  }
+
+  return new Elysia({ name: "remote-access-console" })
+    .use(ctx.access)
+    .get(
+      "/remote-access/panel.js",
+      () =>
+        new Response(Bun.file(PANEL_JS), { headers: { "content-type": "text/javascript; charset=utf-8" } }),
+      { access: "public" },
+    )
+    .post(
+      "/devices/:id/remote-access/panel",
+      async ({ params, principal, request }) => {
+        const props = await state(request, principal!, params.id, true);
+        return new Response(await (<RemoteAccessPanel props={props} />), {
+          headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+        });
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/devices/:id/remote-access/live",
+      ({ params, principal, query, request, server }) => {
+        server?.timeout?.(request, 0);
+        const leaseId = textOf(query.lease) || undefined;
+        let timers: ReturnType<typeof setInterval>[] = [];
+        const stop = () => {
+          for (const t of timers) clearInterval(t);
+          timers = [];
+          if (!leaseId) return;
+          const left = (streams.get(leaseId) ?? 1) - 1;
+          if (left > 0) return void streams.set(leaseId, left);
+          streams.delete(leaseId);
+          setTimeout(() => {
+            if (streams.has(leaseId)) return; // the page reconnected
+            endLease(sql, params.id, leaseId, "closed").catch(() => {});
+          }, RECONNECT_GRACE_MS).unref();
+        };
+        const stream = new ReadableStream<Uint8Array>({
+          async start(controller) {
+            let open = true;
+            const send = async () => {
+              if (!open) return;
+              try {
+                const props = await state(request, principal!, params.id, false, leaseId);
+                const html = await (<RemoteAccessPanel props={props} />);
+                if (open)
+                  controller.enqueue(encoder.encode(`event: state\ndata: ${JSON.stringify({ html })}\n\n`));
+              } catch {
+                // the next tick tries again
+              }
+            };
+            controller.enqueue(encoder.encode("retry: 3000\n: connected\n\n"));
+            // Only the operator whose page opened the lease keeps it alive (and ends it by leaving).
+            const owned =
+              leaseId !== undefined &&
+              principal?.kind === "session" &&
+              (await activeLeases(sql, params.id)).some(
+                (l) => l.id === leaseId && l.ownerKind === "console" && l.operatorId === principal.operatorId,
+              );
+            if (owned && leaseId) {
+              streams.set(leaseId, (streams.get(leaseId) ?? 0) + 1);
+              timers.push(
+                setInterval(() => renewLease(sql, leaseId, CONSOLE_LEASE_SECONDS).catch(() => {}), RENEW_MS),
+              );
+            }
+            timers.push(setInterval(send, STATE_MS));
+            request.signal.addEventListener("abort", () => {
+              open = false;
+              stop();
+            });
+          },
+          cancel() {
+            stop();
+          },
+        });
+        return new Response(stream, {
+          headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" },
+        });
+      },
+      { access: "viewer" },
+    )
+    .post(
+      "/devices/:id/remote-access/open",
+      async ({ body, params, principal, set }) => {
+        const leaseId = textOf((body as Record<string, unknown> | undefined)?.lease_id);
+        if (!(await leaseIsActive(sql, params.id, leaseId))) {
+          throw notFound("This remote-access lease ended. Reload the device page.", "lease_not_found");
+        }
+        const ticket = await issueTicket(sql, {
+          leaseId,
+          deviceId: params.id,
+          operatorId: principal?.kind === "session" ? principal.operatorId : null,
+        });
+        set.status = 303;
+        set.headers.location = `${deviceWebUrl(config, params.id)}.outpost/auth?ticket=${encodeURIComponent(ticket)}`;
+        return "";
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/remote-access/close",
+      async ({ body, params, set }) => {
+        const form = (body ?? {}) as Record<string, unknown>;
+        await endLease(sql, params.id, textOf(form.lease_id), "closed").catch(() => {});
+        if (textOf(form.beacon) === "1") {
+          set.status = 204;
+          return "";
+        }
+        set.status = 303;
+        set.headers.location = `/devices/${params.id}?tab=overview`;
+        return "";
+      },
+      { access: "operator" },
+    );
+}

@@ -1,0 +1,64 @@
+import { sql } from "drizzle-orm";
+import { index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { devices } from "../devices/schema";
+
+/**
+ * Who asked for remote access to a device, until when. A lease is active while `ended_at` is NULL and
+ * `expires_at` is in the future; `devices.remote_access_requested` mirrors "has an active lease" and is
+ * changed in the same transaction as the leases (modules/remote-access/service.ts).
+ */
+export const remoteAccessLeases = pgTable(
+  "remote_access_leases",
+  {
+    id: uuid("id").primaryKey(),
+    deviceId: uuid("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    /** `console` (a detail page holds it, renewed by its live connection) or `api`. */
+    ownerKind: text("owner_kind").$type<"console" | "api">().notNull(),
+    /** The operator (session) or API token that holds the lease, and a label to show. */
+    operatorId: uuid("operator_id"),
+    apiTokenId: uuid("api_token_id"),
+    holder: text("holder").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().default(sql`now()`),
+    renewedAt: timestamp("renewed_at", { withTimezone: true }).notNull().default(sql`now()`),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    /** created_at + REMOTE_ACCESS_MAX_MINUTES: renewals never extend past it. */
+    maxExpiresAt: timestamp("max_expires_at", { withTimezone: true }).notNull(),
+    endedAt: timestamp("ended_at", { withTimezone: true }),
+    /** closed | expired | device_offline | revoked */
+    endReason: text("end_reason"),
+  },
+  (table) => [
+    index("remote_access_leases_open_idx").on(table.deviceId).where(sql`ended_at is null`),
+    index("remote_access_leases_expiry_idx").on(table.expiresAt).where(sql`ended_at is null`),
+  ],
+);
+
+/**
+ * One-time "Open web UI" tickets: only the SHA-256 of the ticket is stored; `used_at` makes it single use.
+ */
+export const remoteAccessTickets = pgTable("remote_access_tickets", {
+  ticketHash: text("ticket_hash").primaryKey(),
+  leaseId: uuid("lease_id")
+    .notNull()
+    .references(() => remoteAccessLeases.id, { onDelete: "cascade" }),
+  deviceId: uuid("device_id").notNull(),
+  operatorId: uuid("operator_id"),
+  expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  usedAt: timestamp("used_at", { withTimezone: true }),
+});
+
+/**
+ * Live tunnel state, so every web process and the console see it: one row per device whose agent is
+ * connected to a tunnel process (`instance`), or that failed (`last_error`).
+ */
+export const tunnelConnections = pgTable("tunnel_connections", {
+  deviceId: uuid("device_id")
+    .primaryKey()
+    .references(() => devices.id, { onDelete: "cascade" }),
+  instance: text("instance").notNull(),
+  connectedAt: timestamp("connected_at", { withTimezone: true }).notNull().default(sql`now()`),
+  /** Forwards the agent asked for and got (`http`, `ssh`). */
+  forwards: text("forwards").array().notNull().default(sql`'{}'::text[]`),
+});

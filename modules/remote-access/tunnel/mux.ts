@@ -1,0 +1,60 @@
+import net, { type Socket } from "node:net";
+import type { Logger } from "../../platform/logger";
+import { deviceIdFromHost } from "../hosts";
+import { verifyCredential } from "../token";
+import { header, page, readRequestHead, respond } from "./http-head";
+import type { TunnelRegistry } from "./registry";
+import { ChannelTimeout, join, openForward } from "./stream";
+
+export interface MuxOptions {
+  secretKey: string;
+  baseDomain: string;
+  registry: TunnelRegistry;
+  logger: Logger;
+}
+
+/**
+ * The TCP multiplexer: `CONNECT dev-<32hex>.<BASE_DOMAIN>:22 HTTP/1.1` with `Proxy-Authorization: Bearer
+ * <credential>` (a short-lived `mux` credential signed with SECRET_KEY naming that device) opens a stream
+ * to the device's `ssh` forward. Without a valid credential: 407, and the device sees nothing.
+ */
+export function createMuxServer(options: MuxOptions): net.Server {
+  return net.createServer((socket) => {
+    socket.on("error", () => {});
+    handle(socket, options).catch((error) => {
+      options.logger.error({ err: error }, "multiplexer request failed");
+      socket.destroy();
+    });
+  });
+}
+
+async function handle(socket: Socket, options: MuxOptions) {
+  const head = await readRequestHead(socket);
+  if (!head || head.method !== "CONNECT") {
+    return respond(socket, 400, page("Bad request", "Only CONNECT host:22 is served here."));
+  }
+  const match = /^([^:]+):(\d+)$/.exec(head.target);
+  const deviceId = match ? deviceIdFromHost(match[1], options.baseDomain) : undefined;
+  if (!deviceId || match![2] !== "22")
+    return respond(socket, 404, page("Unknown host", "No such device endpoint."));
+  const auth = header(head, "proxy-authorization") ?? "";
+  const credential = /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
+  const claims = verifyCredential(options.secretKey, "mux", credential);
+  if (!claims || claims.d !== deviceId) {
+    return respond(socket, 407, page("Credential needed", "A valid multiplexer credential is required."), {
+      "proxy-authenticate": 'Bearer realm="outpost"',
+    });
+  }
+  const tunnel = options.registry.get(deviceId);
+  if (!tunnel?.forwards.has("ssh"))
+    return respond(socket, 502, page("Device not connected", "No ssh forward."));
+  try {
+    const channel = await openForward(tunnel, "ssh");
+    socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (head.rest.length > 0) channel.write(head.rest);
+    join(socket, channel);
+  } catch (error) {
+    const status = error instanceof ChannelTimeout ? 504 : 502;
+    respond(socket, status, page("Device not answering", "The device's tunnel did not answer."));
+  }
+}

@@ -1,0 +1,55 @@
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import type { DeviceTunnel } from "./registry";
+
+/** A device that does not confirm a channel within this long is treated as frozen (504). */
+export const OPEN_TIMEOUT_MS = 4000;
+
+export class ChannelTimeout extends Error {}
+
+/**
+ * Opens a channel to one of a device's forwards, with exactly the bind name and port the agent asked
+ * for (the client matches channels on both). ssh2's forwardOut has no timeout of its own.
+ */
+export function openForward(
+  tunnel: DeviceTunnel,
+  forward: string,
+  timeoutMs = OPEN_TIMEOUT_MS,
+): Promise<Duplex> {
+  const port = tunnel.forwards.get(forward);
+  if (port === undefined) return Promise.reject(new Error(`the device offers no ${forward} forward`));
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      reject(new ChannelTimeout("the device did not answer"));
+    }, timeoutMs);
+    tunnel.client.forwardOut(forward, port, "127.0.0.1", 0, (error, channel) => {
+      clearTimeout(timer);
+      if (settled) {
+        channel?.destroy();
+        return;
+      }
+      settled = true;
+      if (error) reject(error);
+      else resolve(channel as unknown as Duplex);
+    });
+  });
+}
+
+/**
+ * Joins a client socket and a channel both ways without losing queued bytes: an orderly end on one side
+ * ends the other (destroying at once drops what is still buffered, STACK-NOTES "truncation"); an error
+ * destroys both. An idle socket is destroyed after `idleMs` as a safety net.
+ */
+export function join(socket: Socket, channel: Duplex, idleMs = 300_000): void {
+  socket.setTimeout(idleMs, () => {
+    socket.destroy();
+    channel.destroy();
+  });
+  socket.pipe(channel);
+  channel.pipe(socket);
+  socket.on("error", () => channel.destroy());
+  channel.on("error", () => socket.destroy());
+  channel.on("close", () => socket.end());
+}

@@ -1,0 +1,153 @@
+// Real Debian caddy (tls internal, on-demand, ask → this Outpost's check_domain) in front of the vhost:
+// an allowed device hostname gets a certificate and its page through the tunnel (after the ticket); an
+// unknown hostname gets no certificate; requests alternating between two devices each reach their own.
+import { afterAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import tls from "node:tls";
+import { TunnelClient } from "../../agent/tunnel-client";
+import { issueTicket } from "../../modules/remote-access/tickets";
+import { freePort, tempDir } from "../agent/helpers";
+import { startTestApp } from "../helpers/app";
+import { deviceWithLease, startDeviceWeb, statusOf, waitFor } from "./helpers";
+
+const DOMAIN = "remote.test";
+const app = await startTestApp({ BASE_DOMAIN: DOMAIN, BASE_URL: "https://console.remote.test" });
+const tunnel = app.running.tunnel!;
+const operator = await app.token("operator");
+const tmp = tempDir("outpost-caddy-");
+const [httpPort, httpsPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+const caddyfile = path.join(tmp.dir, "Caddyfile");
+writeFileSync(
+  caddyfile,
+  `{
+  admin 127.0.0.1:${adminPort}
+  http_port ${httpPort}
+  https_port ${httpsPort}
+  local_certs
+  skip_install_trust
+  storage file_system ${path.join(tmp.dir, "storage")}
+  on_demand_tls {
+    ask ${app.url}/api/v1/check_domain
+  }
+}
+https://*.${DOMAIN} {
+  bind 127.0.0.1
+  tls {
+    on_demand
+  }
+  reverse_proxy 127.0.0.1:${tunnel.httpPort}
+}
+`,
+);
+const caddy = Bun.spawn(["/usr/bin/caddy", "run", "--config", caddyfile, "--adapter", "caddyfile"], {
+  env: {
+    PATH: "/usr/bin:/bin",
+    HOME: tmp.dir,
+    XDG_DATA_HOME: path.join(tmp.dir, "data"),
+    XDG_CONFIG_HOME: path.join(tmp.dir, "config"),
+  },
+  stdout: "ignore",
+  stderr: "pipe",
+});
+const webA = startDeviceWeb("A");
+const webB = startDeviceWeb("B");
+const clients: TunnelClient[] = [];
+afterAll(async () => {
+  for (const c of clients) await c.stop();
+  caddy.kill("SIGTERM");
+  const killer = setTimeout(() => caddy.kill("SIGKILL"), 5000);
+  await caddy.exited;
+  clearTimeout(killer);
+  webA.stop();
+  webB.stop();
+  tmp.cleanup();
+});
+
+/** One HTTPS request to Caddy with SNI `host` (certificate not verified: Caddy's internal CA). */
+function httpsGet(host: string, pathname: string, headers: Record<string, string> = {}) {
+  return new Promise<{ raw: string; certificate: boolean }>((resolve) => {
+    const socket = tls.connect({
+      host: "127.0.0.1",
+      port: httpsPort,
+      servername: host,
+      rejectUnauthorized: false,
+    });
+    const chunks: Buffer[] = [];
+    let certificate = false;
+    const timer = setTimeout(() => socket.destroy(), 15_000);
+    socket.on("secureConnect", () => {
+      certificate = socket.getPeerCertificate()?.subjectaltname?.includes(host) ?? false;
+      const lines = [`GET ${pathname} HTTP/1.1`, `Host: ${host}`, "Connection: close"];
+      for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+      socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+    });
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve({ raw: Buffer.concat(chunks).toString("utf8"), certificate });
+    });
+  });
+}
+
+async function connectedDevice(webPort: number) {
+  const device = await deviceWithLease(app, operator);
+  const client = new TunnelClient(
+    {
+      server: `127.0.0.1:${tunnel.sshPort}`,
+      web_target: `http://127.0.0.1:${webPort}`,
+      ssh_target: "127.0.0.1:22",
+    },
+    app.url,
+    { info() {}, warn() {} },
+  );
+  clients.push(client);
+  await client.apply(device.reply.remote_access_token, device.reply.tunnel_host_key);
+  await waitFor(() => client.status().state === "connected", 10_000, "tunnel connected");
+  const host = `dev-${device.hex}.${DOMAIN}`;
+  const ticket = await issueTicket(app.database.sql, {
+    leaseId: device.lease.lease_id,
+    deviceId: device.id,
+    operatorId: null,
+  });
+  const auth = await httpsGet(host, `/.outpost/auth?ticket=${ticket}`);
+  expect(statusOf(auth.raw)).toBe(302);
+  expect(auth.raw).toMatch(/set-cookie: [^\r\n]*; Secure/i); // Caddy said X-Forwarded-Proto: https
+  return { host, cookie: /set-cookie: ([^;\r\n]+)/i.exec(auth.raw)![1]! };
+}
+
+describe("behind a real Caddy with on-demand TLS", () => {
+  test("an allowed device host gets a certificate and its page after the ticket; an unknown host gets none", async () => {
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${adminPort}/config/`).catch(() => null))?.ok === true,
+      15_000,
+      "caddy",
+    );
+    const a = await connectedDevice(webA.port);
+    const page = await httpsGet(a.host, "/", { cookie: a.cookie });
+    expect(page.certificate).toBe(true);
+    expect(statusOf(page.raw)).toBe(200);
+    expect(page.raw).toContain("device A");
+    const noCookie = await httpsGet(a.host, "/");
+    expect(statusOf(noCookie.raw)).toBe(403);
+
+    const unknown = await httpsGet(`dev-${"ab".repeat(16)}.${DOMAIN}`, "/");
+    expect(unknown.certificate).toBe(false);
+    expect(unknown.raw).toBe("");
+  });
+
+  test("requests alternating between two devices' hostnames through Caddy each reach their own device", async () => {
+    const a = await connectedDevice(webA.port);
+    const b = await connectedDevice(webB.port);
+    const aBefore = webA.seen.length;
+    const bBefore = webB.seen.length;
+    for (let i = 0; i < 20; i++) {
+      const [target, name] = i % 2 ? [b, "B"] : [a, "A"];
+      const response = await httpsGet(target.host, `/n${i}`, { cookie: target.cookie });
+      expect(response.raw).toContain(`device ${name}`);
+    }
+    expect(webA.seen.slice(aBefore)).toEqual([0, 2, 4, 6, 8, 10, 12, 14, 16, 18].map((i) => `GET /n${i}`));
+    expect(webB.seen.slice(bBefore)).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 19].map((i) => `GET /n${i}`));
+  });
+});

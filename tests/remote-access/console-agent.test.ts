@@ -1,0 +1,251 @@
+// Acceptance: a real agent process (`agent/main.ts poll`) with a real device web server (page + WebSocket
+// echo), the whole app, and Debian's Chromium. Opening the device's Remote access tab opens a lease; the
+// agent (fast-polling on the hint) brings the tunnel up; "Open web UI" shows the device page, whose
+// WebSocket round trip works; closing the console page takes the tunnel down. Then a frozen (SIGSTOPped)
+// agent gives 504 within 5 s.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { chromium } from "playwright-core";
+import ssh2 from "ssh2";
+import { saveCredentials } from "../../agent/state";
+import { fingerprintOf } from "../../agent/tunnel-client";
+import { issueTicket } from "../../modules/remote-access/tickets";
+import { signCredential } from "../../modules/remote-access/token";
+import { freePort, tempDir } from "../agent/helpers";
+import { signedIn } from "../console/helpers";
+import { approvedDevice } from "../devices/helpers";
+import { startTestApp } from "../helpers/app";
+import { screenshot } from "../helpers/browser";
+import { REPO } from "../helpers/process";
+import { get, type Json, statusOf, waitFor } from "./helpers";
+
+const DOMAIN = "remote.test";
+const app = await startTestApp({ BASE_DOMAIN: DOMAIN, TUNNEL_HTTP_PORT: String(await freePort()) });
+const tunnel = app.running.tunnel!;
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+  headless: true,
+  args: [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    // Device hostnames resolve to loopback, nothing else leaves the machine.
+    `--host-resolver-rules=MAP *.${DOMAIN} 127.0.0.1`,
+  ],
+});
+
+const seen: string[] = [];
+const deviceWeb = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch(request, server) {
+    const url = new URL(request.url);
+    seen.push(url.pathname);
+    if (url.pathname === "/ws" && server.upgrade(request)) return undefined;
+    return new Response(
+      `<!doctype html><title>Device UI</title><h1 id="title">Device web UI</h1><p id="ws">waiting</p>
+<script>const ws = new WebSocket("ws://" + location.host + "/ws");
+ws.onopen = () => ws.send("ping"); ws.onmessage = (e) => { document.getElementById("ws").textContent = e.data; };</script>`,
+      { headers: { "content-type": "text/html" } },
+    );
+  },
+  websocket: {
+    message(ws, message) {
+      ws.send(`echo:${message}`);
+    },
+  },
+});
+
+const tmp = tempDir();
+// A real OpenSSH sshd as the device's ssh target (reached through the multiplexer).
+mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
+const sshdKey = ssh2.utils.generateKeyPairSync("ed25519");
+writeFileSync(path.join(tmp.dir, "host_ed25519"), sshdKey.private, { mode: 0o600 });
+const sshdPort = await freePort();
+writeFileSync(
+  path.join(tmp.dir, "sshd_config"),
+  [
+    "ListenAddress 127.0.0.1",
+    `HostKey ${path.join(tmp.dir, "host_ed25519")}`,
+    "PidFile none",
+    "UsePAM no",
+    "StrictModes no",
+    "PasswordAuthentication no",
+    "KbdInteractiveAuthentication no",
+  ].join("\n"),
+);
+const sshd = Bun.spawn(
+  ["/usr/sbin/sshd", "-D", "-e", "-f", path.join(tmp.dir, "sshd_config"), "-p", String(sshdPort)],
+  {
+    stdout: "ignore",
+    stderr: "ignore",
+  },
+);
+const device = await approvedDevice(app);
+saveCredentials(path.join(tmp.dir, "state"), { uuid: device.id, token: device.token });
+const agent = Bun.spawn(
+  [path.join(REPO, "node_modules/.bin/bun"), path.join(REPO, "agent/main.ts"), "poll"],
+  {
+    cwd: REPO,
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/root",
+      OUTPOST_AGENT_SERVER_URL: app.url,
+      OUTPOST_AGENT_STATE_DIR: path.join(tmp.dir, "state"),
+      OUTPOST_AGENT_AUTHORIZED_KEYS_PATH: path.join(tmp.dir, "ssh", "authorized_keys"),
+      OUTPOST_AGENT_INSTALL_BUILTIN_SCRIPTS: "false",
+      OUTPOST_AGENT_POLL_INTERVAL_S: "2",
+      OUTPOST_AGENT_LOG_LEVEL: "warn",
+      OUTPOST_AGENT_TUNNEL_SERVER: `127.0.0.1:${tunnel.sshPort}`,
+      OUTPOST_AGENT_TUNNEL_WEB_TARGET: `http://127.0.0.1:${deviceWeb.port}`,
+      OUTPOST_AGENT_TUNNEL_SSH_TARGET: `127.0.0.1:${sshdPort}`,
+    },
+    stdout: "ignore",
+    stderr: "pipe",
+    stdin: "ignore",
+  },
+);
+afterAll(async () => {
+  agent.kill("SIGCONT");
+  agent.kill("SIGTERM");
+  const killer = setTimeout(() => agent.kill("SIGKILL"), 5000);
+  await agent.exited;
+  clearTimeout(killer);
+  await browser.close();
+  deviceWeb.stop(true);
+  sshd.kill("SIGTERM");
+  await sshd.exited;
+  tmp.cleanup();
+});
+
+async function online() {
+  const [row] = await app.database.sql<{ seen: boolean }[]>`
+    select last_seen_at is not null as seen from devices where id = ${device.id}`;
+  return row!.seen;
+}
+
+describe("remote access with a real agent, in Chromium", () => {
+  test("the Remote access tab opens a lease; Open web UI shows the device page and a WebSocket round trip; closing the page drops the tunnel", async () => {
+    await waitFor(online, 20_000, "the agent's first heartbeat");
+    const context = await signedIn(browser, app, "operator");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/devices/${device.id}?tab=remote`);
+    await page.locator("[data-remote-panel]").waitFor({ timeout: 10_000 });
+    await waitFor(() => tunnel.registry.get(device.id) !== undefined, 15_000, "the agent's tunnel");
+    await page.locator("text=Connected").waitFor({ timeout: 10_000 });
+    await screenshot(page, "remote-access-panel");
+
+    const [popup] = await Promise.all([
+      page.waitForEvent("popup"),
+      page.locator("[data-open-web-ui]").click(),
+    ]);
+    await popup.locator("#title").waitFor({ timeout: 10_000 });
+    expect(new URL(popup.url()).hostname).toBe(`dev-${device.id.replace(/-/g, "")}.${DOMAIN}`);
+    expect(new URL(popup.url()).pathname).toBe("/");
+    await popup.locator("#ws", { hasText: "echo:ping" }).waitFor({ timeout: 10_000 });
+    await screenshot(popup, "remote-access-device-ui");
+    await popup.close();
+
+    await page.close(); // pagehide → the lease ends (beacon), the tunnel goes down
+    await waitFor(
+      () => tunnel.registry.get(device.id) === undefined,
+      8000,
+      "tunnel down after the page closed",
+    );
+    const [lease] = await app.database.sql<{ end_reason: string }[]>`
+      select end_reason from remote_access_leases where device_id = ${device.id} and owner_kind = 'console'`;
+    expect(lease!.end_reason).toBe("closed");
+    await context.close();
+  });
+
+  test("a viewer sees the panel but opens no lease", async () => {
+    const context = await signedIn(browser, app, "viewer");
+    const page = await context.newPage();
+    const before = await app.database.sql`select id from remote_access_leases where device_id = ${device.id}`;
+    await page.goto(`${app.url}/devices/${device.id}?tab=remote`);
+    await page.locator("text=Your role can see remote access but not open it").waitFor({ timeout: 10_000 });
+    expect(await page.locator("[data-open-web-ui]").count()).toBe(0);
+    const after = await app.database.sql`select id from remote_access_leases where device_id = ${device.id}`;
+    expect(after.length).toBe(before.length);
+    await context.close();
+  });
+
+  test("the multiplexer reaches the device's real sshd; then a frozen (SIGSTOPped) agent: the vhost answers 504 within 5 s", async () => {
+    const operator = await app.token("operator");
+    const opened = await app.fetch(`/api/v1/devices/${device.id}/remote_access`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${operator}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    const lease = ((await opened.json()) as Json).data;
+    await waitFor(() => tunnel.registry.get(device.id) !== undefined, 15_000, "the agent's tunnel");
+    const host = `dev-${device.id.replace(/-/g, "")}.${DOMAIN}`;
+    const ticket = await issueTicket(app.database.sql, {
+      leaseId: lease.lease_id,
+      deviceId: device.id,
+      operatorId: null,
+    });
+    const auth = await get(tunnel.httpPort, host, `/.outpost/auth?ticket=${ticket}`);
+    const cookie = /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
+    expect(statusOf(await get(tunnel.httpPort, host, "/", { cookie }))).toBe(200);
+    // The multiplexer reaches the device's real sshd: an SSH handshake through CONNECT sees sshd's host key.
+    const credential = signCredential(app.config.secretKey, "mux", {
+      d: device.id,
+      exp: Math.floor(Date.now() / 1000) + 60,
+    });
+    const socket = net.connect(tunnel.muxPort, "127.0.0.1");
+    await new Promise((r) => socket.once("connect", r));
+    socket.write(`CONNECT ${host}:22 HTTP/1.1\r\nProxy-Authorization: Bearer ${credential}\r\n\r\n`);
+    let head = Buffer.alloc(0);
+    await new Promise<void>((resolve) => {
+      const onData = (chunk: Buffer) => {
+        head = Buffer.concat([head, chunk]);
+        const end = head.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        socket.off("data", onData);
+        socket.pause();
+        // Bytes after the 200 head belong to SSH (STACK-NOTES: pause and unshift, or the banner is lost).
+        if (end + 4 < head.length) socket.unshift(head.subarray(end + 4));
+        resolve();
+      };
+      socket.on("data", onData);
+    });
+    expect(head.toString("latin1")).toMatch(/^HTTP\/1\.1 200/);
+    const seenKey = await new Promise<string>((resolve) => {
+      const ssh = new ssh2.Client();
+      ssh.on("error", () => {});
+      ssh.connect({
+        sock: socket,
+        username: "nobody",
+        readyTimeout: 5000,
+        hostVerifier: (key: Buffer) => {
+          resolve(fingerprintOf(key));
+          setTimeout(() => ssh.end(), 10);
+          return false;
+        },
+      });
+    });
+    const parsed = ssh2.utils.parseKey(sshdKey.public);
+    expect(seenKey).toBe(
+      fingerprintOf((Array.isArray(parsed) ? parsed[0] : (parsed as ssh2.ParsedKey)).getPublicSSH()),
+    );
+
+    agent.kill("SIGSTOP");
+    try {
+      const started = Date.now();
+      const frozen = await get(tunnel.httpPort, host, "/", { cookie });
+      expect(statusOf(frozen)).toBe(504);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      agent.kill("SIGCONT");
+    }
+  });
+});
