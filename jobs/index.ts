@@ -1,4 +1,8 @@
 import type { JobCatalog, JobDefinition, JobSchedule } from "../modules/jobs/task";
+import alertsEvaluate from "./alerts-evaluate";
+import alertsNotify from "./alerts-notify";
+import alertsOffline from "./alerts-offline";
+import alertsRetention from "./alerts-retention";
 import commandRetention from "./command-retention";
 import e2eRetention from "./e2e-retention";
 import e2eSeed from "./e2e-seed";
@@ -18,6 +22,10 @@ const JOBS: JobDefinition<never>[] = [
   commandRetention as JobDefinition<never>,
   telemetryPartitions as JobDefinition<never>,
   telemetryRetention as JobDefinition<never>,
+  alertsEvaluate as JobDefinition<never>,
+  alertsOffline as JobDefinition<never>,
+  alertsNotify as JobDefinition<never>,
+  alertsRetention as JobDefinition<never>,
 ];
 
 /** Recurring jobs, in UTC cron syntax (graphile-worker crontab). */
@@ -29,6 +37,9 @@ const SCHEDULES: JobSchedule[] = [
   { task: "telemetry_partitions", cron: "23 * * * *", label: "hourly at :23" },
   { task: "telemetry_retention", cron: "41 3 * * *", label: "daily at 03:41" },
   { task: "command_retention", cron: "53 3 * * *", label: "daily at 03:53" },
+  { task: "alerts_evaluate", cron: "* * * * *", label: "every minute (heartbeats wake it sooner)" },
+  { task: "alerts_offline", cron: "* * * * *", label: "every minute" },
+  { task: "alerts_retention", cron: "11 4 * * *", label: "daily at 04:11" },
 ];
 
 export const JOB_CATALOG: JobCatalog = { jobs: JOBS, schedules: SCHEDULES };

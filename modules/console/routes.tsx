@@ -15,6 +15,7 @@ import {
 } from "../../ui/pages/device-detail";
 import { DeviceNewPage, type DeviceNewProps } from "../../ui/pages/device-new";
 import { type DeviceQuery, DeviceResults, DevicesPage, type DevicesPageProps } from "../../ui/pages/devices";
+import { countOpenAlerts } from "../alerts/lifecycle";
 import { cancelCommand, getCommand, listCommands, queueCommand } from "../commands/service";
 import {
   countConsoleDevices,
@@ -243,17 +244,18 @@ export function consoleRoutes(ctx: AppContext) {
       async ({ request, principal }) => {
         const page = pageContext(request, principal, config.secretKey);
         const { onlineWindowSeconds } = await deviceSettings(config);
-        const [counts, recent, chart] = await Promise.all([
+        const [counts, recent, chart, alerts] = await Promise.all([
           fleetCounts(sql, onlineWindowSeconds),
           recentDevices(sql, 8, onlineWindowSeconds),
           cachedActivity(),
+          countOpenAlerts(sql),
         ]);
         return htmlPage(
           page,
           <DashboardPage
             ctx={page}
             props={{
-              counts: { ...counts, alerts: 0 },
+              counts: { ...counts, alerts },
               recent,
               activity: chart,
               canManage: canManage(principal),

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { wakeAlertEvaluation } from "../alerts/evaluation";
 import type { AppContext } from "../platform/context";
 import { badRequest } from "../platform/errors";
 import { clientAddress } from "../platform/http";
@@ -53,6 +54,7 @@ export function deviceRoutes(ctx: AppContext) {
       async ({ body, params, query }) => {
         const settings = await deviceSettings(config);
         const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), { settings });
+        wakeAlertEvaluation(sql); // not awaited: at most one enqueue per second per process
         return { data: reply };
       },
       { access: "device", parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES) },

@@ -1,3 +1,4 @@
+import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
 import type { DeviceSettings } from "./service";
 import { type Resolver, validateWebhookUrl } from "./webhook";
@@ -18,6 +19,7 @@ export const SETTING_KEYS = {
   offlineAlertMinutes: "offline_alert_minutes",
   telemetryRetentionDays: "telemetry_retention_days",
   notifications: "notifications",
+  webhookSecret: "webhook_secret",
 } as const;
 
 export const DEFAULT_OFFLINE_ALERT_MINUTES = 10;
@@ -243,4 +245,19 @@ export async function saveNotificationSettings(
     by,
   );
   return {};
+}
+
+/** The webhook signing secret (alerts sign with it), or null until an admin generates one. */
+export async function webhookSecret(sql: Sql): Promise<string | null> {
+  const [row] = await sql<
+    { value: unknown }[]
+  >`select value from system_settings where key = ${SETTING_KEYS.webhookSecret}`;
+  return typeof row?.value === "string" ? row.value : null;
+}
+
+/** Generates a new webhook signing secret and returns it: the only time it is shown. */
+export async function rotateWebhookSecret(sql: Sql, by?: string): Promise<string> {
+  const secret = `whsec_${randomToken(32)}`;
+  await put(sql, [[SETTING_KEYS.webhookSecret, secret]], by);
+  return secret;
 }
