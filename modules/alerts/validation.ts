@@ -87,7 +87,7 @@ function list(value: unknown): string[] | undefined {
 }
 
 function bool(value: unknown): boolean | undefined {
-  if (value === undefined) return true;
+  if (value === undefined || value === "") return true; // blank form field: the default
   if (typeof value === "boolean") return value;
   if (["true", "on", "1"].includes(String(value))) return true;
   if (["false", "off", "0"].includes(String(value))) return false;
@@ -138,7 +138,7 @@ export async function checkRule(
     const sent = textOf(input.name);
     if (input.name !== undefined && sent !== existing.name) errors.name = MESSAGES.nameImmutable;
   } else {
-    name = textOf(input.name) ?? "";
+    name = typeof input.name === "string" ? input.name.trim() : "";
     if (name === "" || name.length > LIMITS.name) errors.name = MESSAGES.name;
   }
 
@@ -201,8 +201,11 @@ export async function checkRule(
   const resolveAfter = minutes(pick("resolve_after_minutes", existing?.resolveAfterMinutes), true);
   if (!resolveAfter.ok) errors.resolve_after_minutes = MESSAGES.minutes;
 
-  const severityRaw = pick("severity", existing?.severity) ?? "warning";
-  const severity = SEVERITIES.find((s) => s === textOf(severityRaw));
+  const severityRaw = pick("severity", existing?.severity);
+  const severity =
+    severityRaw === undefined || severityRaw === null || severityRaw === ""
+      ? "warning"
+      : SEVERITIES.find((s) => s === textOf(severityRaw));
   if (!severity) errors.severity = MESSAGES.severity;
 
   const enabled = bool(pick("enabled", existing?.enabled));

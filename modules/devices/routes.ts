@@ -1,5 +1,4 @@
 import { Elysia } from "elysia";
-import { wakeAlertEvaluation } from "../alerts/evaluation";
 import type { AppContext } from "../platform/context";
 import { badRequest } from "../platform/errors";
 import { clientAddress } from "../platform/http";
@@ -54,7 +53,7 @@ export function deviceRoutes(ctx: AppContext) {
       async ({ body, params, query }) => {
         const settings = await deviceSettings(config);
         const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), { settings });
-        wakeAlertEvaluation(sql); // not awaited: at most one enqueue per second per process
+        ctx.heartbeatAccepted?.(); // off the hot path (alerts: at most one enqueue per second)
         return { data: reply };
       },
       { access: "device", parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES) },
