@@ -5,6 +5,7 @@ import { JOB_CATALOG } from "./jobs";
 import { wakeAlertEvaluation } from "./modules/alerts/evaluation";
 import { alertJsonApiRoutes } from "./modules/alerts/jsonapi";
 import { alertRoutes } from "./modules/alerts/routes";
+import { alertSettingsRoutes } from "./modules/alerts/settings-routes";
 import { builderRoutes } from "./modules/builder/routes";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
@@ -69,6 +70,7 @@ export function buildApp(deps: AppDependencies) {
     .use(accessSettingsRoutes(ctx))
     .use(liveRoutes(ctx))
     .use(alertRoutes(ctx))
+    .use(alertSettingsRoutes(ctx))
     .use(upcomingRoutes(ctx))
     .use(uiRoutes(ctx));
 }

@@ -206,6 +206,7 @@ export async function saveMonitoringSettings(
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const EMAIL_MAX = 254;
+export const RECIPIENTS_MAX = 2000;
 export { WEBHOOK_URL_MAX } from "./webhook";
 
 export interface NotificationInput {
@@ -225,9 +226,14 @@ export async function saveNotificationSettings(
   resolve?: Resolver,
 ): Promise<{ errors?: FieldErrors }> {
   const errors: FieldErrors = {};
+  // Several recipients, separated by commas (alerts send to each).
   const emailRaw = typeof input.notification_email === "string" ? input.notification_email.trim() : "";
-  if (emailRaw && (!EMAIL.test(emailRaw) || emailRaw.length > EMAIL_MAX)) {
-    errors.notification_email = "Enter a valid email address, or leave the field blank.";
+  const addresses = emailRaw.split(/[\s,;]+/).filter(Boolean);
+  if (
+    emailRaw.length > RECIPIENTS_MAX ||
+    addresses.some((address) => !EMAIL.test(address) || address.length > EMAIL_MAX)
+  ) {
+    errors.notification_email = "Enter valid email addresses separated by commas, or leave the field blank.";
   }
   const current = (await load(sql)).notifications?.webhook_url ?? null;
   const clear = ["on", "true", "1"].includes(String(input.clear_webhook ?? ""));
@@ -241,7 +247,12 @@ export async function saveNotificationSettings(
   if (Object.keys(errors).length > 0) return { errors };
   await put(
     sql,
-    [[SETTING_KEYS.notifications, { email: emailRaw ? emailRaw.toLowerCase() : null, webhook_url: webhook }]],
+    [
+      [
+        SETTING_KEYS.notifications,
+        { email: addresses.length > 0 ? addresses.join(", ").toLowerCase() : null, webhook_url: webhook },
+      ],
+    ],
     by,
   );
   return {};
