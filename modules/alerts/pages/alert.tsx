@@ -81,7 +81,7 @@ export function AlertPage({ ctx, props }: { ctx: PageContext; props: AlertPagePr
                 <input type="hidden" name="back" value={`/alerts/${a.id}`} />
                 <label>
                   <span>Note (optional)</span>
-                  <input name="note" maxlength="1000" />
+                  <input type="text" name="note" maxlength="1000" />
                 </label>
                 <button class="btn" type="submit" name="action" value="acknowledge">
                   Acknowledge

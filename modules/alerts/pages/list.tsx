@@ -96,7 +96,13 @@ function AlertFiltersForm({ props }: { props: AlertsPageProps }) {
       )}
       <label style="flex: 1 1 180px">
         <span>Device</span>
-        <input name="device" value={f.device ?? ""} maxlength="100" placeholder="MAC, product or id" />
+        <input
+          type="text"
+          name="device"
+          value={f.device ?? ""}
+          maxlength="100"
+          placeholder="MAC, product or id"
+        />
       </label>
       <label style="flex: 0 1 200px">
         <span>Rule</span>
@@ -193,7 +199,7 @@ function BulkBar({ ctx }: { ctx: PageContext }) {
       <CsrfField token={ctx.csrfToken} />
       <label style="flex: 1 1 240px">
         <span>Note (optional)</span>
-        <input name="note" maxlength="1000" placeholder="What is being done about it" />
+        <input type="text" name="note" maxlength="1000" placeholder="What is being done about it" />
       </label>
       <div class="actions">
         <button class="btn" type="submit" name="action" value="acknowledge">
@@ -244,6 +250,7 @@ function RulesTab({ ctx, props }: { ctx: PageContext; props: AlertsPageProps }) 
         <label style="flex: 1 1 260px">
           <span>Filter rules</span>
           <input
+            type="text"
             name="filter"
             value={props.ruleFilter}
             maxlength="200"
