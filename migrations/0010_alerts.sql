@@ -23,6 +23,7 @@ CREATE TABLE "alert_rule_states" (
 	"device_id" uuid NOT NULL,
 	"breach_since" timestamp with time zone,
 	"clear_since" timestamp with time zone,
+	"alerting" boolean DEFAULT false NOT NULL,
 	"evaluated_at" timestamp with time zone NOT NULL,
 	"last_value" text,
 	CONSTRAINT "alert_rule_states_rule_id_device_id_pk" PRIMARY KEY("rule_id","device_id")

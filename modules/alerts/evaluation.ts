@@ -19,13 +19,13 @@ import { parseNumber } from "./validation";
  */
 export const EVALUATE_TASK = "alerts_evaluate";
 /** Rows newer than this may belong to heartbeats still committing: read them on the next run. */
-export const SETTLE_MS = 1500;
+export const SETTLE_MS = 1000;
 const BATCH = 2000;
 
 /** A value at a dotted path of a payload (string keys only, as in the reference); undefined if absent. */
-export function valueAt(payload: unknown, path: string): unknown {
+export function valueAt(payload: unknown, path: readonly string[]): unknown {
   let node = payload;
-  for (const key of path.split(".")) {
+  for (const key of path) {
     if (node === null || typeof node !== "object" || Array.isArray(node)) return undefined;
     node = (node as Record<string, unknown>)[key];
   }
@@ -36,15 +36,35 @@ function asText(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
+/**
+ * A rule prepared once per run: its path split, thresholds parsed, scope as a set. Evaluation runs
+ * every rule of a product against every event, so nothing is re-parsed per event (bench/alerts).
+ */
+export interface CompiledRule extends AlertRule {
+  path: string[];
+  numeric: boolean;
+  limit: number | undefined;
+  clear: number | undefined;
+  scope: Set<string> | null;
+}
+
+export function compileRule(rule: AlertRule): CompiledRule {
+  return {
+    ...rule,
+    path: rule.conditionField.split("."),
+    numeric: rule.fieldType === "number" || rule.fieldType === "integer",
+    limit: parseNumber(rule.thresholdValue),
+    clear: rule.clearThreshold === null ? undefined : parseNumber(rule.clearThreshold),
+    scope: rule.deviceIds ? new Set(rule.deviceIds) : null,
+  };
+}
+
 /** Whether `value` meets the rule's condition. A numeric rule ignores values that are not numbers. */
-export function conditionHolds(
-  rule: Pick<AlertRule, "fieldType" | "operator" | "thresholdValue">,
-  value: unknown,
-) {
+export function conditionHolds(rule: CompiledRule, value: unknown) {
   if (value === undefined || value === null) return undefined;
-  if (rule.fieldType === "number" || rule.fieldType === "integer") {
+  if (rule.numeric) {
     const v = typeof value === "number" ? value : typeof value === "string" ? parseNumber(value) : undefined;
-    const limit = parseNumber(rule.thresholdValue);
+    const limit = rule.limit;
     if (v === undefined || limit === undefined) return undefined;
     switch (rule.operator) {
       case ">":
@@ -79,79 +99,107 @@ export function conditionHolds(
 }
 
 /** Hysteresis: past the clear threshold (or simply not holding, without one). */
-function recovered(rule: AlertRule, value: unknown): boolean {
-  if (rule.clearThreshold === null) return true;
+function recovered(rule: CompiledRule, value: unknown): boolean {
+  const clear = rule.clear;
+  if (clear === undefined) return true;
   const v = typeof value === "number" ? value : parseNumber(String(value));
-  const clear = parseNumber(rule.clearThreshold)!;
   if (v === undefined) return true;
   return rule.operator.startsWith(">") ? v <= clear : v >= clear;
 }
 
-function appliesTo(rule: AlertRule, device: DeviceSummary): boolean {
-  if (!device.approved) return false;
-  if (rule.deviceIds && !rule.deviceIds.includes(device.id)) return false;
-  return (device.schemaProduct ?? device.productName) === rule.productName;
+/** The rules that apply to a device: its product's (schema product, else product name), in scope. */
+function rulesFor(byProduct: Map<string, CompiledRule[]>, device: DeviceSummary): CompiledRule[] {
+  if (!device.approved) return [];
+  const rules = byProduct.get(device.schemaProduct ?? device.productName ?? "") ?? [];
+  return rules.some((r) => r.scope) ? rules.filter((r) => !r.scope || r.scope.has(device.id)) : rules;
 }
 
-type State = { breachSince: Date | null; clearSince: Date | null; evaluatedAt: Date };
+/** `alerting`: this episode opened an alert that auto-resolve has not closed yet. */
+type State = { breachSince: Date | null; clearSince: Date | null; alerting: boolean; evaluatedAt: Date };
 type StateRow = {
   rule_id: number;
   device_id: string;
   breach_since: Date | null;
   clear_since: Date | null;
+  alerting: boolean;
   evaluated_at: Date;
 };
+
+const sameTime = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
+/** Only a change of timing or alerting is written: a steady stream of normal values writes nothing. */
+function differs(a: State | undefined, b: State): boolean {
+  if (!a) return b.breachSince !== null || b.clearSince !== null || b.alerting;
+  return (
+    !sameTime(a.breachSince, b.breachSince) ||
+    !sameTime(a.clearSince, b.clearSince) ||
+    a.alerting !== b.alerting
+  );
+}
 
 export function ruleMessage(rule: Pick<AlertRule, "conditionField" | "operator" | "thresholdValue">): string {
   return `Rule Breach: ${rule.conditionField} ${rule.operator} ${rule.thresholdValue}`;
 }
 
 /** Applies one event to one rule's state; opens or resolves the alert when the timing says so. */
-async function step(
-  tx: Sql,
-  rule: AlertRule,
+type Effect = { open: string } | { resolve: true } | undefined;
+const UNCHANGED = { next: undefined, effect: undefined } as const;
+
+/**
+ * Applies one event to one rule's state (synchronous: the common case changes nothing and must
+ * stay cheap); says whether to open or resolve the alert.
+ */
+function step(
+  rule: CompiledRule,
   event: TelemetryEvent,
   state: State | undefined,
-  policy: NotifyPolicy,
-) {
-  const value = valueAt(event.payload, rule.conditionField);
+): { next: State | undefined; effect: Effect } {
+  const value = valueAt(event.payload, rule.path);
   const holds = conditionHolds(rule, value);
-  if (holds === undefined) return state; // no usable value: the state waits for one
+  if (holds === undefined) return UNCHANGED; // no usable value yet
+  // The common case: the condition does not hold and nothing is pending. Allocate nothing.
+  if (!holds && (!state || (!state.alerting && state.breachSince === null && state.clearSince === null)))
+    return UNCHANGED;
   const t = event.recordedAt;
-  const next: State = { breachSince: null, clearSince: null, evaluatedAt: t };
+  const next: State = {
+    breachSince: null,
+    clearSince: null,
+    alerting: state?.alerting ?? false,
+    evaluatedAt: t,
+  };
   if (holds) {
     next.breachSince = state?.breachSince ?? t;
-    if (t.getTime() - next.breachSince.getTime() >= rule.forMinutes * 60_000) {
-      await openAlert(
-        tx,
-        {
-          type: "threshold",
-          severity: rule.severity,
-          message: ruleMessage(rule),
-          deviceId: event.deviceId,
-          ruleId: rule.id,
-          value: asText(value).slice(0, 500),
-          recipients: rule.recipients,
-        },
-        policy,
-      );
+    // One alert per episode: opened once when `for` has elapsed, not again while it holds.
+    if (!next.alerting && t.getTime() - next.breachSince.getTime() >= rule.forMinutes * 60_000) {
+      next.alerting = true;
+      return { next, effect: { open: asText(value).slice(0, 500) } };
     }
-  } else if (recovered(rule, value)) {
+  } else if (recovered(rule, value) && next.alerting) {
     next.clearSince = state?.clearSince ?? t;
     if (
       rule.resolveAfterMinutes !== null &&
       t.getTime() - next.clearSince.getTime() >= rule.resolveAfterMinutes * 60_000
     ) {
-      await resolveOpen(
-        tx,
-        { deviceId: event.deviceId, ruleId: rule.id, type: "threshold" },
-        { how: "auto" },
-        policy,
-        rule.recipients,
-      );
+      next.alerting = false;
+      next.clearSince = null;
+      return { next, effect: { resolve: true } };
     }
   }
-  return next;
+  return { next, effect: undefined };
+}
+
+async function apply(tx: Sql, rule: CompiledRule, deviceId: string, effect: Effect, policy: NotifyPolicy) {
+  if (!effect) return;
+  if ("open" in effect) {
+    const open = { type: "threshold" as const, severity: rule.severity, message: ruleMessage(rule) };
+    await openAlert(
+      tx,
+      { ...open, deviceId, ruleId: rule.id, value: effect.open, recipients: rule.recipients },
+      policy,
+    );
+  } else {
+    const match = { deviceId, ruleId: rule.id, type: "threshold" as const };
+    await resolveOpen(tx, match, { how: "auto" }, policy, rule.recipients);
+  }
 }
 
 export interface EvaluationResult {
@@ -168,7 +216,12 @@ export async function evaluateAlerts(
   options: { beforeCommit?: () => Promise<void>; settleMs?: number } = {},
 ): Promise<EvaluationResult> {
   const policy = await notifyPolicy(config, sql);
-  const rules = await enabledRules(sql);
+  const byProduct = new Map<string, CompiledRule[]>();
+  for (const rule of await enabledRules(sql)) {
+    const compiled = compileRule(rule);
+    byProduct.set(rule.productName, [...(byProduct.get(rule.productName) ?? []), compiled]);
+  }
+  const ruleIds = [...byProduct.values()].flat().map((r) => r.id);
   const until = new Date(Date.now() - (options.settleMs ?? SETTLE_MS));
   return (await sql.begin(async (txRaw) => {
     const tx = txRaw as unknown as Sql;
@@ -181,49 +234,59 @@ export async function evaluateAlerts(
     let evaluations = 0;
     if (events.length > 0) {
       const devices = await deviceSummaries(tx, [...new Set(events.map((e) => e.deviceId))]);
-      const states = new Map<string, State>();
-      const ruleIds = rules.map((r) => r.id);
+      // States per device, then per rule id: no key strings built in the hot loop.
+      const states = new Map<string, Map<number, State>>();
+      const statesOf = (deviceId: string) => {
+        const map = states.get(deviceId) ?? new Map<number, State>();
+        states.set(deviceId, map);
+        return map;
+      };
       const stateRows = await tx<StateRow[]>`select * from alert_rule_states
         where rule_id = any(${ruleIds}::int[]) and device_id = any(${[...devices.keys()]}::uuid[])`;
       for (const s of stateRows) {
-        states.set(`${s.rule_id}:${s.device_id}`, {
+        statesOf(s.device_id).set(s.rule_id, {
           breachSince: pgDate(s.breach_since),
           clearSince: pgDate(s.clear_since),
+          alerting: s.alerting,
           evaluatedAt: pgDate(s.evaluated_at),
         });
       }
-      const changed = new Set<string>();
-      for (const event of events) {
-        const device = devices.get(event.deviceId);
-        if (!device) continue;
-        // A heartbeat ends the device's offline alert (reference message).
+      // A heartbeat ends the device's offline alert (reference message): one query finds them.
+      const offline = await tx<{ device_id: string }[]>`select distinct device_id from alerts
+        where type = 'offline' and status <> 'resolved' and device_id = any(${[...devices.keys()]}::uuid[])`;
+      for (const { device_id } of offline) {
         await resolveOpen(
           tx,
-          { deviceId: device.id, type: "offline" },
+          { deviceId: device_id, type: "offline" },
           { how: "heartbeat", message: "Device heartbeat resumed" },
           policy,
         );
+      }
+      const changed = new Map<string, { ruleId: number; deviceId: string }>();
+      const applicable = new Map([...devices.values()].map((d) => [d.id, rulesFor(byProduct, d)]));
+      for (const event of events) {
+        const rules = applicable.get(event.deviceId);
+        if (!rules || rules.length === 0) continue;
+        const deviceStates = statesOf(event.deviceId);
         for (const rule of rules) {
-          if (!appliesTo(rule, device)) continue;
-          const key = `${rule.id}:${device.id}`;
-          const state = states.get(key);
+          const state = deviceStates.get(rule.id);
           if (state && state.evaluatedAt >= event.recordedAt) continue;
           evaluations++;
-          const next = await step(tx, rule, event, state, policy);
-          if (next && next !== state) {
-            states.set(key, next);
-            changed.add(key);
+          const { next, effect } = step(rule, event, state);
+          if (effect) await apply(tx, rule, event.deviceId, effect, policy);
+          if (next && next !== state && differs(state, next)) {
+            deviceStates.set(rule.id, next);
+            changed.set(`${rule.id}:${event.deviceId}`, { ruleId: rule.id, deviceId: event.deviceId });
           }
         }
       }
-      for (const key of changed) {
-        const [ruleId, deviceId] = key.split(":") as [string, string];
-        const s = states.get(key)!;
-        await tx`insert into alert_rule_states (rule_id, device_id, breach_since, clear_since, evaluated_at)
-          values (${Number(ruleId)}, ${deviceId}::uuid, ${s.breachSince?.toISOString() ?? null}::timestamptz,
-            ${s.clearSince?.toISOString() ?? null}::timestamptz, ${s.evaluatedAt.toISOString()}::timestamptz)
+      for (const { ruleId, deviceId } of changed.values()) {
+        const s = statesOf(deviceId).get(ruleId)!;
+        await tx`insert into alert_rule_states (rule_id, device_id, breach_since, clear_since, alerting, evaluated_at)
+          values (${ruleId}, ${deviceId}::uuid, ${s.breachSince?.toISOString() ?? null}::timestamptz,
+            ${s.clearSince?.toISOString() ?? null}::timestamptz, ${s.alerting}, ${s.evaluatedAt.toISOString()}::timestamptz)
           on conflict (rule_id, device_id) do update set breach_since = excluded.breach_since,
-            clear_since = excluded.clear_since, evaluated_at = excluded.evaluated_at`;
+            clear_since = excluded.clear_since, alerting = excluded.alerting, evaluated_at = excluded.evaluated_at`;
       }
       const last = events[events.length - 1]!;
       await tx`update alert_evaluation_cursor set recorded_at = ${last.recordedAt.toISOString()}::timestamptz,
@@ -281,7 +344,7 @@ export function wakeAlertEvaluation(sql: Sql): void {
   const now = Date.now();
   if (now - lastWake < WAKE_EVERY_MS) return;
   lastWake = now;
-  const runAt = new Date(now + SETTLE_MS + 200).toISOString();
+  const runAt = new Date(now + SETTLE_MS + 100).toISOString();
   sql`select graphile_worker.add_job(${EVALUATE_TASK}, '{}'::json, job_key => ${EVALUATE_TASK},
       job_key_mode => 'preserve_run_at', run_at => ${runAt}::timestamptz, max_attempts => 10)`
     .execute()

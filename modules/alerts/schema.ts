@@ -96,6 +96,8 @@ export const alertRuleStates = pgTable(
     deviceId: uuid("device_id").notNull(),
     breachSince: timestamp("breach_since", { withTimezone: true }),
     clearSince: timestamp("clear_since", { withTimezone: true }),
+    /** This episode opened an alert that auto-resolve has not closed: no second alert while it holds. */
+    alerting: boolean("alerting").notNull().default(false),
     /** Time of the last telemetry event evaluated: older events are skipped (retries are idempotent). */
     evaluatedAt: timestamp("evaluated_at", { withTimezone: true }).notNull(),
     lastValue: text("last_value"),
