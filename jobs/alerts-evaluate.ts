@@ -3,7 +3,7 @@ import { enqueueJob } from "../modules/jobs/queue";
 import { defineJob } from "../modules/jobs/task";
 
 /** How long one job keeps following the stream before it hands over to a fresh job. */
-const FOLLOW_MS = 20_000;
+const FOLLOW_MS = 5000; // short: shutdown waits for a running job
 
 export default defineJob({
   identifier: EVALUATE_TASK,

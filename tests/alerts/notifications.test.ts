@@ -200,6 +200,12 @@ describe("notifications", () => {
     const result = await postWebhook(production, hookUrl, "{}", "s");
     expect(result).toEqual({ ok: false, error: "hooks.test resolves to a private or reserved address" });
     expect(await postWebhook(production, "http://example.com/x", "{}", null)).toMatchObject({ ok: false });
+    // With the switch on: a redirect is not followed, it counts as a failure.
+    answers = [302];
+    expect(await postWebhook(app.config, hookUrl, "{}", "s")).toEqual({
+      ok: false,
+      error: "the receiver answered 302",
+    });
   });
 
   test("Settings: Send test notification reaches both channels", async () => {
