@@ -251,10 +251,15 @@ export async function evaluateAlerts(
           evaluatedAt: pgDate(s.evaluated_at),
         });
       }
-      // A heartbeat ends the device's offline alert (reference message): one query finds them.
-      const offline = await tx<{ device_id: string }[]>`select distinct device_id from alerts
-        where type = 'offline' and status <> 'resolved' and device_id = any(${[...devices.keys()]}::uuid[])`;
-      for (const { device_id } of offline) {
+      // A heartbeat ends the device's offline alert (reference message): one query finds them, and
+      // only a heartbeat received after the alert opened counts (evaluation may lag behind).
+      const offline = await tx<{ device_id: string; since: string }[]>`select device_id,
+          to_char(min(triggered_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as since
+        from alerts where type = 'offline' and status <> 'resolved' and device_id = any(${[...devices.keys()]}::uuid[])
+        group by device_id`;
+      for (const { device_id, since } of offline) {
+        const after = Date.parse(since);
+        if (!events.some((e) => e.deviceId === device_id && e.recordedAt.getTime() > after)) continue;
         await resolveOpen(
           tx,
           { deviceId: device_id, type: "offline" },

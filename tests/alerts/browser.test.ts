@@ -53,6 +53,17 @@ describe("alerts in the browser", () => {
     expect(await page.locator(".flash.success").textContent()).toBe("Rule created successfully");
     await screenshot(page, "alerts-rules-tab");
 
+    // Editing: the name is fixed and Save Changes waits for a change (reference).
+    const [{ id: ruleId }] = await sql`select id from alert_rules where name = 'Browser hot'`;
+    await page.goto(`${app.url}/alerts/${ruleId}/edit`);
+    expect(await page.locator('input[name="name"]').isDisabled()).toBe(true);
+    const save = page.locator('#rule-form button[type="submit"]');
+    expect(await save.isDisabled()).toBe(true);
+    await page.fill('input[name="threshold_value"]', "51");
+    expect(await save.isDisabled()).toBe(false);
+    await page.fill('input[name="threshold_value"]', "50");
+    expect(await save.isDisabled()).toBe(true);
+
     // Breach: real heartbeat → worker → alert; the dashboard counts it live.
     const dashboard = await context.newPage();
     await dashboard.goto(`${app.url}/`);
@@ -92,7 +103,7 @@ describe("alerts in the browser", () => {
     });
     await sql`update devices set last_seen_at = now() - interval '2 minutes' where id = ${device.id}::uuid`;
     await checkOfflineDevices(sql, app.config); // the alerts_offline task (cron waits for the minute)
-    await dashboard.waitForSelector('[data-live="alerts"]:text-is("1")', { timeout: 10_000 });
+    await dashboard.waitForSelector('[data-live="alerts"]:text-is("1")', { timeout: 20_000 });
     await page.goto(`${app.url}/alerts`);
     await page.waitForSelector("text=Device hasn't reported in 1 minutes");
     await screenshot(page, "alerts-offline");

@@ -10,9 +10,20 @@
   };
   let initial = null;
   let leaving = "/alerts?tab=rules";
+  // Editing (reference): "Save Changes" stays disabled until something differs from the rule.
+  const syncSave = () => {
+    const form = document.getElementById("rule-form");
+    const save = form?.querySelector("button[type=submit]");
+    if (!form || !save || form.dataset.mode !== "edit" || form.dataset.blocked === "true") return;
+    save.disabled = initial !== null && snapshot() === initial;
+  };
   document.addEventListener("DOMContentLoaded", () => {
     initial = snapshot();
+    syncSave();
   });
+  document.addEventListener("input", syncSave);
+  document.addEventListener("change", syncSave);
+  document.addEventListener("htmx:afterSettle", syncSave);
   const dialog = () => document.getElementById("discard-dialog");
   const requestClose = (href) => {
     leaving = href;

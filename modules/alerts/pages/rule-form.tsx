@@ -83,6 +83,8 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
           id="rule-form"
           action={props.mode === "create" ? "/alerts/rules" : `/alerts/rules/${props.ruleId}`}
           class="stacked wide"
+          data-mode={props.mode}
+          data-blocked={disabled ? "true" : "false"}
           novalidate
         >
           <CsrfField token={ctx.csrfToken} />
