@@ -287,4 +287,45 @@ describe("alerts: JSON:API, pages, CSV", () => {
     });
     expect(post.status).toBe(403);
   });
+
+  test("keyset pages: every alert once, in order, for each sort", async () => {
+    const paging = await sensorDevice(app, "api-pages");
+    for (const [i, severity] of ["info", "critical", "warning", "critical", "info"].entries()) {
+      await call(
+        "/api/json/alert_rules",
+        "POST",
+        ruleDoc({
+          ...valid,
+          name: `Page ${i}`,
+          product_name: "api-pages",
+          threshold_value: String(i),
+          severity,
+        }),
+      );
+    }
+    await beat(app, paging, { temp: 100 });
+    await evaluateAlerts(sql, app.config, { settleMs: -5000 });
+    for (const sort of ["newest", "oldest", "severity"]) {
+      const seen: Json[] = [];
+      let next: string | null = `/api/json/alerts?filter[device]=${paging.id}&sort=${sort}&page[size]=2`;
+      for (let pages = 0; next && pages < 10; pages++) {
+        const page = await call(next, "GET", undefined, viewer);
+        expect(page.status).toBe(200);
+        seen.push(...page.body.data);
+        next = page.body.links.next;
+      }
+      expect(seen.length).toBe(5);
+      expect(new Set(seen.map((a) => a.id)).size).toBe(5);
+      if (sort === "severity") {
+        expect(seen.map((a) => a.attributes.severity)).toEqual([
+          "critical",
+          "critical",
+          "warning",
+          "info",
+          "info",
+        ]);
+      }
+    }
+    expect((await call("/api/json/alerts?page[after]=garbage", "GET", undefined, viewer)).status).toBe(400);
+  });
 });

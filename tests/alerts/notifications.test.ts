@@ -1,10 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { Value } from "@sinclair/typebox/value";
-import { SMTPServer } from "smtp-server";
 import { evaluateAlerts } from "../../modules/alerts/evaluation";
 import { WebhookBody } from "../../modules/alerts/model";
 import { deliverNotification } from "../../modules/alerts/notifications/deliver";
@@ -14,66 +10,16 @@ import { loadConfig } from "../../modules/platform/config";
 import { saveNotificationSettings } from "../../modules/settings/store";
 import { startTestApp } from "../helpers/app";
 import { beat, sensorDevice } from "./helpers";
+import { startHttpsReceiver, startSmtp } from "./receivers";
 
 // A real SMTP server and a real HTTPS receiver (self-signed certificate for hooks.test, which the
 // test resolver maps to 127.0.0.1; loopback is allowed only by the documented test switch).
-const mails: { to: string[]; raw: string }[] = [];
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ["STARTTLS"],
-  logger: false,
-  onData(stream, session, callback) {
-    let raw = "";
-    stream.on("data", (chunk: Buffer) => {
-      raw += chunk.toString("utf8");
-    });
-    stream.on("end", () => {
-      mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-      callback();
-    });
-  },
-});
-await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-const smtpPort = (smtp.server.address() as { port: number }).port;
-
-const certDir = mkdtempSync(path.join(tmpdir(), "outpost-hook-tls-"));
-const openssl = Bun.spawnSync([
-  "openssl",
-  "req",
-  "-x509",
-  "-newkey",
-  "ec",
-  "-pkeyopt",
-  "ec_paramgen_curve:prime256v1",
-  "-nodes",
-  "-keyout",
-  path.join(certDir, "key.pem"),
-  "-out",
-  path.join(certDir, "cert.pem"),
-  "-days",
-  "1",
-  "-subj",
-  "/CN=hooks.test",
-  "-addext",
-  "subjectAltName=DNS:hooks.test",
-]);
-if (openssl.exitCode !== 0) throw new Error("openssl failed");
-const cert = readFileSync(path.join(certDir, "cert.pem"), "utf8");
-const received: { body: string; signature: string | null; host: string | null }[] = [];
-let answers: number[] = [];
-const receiver = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  tls: { cert, key: readFileSync(path.join(certDir, "key.pem"), "utf8") },
-  async fetch(request) {
-    received.push({
-      body: await request.text(),
-      signature: request.headers.get("x-outpost-signature"),
-      host: request.headers.get("host"),
-    });
-    return new Response("", { status: answers.shift() ?? 200 });
-  },
-});
+const smtpServer = await startSmtp();
+const mails = smtpServer.mails;
+const smtpPort = smtpServer.port;
+const hook = startHttpsReceiver();
+const { cert, received, answers } = hook;
+const receiver = { port: hook.port };
 
 const app = await startTestApp({
   OUTPOST_ROLE: "web",
@@ -84,9 +30,8 @@ const app = await startTestApp({
 setWebhookTestOverrides(app.config, { resolve: async () => ["127.0.0.1"], ca: cert });
 afterAll(async () => {
   await app.stop();
-  receiver.stop(true);
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
-  rmSync(certDir, { recursive: true, force: true });
+  hook.stop();
+  await smtpServer.stop();
 });
 const sql = app.database.sql;
 const hookUrl = `https://hooks.test:${receiver.port}/outpost`;
@@ -141,7 +86,7 @@ describe("notifications", () => {
     expect(mails[0]!.raw).toContain("Subject: [critical] Rule Breach: temp > 50 on");
     expect(mails[0]!.raw).toContain("/alerts/");
 
-    answers = [500];
+    answers.push(500);
     await expect(deliverNotification(sql, app.config, queued[1]!.id)).rejects.toThrow(
       "the receiver answered 500",
     );
@@ -201,7 +146,7 @@ describe("notifications", () => {
     expect(result).toEqual({ ok: false, error: "hooks.test resolves to a private or reserved address" });
     expect(await postWebhook(production, "http://example.com/x", "{}", null)).toMatchObject({ ok: false });
     // With the switch on: a redirect is not followed, it counts as a failure.
-    answers = [302];
+    answers.push(302);
     expect(await postWebhook(app.config, hookUrl, "{}", "s")).toEqual({
       ok: false,
       error: "the receiver answered 302",
