@@ -233,7 +233,7 @@ async function main() {
   for (let i = 0; i < rows.length; i += 1000) {
     await db`insert into telemetry_events ${db(rows.slice(i, i + 1000).map((r) => ({ ...r, payload: db.json(JSON.parse(r.payload)) })))}`;
   }
-  await db`update alert_evaluation_cursor set recorded_at = now() - interval '2 minutes'`;
+  await db`update alert_evaluation_cursor set recorded_at = now() - interval '2 minutes', event_id = '00000000-0000-0000-0000-000000000000'`;
   await db`delete from alert_rule_states`;
   const database = connectDatabase(cluster.url);
   cleanups.push(() => database.close());

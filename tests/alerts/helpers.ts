@@ -36,7 +36,7 @@ export async function beat(
 export async function rewindCursor(sql: Sql, minutes = 30) {
   await sql`insert into alert_evaluation_cursor (id, recorded_at, event_id)
     values (1, now() - make_interval(mins => ${minutes}), '00000000-0000-0000-0000-000000000000')
-    on conflict (id) do update set recorded_at = excluded.recorded_at`;
+    on conflict (id) do update set recorded_at = excluded.recorded_at, event_id = excluded.event_id`;
 }
 
 export async function openAlerts(sql: Sql, deviceId: string) {
