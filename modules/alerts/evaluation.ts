@@ -19,7 +19,7 @@ import { parseNumber } from "./validation";
  */
 export const EVALUATE_TASK = "alerts_evaluate";
 /** Rows newer than this may belong to heartbeats still committing: read them on the next run. */
-export const SETTLE_MS = 1000;
+export const SETTLE_MS = 2000;
 const BATCH = 2000;
 
 /** A value at a dotted path of a payload (string keys only, as in the reference); undefined if absent. */
