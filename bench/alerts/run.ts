@@ -198,16 +198,25 @@ async function main() {
     threshold_value, resolve_after_minutes) values ('latency probe', 'bench', 'v1', 'temp', 'number', '>', '1000', 0)`;
   const probe = devices[0]!;
   const latencies: number[] = [];
+  let missed = 0;
   for (let i = 0; i < SAMPLES; i++) {
     const started = performance.now();
     await beat(probe, 5000);
-    for (let polls = 0; polls < 600; polls++) {
+    let seen = false;
+    for (let polls = 0; polls < 1500 && !seen; polls++) {
       const [open] = await db`select 1 from alerts where device_id = ${probe.id}::uuid and rule_id is not null
         and status = 'active' and message like '%> 1000'`;
-      if (open) break;
-      await Bun.sleep(20);
+      seen = Boolean(open);
+      if (!seen && process.env.BENCH_VERBOSE === "1" && polls % 50 === 49) {
+        const jobs =
+          await db`select task_identifier, run_at, locked_at, attempts, key, now() as now from graphile_worker.jobs`;
+        const [cur] = await db`select recorded_at, event_id from alert_evaluation_cursor`;
+        console.log("    slow:", JSON.stringify({ jobs, cur }));
+      }
+      if (!seen) await Bun.sleep(20);
     }
-    latencies.push(performance.now() - started);
+    if (seen) latencies.push(performance.now() - started);
+    else missed++; // no alert within 30 s: counted, not averaged in
     await beat(probe, 1);
     for (let polls = 0; polls < 600; polls++) {
       const [open] = await db`select 1 from alerts where device_id = ${probe.id}::uuid and status = 'active'
@@ -216,9 +225,11 @@ async function main() {
       await Bun.sleep(20);
     }
   }
+  if (process.env.BENCH_VERBOSE === "1")
+    console.log(`  samples (s): ${latencies.map((l) => (l / 1000).toFixed(2)).join(" ")}`);
   latencies.sort((a, b) => a - b);
   console.log(
-    `  breach → alert: p50 ${(percentile(latencies, 0.5) / 1000).toFixed(2)} s, p95 ${(percentile(latencies, 0.95) / 1000).toFixed(2)} s (${SAMPLES} samples; goal 5 s, limit 30 s)`,
+    `  breach → alert: p50 ${(percentile(latencies, 0.5) / 1000).toFixed(2)} s, p95 ${(percentile(latencies, 0.95) / 1000).toFixed(2)} s (${latencies.length} samples, ${missed} without an alert within 30 s; goal 5 s, limit 30 s)`,
   );
   await outpost.stop();
 
