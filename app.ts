@@ -2,6 +2,10 @@ import path from "node:path";
 import { html } from "@elysiajs/html";
 import { Elysia } from "elysia";
 import { JOB_CATALOG } from "./jobs";
+import { wakeAlertEvaluation } from "./modules/alerts/evaluation";
+import { alertJsonApiRoutes } from "./modules/alerts/jsonapi";
+import { alertRoutes } from "./modules/alerts/routes";
+import { alertSettingsRoutes } from "./modules/alerts/settings-routes";
 import { builderRoutes } from "./modules/builder/routes";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
@@ -53,7 +57,7 @@ export function buildApp(deps: AppDependencies) {
     secretKey: config.secretKey,
     resolvePrincipal: (request) => resolvePrincipal(database.db, config.sessionTtlHours, request),
   });
-  const ctx: AppContext = { ...deps, access };
+  const ctx: AppContext = { ...deps, access, heartbeatAccepted: () => wakeAlertEvaluation(database.sql) };
   return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
     .use(html({ autoDetect: false }))
     .use(
@@ -75,12 +79,15 @@ export function buildApp(deps: AppDependencies) {
     .use(remoteAccessConsoleRoutes(ctx))
     .use(builderRoutes(ctx))
     .use(jsonApiRoutes(ctx))
+    .use(alertJsonApiRoutes(ctx))
     .use(e2eRoutes(ctx))
     .use(devicePageRoutes(ctx))
     .use(consoleRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(accessSettingsRoutes(ctx))
     .use(liveRoutes(ctx))
+    .use(alertRoutes(ctx))
+    .use(alertSettingsRoutes(ctx))
     .use(upcomingRoutes(ctx))
     .use(uiRoutes(ctx));
 }

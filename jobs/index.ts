@@ -1,4 +1,8 @@
 import type { JobCatalog, JobDefinition, JobSchedule } from "../modules/jobs/task";
+import alertsEvaluate from "./alerts-evaluate";
+import alertsNotify from "./alerts-notify";
+import alertsOffline from "./alerts-offline";
+import alertsRetention from "./alerts-retention";
 import commandRetention from "./command-retention";
 import e2eRetention from "./e2e-retention";
 import e2eSeed from "./e2e-seed";
@@ -20,6 +24,10 @@ const JOBS: JobDefinition<never>[] = [
   telemetryPartitions as JobDefinition<never>,
   telemetryRetention as JobDefinition<never>,
   remoteAccessSweep as JobDefinition<never>,
+  alertsEvaluate as JobDefinition<never>,
+  alertsOffline as JobDefinition<never>,
+  alertsNotify as JobDefinition<never>,
+  alertsRetention as JobDefinition<never>,
 ];
 
 /** Recurring jobs, in UTC cron syntax (graphile-worker crontab). */
@@ -32,6 +40,9 @@ const SCHEDULES: JobSchedule[] = [
   { task: "telemetry_retention", cron: "41 3 * * *", label: "daily at 03:41" },
   { task: "command_retention", cron: "53 3 * * *", label: "daily at 03:53" },
   { task: "remote_access_sweep", cron: "* * * * *", label: "every 30 seconds" },
+  { task: "alerts_evaluate", cron: "* * * * *", label: "every minute (heartbeats wake it sooner)" },
+  { task: "alerts_offline", cron: "* * * * *", label: "every minute" },
+  { task: "alerts_retention", cron: "11 4 * * *", label: "daily at 04:11" },
 ];
 
 export const JOB_CATALOG: JobCatalog = { jobs: JOBS, schedules: SCHEDULES };

@@ -17,6 +17,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   "charts.js": { file: "ui/static/charts.js", type: "text/javascript; charset=utf-8" },
   "console.js": { file: "ui/static/console.js", type: "text/javascript; charset=utf-8" },
   "favicon.svg": { file: "ui/static/favicon.svg", type: "image/svg+xml" },
+  "alert-rule-form.js": { file: "modules/alerts/pages/rule-form.js", type: "text/javascript; charset=utf-8" },
 };
 
 interface Asset {

@@ -18,6 +18,7 @@ export function heartbeatRoutes(ctx: AppContext) {
         settings,
         remoteAccess: (id) => heartbeatRemoteAccess(sql, ctx.config, id),
       });
+      ctx.heartbeatAccepted?.(); // off the hot path (alerts: at most one enqueue per second)
       return { data: reply };
     },
     { access: "device", parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES) },

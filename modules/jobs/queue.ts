@@ -23,7 +23,7 @@ export async function enqueueJob(
       ${JSON.stringify(payload)}::json,
       job_key => ${options.jobKey ?? null},
       max_attempts => ${options.maxAttempts ?? null},
-      run_at => ${options.runAt ?? null}
+      run_at => ${options.runAt?.toISOString() ?? null}::timestamptz
     )).id::text as id`;
   return row!.id;
 }

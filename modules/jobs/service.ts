@@ -1,5 +1,6 @@
 import { desc, lt, sql } from "drizzle-orm";
 import type { Database } from "../platform/database";
+import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { enqueueJob } from "./queue";
 import { jobRuns } from "./schema";
@@ -64,13 +65,20 @@ export async function jobOverview(database: Database): Promise<JobOverview> {
 
 /** Jobs graphile-worker still holds: waiting, running, or failed for good. */
 export async function listQueuedJobs(database: Database, limit = 50): Promise<QueuedJob[]> {
-  return database.sql<QueuedJob[]>`
+  // Raw postgres.js hands timestamps back as text on the shared client (CONTRIBUTING, pitfalls).
+  const rows = await database.sql<QueuedJob[]>`
     select id::text as id, task_identifier as "taskIdentifier", run_at as "runAt", attempts,
            max_attempts as "maxAttempts", last_error as "lastError", locked_at as "lockedAt",
            locked_by as "lockedBy", created_at as "createdAt"
     from graphile_worker.jobs
     order by locked_at desc nulls last, run_at asc
     limit ${limit}`;
+  return rows.map((row) => ({
+    ...row,
+    runAt: pgDate(row.runAt),
+    lockedAt: row.lockedAt === null ? null : pgDate(row.lockedAt),
+    createdAt: pgDate(row.createdAt),
+  }));
 }
 
 export type JobRun = typeof jobRuns.$inferSelect;

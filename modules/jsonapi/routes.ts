@@ -27,6 +27,15 @@ import { firstInvalidField } from "../platform/schemas";
 import { deviceSettings } from "../settings/service";
 import { getTelemetryEvent, listTelemetryEvents, type TelemetryEvent } from "../telemetry/service";
 import {
+  actorLabel,
+  JSONAPI_MEDIA_TYPE,
+  JSONAPI_PREFIX,
+  jsonApiDocument,
+  jsonApiPageSize,
+  jsonApiQuery,
+  jsonApiResource,
+} from "./document";
+import {
   COMMAND_TTL_MAX_SECONDS,
   COMMAND_TTL_MIN_SECONDS,
   DeviceAttributes,
@@ -36,8 +45,6 @@ import {
   resourceDocument,
 } from "./model";
 
-export const JSONAPI_PREFIX = "/api/json";
-export const JSONAPI_MEDIA_TYPE = "application/vnd.api+json";
 const BODY_MAX_BYTES = 1024 * 1024 + 64 * 1024;
 
 /** Errors under /api/json as JSON:API error documents: `{errors:[{status, code, title, detail}]}`. */
@@ -64,24 +71,6 @@ export const jsonApiErrorMapper: HttpErrorMapper = (error, request) => {
   });
 };
 
-function document(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": JSONAPI_MEDIA_TYPE } });
-}
-
-/** `filter[x]`, `page[size]` … read verbatim from the URL. */
-function queryOf(request: Request): URLSearchParams {
-  return new URL(request.url).searchParams;
-}
-
-function pageSize(params: URLSearchParams, fallback = 50, max = 500): number {
-  const raw = params.get("page[size]") ?? params.get("page[limit]");
-  if (raw === null) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1)
-    throw badRequest("page[size] must be a positive integer", { field: "page[size]" });
-  return Math.min(value, max);
-}
-
 function nextLink(request: Request, cursor: string | undefined): string | null {
   if (!cursor) return null;
   const url = new URL(request.url);
@@ -95,31 +84,6 @@ function timeParam(params: URLSearchParams, name: string): Date | undefined {
   const value = new Date(raw);
   if (Number.isNaN(value.getTime())) throw badRequest(`${name} must be an ISO 8601 time`, { field: name });
   return value;
-}
-
-const DOCUMENT_FIELDS = ["data", "data.attributes", "data.relationships"];
-
-/** The document's data (ResourceDocument): 400 for its shape, 409 when it names another resource type. */
-function resourceBody(
-  raw: unknown,
-  type: string,
-): { id?: unknown; attributes: Record<string, unknown>; relationships: Record<string, unknown> } {
-  const body = jsonBody(raw);
-  const field = resourceDocument.Check(body)
-    ? undefined
-    : firstInvalidField(resourceDocument, body, DOCUMENT_FIELDS);
-  if (field === "" || field === "data")
-    throw badRequest("The body must be a JSON:API document with data", { field: "data" });
-  const { data } = body as ResourceDocument;
-  if (data.type !== type)
-    throw new AppError(409, "type_mismatch", `data.type must be ${type}`, { field: "data.type" });
-  if (field) throw badRequest(`${field} must be an object`, { field });
-  return { id: data.id, attributes: data.attributes ?? {}, relationships: data.relationships ?? {} };
-}
-
-function principalLabel(principal: Principal | undefined): string | undefined {
-  if (!principal) return undefined;
-  return principal.kind === "session" ? principal.email : `token:${principal.name}`;
 }
 
 type DeviceView = ReturnType<typeof deviceJson>;
@@ -184,7 +148,7 @@ export function jsonApiRoutes(ctx: AppContext) {
     .get(
       "/devices",
       async ({ request }) => {
-        const params = queryOf(request);
+        const params = jsonApiQuery(request);
         const settings = await deviceSettings(config);
         const filters = normaliseDeviceFilters({
           approval_status: params.get("filter[approval_status]") ?? undefined,
@@ -196,10 +160,10 @@ export function jsonApiRoutes(ctx: AppContext) {
           ...filters,
           ...parseSort(params.get("sort")),
           onlineWindowSeconds: settings.onlineWindowSeconds,
-          limit: pageSize(params),
+          limit: jsonApiPageSize(params),
           cursor: params.get("page[after]") || undefined,
         });
-        return document({
+        return jsonApiDocument({
           data: list.devices.map((d) => deviceResource(deviceJson(d, { schema: false }))),
           meta: { active_filters: list.activeFilters },
           links: { next: nextLink(request, list.nextCursor) },
@@ -209,7 +173,8 @@ export function jsonApiRoutes(ctx: AppContext) {
     )
     .get(
       "/devices/:id",
-      async ({ params }) => document({ data: deviceResource(deviceJson(await deviceOrThrow(params.id))) }),
+      async ({ params }) =>
+        jsonApiDocument({ data: deviceResource(deviceJson(await deviceOrThrow(params.id))) }),
       {
         access: "viewer",
       },
@@ -217,7 +182,7 @@ export function jsonApiRoutes(ctx: AppContext) {
     .patch(
       "/devices/:id",
       async ({ params, body }) => {
-        const { id, attributes } = resourceBody(body, "device");
+        const { id, attributes } = jsonApiResource(body, "device");
         if (id !== undefined && id !== params.id)
           throw new AppError(409, "id_mismatch", "data.id does not match the URL");
         const allowed = Object.keys(DeviceAttributes.properties);
@@ -247,7 +212,7 @@ export function jsonApiRoutes(ctx: AppContext) {
           settings,
         );
         if (!device) throw new AppError(404, "not_found", "Device not found");
-        return document({ data: deviceResource(deviceJson(device)) });
+        return jsonApiDocument({ data: deviceResource(deviceJson(device)) });
       },
       { access: "operator", parse },
     )
@@ -262,14 +227,14 @@ export function jsonApiRoutes(ctx: AppContext) {
     .get(
       "/pending_commands",
       async ({ request }) => {
-        const params = queryOf(request);
+        const params = jsonApiQuery(request);
         const list = await listCommands(sql, {
           deviceId: params.get("filter[device_id]") || undefined,
           status: (params.get("filter[status]") || undefined) as CommandStatus | undefined,
-          limit: pageSize(params),
+          limit: jsonApiPageSize(params),
           cursor: params.get("page[after]") || undefined,
         });
-        return document({
+        return jsonApiDocument({
           data: list.commands.map((c) => commandResource(commandJson(c))),
           links: { next: nextLink(request, list.nextCursor) },
         });
@@ -281,14 +246,14 @@ export function jsonApiRoutes(ctx: AppContext) {
       async ({ params }) => {
         const command = await getCommand(sql, params.id);
         if (!command) throw new AppError(404, "not_found", "Command not found");
-        return document({ data: commandResource(commandJson(command)) });
+        return jsonApiDocument({ data: commandResource(commandJson(command)) });
       },
       { access: "viewer" },
     )
     .post(
       "/pending_commands",
       async ({ body, principal }) => {
-        const { attributes, relationships } = resourceBody(body, "pending_command");
+        const { attributes, relationships } = jsonApiResource(body, "pending_command");
         const related =
           isPlainObject(relationships.device) && isPlainObject(relationships.device.data)
             ? relationships.device.data.id
@@ -316,9 +281,9 @@ export function jsonApiRoutes(ctx: AppContext) {
           payload: attributes.payload,
           publicKey: attributes.public_key,
           ttlSeconds: ttl,
-          queuedBy: principalLabel(principal),
+          queuedBy: actorLabel(principal),
         });
-        return document({ data: commandResource(commandJson(command)) }, 201);
+        return jsonApiDocument({ data: commandResource(commandJson(command)) }, 201);
       },
       { access: "operator", parse },
     )
@@ -337,15 +302,15 @@ export function jsonApiRoutes(ctx: AppContext) {
     .get(
       "/telemetry_events",
       async ({ request }) => {
-        const params = queryOf(request);
+        const params = jsonApiQuery(request);
         const list = await listTelemetryEvents(sql, {
           deviceId: params.get("filter[device_id]") || undefined,
           from: timeParam(params, "filter[from]"),
           to: timeParam(params, "filter[to]"),
-          limit: pageSize(params, 100, 1000),
+          limit: jsonApiPageSize(params, 100, 1000),
           cursor: params.get("page[after]") || undefined,
         });
-        return document({
+        return jsonApiDocument({
           data: list.events.map(telemetryResource),
           links: { next: nextLink(request, list.nextCursor) },
         });
@@ -357,7 +322,7 @@ export function jsonApiRoutes(ctx: AppContext) {
       async ({ params }) => {
         const event = await getTelemetryEvent(sql, params.id);
         if (!event) throw new AppError(404, "not_found", "Telemetry event not found");
-        return document({ data: telemetryResource(event) });
+        return jsonApiDocument({ data: telemetryResource(event) });
       },
       { access: "viewer" },
     );

@@ -11,6 +11,7 @@
  * announces only a change. Heartbeats never notify unless a device turns online.
  */
 
+import { countOpenAlerts } from "../alerts/lifecycle";
 import { type FleetCounts, fleetCounts } from "../devices/service";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
@@ -26,7 +27,7 @@ export interface LiveClient {
   close(): void;
 }
 
-/** What the dashboard cards show: the device counts, plus alerts (none until the alerts feature). */
+/** What the dashboard cards show: the device counts, plus open alerts. */
 export type FleetSnapshot = FleetCounts & { alerts: number };
 
 export interface LiveHubOptions {
@@ -128,7 +129,7 @@ export class LiveHub {
     try {
       const window = await this.options.onlineWindowSeconds();
       const counts = await fleetCounts(this.options.database.sql, window);
-      const snapshot: FleetSnapshot = { ...counts, alerts: 0 };
+      const snapshot: FleetSnapshot = { ...counts, alerts: await countOpenAlerts(this.options.database.sql) };
       const data = JSON.stringify(snapshot);
       if (!force && data === this.last) return;
       this.last = data;

@@ -42,6 +42,13 @@ export interface Config {
   telemetryRetentionDays: number;
   commandTtlHours: number;
   commandRetentionDays: number;
+  /** Alerts (docs/alerts.md). */
+  alertRetentionDays: number;
+  alertNotifyMinIntervalMinutes: number;
+  smtpUrl: string | undefined;
+  smtpFrom: string;
+  /** TEST ONLY (off by default): lets webhooks reach loopback receivers. Never set in production. */
+  alertWebhookAllowLoopback: boolean;
 }
 
 /** Thrown for invalid configuration; its message is the one line printed at start. */
@@ -177,6 +184,11 @@ export function loadConfig(env: Env = process.env): Config {
     telemetryRetentionDays: integer(env, "TELEMETRY_RETENTION_DAYS", 30, 1, 3650),
     commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),
     commandRetentionDays: integer(env, "COMMAND_RETENTION_DAYS", 90, 1, 3650),
+    alertRetentionDays: integer(env, "ALERT_RETENTION_DAYS", 180, 1, 3650),
+    alertNotifyMinIntervalMinutes: integer(env, "ALERT_NOTIFY_MIN_INTERVAL_MINUTES", 15, 0, 10_080),
+    smtpUrl: text(env, "SMTP_URL") && url(env, "SMTP_URL", text(env, "SMTP_URL")!, ["smtp:", "smtps:"]),
+    smtpFrom: text(env, "SMTP_FROM") ?? "Outpost <alerts@outpost.local>",
+    alertWebhookAllowLoopback: boolean(env, "ALERT_WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS", false),
   };
 }
 

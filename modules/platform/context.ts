@@ -11,4 +11,6 @@ export interface AppContext {
   access: ReturnType<typeof accessPlugin>;
   /** True while this process runs the job worker (for readiness). */
   workerRunning(): boolean;
+  /** Called after each accepted heartbeat, never awaited (alerts wake their evaluation job). */
+  heartbeatAccepted?(): void;
 }

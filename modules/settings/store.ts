@@ -1,3 +1,4 @@
+import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
 import type { DeviceSettings } from "./service";
 import { type Resolver, validateWebhookUrl } from "./webhook";
@@ -18,6 +19,7 @@ export const SETTING_KEYS = {
   offlineAlertMinutes: "offline_alert_minutes",
   telemetryRetentionDays: "telemetry_retention_days",
   notifications: "notifications",
+  webhookSecret: "webhook_secret",
 } as const;
 
 export const DEFAULT_OFFLINE_ALERT_MINUTES = 10;
@@ -204,6 +206,7 @@ export async function saveMonitoringSettings(
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const EMAIL_MAX = 254;
+export const RECIPIENTS_MAX = 2000;
 export { WEBHOOK_URL_MAX } from "./webhook";
 
 export interface NotificationInput {
@@ -223,9 +226,14 @@ export async function saveNotificationSettings(
   resolve?: Resolver,
 ): Promise<{ errors?: FieldErrors }> {
   const errors: FieldErrors = {};
+  // Several recipients, separated by commas (alerts send to each).
   const emailRaw = typeof input.notification_email === "string" ? input.notification_email.trim() : "";
-  if (emailRaw && (!EMAIL.test(emailRaw) || emailRaw.length > EMAIL_MAX)) {
-    errors.notification_email = "Enter a valid email address, or leave the field blank.";
+  const addresses = emailRaw.split(/[\s,;]+/).filter(Boolean);
+  if (
+    emailRaw.length > RECIPIENTS_MAX ||
+    addresses.some((address) => !EMAIL.test(address) || address.length > EMAIL_MAX)
+  ) {
+    errors.notification_email = "Enter valid email addresses separated by commas, or leave the field blank.";
   }
   const current = (await load(sql)).notifications?.webhook_url ?? null;
   const clear = ["on", "true", "1"].includes(String(input.clear_webhook ?? ""));
@@ -239,8 +247,28 @@ export async function saveNotificationSettings(
   if (Object.keys(errors).length > 0) return { errors };
   await put(
     sql,
-    [[SETTING_KEYS.notifications, { email: emailRaw ? emailRaw.toLowerCase() : null, webhook_url: webhook }]],
+    [
+      [
+        SETTING_KEYS.notifications,
+        { email: addresses.length > 0 ? addresses.join(", ").toLowerCase() : null, webhook_url: webhook },
+      ],
+    ],
     by,
   );
   return {};
+}
+
+/** The webhook signing secret (alerts sign with it), or null until an admin generates one. */
+export async function webhookSecret(sql: Sql): Promise<string | null> {
+  const [row] = await sql<
+    { value: unknown }[]
+  >`select value from system_settings where key = ${SETTING_KEYS.webhookSecret}`;
+  return typeof row?.value === "string" ? row.value : null;
+}
+
+/** Generates a new webhook signing secret and returns it: the only time it is shown. */
+export async function rotateWebhookSecret(sql: Sql, by?: string): Promise<string> {
+  const secret = `whsec_${randomToken(32)}`;
+  await put(sql, [[SETTING_KEYS.webhookSecret, secret]], by);
+  return secret;
 }

@@ -10,12 +10,6 @@ export const UPCOMING_SECTIONS: Record<
   string,
   { title: string; icon: IconName; heading: string; text: string }
 > = {
-  "/alerts": {
-    title: "Alerts",
-    icon: "alerts",
-    heading: "Alerts are not built yet",
-    text: "Alert rules that watch device telemetry and notify by email or webhook are coming in a later release. Until then nothing raises alerts, and the notification settings are stored but send nothing.",
-  },
   "/reports": {
     title: "Reports",
     icon: "reports",

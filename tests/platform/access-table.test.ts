@@ -63,6 +63,14 @@ const ACCESS: Record<string, Level> = {
   // A viewer sees the remote access panel and its state, but opens nothing.
   "POST /devices/:id/remote-access/panel": "viewer",
   "GET /devices/:id/remote-access/live": "viewer",
+  "GET /alerts/rules": "viewer",
+  "GET /alerts/export.csv": "viewer",
+  "GET /alerts/device/:deviceId": "viewer",
+  "GET /alerts/:id": "viewer",
+  "GET /api/json/alert_rules": "viewer",
+  "GET /api/json/alert_rules/:id": "viewer",
+  "GET /api/json/alerts": "viewer",
+  "GET /api/json/alerts/:id": "viewer",
 
   // Changing devices and sending them commands: operators and admins, never viewers.
   "POST /api/v1/devices/approval": "operator",
@@ -83,11 +91,24 @@ const ACCESS: Record<string, Level> = {
   "DELETE /api/v1/devices/:device_id/remote_access/:lease_id": "operator",
   "POST /devices/:id/remote-access/open": "operator",
   "POST /devices/:id/remote-access/close": "operator",
+  // Alert rules and acknowledging/resolving alerts: operators and admins.
+  "GET /alerts/new": "operator",
+  "GET /alerts/:id/edit": "operator",
+  "POST /alerts/rules": "operator",
+  "POST /alerts/rules/:id": "operator",
+  "POST /alerts/rules/:id/delete": "operator",
+  "POST /alerts/bulk": "operator",
+  "POST /api/json/alert_rules": "operator",
+  "PATCH /api/json/alert_rules/:id": "operator",
+  "DELETE /api/json/alert_rules/:id": "operator",
+  "PATCH /api/json/alerts/:id": "operator",
 
   // Accounts, tokens, settings, jobs on demand and deleting E2E history: admins only.
   "GET /settings": "admin",
   "POST /settings/monitoring": "admin",
   "POST /settings/notifications": "admin",
+  "POST /settings/notifications/webhook-secret": "admin",
+  "POST /settings/notifications/test": "admin",
   "POST /settings/operators": "admin",
   "POST /settings/operators/:id/role": "admin",
   "POST /settings/operators/:id/disable": "admin",

@@ -5,8 +5,10 @@
 import { describe, expect, test } from "bun:test";
 import type { BrowserContext, Page } from "playwright-core";
 import { buildApp } from "../../app";
+import { checkOfflineDevices } from "../../modules/alerts/evaluation";
 import { queueCommand } from "../../modules/commands/service";
 import { createLogger } from "../../modules/platform/logger";
+import { sensorDevice } from "../alerts/helpers";
 import { agentHeartbeat, approvedDevice, heartbeat, registerDevice, signedIn } from "../console/helpers";
 import { startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
@@ -31,8 +33,40 @@ await queueCommand(app.database.sql, {
 });
 await registerDevice(app, { product_name: "edge-gateway" });
 
-/** Values for path parameters; a page with a parameter not listed here fails the test below. */
-const PARAMS: Record<string, string> = { id: device.id };
+// An alert rule and an offline alert (a sensor silent for an hour).
+const sensor = await sensorDevice(app, "every-page-sensor");
+const ruleResponse = await app.fetch("/api/json/alert_rules", {
+  method: "POST",
+  headers: {
+    authorization: `Bearer ${await app.token("operator")}`,
+    "content-type": "application/vnd.api+json",
+  },
+  body: JSON.stringify({
+    data: {
+      type: "alert_rule",
+      attributes: {
+        name: "Hot sensor",
+        product_name: "every-page-sensor",
+        schema_version: "v1",
+        condition_field: "temp",
+        operator: ">",
+        threshold_value: "50",
+      },
+    },
+  }),
+});
+const ruleId = String(((await ruleResponse.json()) as { data: { id: string } }).data.id);
+await app.database
+  .sql`update devices set last_seen_at = now() - interval '1 hour' where id = ${sensor.id}::uuid`;
+await checkOfflineDevices(app.database.sql, app.config);
+const [alert] = await app.database.sql<{ id: string }[]>`select id::text from alerts limit 1`;
+
+/** Values for path parameters (by route, else by name); a page with a parameter left unfilled fails. */
+const ROUTE_PARAMS: Record<string, Record<string, string>> = {
+  "/alerts/:id": { id: alert!.id },
+  "/alerts/:id/edit": { id: ruleId },
+};
+const PARAMS: Record<string, string> = { id: device.id, deviceId: device.id };
 /** Extra variants of a page (tabs). */
 const VARIANTS: Record<string, string[]> = {
   "/devices/:id": ["", "?tab=telemetry", "?tab=scripts", "?tab=commands", "?tab=remote"],
@@ -40,7 +74,8 @@ const VARIANTS: Record<string, string[]> = {
 /** Pages shown to visitors who are not signed in (a signed-in operator is sent on from them). */
 const ANONYMOUS = new Set(["/login", "/setup"]);
 /** GET routes that are not pages: APIs, streams, assets, probes. */
-const NOT_PAGES = /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout)|\/live$|\.js$/;
+const NOT_PAGES =
+  /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout)|\/live$|\.(js|csv)$/;
 
 const pages = buildApp({
   config: app.config,
@@ -53,9 +88,10 @@ const pages = buildApp({
 
 function fill(path: string): string | undefined {
   let missing = false;
+  const values = { ...PARAMS, ...ROUTE_PARAMS[path] };
   const filled = path.replace(/:(\w+)/g, (_, name: string) => {
-    if (PARAMS[name] === undefined) missing = true;
-    return PARAMS[name] ?? "";
+    if (values[name] === undefined) missing = true;
+    return values[name] ?? "";
   });
   return missing ? undefined : filled;
 }

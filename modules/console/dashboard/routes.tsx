@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { htmlPage, pageContext } from "../../../ui/page";
+import { countOpenAlerts } from "../../alerts/lifecycle";
 import { fleetCounts, recentDevices } from "../../devices/service";
 import { canOperate } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
@@ -31,17 +32,18 @@ export function dashboardRoutes(ctx: AppContext) {
     async ({ request, principal }) => {
       const page = pageContext(request, principal, config.secretKey);
       const { onlineWindowSeconds } = await deviceSettings(config);
-      const [counts, recent, chart] = await Promise.all([
+      const [counts, recent, chart, alerts] = await Promise.all([
         fleetCounts(sql, onlineWindowSeconds),
         recentDevices(sql, RECENT_DEVICES, onlineWindowSeconds),
         cachedActivity(),
+        countOpenAlerts(sql),
       ]);
       return htmlPage(
         page,
         <DashboardPage
           ctx={page}
           props={{
-            counts: { ...counts, alerts: 0 },
+            counts: { ...counts, alerts },
             recent,
             activity: chart,
             canManage: canOperate(principal),

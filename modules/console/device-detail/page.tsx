@@ -37,6 +37,13 @@ export function DeviceDetailPage({ ctx, props }: { ctx: PageContext; props: Devi
         <LiveStatus />
       </div>
       <DeviceHeader ctx={ctx} props={props} />
+      {/* The alerts feature's panel (modules/alerts), loaded and refreshed by htmx. */}
+      <div
+        id="device-alerts"
+        hx-get={`/alerts/device/${props.device.id}`}
+        hx-trigger="load"
+        hx-swap="outerHTML"
+      ></div>
       <nav class="tabs" aria-label="Device sections">
         {DEVICE_TABS.map((tab) => (
           <a href={tabUrl(device.id, tab.id)} aria-current={tab.id === props.tab ? "page" : undefined} safe>

@@ -1,8 +1,8 @@
-import { Badge, CsrfField } from "../../../ui/components";
+import { Badge, CsrfField, PostButton } from "../../../ui/components";
 import { NumberField, TextField } from "../../../ui/form";
 import type { PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
-import { type ConsoleSettings, EMAIL_MAX, LIMITS, WEBHOOK_URL_MAX } from "../store";
+import { type ConsoleSettings, LIMITS, RECIPIENTS_MAX, WEBHOOK_URL_MAX } from "../store";
 
 type Errors = Partial<Record<string, string>>;
 type Values = Partial<Record<string, string>>;
@@ -38,7 +38,7 @@ function MonitoringSection({ ctx, settings, props }: SectionProps) {
             name="offline_alert_minutes"
             label="Offline-alert window"
             unit="minutes"
-            help={`Silence after which an offline alert will be raised; alerts are not built yet, so nothing uses it today. Default ${settings.defaults.offlineAlertMinutes}.`}
+            help={`Approved devices silent this long get an offline alert (checked every minute). Default ${settings.defaults.offlineAlertMinutes}.`}
             value={values.offline_alert_minutes ?? String(settings.offlineAlertMinutes)}
             error={errors.offline_alert_minutes}
             {...LIMITS.offlineAlertMinutes}
@@ -69,21 +69,22 @@ function NotificationsSection({ ctx, settings, props }: SectionProps) {
   return (
     <Card title="Notifications" id="notifications">
       <p class="muted">
-        Where alert notifications will go. Alerts are not built yet: these are stored, and nothing is sent.
+        Where alert notifications go: email (needs SMTP_URL) and a webhook signed with the secret below
+        (docs/alerts.md).
       </p>
       <form method="post" action="/settings/notifications" class="settings-form" novalidate>
         <CsrfField token={ctx.csrfToken} />
         <div class="form-grid two-col">
           <TextField
             name="notification_email"
-            label="Alert email recipient"
-            type="email"
-            maxLength={EMAIL_MAX}
+            label="Alert email recipients"
+            type="text"
+            maxLength={RECIPIENTS_MAX}
             autocomplete="email"
             placeholder="ops@example.com"
             value={values.notification_email ?? settings.notificationEmail ?? ""}
             error={errors.notification_email}
-            help="Leave blank to send no email."
+            help="One or several addresses, separated by commas. Leave blank to send no email."
           />
           <TextField
             name="webhook_url"
@@ -120,6 +121,20 @@ function NotificationsSection({ ctx, settings, props }: SectionProps) {
           )}
         </div>
       </form>
+      {/* Served by the alerts feature (modules/alerts/settings-routes.tsx). */}
+      <div class="actions" style="margin-top: 1rem">
+        <PostButton
+          action="/settings/notifications/webhook-secret"
+          csrfToken={ctx.csrfToken}
+          label="Generate webhook signing secret"
+          confirm="A new secret replaces the current one: receivers must be updated. Continue?"
+        />
+        <PostButton
+          action="/settings/notifications/test"
+          csrfToken={ctx.csrfToken}
+          label="Send test notification"
+        />
+      </div>
     </Card>
   );
 }

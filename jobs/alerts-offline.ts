@@ -1,0 +1,11 @@
+import { checkOfflineDevices } from "../modules/alerts/evaluation";
+import { defineJob } from "../modules/jobs/task";
+
+export default defineJob({
+  identifier: "alerts_offline",
+  description: "Raises an offline alert for approved devices silent beyond the Settings offline window",
+  async run(_payload, { config, database, logger }) {
+    const { opened } = await checkOfflineDevices(database.sql, config);
+    if (opened > 0) logger.info({ opened }, "raised offline alerts");
+  },
+});

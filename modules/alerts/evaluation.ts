@@ -1,0 +1,359 @@
+import { type DeviceSummary, deviceSummaries, silentApprovedDevices } from "../devices/summaries";
+import type { Config } from "../platform/config";
+import type { Sql } from "../platform/database";
+import { pgDate } from "../platform/database";
+import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/store";
+import { type FeedPosition, telemetryAfter } from "../telemetry/feed";
+import type { TelemetryEvent } from "../telemetry/service";
+import { openAlert, resolveOpen } from "./lifecycle";
+import { type NotifyPolicy, notifyPolicy } from "./notifications/queue";
+import { type AlertRule, enabledRules } from "./rules";
+import { parseNumber } from "./validation";
+
+/**
+ * Durable evaluation (docs/alerts.md). Heartbeats only store telemetry; this job follows the
+ * telemetry stream from a cursor kept in `alert_evaluation_cursor`. One run = one transaction that
+ * locks the cursor row (one evaluator at a time), reads a batch, updates per-(rule, device) state,
+ * opens/resolves alerts, queues notifications and advances the cursor. A worker killed mid-run
+ * rolls all of it back, and the retry redoes the same batch: nothing is duplicated or skipped.
+ */
+export const EVALUATE_TASK = "alerts_evaluate";
+/** Rows newer than this may belong to heartbeats still committing: read them on the next run. */
+export const SETTLE_MS = 2000;
+const BATCH = 2000;
+
+/** A value at a dotted path of a payload (string keys only, as in the reference); undefined if absent. */
+export function valueAt(payload: unknown, path: readonly string[]): unknown {
+  let node = payload;
+  for (const key of path) {
+    if (node === null || typeof node !== "object" || Array.isArray(node)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+function asText(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/**
+ * A rule prepared once per run: its path split, thresholds parsed, scope as a set. Evaluation runs
+ * every rule of a product against every event, so nothing is re-parsed per event (bench/alerts).
+ */
+export interface CompiledRule extends AlertRule {
+  path: string[];
+  numeric: boolean;
+  limit: number | undefined;
+  clear: number | undefined;
+  scope: Set<string> | null;
+}
+
+export function compileRule(rule: AlertRule): CompiledRule {
+  return {
+    ...rule,
+    path: rule.conditionField.split("."),
+    numeric: rule.fieldType === "number" || rule.fieldType === "integer",
+    limit: parseNumber(rule.thresholdValue),
+    clear: rule.clearThreshold === null ? undefined : parseNumber(rule.clearThreshold),
+    scope: rule.deviceIds ? new Set(rule.deviceIds) : null,
+  };
+}
+
+/** Whether `value` meets the rule's condition. A numeric rule ignores values that are not numbers. */
+export function conditionHolds(rule: CompiledRule, value: unknown) {
+  if (value === undefined || value === null) return undefined;
+  if (rule.numeric) {
+    const v = typeof value === "number" ? value : typeof value === "string" ? parseNumber(value) : undefined;
+    const limit = rule.limit;
+    if (v === undefined || limit === undefined) return undefined;
+    switch (rule.operator) {
+      case ">":
+        return v > limit;
+      case ">=":
+        return v >= limit;
+      case "<":
+        return v < limit;
+      case "<=":
+        return v <= limit;
+      case "=":
+        return v === limit;
+      case "!=":
+        return v !== limit;
+      default:
+        return undefined;
+    }
+  }
+  const text = asText(value);
+  switch (rule.operator) {
+    case "is":
+      return text === rule.thresholdValue;
+    case "is not":
+      return text !== rule.thresholdValue;
+    case "contains":
+      return text.includes(rule.thresholdValue);
+    case "doesn't contain":
+      return !text.includes(rule.thresholdValue);
+    default:
+      return undefined;
+  }
+}
+
+/** Hysteresis: past the clear threshold (or simply not holding, without one). */
+function recovered(rule: CompiledRule, value: unknown): boolean {
+  const clear = rule.clear;
+  if (clear === undefined) return true;
+  const v = typeof value === "number" ? value : parseNumber(String(value));
+  if (v === undefined) return true;
+  return rule.operator.startsWith(">") ? v <= clear : v >= clear;
+}
+
+/** The rules that apply to a device: its product's (schema product, else product name), in scope. */
+function rulesFor(byProduct: Map<string, CompiledRule[]>, device: DeviceSummary): CompiledRule[] {
+  if (!device.approved) return [];
+  const rules = byProduct.get(device.schemaProduct ?? device.productName ?? "") ?? [];
+  return rules.some((r) => r.scope) ? rules.filter((r) => !r.scope || r.scope.has(device.id)) : rules;
+}
+
+/** `alerting`: this episode opened an alert that auto-resolve has not closed yet. */
+type State = { breachSince: Date | null; clearSince: Date | null; alerting: boolean; evaluatedAt: Date };
+type StateRow = {
+  rule_id: number;
+  device_id: string;
+  breach_since: Date | null;
+  clear_since: Date | null;
+  alerting: boolean;
+  evaluated_at: Date;
+};
+
+const sameTime = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
+/** Only a change of timing or alerting is written: a steady stream of normal values writes nothing. */
+function differs(a: State | undefined, b: State): boolean {
+  if (!a) return b.breachSince !== null || b.clearSince !== null || b.alerting;
+  return (
+    !sameTime(a.breachSince, b.breachSince) ||
+    !sameTime(a.clearSince, b.clearSince) ||
+    a.alerting !== b.alerting
+  );
+}
+
+export function ruleMessage(rule: Pick<AlertRule, "conditionField" | "operator" | "thresholdValue">): string {
+  return `Rule Breach: ${rule.conditionField} ${rule.operator} ${rule.thresholdValue}`;
+}
+
+/** Applies one event to one rule's state; opens or resolves the alert when the timing says so. */
+type Effect = { open: string } | { resolve: true } | undefined;
+const UNCHANGED = { next: undefined, effect: undefined } as const;
+
+/**
+ * Applies one event to one rule's state (synchronous: the common case changes nothing and must
+ * stay cheap); says whether to open or resolve the alert.
+ */
+function step(
+  rule: CompiledRule,
+  event: TelemetryEvent,
+  state: State | undefined,
+): { next: State | undefined; effect: Effect } {
+  const value = valueAt(event.payload, rule.path);
+  const holds = conditionHolds(rule, value);
+  if (holds === undefined) return UNCHANGED; // no usable value yet
+  // The common case: the condition does not hold and nothing is pending. Allocate nothing.
+  if (!holds && (!state || (!state.alerting && state.breachSince === null && state.clearSince === null)))
+    return UNCHANGED;
+  const t = event.recordedAt;
+  const next: State = {
+    breachSince: null,
+    clearSince: null,
+    alerting: state?.alerting ?? false,
+    evaluatedAt: t,
+  };
+  if (holds) {
+    next.breachSince = state?.breachSince ?? t;
+    // One alert per episode: opened once when `for` has elapsed, not again while it holds.
+    if (!next.alerting && t.getTime() - next.breachSince.getTime() >= rule.forMinutes * 60_000) {
+      next.alerting = true;
+      return { next, effect: { open: asText(value).slice(0, 500) } };
+    }
+  } else if (recovered(rule, value) && next.alerting) {
+    next.clearSince = state?.clearSince ?? t;
+    if (
+      rule.resolveAfterMinutes !== null &&
+      t.getTime() - next.clearSince.getTime() >= rule.resolveAfterMinutes * 60_000
+    ) {
+      next.alerting = false;
+      next.clearSince = null;
+      return { next, effect: { resolve: true } };
+    }
+  }
+  return { next, effect: undefined };
+}
+
+async function apply(tx: Sql, rule: CompiledRule, deviceId: string, effect: Effect, policy: NotifyPolicy) {
+  if (!effect) return;
+  if ("open" in effect) {
+    const open = { type: "threshold" as const, severity: rule.severity, message: ruleMessage(rule) };
+    await openAlert(
+      tx,
+      { ...open, deviceId, ruleId: rule.id, value: effect.open, recipients: rule.recipients },
+      policy,
+    );
+  } else {
+    const match = { deviceId, ruleId: rule.id, type: "threshold" as const };
+    await resolveOpen(tx, match, { how: "auto" }, policy, rule.recipients);
+  }
+}
+
+export interface EvaluationResult {
+  events: number;
+  evaluations: number;
+  /** More telemetry is waiting (the batch was full). */
+  more: boolean;
+}
+
+/** One evaluation run (see above). `beforeCommit` lets tests kill the process mid-transaction. */
+export async function evaluateAlerts(
+  sql: Sql,
+  config: Config,
+  options: { beforeCommit?: () => Promise<void>; settleMs?: number } = {},
+): Promise<EvaluationResult> {
+  const policy = await notifyPolicy(config, sql);
+  const byProduct = new Map<string, CompiledRule[]>();
+  for (const rule of await enabledRules(sql)) {
+    const compiled = compileRule(rule);
+    byProduct.set(rule.productName, [...(byProduct.get(rule.productName) ?? []), compiled]);
+  }
+  const ruleIds = [...byProduct.values()].flat().map((r) => r.id);
+  const until = new Date(Date.now() - (options.settleMs ?? SETTLE_MS));
+  return (await sql.begin(async (txRaw) => {
+    const tx = txRaw as unknown as Sql;
+    await tx`insert into alert_evaluation_cursor (id, recorded_at, event_id)
+      values (1, now() - interval '5 minutes', '00000000-0000-0000-0000-000000000000') on conflict do nothing`;
+    const [cursor] = await tx<{ recorded_at: Date; event_id: string }[]>`
+      select recorded_at, event_id from alert_evaluation_cursor where id = 1 for update`;
+    const after: FeedPosition = { recordedAt: pgDate(cursor!.recorded_at), id: cursor!.event_id };
+    const events = await telemetryAfter(tx, after, until, BATCH);
+    let evaluations = 0;
+    if (events.length > 0) {
+      const devices = await deviceSummaries(tx, [...new Set(events.map((e) => e.deviceId))]);
+      // States per device, then per rule id: no key strings built in the hot loop.
+      const states = new Map<string, Map<number, State>>();
+      const statesOf = (deviceId: string) => {
+        const map = states.get(deviceId) ?? new Map<number, State>();
+        states.set(deviceId, map);
+        return map;
+      };
+      const stateRows = await tx<StateRow[]>`select * from alert_rule_states
+        where rule_id = any(${ruleIds}::int[]) and device_id = any(${[...devices.keys()]}::uuid[])`;
+      for (const s of stateRows) {
+        statesOf(s.device_id).set(s.rule_id, {
+          breachSince: pgDate(s.breach_since),
+          clearSince: pgDate(s.clear_since),
+          alerting: s.alerting,
+          evaluatedAt: pgDate(s.evaluated_at),
+        });
+      }
+      // A heartbeat ends the device's offline alert (reference message): one query finds them, and
+      // only a heartbeat received after the alert opened counts (evaluation may lag behind).
+      const offline = await tx<{ device_id: string; since: string }[]>`select device_id,
+          to_char(min(triggered_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as since
+        from alerts where type = 'offline' and status <> 'resolved' and device_id = any(${[...devices.keys()]}::uuid[])
+        group by device_id`;
+      for (const { device_id, since } of offline) {
+        const after = Date.parse(since);
+        if (!events.some((e) => e.deviceId === device_id && e.recordedAt.getTime() > after)) continue;
+        await resolveOpen(
+          tx,
+          { deviceId: device_id, type: "offline" },
+          { how: "heartbeat", message: "Device heartbeat resumed" },
+          policy,
+        );
+      }
+      const changed = new Map<string, { ruleId: number; deviceId: string }>();
+      const applicable = new Map([...devices.values()].map((d) => [d.id, rulesFor(byProduct, d)]));
+      for (const event of events) {
+        const rules = applicable.get(event.deviceId);
+        if (!rules || rules.length === 0) continue;
+        const deviceStates = statesOf(event.deviceId);
+        for (const rule of rules) {
+          const state = deviceStates.get(rule.id);
+          if (state && state.evaluatedAt >= event.recordedAt) continue;
+          evaluations++;
+          const { next, effect } = step(rule, event, state);
+          if (effect) await apply(tx, rule, event.deviceId, effect, policy);
+          if (next && next !== state && differs(state, next)) {
+            deviceStates.set(rule.id, next);
+            changed.set(`${rule.id}:${event.deviceId}`, { ruleId: rule.id, deviceId: event.deviceId });
+          }
+        }
+      }
+      for (const { ruleId, deviceId } of changed.values()) {
+        const s = statesOf(deviceId).get(ruleId)!;
+        await tx`insert into alert_rule_states (rule_id, device_id, breach_since, clear_since, alerting, evaluated_at)
+          values (${ruleId}, ${deviceId}::uuid, ${s.breachSince?.toISOString() ?? null}::timestamptz,
+            ${s.clearSince?.toISOString() ?? null}::timestamptz, ${s.alerting}, ${s.evaluatedAt.toISOString()}::timestamptz)
+          on conflict (rule_id, device_id) do update set breach_since = excluded.breach_since,
+            clear_since = excluded.clear_since, alerting = excluded.alerting, evaluated_at = excluded.evaluated_at`;
+      }
+      const last = events[events.length - 1]!;
+      await tx`update alert_evaluation_cursor set recorded_at = ${last.recordedAt.toISOString()}::timestamptz,
+        event_id = ${last.id}::uuid where id = 1`;
+    }
+    await options.beforeCommit?.();
+    return { events: events.length, evaluations, more: events.length === BATCH };
+  })) as EvaluationResult;
+}
+
+/**
+ * Offline alerts (reference §7.4): approved devices silent beyond Settings' offline window get one
+ * open `offline` alert; devices seen again since their alert are resolved here too (the heartbeat
+ * path resolves them through evaluation; this catches a device whose telemetry was not evaluated).
+ */
+export async function checkOfflineDevices(sql: Sql, config: Config): Promise<{ opened: number }> {
+  const settings = await readConsoleSettings(sql, {
+    onlineWindowSeconds: config.deviceOnlineWindowSeconds,
+    telemetryRetentionDays: config.telemetryRetentionDays,
+  });
+  const minutes = settings.offlineAlertMinutes ?? DEFAULT_OFFLINE_ALERT_MINUTES;
+  const policy = await notifyPolicy(config, sql);
+  const silent = await silentApprovedDevices(sql, minutes);
+  let opened = 0;
+  for (const device of silent) {
+    const alert = await sql.begin((tx) =>
+      openAlert(
+        tx as unknown as Sql,
+        {
+          type: "offline",
+          severity: "critical",
+          message: `Device hasn't reported in ${minutes} minutes`,
+          deviceId: device.id,
+          ruleId: null,
+          value: null,
+        },
+        policy,
+      ),
+    );
+    if (alert) opened++;
+  }
+  return { opened };
+}
+
+let lastWake = 0;
+const WAKE_EVERY_MS = 1000;
+
+/**
+ * Called by the heartbeat route after a heartbeat was stored: schedules an evaluation run at most
+ * once a second per process, never awaited by the heartbeat (off its hot path). The job key keeps
+ * one pending run however many heartbeats arrive; `preserve_run_at` keeps a busy stream from
+ * postponing it forever.
+ */
+export function wakeAlertEvaluation(sql: Sql): void {
+  const now = Date.now();
+  if (now - lastWake < WAKE_EVERY_MS) return;
+  lastWake = now;
+  const runAt = new Date(now + SETTLE_MS + 100).toISOString();
+  sql`select graphile_worker.add_job(${EVALUATE_TASK}, '{}'::json, job_key => ${EVALUATE_TASK},
+      job_key_mode => 'preserve_run_at', run_at => ${runAt}::timestamptz, max_attempts => 10)`
+    .execute()
+    .catch(() => {
+      lastWake = 0; // try again with the next heartbeat
+    });
+}

@@ -1,0 +1,199 @@
+import { Value } from "@sinclair/typebox/value";
+import { Elysia } from "elysia";
+import {
+  actorLabel,
+  jsonApiDocument as document,
+  JSONAPI_PREFIX,
+  jsonApiPageSize as pageSize,
+  jsonApiQuery as queryOf,
+  jsonApiResource as resourceBody,
+} from "../jsonapi/document";
+import type { AppContext } from "../platform/context";
+import { AppError, badRequest } from "../platform/errors";
+import { readJsonBody } from "../platform/json-body";
+import { type Alert, alertJson, alertNotFound, changeStatus, getAlert } from "./lifecycle";
+import { listAlerts, parseAlertFilters } from "./listing";
+import { type AlertRuleInput, AlertStatusUpdate, RULE_INPUT_FIELDS } from "./model";
+import { notifyPolicy } from "./notifications/queue";
+import {
+  type AlertRule,
+  createRule,
+  deleteRule,
+  getRule,
+  isDeprecated,
+  listRules,
+  RULE_SORTS,
+  type RuleSort,
+  ruleJson,
+  ruleNotFound,
+  updateRule,
+} from "./rules";
+
+const BODY_MAX_BYTES = 64 * 1024;
+
+function ruleResource(rule: AlertRule, deprecated: boolean) {
+  const { id, ...attributes } = ruleJson(rule, deprecated);
+  return {
+    type: "alert_rule",
+    id: String(id),
+    attributes,
+    links: { self: `${JSONAPI_PREFIX}/alert_rules/${id}` },
+  };
+}
+
+function alertResource(alert: Alert) {
+  const { id, ...attributes } = alertJson(alert);
+  return {
+    type: "alert",
+    id,
+    attributes,
+    relationships: {
+      device: { data: { type: "device", id: alert.deviceId } },
+      rule: { data: alert.ruleId === null ? null : { type: "alert_rule", id: String(alert.ruleId) } },
+    },
+    links: { self: `${JSONAPI_PREFIX}/alerts/${id}` },
+  };
+}
+
+/** Rule attributes from a JSON:API document; an attribute that is not a rule field is a 400. */
+function ruleAttributes(raw: unknown): AlertRuleInput {
+  const { attributes } = resourceBody(raw, "alert_rule");
+  for (const key of Object.keys(attributes)) {
+    if (!(RULE_INPUT_FIELDS as string[]).includes(key)) {
+      throw badRequest(`${key} is not a writable alert_rule attribute`, { field: `data.attributes.${key}` });
+    }
+  }
+  return attributes as AlertRuleInput;
+}
+
+const ruleId = (raw: string) => (/^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN);
+
+/** JSON:API `alert_rules` (CRUD, the pages' validation) and `alerts` (read, status updates). */
+export function alertJsonApiRoutes(ctx: AppContext) {
+  const { config, database } = ctx;
+  const sql = database.sql;
+  const parse = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX_BYTES);
+
+  return new Elysia({ name: "alerts-jsonapi", prefix: JSONAPI_PREFIX })
+    .use(ctx.access)
+    .get(
+      "/alert_rules",
+      async ({ request }) => {
+        const params = queryOf(request);
+        const rawSort = params.get("sort") ?? "";
+        const field = rawSort.replace(/^-/, "");
+        if (rawSort && !(RULE_SORTS as readonly string[]).includes(field)) {
+          throw badRequest(`sort must be one of ${RULE_SORTS.join(", ")} (prefix - for descending)`, {
+            field: "sort",
+          });
+        }
+        const rules = await listRules(sql, {
+          filter: params.get("filter[search]") ?? undefined,
+          sort: (field || undefined) as RuleSort | undefined,
+          order: rawSort.startsWith("-") ? "desc" : "asc",
+          limit: pageSize(params, 500, 1000),
+        });
+        return document({ data: rules.map((r) => ruleResource(r.rule, r.deprecated)) });
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/alert_rules/:id",
+      async ({ params }) => {
+        const rule = await getRule(sql, ruleId(params.id));
+        if (!rule) throw ruleNotFound();
+        return document({ data: ruleResource(rule, await isDeprecated(sql, rule)) });
+      },
+      { access: "viewer" },
+    )
+    .post(
+      "/alert_rules",
+      async ({ body, principal }) => {
+        const rule = await createRule(sql, ruleAttributes(body), actorLabel(principal));
+        return document({ data: ruleResource(rule, false) }, 201);
+      },
+      { access: "operator", parse },
+    )
+    .patch(
+      "/alert_rules/:id",
+      async ({ body, params }) => {
+        const { id } = resourceBody(body, "alert_rule");
+        if (id !== undefined && String(id) !== params.id) {
+          throw new AppError(409, "id_mismatch", "data.id must match the URL", { field: "data.id" });
+        }
+        const rule = await updateRule(sql, ruleId(params.id), ruleAttributes(body));
+        return document({ data: ruleResource(rule, false) });
+      },
+      { access: "operator", parse },
+    )
+    .delete(
+      "/alert_rules/:id",
+      async ({ params }) => {
+        if (!(await deleteRule(sql, ruleId(params.id)))) throw ruleNotFound();
+        return new Response(null, { status: 204 });
+      },
+      { access: "operator" },
+    )
+    .get(
+      "/alerts",
+      async ({ request }) => {
+        const params = queryOf(request);
+        const filters = parseAlertFilters({
+          status: params.get("filter[status]") ?? undefined,
+          severity: params.get("filter[severity]") ?? undefined,
+          type: params.get("filter[type]") ?? undefined,
+          device: params.get("filter[device]") ?? undefined,
+          rule: params.get("filter[rule]") ?? undefined,
+          sort: params.get("sort") ?? undefined,
+        });
+        const list = await listAlerts(sql, {
+          ...filters,
+          limit: pageSize(params),
+          cursor: params.get("page[after]") || undefined,
+        });
+        const next = list.nextCursor ? new URL(request.url) : undefined;
+        next?.searchParams.set("page[after]", list.nextCursor!);
+        return document({
+          data: list.items.map((i) => alertResource(i.alert)),
+          links: { next: next ? `${next.pathname}${next.search}` : null },
+        });
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/alerts/:id",
+      async ({ params }) => {
+        const alert = await getAlert(sql, params.id);
+        if (!alert) throw alertNotFound();
+        return document({ data: alertResource(alert) });
+      },
+      { access: "viewer" },
+    )
+    .patch(
+      "/alerts/:id",
+      async ({ body, params, principal }) => {
+        const { attributes } = resourceBody(body, "alert");
+        if (!Value.Check(AlertStatusUpdate, attributes)) {
+          const first = [...Value.Errors(AlertStatusUpdate, attributes)][0];
+          throw new AppError(
+            422,
+            "invalid_attribute",
+            "status must be acknowledged or resolved (note: text, at most 1000 characters)",
+            {
+              field: `data.attributes${first?.path.replace(/\//g, ".") ?? ""}`,
+            },
+          );
+        }
+        const alert = await getAlert(sql, params.id);
+        if (!alert) throw alertNotFound();
+        await changeStatus(
+          sql,
+          [alert.id],
+          { status: attributes.status, note: attributes.note, by: actorLabel(principal) ?? "api" },
+          await notifyPolicy(config, sql),
+        );
+        return document({ data: alertResource((await getAlert(sql, alert.id))!) });
+      },
+      { access: "operator", parse },
+    );
+}

@@ -1,0 +1,111 @@
+import { type Static, Type as t } from "@sinclair/typebox";
+
+/** Wire shapes of the alerts feature (JSON:API `alert_rule` and `alert`, webhook body); types derive from them. */
+
+export const SEVERITIES = ["info", "warning", "critical"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+export const ALERT_STATUSES = ["active", "acknowledged", "resolved"] as const;
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
+export const ALERT_TYPES = ["threshold", "offline"] as const;
+export type AlertType = (typeof ALERT_TYPES)[number];
+
+export const NUMBER_OPERATORS = [">", ">=", "=", "<=", "<", "!="] as const;
+export const TEXT_OPERATORS = ["contains", "doesn't contain", "is", "is not"] as const;
+export type RuleOperator = (typeof NUMBER_OPERATORS)[number] | (typeof TEXT_OPERATORS)[number];
+
+/** Operators a field of this `value_type` offers (reference: number → comparisons; anything else → text). */
+export function operatorsFor(valueType: string): readonly RuleOperator[] {
+  return valueType === "number" || valueType === "integer" ? NUMBER_OPERATORS : TEXT_OPERATORS;
+}
+
+export const AlertRuleJson = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  product_name: t.String(),
+  schema_version: t.String(),
+  condition_field: t.String(),
+  field_type: t.String(),
+  operator: t.String(),
+  threshold_value: t.String(),
+  clear_threshold: t.Union([t.String(), t.Null()]),
+  for_minutes: t.Integer(),
+  resolve_after_minutes: t.Union([t.Integer(), t.Null()]),
+  severity: t.Union(SEVERITIES.map((s) => t.Literal(s))),
+  enabled: t.Boolean(),
+  device_ids: t.Union([t.Array(t.String()), t.Null()]),
+  recipients: t.Array(t.String()),
+  deprecated: t.Boolean(),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+export type AlertRuleJson = Static<typeof AlertRuleJson>;
+
+/**
+ * What a rule form or a JSON:API document may send. Values are `unknown` on purpose: a wrong type is
+ * a field error with the reference's message (rules.ts), not a generic schema failure.
+ */
+export const AlertRuleInput = t.Object({
+  name: t.Optional(t.Unknown()),
+  product_name: t.Optional(t.Unknown()),
+  schema_version: t.Optional(t.Unknown()),
+  condition_field: t.Optional(t.Unknown()),
+  operator: t.Optional(t.Unknown()),
+  threshold_value: t.Optional(t.Unknown()),
+  clear_threshold: t.Optional(t.Unknown()),
+  for_minutes: t.Optional(t.Unknown()),
+  resolve_after_minutes: t.Optional(t.Unknown()),
+  severity: t.Optional(t.Unknown()),
+  enabled: t.Optional(t.Unknown()),
+  device_ids: t.Optional(t.Unknown()),
+  recipients: t.Optional(t.Unknown()),
+});
+export type AlertRuleInput = Static<typeof AlertRuleInput>;
+export const RULE_INPUT_FIELDS = Object.keys(AlertRuleInput.properties) as (keyof AlertRuleInput)[];
+
+export const AlertJson = t.Object({
+  id: t.String(),
+  type: t.Union(ALERT_TYPES.map((s) => t.Literal(s))),
+  status: t.Union(ALERT_STATUSES.map((s) => t.Literal(s))),
+  severity: t.String(),
+  message: t.String(),
+  device_id: t.String(),
+  rule_id: t.Union([t.Integer(), t.Null()]),
+  value: t.Union([t.String(), t.Null()]),
+  triggered_at: t.String(),
+  acknowledged_at: t.Union([t.String(), t.Null()]),
+  acknowledged_by: t.Union([t.String(), t.Null()]),
+  ack_note: t.Union([t.String(), t.Null()]),
+  resolved_at: t.Union([t.String(), t.Null()]),
+  resolved_by: t.Union([t.String(), t.Null()]),
+  resolution: t.Union([t.String(), t.Null()]),
+});
+export type AlertJson = Static<typeof AlertJson>;
+
+/** PATCH of an alert: only the status moves (acknowledge with an optional note, or resolve). */
+export const AlertStatusUpdate = t.Object(
+  {
+    status: t.Union([t.Literal("acknowledged"), t.Literal("resolved")]),
+    note: t.Optional(t.String({ maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
+export type AlertStatusUpdate = Static<typeof AlertStatusUpdate>;
+
+/** The webhook body (issue #15): what, where, since when. */
+export const WebhookBody = t.Object({
+  id: t.String(),
+  type: t.String(),
+  severity: t.String(),
+  status: t.String(),
+  message: t.String(),
+  device: t.Object({
+    id: t.String(),
+    name: t.Union([t.String(), t.Null()]),
+    mac_address: t.Union([t.String(), t.Null()]),
+    product_name: t.Union([t.String(), t.Null()]),
+  }),
+  rule: t.Union([t.Object({ id: t.Integer(), name: t.String() }), t.Null()]),
+  triggered_at: t.String(),
+  resolved_at: t.Union([t.String(), t.Null()]),
+});
+export type WebhookBody = Static<typeof WebhookBody>;

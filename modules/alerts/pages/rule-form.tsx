@@ -1,0 +1,298 @@
+import { assetUrl } from "../../../ui/assets";
+import { CsrfField, FieldError, PageHead } from "../../../ui/components";
+import { Layout, type PageContext } from "../../../ui/layout";
+import { Card } from "../../../ui/table";
+import type { SchemaOption } from "../../builder/service";
+import { operatorsFor, SEVERITIES } from "../model";
+import { LIMITS, type RuleErrors } from "../validation";
+
+/** The form's values as text (what was typed or stored). */
+export type RuleFormValues = Record<
+  | "name"
+  | "product_name"
+  | "schema_version"
+  | "condition_field"
+  | "operator"
+  | "threshold_value"
+  | "clear_threshold"
+  | "for_minutes"
+  | "resolve_after_minutes"
+  | "severity"
+  | "enabled"
+  | "device_ids"
+  | "recipients",
+  string
+>;
+
+export interface RuleFormProps {
+  mode: "create" | "edit";
+  ruleId?: number;
+  values: RuleFormValues;
+  errors: RuleErrors;
+  /** The form-level message (reference: "Unable to save rule. Correct the highlighted fields."). */
+  formError?: string;
+  /** Informational messages (schema has no fields, the field left the schema, ...). */
+  notices: string[];
+  products: { id: string; versions: string[] }[];
+  options: SchemaOption[];
+  /** Set when editing is blocked (deprecated rule): every input disabled. */
+  blocked?: string;
+}
+
+function Options(props: { values: { value: string; label: string }[]; selected: string; prompt: string }) {
+  return (
+    <>
+      <option value="" safe>
+        {props.prompt}
+      </option>
+      {props.values.map((o) => (
+        <option value={o.value} selected={o.value === props.selected} safe>
+          {o.label}
+        </option>
+      ))}
+    </>
+  );
+}
+
+export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleFormProps }) {
+  const v = props.values;
+  const e = props.errors;
+  const disabled = Boolean(props.blocked);
+  const product = props.products.find((p) => p.id === v.product_name);
+  const option = props.options.find((o) => o.key === v.condition_field);
+  const operators = option ? operatorsFor(option.value_type) : [];
+  const numeric = option?.value_type === "number" || option?.value_type === "integer";
+  const self = props.mode === "create" ? "/alerts/new" : `/alerts/${props.ruleId}/edit`;
+  const refresh = {
+    "hx-get": self,
+    "hx-include": "#rule-form",
+    "hx-target": "#rule-form",
+    "hx-select": "#rule-form",
+    "hx-swap": "outerHTML",
+  };
+  return (
+    <Layout ctx={ctx} title={props.mode === "create" ? "Add Rule" : "Edit Rule"}>
+      <script src={assetUrl("alert-rule-form.js")} defer></script>
+      <PageHead
+        title={props.mode === "create" ? "Add Rule" : "Edit Rule"}
+        subtitle="Configure schema-driven conditions for alert generation."
+      />
+      <Card title="Rule">
+        <form
+          method="post"
+          id="rule-form"
+          action={props.mode === "create" ? "/alerts/rules" : `/alerts/rules/${props.ruleId}`}
+          class="stacked wide"
+          data-mode={props.mode}
+          data-blocked={disabled ? "true" : "false"}
+          novalidate
+        >
+          <CsrfField token={ctx.csrfToken} />
+          {props.blocked ? (
+            <div class="flash error" role="alert" safe>
+              {props.blocked}
+            </div>
+          ) : (
+            ""
+          )}
+          {props.formError ? (
+            <div class="flash error" role="alert" safe>
+              {props.formError}
+            </div>
+          ) : (
+            ""
+          )}
+          {props.notices.map((n) => (
+            <div class="flash info" role="status" safe>
+              {n}
+            </div>
+          ))}
+          <div class="form-grid two-col">
+            <label>
+              <span>Rule Name</span>
+              <input
+                type="text"
+                name="name"
+                value={v.name}
+                maxlength={String(LIMITS.name)}
+                placeholder="e.g. High temperature"
+                disabled={disabled || props.mode === "edit"}
+                aria-invalid={e.name ? "true" : undefined}
+              />
+              <FieldError message={e.name} />
+            </label>
+            <label title="Select the schema context used for condition validation.">
+              <span>Schema Product</span>
+              <select name="product_name" disabled={disabled} {...refresh}>
+                <Options
+                  prompt="Select product/schema"
+                  selected={v.product_name}
+                  values={props.products.map((p) => ({ value: p.id, label: p.id }))}
+                />
+              </select>
+              <FieldError message={e.product_name} />
+            </label>
+            <label>
+              <span>Schema Version</span>
+              <select name="schema_version" disabled={disabled} {...refresh}>
+                <Options
+                  prompt="Select version"
+                  selected={v.schema_version}
+                  values={(product?.versions ?? []).map((x) => ({ value: x, label: x }))}
+                />
+              </select>
+              <span class="help">Rules evaluate telemetry fields from the selected schema version.</span>
+              <FieldError message={e.schema_version} />
+            </label>
+            <label>
+              <span>Schema Field</span>
+              <select name="condition_field" disabled={disabled} {...refresh}>
+                <Options
+                  prompt="Select schema field"
+                  selected={v.condition_field}
+                  values={props.options.map((o) => ({ value: o.key, label: `${o.label} (${o.value_type})` }))}
+                />
+              </select>
+              <FieldError message={e.condition_field} />
+            </label>
+            <label>
+              <span>Operator</span>
+              <select name="operator" disabled={disabled}>
+                <Options
+                  prompt={option ? "Select operator" : "Select a field first"}
+                  selected={v.operator}
+                  values={operators.map((o) => ({ value: o, label: o }))}
+                />
+              </select>
+              <FieldError message={e.operator} />
+            </label>
+            <label>
+              <span>Threshold</span>
+              <input
+                type="text"
+                name="threshold_value"
+                value={v.threshold_value}
+                maxlength={String(LIMITS.threshold)}
+                placeholder={numeric ? "e.g. 50" : "e.g. ok42"}
+                disabled={disabled}
+                aria-invalid={e.threshold_value ? "true" : undefined}
+              />
+              <FieldError message={e.threshold_value} />
+            </label>
+            <label>
+              <span>For (minutes)</span>
+              <input
+                type="number"
+                name="for_minutes"
+                value={v.for_minutes}
+                min="0"
+                max="10080"
+                step="1"
+                disabled={disabled}
+              />
+              <span class="help">The condition must hold this long before an alert opens; 0 = at once.</span>
+              <FieldError message={e.for_minutes} />
+            </label>
+            <label>
+              <span>Auto-resolve after (minutes)</span>
+              <input
+                type="number"
+                name="resolve_after_minutes"
+                value={v.resolve_after_minutes}
+                min="0"
+                max="10080"
+                step="1"
+                disabled={disabled}
+              />
+              <span class="help">
+                Resolve once the condition has not held this long. Empty = resolve by hand.
+              </span>
+              <FieldError message={e.resolve_after_minutes} />
+            </label>
+            <label>
+              <span>Clear threshold (optional)</span>
+              <input
+                type="text"
+                name="clear_threshold"
+                value={v.clear_threshold}
+                maxlength="100"
+                disabled={disabled}
+              />
+              <span class="help">Hysteresis for number fields: recovered only past this value.</span>
+              <FieldError message={e.clear_threshold} />
+            </label>
+            <label>
+              <span>Severity</span>
+              <select name="severity" disabled={disabled}>
+                <Options
+                  prompt="Select severity"
+                  selected={v.severity}
+                  values={SEVERITIES.map((s) => ({ value: s, label: s }))}
+                />
+              </select>
+              <FieldError message={e.severity} />
+            </label>
+            <label>
+              <span>Devices (optional)</span>
+              <input
+                type="text"
+                name="device_ids"
+                value={v.device_ids}
+                maxlength="20000"
+                placeholder="Device ids, comma-separated"
+                disabled={disabled}
+              />
+              <span class="help">Empty = every device of the product.</span>
+              <FieldError message={e.device_ids} />
+            </label>
+            <label>
+              <span>Extra email recipients (optional)</span>
+              <input
+                type="text"
+                name="recipients"
+                value={v.recipients}
+                maxlength="5000"
+                placeholder="a@example.com, b@example.com"
+                disabled={disabled}
+              />
+              <FieldError message={e.recipients} />
+            </label>
+            <label style="display: flex; gap: 0.5rem; align-items: center">
+              <input type="hidden" name="enabled" value="false" />
+              <input
+                type="checkbox"
+                name="enabled"
+                value="true"
+                checked={v.enabled !== "false"}
+                disabled={disabled}
+              />
+              <span>Enabled</span>
+              <FieldError message={e.enabled} />
+            </label>
+          </div>
+          <p class="muted small">Tip: Ctrl/Cmd + Enter to save.</p>
+          <div class="actions">
+            <button class="btn primary" type="submit" disabled={disabled}>
+              {props.mode === "create" ? "Create Rule" : "Save Changes"}
+            </button>
+            <a class="btn" href="/alerts?tab=rules" data-discard>
+              Cancel
+            </a>
+          </div>
+        </form>
+      </Card>
+      <dialog id="discard-dialog" aria-labelledby="discard-title">
+        <h2 id="discard-title">Discard Changes?</h2>
+        <p>You have unsaved edits. Do you want to discard them?</p>
+        <div class="actions">
+          <button class="btn" type="button" data-keep-editing>
+            Keep Editing
+          </button>
+          <button class="btn danger" type="button" data-discard-confirm>
+            Discard
+          </button>
+        </div>
+      </dialog>
+    </Layout>
+  );
+}

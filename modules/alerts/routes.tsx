@@ -1,0 +1,350 @@
+import { Elysia } from "elysia";
+import { redirectWithFlash } from "../../ui/flash";
+import { htmlPage, pageContext } from "../../ui/page";
+import { listBuilderSchemas } from "../builder/service";
+import { deviceSummaries } from "../devices/summaries";
+import { actorLabel } from "../jsonapi/document";
+import type { Principal } from "../platform/access";
+import type { AppContext } from "../platform/context";
+import { AppError } from "../platform/errors";
+import { isUuid } from "../platform/json-body";
+import { alertNotFound, changeStatus, getAlert } from "./lifecycle";
+import { alertsCsv, listAlerts, parseAlertFilters } from "./listing";
+import { alertNotifications } from "./notifications/deliver";
+import { notifyPolicy } from "./notifications/queue";
+import { AlertPage, DeviceAlertsPanel } from "./pages/alert";
+import { AlertsPage, type AlertTab } from "./pages/list";
+import { RuleFormPage, type RuleFormProps, type RuleFormValues } from "./pages/rule-form";
+import { deviceAlerts } from "./queries";
+import {
+  type AlertRule,
+  createRule,
+  deleteRule,
+  editBlockedMessage,
+  getRule,
+  isDeprecated,
+  listRules,
+  RULE_SORTS,
+  type RuleSort,
+  RuleValidationError,
+  ruleNames,
+  updateRule,
+} from "./rules";
+import { MESSAGES, productOptions } from "./validation";
+
+type Form = Record<string, unknown>;
+/** A form value; repeated fields (hidden "false" + checkbox "true") count by their last value. */
+const field = (form: Form, name: string) => {
+  const value = form[name];
+  const last = Array.isArray(value) ? value[value.length - 1] : value;
+  return typeof last === "string" ? last : "";
+};
+const canManage = (p: Principal | undefined) => p?.role === "operator" || p?.role === "admin";
+
+const FORM_FIELDS: (keyof RuleFormValues)[] = [
+  "name",
+  "product_name",
+  "schema_version",
+  "condition_field",
+  "operator",
+  "threshold_value",
+  "clear_threshold",
+  "for_minutes",
+  "resolve_after_minutes",
+  "severity",
+  "enabled",
+  "device_ids",
+  "recipients",
+];
+
+function valuesOf(rule: AlertRule): RuleFormValues {
+  return {
+    name: rule.name,
+    product_name: rule.productName,
+    schema_version: rule.schemaVersion,
+    condition_field: rule.conditionField,
+    operator: rule.operator,
+    threshold_value: rule.thresholdValue,
+    clear_threshold: rule.clearThreshold ?? "",
+    for_minutes: String(rule.forMinutes),
+    resolve_after_minutes: rule.resolveAfterMinutes === null ? "" : String(rule.resolveAfterMinutes),
+    severity: rule.severity,
+    enabled: String(rule.enabled),
+    device_ids: (rule.deviceIds ?? []).join(", "),
+    recipients: rule.recipients.join(", "),
+  };
+}
+
+/** The /alerts pages: Active, History and Rules tabs, rule create/edit, alert detail, bulk actions, CSV. */
+export function alertRoutes(ctx: AppContext) {
+  const { config, database } = ctx;
+  const sql = database.sql;
+
+  /** Builds the rule form's props from its current values (schema lists, field options, notices). */
+  async function formProps(
+    base: Omit<RuleFormProps, "products" | "options" | "notices">,
+  ): Promise<RuleFormProps> {
+    const refs = await listBuilderSchemas(sql);
+    const products = [...new Set(refs.map((r) => r.schema_id))].map((id) => ({
+      id,
+      versions: refs.filter((r) => r.schema_id === id).map((r) => r.schema_version),
+    }));
+    const values = { ...base.values };
+    if (base.mode === "create" && !values.product_name && products[0]) values.product_name = products[0].id;
+    const product = products.find((p) => p.id === values.product_name);
+    if (product && !product.versions.includes(values.schema_version))
+      values.schema_version = product.versions[0] ?? "";
+    const notices: string[] = [];
+    const options = product ? ((await productOptions(sql, product.id)).get(values.schema_version) ?? []) : [];
+    if (product && options.length === 0)
+      notices.push("No schema fields are available for this schema/version.");
+    if (
+      values.condition_field &&
+      options.length > 0 &&
+      !options.some((o) => o.key === values.condition_field)
+    ) {
+      notices.push("Selected field is no longer valid for the active schema.");
+      if (!base.blocked) values.condition_field = "";
+    }
+    return { ...base, values, products, options, notices };
+  }
+
+  const formValues = (form: Form, fallback?: RuleFormValues): RuleFormValues => {
+    const values = {} as RuleFormValues;
+    for (const name of FORM_FIELDS)
+      values[name] = form[name] === undefined && fallback ? fallback[name] : field(form, name);
+    return values;
+  };
+  const EMPTY = formValues({}, undefined);
+  EMPTY.for_minutes = "0";
+  EMPTY.severity = "warning";
+  EMPTY.enabled = "true";
+
+  const render = async (
+    request: Request,
+    principal: Principal | undefined,
+    props: Omit<RuleFormProps, "products" | "options" | "notices">,
+    status = 200,
+  ) => {
+    const page = pageContext(request, principal, config.secretKey);
+    return htmlPage(page, <RuleFormPage ctx={page} props={await formProps(props)} />, status);
+  };
+
+  const ruleOr404 = async (raw: string) => {
+    const rule = /^\d{1,10}$/.test(raw) ? await getRule(sql, Number(raw)) : undefined;
+    if (!rule) throw new AppError(404, "not_found", "Alert rule not found");
+    return rule;
+  };
+
+  return new Elysia({ name: "alerts" })
+    .use(ctx.access)
+    .get(
+      "/alerts",
+      async ({ request, principal, query }) => {
+        const tab: AlertTab = query.tab === "history" || query.tab === "rules" ? query.tab : "active";
+        const page = pageContext(request, principal, config.secretKey);
+        const filters = parseAlertFilters(query);
+        if (tab === "active") filters.status = "open";
+        const ruleSortRaw = typeof query.sort === "string" && tab === "rules" ? query.sort : "";
+        const ruleSort = RULE_SORTS.find((s) => s === ruleSortRaw.replace(/^-/, ""));
+        const ruleFilter = typeof query.filter === "string" ? query.filter.slice(0, 200) : "";
+        const [list, rules] = await Promise.all([
+          tab === "rules"
+            ? { items: [], nextCursor: undefined }
+            : listAlerts(sql, {
+                ...filters,
+                cursor: typeof query.cursor === "string" ? query.cursor : undefined,
+              }),
+          listRules(
+            sql,
+            tab === "rules"
+              ? {
+                  filter: ruleFilter,
+                  sort: ruleSort as RuleSort | undefined,
+                  order: ruleSortRaw.startsWith("-") ? "desc" : "asc",
+                }
+              : {},
+          ),
+        ]);
+        return htmlPage(
+          page,
+          <AlertsPage
+            ctx={page}
+            props={{
+              tab,
+              canManage: canManage(principal),
+              filters: tab === "rules" ? {} : filters,
+              ...list,
+              rules,
+              ruleFilter,
+              ruleSort: ruleSortRaw,
+            }}
+          />,
+        );
+      },
+      { access: "viewer" },
+    )
+    .get("/alerts/rules", () => redirectWithFlash("/alerts?tab=rules"), { access: "viewer" })
+    .get(
+      "/alerts/export.csv",
+      async ({ query }) => {
+        const csv = await alertsCsv(sql, parseAlertFilters(query));
+        return new Response(csv, {
+          headers: {
+            "content-type": "text/csv; charset=utf-8",
+            "content-disposition": `attachment; filename="alerts-${new Date().toISOString().slice(0, 10)}.csv"`,
+          },
+        });
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/alerts/new",
+      ({ request, principal, query }) =>
+        render(request, principal, { mode: "create", values: formValues(query as Form, EMPTY), errors: {} }),
+      { access: "operator" },
+    )
+    .post(
+      "/alerts/rules",
+      async ({ request, principal, body }) => {
+        const values = formValues((body ?? {}) as Form);
+        try {
+          await createRule(sql, values, actorLabel(principal));
+        } catch (error) {
+          if (!(error instanceof RuleValidationError)) throw error;
+          return render(
+            request,
+            principal,
+            { mode: "create", values, errors: error.fields, formError: MESSAGES.form },
+            422,
+          );
+        }
+        return redirectWithFlash("/alerts?tab=rules", { kind: "success", text: "Rule created successfully" });
+      },
+      { access: "operator" },
+    )
+    .get(
+      "/alerts/:id/edit",
+      async ({ request, principal, params, query }) => {
+        const rule = await ruleOr404(params.id);
+        const blocked = (await isDeprecated(sql, rule)) ? editBlockedMessage(rule) : undefined;
+        const values = blocked ? valuesOf(rule) : formValues(query as Form, valuesOf(rule));
+        values.name = rule.name;
+        return render(request, principal, { mode: "edit", ruleId: rule.id, values, errors: {}, blocked });
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/alerts/rules/:id",
+      async ({ request, principal, params, body }) => {
+        const rule = await ruleOr404(params.id);
+        const values = formValues((body ?? {}) as Form, valuesOf(rule));
+        values.name = rule.name;
+        try {
+          await updateRule(sql, rule.id, values);
+        } catch (error) {
+          if (error instanceof AppError && error.code === "rule_deprecated") {
+            return render(
+              request,
+              principal,
+              { mode: "edit", ruleId: rule.id, values: valuesOf(rule), errors: {}, blocked: error.message },
+              409,
+            );
+          }
+          if (!(error instanceof RuleValidationError)) throw error;
+          return render(
+            request,
+            principal,
+            { mode: "edit", ruleId: rule.id, values, errors: error.fields, formError: MESSAGES.form },
+            422,
+          );
+        }
+        return redirectWithFlash("/alerts?tab=rules", { kind: "success", text: "Rule updated successfully" });
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/alerts/rules/:id/delete",
+      async ({ params }) => {
+        const deleted = /^\d{1,10}$/.test(params.id) && (await deleteRule(sql, Number(params.id)));
+        return redirectWithFlash(
+          "/alerts?tab=rules",
+          deleted
+            ? { kind: "success", text: "Rule deleted" }
+            : { kind: "error", text: "Unable to delete rule" },
+        );
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/alerts/bulk",
+      async ({ principal, body }) => {
+        const form = (body ?? {}) as Form;
+        const raw = form.ids;
+        const ids = (Array.isArray(raw) ? raw : [raw]).filter(
+          (v): v is string => typeof v === "string" && isUuid(v),
+        );
+        const action = field(form, "action");
+        const back = field(form, "back").startsWith("/alerts/") ? field(form, "back") : "/alerts";
+        if (ids.length === 0 || (action !== "acknowledge" && action !== "resolve")) {
+          return redirectWithFlash(back, {
+            kind: "error",
+            text: "Select at least one alert, then Acknowledge or Resolve.",
+          });
+        }
+        const changed = await changeStatus(
+          sql,
+          ids,
+          {
+            status: action === "acknowledge" ? "acknowledged" : "resolved",
+            note: field(form, "note"),
+            by: actorLabel(principal) ?? "?",
+          },
+          await notifyPolicy(config, sql),
+        );
+        const verb = action === "acknowledge" ? "acknowledged" : "resolved";
+        return redirectWithFlash(back, { kind: "success", text: `${changed.length} alert(s) ${verb}.` });
+      },
+      { access: "operator" },
+    )
+    .get(
+      "/alerts/device/:deviceId",
+      async ({ params }) => {
+        if (!isUuid(params.deviceId)) throw alertNotFound();
+        const html = await (
+          <DeviceAlertsPanel deviceId={params.deviceId} alerts={await deviceAlerts(sql, params.deviceId)} />
+        );
+        return new Response(html, {
+          headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+        });
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/alerts/:id",
+      async ({ request, principal, params }) => {
+        const alert = await getAlert(sql, params.id);
+        if (!alert) throw alertNotFound();
+        const page = pageContext(request, principal, config.secretKey);
+        const [devices, names, notifications] = await Promise.all([
+          deviceSummaries(sql, [alert.deviceId]),
+          ruleNames(sql, alert.ruleId === null ? [] : [alert.ruleId]),
+          alertNotifications(sql, alert.id),
+        ]);
+        return htmlPage(
+          page,
+          <AlertPage
+            ctx={page}
+            props={{
+              alert,
+              device: devices.get(alert.deviceId),
+              ruleName: alert.ruleId === null ? undefined : names.get(alert.ruleId),
+              notifications,
+              canManage: canManage(principal),
+            }}
+          />,
+        );
+      },
+      { access: "viewer" },
+    );
+}

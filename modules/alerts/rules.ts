@@ -1,0 +1,229 @@
+import type { Sql } from "../platform/database";
+import { pgDate } from "../platform/database";
+import { AppError } from "../platform/errors";
+import type { AlertRuleInput, AlertRuleJson, RuleOperator, Severity } from "./model";
+import { checkRule, MESSAGES, productOptions, type RuleErrors, type RuleValues } from "./validation";
+
+export interface AlertRule extends RuleValues {
+  id: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+type RuleRow = {
+  id: number;
+  name: string;
+  product_name: string;
+  schema_version: string;
+  condition_field: string;
+  field_type: string;
+  operator: string;
+  threshold_value: string;
+  clear_threshold: string | null;
+  for_minutes: number;
+  resolve_after_minutes: number | null;
+  severity: string;
+  enabled: boolean;
+  device_ids: string[] | null;
+  recipients: string[];
+  created_at: Date;
+  updated_at: Date;
+};
+
+function toRule(row: RuleRow): AlertRule {
+  return {
+    id: row.id,
+    name: row.name,
+    productName: row.product_name,
+    schemaVersion: row.schema_version,
+    conditionField: row.condition_field,
+    fieldType: row.field_type,
+    operator: row.operator as RuleOperator,
+    thresholdValue: row.threshold_value,
+    clearThreshold: row.clear_threshold,
+    forMinutes: row.for_minutes,
+    resolveAfterMinutes: row.resolve_after_minutes,
+    severity: row.severity as Severity,
+    enabled: row.enabled,
+    deviceIds: row.device_ids,
+    recipients: row.recipients,
+    createdAt: pgDate(row.created_at),
+    updatedAt: pgDate(row.updated_at),
+  };
+}
+
+export function ruleJson(rule: AlertRule, deprecated: boolean): AlertRuleJson {
+  return {
+    id: rule.id,
+    name: rule.name,
+    product_name: rule.productName,
+    schema_version: rule.schemaVersion,
+    condition_field: rule.conditionField,
+    field_type: rule.fieldType,
+    operator: rule.operator,
+    threshold_value: rule.thresholdValue,
+    clear_threshold: rule.clearThreshold,
+    for_minutes: rule.forMinutes,
+    resolve_after_minutes: rule.resolveAfterMinutes,
+    severity: rule.severity,
+    enabled: rule.enabled,
+    device_ids: rule.deviceIds,
+    recipients: rule.recipients,
+    deprecated,
+    created_at: rule.createdAt.toISOString(),
+    updated_at: rule.updatedAt.toISOString(),
+  };
+}
+
+/** A failed save: 422 with every field's message (`details.fields`), nothing stored. */
+export class RuleValidationError extends AppError {
+  constructor(readonly fields: RuleErrors) {
+    super(422, "validation_failed", MESSAGES.form, { fields });
+  }
+}
+
+export const ruleNotFound = () => new AppError(404, "not_found", "Alert rule not found");
+
+export async function getRule(sql: Sql, id: number): Promise<AlertRule | undefined> {
+  if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) return undefined;
+  const [row] = await sql<RuleRow[]>`select * from alert_rules where id = ${id}`;
+  return row && toRule(row);
+}
+
+function isNameConflict(error: unknown): boolean {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    (error as { code?: string }).code === "23505" &&
+    String((error as { constraint_name?: string }).constraint_name).includes("name")
+  );
+}
+
+export async function createRule(sql: Sql, input: AlertRuleInput, by?: string): Promise<AlertRule> {
+  const checked = await checkRule(sql, input);
+  if ("errors" in checked) throw new RuleValidationError(checked.errors);
+  const v = checked.values;
+  try {
+    const [row] = await sql<RuleRow[]>`
+      insert into alert_rules (name, product_name, schema_version, condition_field, field_type, operator,
+        threshold_value, clear_threshold, for_minutes, resolve_after_minutes, severity, enabled, device_ids,
+        recipients, created_by)
+      values (${v.name}, ${v.productName}, ${v.schemaVersion}, ${v.conditionField}, ${v.fieldType}, ${v.operator},
+        ${v.thresholdValue}, ${v.clearThreshold}, ${v.forMinutes}, ${v.resolveAfterMinutes}, ${v.severity},
+        ${v.enabled}, ${v.deviceIds}::uuid[], ${v.recipients}::text[], ${by ?? null})
+      returning *`;
+    return toRule(row!);
+  } catch (error) {
+    if (isNameConflict(error)) throw new RuleValidationError({ name: MESSAGES.nameTaken });
+    throw error;
+  }
+}
+
+/** Updates a rule (name immutable). A deprecated rule cannot be edited (reference). */
+export async function updateRule(sql: Sql, id: number, input: AlertRuleInput): Promise<AlertRule> {
+  const existing = await getRule(sql, id);
+  if (!existing) throw ruleNotFound();
+  if (await isDeprecated(sql, existing)) {
+    throw new AppError(409, "rule_deprecated", editBlockedMessage(existing));
+  }
+  const checked = await checkRule(sql, input, existing);
+  if ("errors" in checked) throw new RuleValidationError(checked.errors);
+  const v = checked.values;
+  const [row] = await sql<RuleRow[]>`
+    update alert_rules set product_name = ${v.productName}, schema_version = ${v.schemaVersion},
+      condition_field = ${v.conditionField}, field_type = ${v.fieldType}, operator = ${v.operator},
+      threshold_value = ${v.thresholdValue}, clear_threshold = ${v.clearThreshold}, for_minutes = ${v.forMinutes},
+      resolve_after_minutes = ${v.resolveAfterMinutes}, severity = ${v.severity}, enabled = ${v.enabled},
+      device_ids = ${v.deviceIds}::uuid[], recipients = ${v.recipients}::text[], updated_at = now()
+    where id = ${id} returning *`;
+  if (!row) throw ruleNotFound();
+  // A changed condition starts a new evaluation: the old breach/clear timing no longer applies.
+  await sql`delete from alert_rule_states where rule_id = ${id}`;
+  return toRule(row);
+}
+
+/** Deletes a rule; its open alerts stay as history (rule_id kept, as in the reference: no FK). */
+export async function deleteRule(sql: Sql, id: number): Promise<boolean> {
+  if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) return false;
+  const rows = await sql`delete from alert_rules where id = ${id} returning id`;
+  await sql`delete from alert_rule_states where rule_id = ${id}`;
+  return rows.length > 0;
+}
+
+export function editBlockedMessage(rule: Pick<AlertRule, "productName" | "schemaVersion">): string {
+  return `This rule references a schema field that is no longer valid for ${rule.productName} / ${rule.schemaVersion}. Editing is disabled.`;
+}
+
+/** Deprecated: the rule's field is in no version of its product's schema any more (reference). */
+export async function isDeprecated(
+  sql: Sql,
+  rule: Pick<AlertRule, "productName" | "conditionField">,
+  cache = new Map<string, Set<string>>(),
+): Promise<boolean> {
+  let keys = cache.get(rule.productName);
+  if (!keys) {
+    keys = new Set<string>();
+    for (const options of (await productOptions(sql, rule.productName)).values()) {
+      for (const option of options) keys.add(option.key);
+    }
+    cache.set(rule.productName, keys);
+  }
+  return !keys.has(rule.conditionField);
+}
+
+export const RULE_SORTS = [
+  "product_name",
+  "name",
+  "condition_field",
+  "operator",
+  "severity",
+  "updated_at",
+] as const;
+export type RuleSort = (typeof RULE_SORTS)[number];
+
+export interface RuleListOptions {
+  filter?: string;
+  sort?: RuleSort;
+  order?: "asc" | "desc";
+  limit?: number;
+}
+
+/**
+ * Rules for the Rules tab and JSON:API: the filter is a case-insensitive substring over product,
+ * name, field, operator and threshold (reference); sort among RULE_SORTS (default product asc).
+ */
+export async function listRules(
+  sql: Sql,
+  options: RuleListOptions = {},
+): Promise<{ rule: AlertRule; deprecated: boolean }[]> {
+  const sort = RULE_SORTS.includes(options.sort as RuleSort) ? options.sort! : "product_name";
+  const order = options.order === "desc" ? sql`desc` : sql`asc`;
+  const needle = options.filter?.trim() ? `%${options.filter.trim().replace(/[\\%_]/g, "\\$&")}%` : null;
+  const rows = await sql<RuleRow[]>`
+    select * from alert_rules
+    where ${needle}::text is null or product_name ilike ${needle} or name ilike ${needle}
+      or condition_field ilike ${needle} or operator ilike ${needle} or threshold_value ilike ${needle}
+    order by ${sql(sort)} ${order}, id
+    limit ${Math.min(options.limit ?? 1000, 1000)}`;
+  const cache = new Map<string, Set<string>>();
+  const result = [];
+  for (const row of rows) {
+    const rule = toRule(row);
+    result.push({ rule, deprecated: await isDeprecated(sql, rule, cache) });
+  }
+  return result;
+}
+
+/** Enabled rules (evaluation reads them once per run). */
+export async function enabledRules(sql: Sql): Promise<AlertRule[]> {
+  return (await sql<RuleRow[]>`select * from alert_rules where enabled order by id`).map(toRule);
+}
+
+/** Rule names by id (alert lists show them; a deleted rule has none). */
+export async function ruleNames(sql: Sql, ids: number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql<
+    { id: number; name: string }[]
+  >`select id, name from alert_rules where id = any(${ids}::int[])`;
+  return new Map(rows.map((r) => [r.id, r.name]));
+}

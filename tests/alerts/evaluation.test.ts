@@ -1,0 +1,216 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import path from "node:path";
+import { checkOfflineDevices, evaluateAlerts } from "../../modules/alerts/evaluation";
+import { changeStatus, deleteExpiredAlerts } from "../../modules/alerts/lifecycle";
+import { createRule } from "../../modules/alerts/rules";
+import { recordTelemetry } from "../../modules/telemetry/service";
+import { startTestApp } from "../helpers/app";
+import { beat, openAlerts, rewindCursor, sensorDevice } from "./helpers";
+
+// Web role only: evaluation runs when the test calls it, so each step is deterministic.
+const app = await startTestApp({ OUTPOST_ROLE: "web" });
+afterAll(() => app.stop());
+const sql = app.database.sql;
+// Negative settle: read up to "now" even with the database clock a few microseconds ahead of ours.
+const evaluate = () => evaluateAlerts(sql, app.config, { settleMs: -5000 });
+
+/** Events written with past times arrive "late": read again from 30 minutes back (states skip repeats). */
+const replay = async () => {
+  await rewindCursor(sql);
+  await evaluate();
+};
+
+const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+
+describe("evaluation", () => {
+  test("a breach opens one alert per (device, rule) episode; retries add none; recovery auto-resolves", async () => {
+    const device = await sensorDevice(app, "ev-basic");
+    const rule = await createRule(sql, {
+      name: "Hot",
+      product_name: "ev-basic",
+      condition_field: "temp",
+      operator: ">",
+      threshold_value: "50",
+      resolve_after_minutes: 0,
+      severity: "critical",
+    });
+    await beat(app, device, { temp: 40 });
+    await evaluate();
+    expect(await openAlerts(sql, device.id)).toEqual([]);
+
+    await beat(app, device, { temp: 55 });
+    await beat(app, device, { temp: 60 });
+    await evaluate();
+    await rewindCursor(sql); // a retried run re-reads the same events
+    await evaluate();
+    const [alert, ...more] = await openAlerts(sql, device.id);
+    expect(more).toEqual([]);
+    expect(alert).toMatchObject({ type: "threshold", status: "active", rule_id: rule.id });
+    expect(alert!.message).toBe("Rule Breach: temp > 50");
+
+    await beat(app, device, { temp: 20 });
+    await evaluate();
+    expect((await openAlerts(sql, device.id)).map((a) => a.status)).toEqual(["resolved"]);
+
+    // A new episode is a new alert.
+    await beat(app, device, { temp: 70 });
+    await evaluate();
+    expect((await openAlerts(sql, device.id)).map((a) => a.status)).toEqual(["resolved", "active"]);
+  });
+
+  test("`for` holds the alert back until the condition held that long; hysteresis needs the clear threshold", async () => {
+    const device = await sensorDevice(app, "ev-for");
+    await createRule(sql, {
+      name: "Hot for 3 min",
+      product_name: "ev-for",
+      condition_field: "temp",
+      operator: ">=",
+      threshold_value: "50",
+      clear_threshold: "40",
+      for_minutes: 3,
+      resolve_after_minutes: 1,
+    });
+    await recordTelemetry(sql, device.id, { temp: 51 }, minutesAgo(5));
+    await recordTelemetry(sql, device.id, { temp: 52 }, minutesAgo(3.5));
+    await replay();
+    expect(await openAlerts(sql, device.id)).toEqual([]);
+    await recordTelemetry(sql, device.id, { temp: 53 }, minutesAgo(1.9));
+    await replay();
+    expect((await openAlerts(sql, device.id)).map((a) => a.status)).toEqual(["active"]);
+    // 45 is below the threshold but above the clear threshold: not recovered.
+    await recordTelemetry(sql, device.id, { temp: 45 }, minutesAgo(1.8));
+    await recordTelemetry(sql, device.id, { temp: 45 }, minutesAgo(0.5));
+    await replay();
+    expect((await openAlerts(sql, device.id)).map((a) => a.status)).toEqual(["active"]);
+    // Recovered 0.4 min ago: not yet clear for the 1 minute auto-resolve needs.
+    await recordTelemetry(sql, device.id, { temp: 30 }, minutesAgo(0.4));
+    await recordTelemetry(sql, device.id, { temp: 31 }, new Date(Date.now() + 0));
+    await replay();
+    expect((await openAlerts(sql, device.id)).map((a) => a.status)).toEqual(["active"]);
+    // Clear for 2 minutes by the next heartbeat: resolved.
+    await sql`update alert_rule_states set clear_since = clear_since - interval '2 minutes'`;
+    await beat(app, device, { temp: 30 });
+    await replay();
+    expect((await openAlerts(sql, device.id)).map((a) => a.status)).toEqual(["resolved"]);
+  });
+
+  test("scope: a rule listing devices ignores the others; disabled rules and unapproved devices are silent", async () => {
+    const a = await sensorDevice(app, "ev-scope");
+    const b = await sensorDevice(app, "ev-scope");
+    await createRule(sql, {
+      name: "Only A",
+      product_name: "ev-scope",
+      condition_field: "state",
+      operator: "contains",
+      threshold_value: "fail",
+      device_ids: [a.id],
+    });
+    await createRule(sql, {
+      name: "Disabled",
+      product_name: "ev-scope",
+      condition_field: "state",
+      operator: "is",
+      threshold_value: "failed",
+      enabled: false,
+    });
+    await beat(app, a, { state: "failed" });
+    await beat(app, b, { state: "failed" });
+    await evaluate();
+    expect((await openAlerts(sql, a.id)).length).toBe(1);
+    expect(await openAlerts(sql, b.id)).toEqual([]);
+  });
+
+  test("offline: silent approved devices get one alert; the next heartbeat resolves it", async () => {
+    const device = await sensorDevice(app, "ev-offline");
+    await beat(app, device, { temp: 1 });
+    await evaluate();
+    await sql`update devices set last_seen_at = now() - interval '11 minutes' where id = ${device.id}::uuid`;
+    await checkOfflineDevices(sql, app.config);
+    await checkOfflineDevices(sql, app.config);
+    const [alert, ...more] = await openAlerts(sql, device.id);
+    expect(more).toEqual([]);
+    expect(alert).toMatchObject({
+      type: "offline",
+      status: "active",
+      message: "Device hasn't reported in 10 minutes",
+    });
+    await beat(app, device, { temp: 2 });
+    await evaluate();
+    expect(await openAlerts(sql, device.id)).toMatchObject([
+      { type: "offline", status: "resolved", message: "Device heartbeat resumed" },
+    ]);
+  });
+
+  test("acknowledge then resolve by hand records who and when; retention deletes old resolved alerts", async () => {
+    const device = await sensorDevice(app, "ev-life");
+    await createRule(sql, {
+      name: "Life",
+      product_name: "ev-life",
+      condition_field: "temp",
+      operator: ">",
+      threshold_value: "1",
+    });
+    await beat(app, device, { temp: 5 });
+    await evaluate();
+    const [alert] = await openAlerts(sql, device.id);
+    const policy = { minIntervalMinutes: 15, recipients: [], email: false, webhook: false };
+    const acked = await changeStatus(
+      sql,
+      [alert!.id, "not-a-uuid"],
+      { status: "acknowledged", note: "on it", by: "ops@example.test" },
+      policy,
+    );
+    expect(acked[0]).toMatchObject({
+      status: "acknowledged",
+      acknowledgedBy: "ops@example.test",
+      ackNote: "on it",
+    });
+    // Still open: the condition holding again opens nothing new.
+    await beat(app, device, { temp: 6 });
+    await evaluate();
+    expect((await openAlerts(sql, device.id)).length).toBe(1);
+    const resolved = await changeStatus(
+      sql,
+      [alert!.id],
+      { status: "resolved", by: "ops@example.test" },
+      policy,
+    );
+    expect(resolved[0]).toMatchObject({
+      status: "resolved",
+      resolvedBy: "ops@example.test",
+      resolution: "manual",
+    });
+    expect(await changeStatus(sql, [alert!.id], { status: "acknowledged", by: "x" }, policy)).toEqual([]);
+    await sql`update alerts set resolved_at = now() - interval '181 days' where id = ${alert!.id}::uuid`;
+    expect(await deleteExpiredAlerts(sql, 180)).toBe(1);
+  });
+
+  test("a worker killed mid-run (SIGKILL) leaves nothing; the retry creates exactly one alert", async () => {
+    const device = await sensorDevice(app, "ev-kill");
+    await createRule(sql, {
+      name: "Kill",
+      product_name: "ev-kill",
+      condition_field: "temp",
+      operator: ">",
+      threshold_value: "1",
+    });
+    await beat(app, device, { temp: 9 });
+    await Bun.sleep(50);
+    const child = Bun.spawn([process.execPath, path.join(import.meta.dir, "kill-child.ts")], {
+      env: { ...process.env, DATABASE_URL: app.database.url },
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+    const reader = child.stdout.getReader();
+    const { value } = await reader.read();
+    expect(new TextDecoder().decode(value)).toContain("paused");
+    // The child holds an uncommitted transaction with the alert in it.
+    child.kill("SIGKILL");
+    await child.exited;
+    expect(await openAlerts(sql, device.id)).toEqual([]);
+    await evaluate();
+    await rewindCursor(sql);
+    await evaluate();
+    expect((await openAlerts(sql, device.id)).length).toBe(1);
+  });
+});
