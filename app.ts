@@ -24,6 +24,8 @@ import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
 import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
 import type { Logger } from "./modules/platform/logger";
+import { reportApiRoutes } from "./modules/reports/api";
+import { reportPageRoutes } from "./modules/reports/routes";
 import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { attachSettingsStore } from "./modules/settings/store";
@@ -64,6 +66,8 @@ export function buildApp(deps: AppDependencies) {
     .use(settingsRoutes(ctx))
     .use(accessSettingsRoutes(ctx))
     .use(liveRoutes(ctx))
+    .use(reportApiRoutes(ctx))
+    .use(reportPageRoutes(ctx))
     .use(upcomingRoutes(ctx))
     .use(uiRoutes(ctx));
 }

@@ -5,5 +5,6 @@ export * from "./devices/schema";
 export * from "./e2e/schema";
 export * from "./jobs/schema";
 export * from "./operators/schema";
+export * from "./reports/schema";
 export * from "./settings/schema";
 export * from "./telemetry/schema";

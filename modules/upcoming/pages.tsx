@@ -16,12 +16,6 @@ export const UPCOMING_SECTIONS: Record<
     heading: "Alerts are not built yet",
     text: "Alert rules that watch device telemetry and notify by email or webhook are coming in a later release. Until then nothing raises alerts, and the notification settings are stored but send nothing.",
   },
-  "/reports": {
-    title: "Reports",
-    icon: "reports",
-    heading: "Reports are not built yet",
-    text: "Custom reports that summarise telemetry across the fleet are coming in a later release. Until then, each device's Telemetry tab charts its own data.",
-  },
 };
 
 export function UpcomingPage({ ctx, path }: { ctx: PageContext; path: string }) {
