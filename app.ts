@@ -5,9 +5,11 @@ import { JOB_CATALOG } from "./jobs";
 import { builderRoutes } from "./modules/builder/routes";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
+import { deviceCsvRoutes } from "./modules/devices/csv-routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { e2eConfigFor } from "./modules/e2e/config";
 import { e2eRoutes } from "./modules/e2e/routes";
+import { jobRunCsvRoutes } from "./modules/jobs/csv-routes";
 import { jobRoutes } from "./modules/jobs/routes";
 import { migrateJobQueue, startJobRunner } from "./modules/jobs/runner";
 import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
@@ -68,6 +70,8 @@ export function buildApp(deps: AppDependencies) {
     .use(liveRoutes(ctx))
     .use(reportApiRoutes(ctx))
     .use(reportPageRoutes(ctx))
+    .use(deviceCsvRoutes(ctx))
+    .use(jobRunCsvRoutes(ctx))
     .use(upcomingRoutes(ctx))
     .use(uiRoutes(ctx));
 }

@@ -158,6 +158,35 @@ function comparison(
   return sql`${left} ${ops[op]} ${right}`;
 }
 
+/**
+ * Up to `take` device ids, ascending, after `after`, that have events in the range: a recursive
+ * "loose index scan" that reads one index entry per device instead of every event.
+ */
+async function nextDevices(
+  sql: Sql,
+  inRange: PendingQuery<Row[]>,
+  after: string | undefined,
+  inclusive: boolean,
+  take: number,
+): Promise<string[]> {
+  const start =
+    after === undefined
+      ? sql``
+      : inclusive
+        ? sql`and e.device_id >= ${after}::uuid`
+        : sql`and e.device_id > ${after}::uuid`;
+  const rows = await sql<{ device_id: string }[]>`
+    with recursive cand(device_id, n) as (
+      (select e.device_id, 1 from telemetry_events e where ${inRange} ${start} order by e.device_id limit 1)
+      union all
+      select (select e.device_id from telemetry_events e where ${inRange} and e.device_id > c.device_id
+                order by e.device_id limit 1), c.n + 1
+      from cand c where c.device_id is not null and c.n < ${take}
+    )
+    select device_id::text from cand where device_id is not null`;
+  return rows.map((r) => r.device_id).sort();
+}
+
 /** One page of a report. Unknown sort/filter columns fall back to the mode's default. */
 export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<ReportPage> {
   const filterKeys = spec.filters.flatMap((f) => ("key" in f.target ? [f.target] : []));
@@ -186,12 +215,14 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
     const type: ColumnType = f.target.numeric ? "number" : "text";
     return comparison(sql, sql`v.${sql(`f${filterIndex++}`)}`, type, f.op, f.value);
   });
-  const base = sql`from telemetry_events e
+  const inRange = sql`e.recorded_at >= ${spec.from.toISOString()}::timestamptz and e.recorded_at < ${spec.to.toISOString()}::timestamptz
+      ${spec.deviceScope ? sql`and e.device_id in (${spec.deviceScope})` : sql``}`;
+  const baseFor = (devices: PendingQuery<Row[]>) => sql`from telemetry_events e
     cross join lateral (select ${values.length ? values.flatMap((v, i) => (i ? [sql`,`, v] : [v])) : sql`1 as none`}
       from (select e.payload::jsonb as p offset 0) j) v
-    where e.recorded_at >= ${spec.from.toISOString()}::timestamptz and e.recorded_at < ${spec.to.toISOString()}::timestamptz
-      ${spec.deviceScope ? sql`and e.device_id in (${spec.deviceScope})` : sql``}
+    where ${inRange} ${devices}
       ${eventFilters.length ? eventFilters.map((f) => sql`and ${f}`) : sql``}`;
+  const base = baseFor(sql``);
 
   const columns = outputColumns(sql, spec);
   const byKey = new Map(columns.map((c) => [c.key, c]));
@@ -270,13 +301,39 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
       return parts;
     });
     const bucket = sql`make_interval(secs => ${spec.bucketSeconds ?? 3600})`;
-    const grouped =
+    const grouped = (devices: PendingQuery<Row[]>) =>
       spec.mode === "per_device"
-        ? sql`select e.device_id, count(*)::int as events, max(e.recorded_at) as last_seen ${aggregates.length ? aggregates : sql``} ${base} group by e.device_id`
+        ? sql`select e.device_id, count(*)::int as events, max(e.recorded_at) as last_seen ${aggregates.length ? aggregates : sql``} ${baseFor(devices)} group by e.device_id`
         : sql`select e.device_id, date_bin(${bucket}, e.recorded_at, timestamptz '2000-01-01T00:00:00Z') as bucket,
-            count(*)::int as events ${aggregates.length ? aggregates : sql``} ${base} group by 1, 2`;
-    rows =
-      await sql`select ${selectList} from (${grouped}) r where true ${viewWhere} ${keyset} ${order} limit ${limit}`;
+            count(*)::int as events ${aggregates.length ? aggregates : sql``} ${baseFor(devices)} group by 1, 2`;
+    if (sortColumn) {
+      // Sorted by a value: every device's aggregate is needed before the first row is known.
+      rows =
+        await sql`select ${selectList} from (${grouped(sql``)}) r where true ${viewWhere} ${keyset} ${order} limit ${limit}`;
+    } else {
+      // Device order (the default): take the next few devices that have events in the range (a skip
+      // scan of the (device_id, recorded_at) index), aggregate only those, and repeat until the page
+      // is full, so a page parses the payloads of its own devices, not the whole range's.
+      rows = [];
+      const firstAfter = spec.after?.[0];
+      let afterDevice = typeof firstAfter === "string" ? firstAfter : undefined;
+      // A bucket page may end inside a device: the next page starts in that same device.
+      let inclusive = spec.mode === "buckets";
+      let take = spec.mode === "per_device" ? limit : 2;
+      // Bounded: each pass moves past at least one device, and stops when none is left.
+      for (let pass = 0; pass < 100_000 && rows.length < limit; pass++) {
+        const ids = await nextDevices(sql, inRange, afterDevice, inclusive, take);
+        if (ids.length === 0) break;
+        const only = sql`and e.device_id = any(${`{${ids.join(",")}}`}::uuid[])`;
+        rows.push(
+          ...(await sql`select ${selectList} from (${grouped(only)}) r where true ${viewWhere} ${keyset} ${order} limit ${limit - rows.length}`),
+        );
+        if (ids.length < take) break;
+        afterDevice = ids[ids.length - 1];
+        inclusive = false;
+        take = Math.min(take * 2, 1000);
+      }
+    }
   }
   const page = rows.slice(0, spec.limit);
   const out = page.map((row) => {

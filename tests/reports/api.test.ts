@@ -215,6 +215,32 @@ describe("results", () => {
     expect(five.body.data.rows.map((x: Json) => x["cpu.avg"])).toEqual([10, 20, 30, 40, 50, 60]);
   });
 
+  test("per-device and bucket pages walk every device and bucket once (device-order keyset)", async () => {
+    const walk = async (query: string) => {
+      const rows: Json[] = [];
+      let cursor = "";
+      for (let i = 0; i < 30; i++) {
+        const page = await call(
+          `/api/v1/reports/${reportId}/results?${query}${cursor ? `&cursor=${cursor}` : ""}`,
+        );
+        rows.push(...page.body.data.rows);
+        cursor = page.body.meta.next_cursor;
+        if (!cursor) break;
+      }
+      return rows;
+    };
+    const devices = await walk("mode=per_device&limit=1");
+    expect(devices.map((r) => r.device_id)).toEqual([ids.a, ids.b, ids.g].sort());
+    const buckets = await walk("mode=buckets&bucket=5m&limit=4");
+    expect(buckets.length).toBe(18);
+    expect(new Set(buckets.map((r) => `${r.device_id} ${r.bucket}`)).size).toBe(18);
+    expect(buckets.map((r) => r.device_id)).toEqual([...buckets.map((r) => r.device_id)].sort());
+    const filtered = await walk(
+      "mode=per_device&limit=1&filter_column=cpu.max&filter_operator=%3E&filter_value=20",
+    );
+    expect(filtered.map((r) => r.device_id).sort()).toEqual([ids.a, ids.b].sort());
+  });
+
   test("definition filters on a product scope and a numeric path", async () => {
     const gate = await call(
       "/api/v1/reports",
