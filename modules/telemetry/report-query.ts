@@ -215,14 +215,16 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
     const type: ColumnType = f.target.numeric ? "number" : "text";
     return comparison(sql, sql`v.${sql(`f${filterIndex++}`)}`, type, f.op, f.value);
   });
-  const inRange = sql`e.recorded_at >= ${spec.from.toISOString()}::timestamptz and e.recorded_at < ${spec.to.toISOString()}::timestamptz
-      ${spec.deviceScope ? sql`and e.device_id in (${spec.deviceScope})` : sql``}`;
-  const baseFor = (devices: PendingQuery<Row[]>) => sql`from telemetry_events e
+  const range = sql`e.recorded_at >= ${spec.from.toISOString()}::timestamptz and e.recorded_at < ${spec.to.toISOString()}::timestamptz`;
+  const inRange = sql`${range} ${spec.deviceScope ? sql`and e.device_id in (${spec.deviceScope})` : sql``}`;
+  // `devices`: an explicit list of device ids already within the scope (device-order pages), which
+  // replaces the scope subquery so the planner reads just those devices' index ranges.
+  const baseFor = (devices?: PendingQuery<Row[]>) => sql`from telemetry_events e
     cross join lateral (select ${values.length ? values.flatMap((v, i) => (i ? [sql`,`, v] : [v])) : sql`1 as none`}
       from (select e.payload::jsonb as p offset 0) j) v
-    where ${inRange} ${devices}
+    where ${devices ? sql`${range} ${devices}` : inRange}
       ${eventFilters.length ? eventFilters.map((f) => sql`and ${f}`) : sql``}`;
-  const base = baseFor(sql``);
+  const base = baseFor();
 
   const columns = outputColumns(sql, spec);
   const byKey = new Map(columns.map((c) => [c.key, c]));
@@ -301,7 +303,7 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
       return parts;
     });
     const bucket = sql`make_interval(secs => ${spec.bucketSeconds ?? 3600})`;
-    const grouped = (devices: PendingQuery<Row[]>) =>
+    const grouped = (devices?: PendingQuery<Row[]>) =>
       spec.mode === "per_device"
         ? sql`select e.device_id, count(*)::int as events, max(e.recorded_at) as last_seen ${aggregates.length ? aggregates : sql``} ${baseFor(devices)} group by e.device_id`
         : sql`select e.device_id, date_bin(${bucket}, e.recorded_at, timestamptz '2000-01-01T00:00:00Z') as bucket,
@@ -309,7 +311,7 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
     if (sortColumn) {
       // Sorted by a value: every device's aggregate is needed before the first row is known.
       rows =
-        await sql`select ${selectList} from (${grouped(sql``)}) r where true ${viewWhere} ${keyset} ${order} limit ${limit}`;
+        await sql`select ${selectList} from (${grouped()}) r where true ${viewWhere} ${keyset} ${order} limit ${limit}`;
     } else {
       // Device order (the default): take the next few devices that have events in the range (a skip
       // scan of the (device_id, recorded_at) index), aggregate only those, and repeat until the page

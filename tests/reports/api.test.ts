@@ -257,6 +257,12 @@ describe("results", () => {
     const r = await call(`/api/v1/reports/${gate.body.data.id}/results?sort_by=t&sort_dir=asc`);
     expect(r.body.data.rows.map((x: Json) => x.t)).toEqual([43, 44, 45]);
     expect(r.body.meta.filters).toEqual([{ path: "temp.celsius", operator: ">=", value: 43 }]);
+    for (const mode of ["per_device", "buckets"]) {
+      const scoped = await call(`/api/v1/reports/${gate.body.data.id}/results?mode=${mode}&bucket=1d`);
+      // (A day bucket may split the fixture's hour at midnight UTC: count, don't index.)
+      expect([...new Set(scoped.body.data.rows.map((x: Json) => x.device_id))]).toEqual([ids.g]);
+      expect(scoped.body.data.rows.reduce((n: number, x: Json) => n + x.events, 0)).toBe(3);
+    }
   });
 
   test("bad view parameters → 400 invalid_request naming the parameter", async () => {
