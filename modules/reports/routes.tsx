@@ -11,6 +11,7 @@ import {
   getReport,
   isInvalid,
   listReports,
+  MESSAGES,
   reportOptions,
   requireReport,
   updateReport,
@@ -43,6 +44,24 @@ async function readForm({ request }: { request: Request }) {
   return { _csrf: params.get("_csrf") ?? undefined, params };
 }
 type FormBody = Awaited<ReturnType<typeof readForm>>;
+
+/**
+ * Selections the chosen schema does not offer (after a schema change): the select can no longer
+ * show them, so each says so inline, as the reference's "reselect required" feedback.
+ */
+function reselect(values: ReportFormValues, keys: string[] | undefined): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (!keys) return errors;
+  const known = new Set(keys);
+  values.fields.forEach((f, i) => {
+    if (!known.has(f.path)) errors[`field_path_${i}`] = `${MESSAGES.invalidField}: ${f.path}. Reselect it.`;
+  });
+  values.filters.forEach((f, i) => {
+    if (f.target.startsWith("path:") && !known.has(f.target.slice(5)))
+      errors[`filter_target_${i}`] = `${MESSAGES.invalidField}: ${f.target.slice(5)}. Reselect it.`;
+  });
+  return errors;
+}
 
 const canManage = (principal: Principal | undefined) =>
   principal?.role === "operator" || principal?.role === "admin";
@@ -78,7 +97,10 @@ export function reportPageRoutes(ctx: AppContext) {
       })),
       options: options.ok ? options.options : [],
       optionsProblem: options.ok ? undefined : options.message,
-      errors: extra.errors ?? {},
+      errors: {
+        ...reselect(values, options.ok ? options.options.map((o) => o.key) : undefined),
+        ...extra.errors,
+      },
       summary: extra.summary,
     };
     return htmlPage(page, <ReportFormPage ctx={page} props={props} />, status);

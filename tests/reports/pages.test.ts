@@ -131,8 +131,13 @@ describe("reports in the browser", () => {
     // Validation: a taken name (any case) and a text value for a number, nothing stored.
     await page.goto(`${app.url}/reports/new`);
     await page.fill("input[name=name]", "fleet cpu");
+    await page.selectOption("select[name=field_path_0]", "temp.celsius");
     await page.selectOption("select[name=schema]", { label: "atom v1" });
     await page.click("button:has-text('Load this schema')");
+    // A field the new schema does not have asks to be reselected.
+    expect(await page.locator("select[name=field_path_0] + .field-error").textContent()).toBe(
+      "Selection is not valid for active schema: temp.celsius. Reselect it.",
+    );
     await page.selectOption("select[name=field_path_0]", "cpu.usage_pct");
     await page.selectOption("select[name=filter_target_0]", "path:cpu.usage_pct");
     await page.selectOption("select[name=filter_operator_0]", ">");
