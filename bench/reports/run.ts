@@ -269,6 +269,27 @@ try {
   console.log(
     `server RSS: ${before.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB during → growth ${(peak - before).toFixed(0)} MB`,
   );
+
+  // A cancelled download: abort after the first chunks, then count the statements the server still
+  // commits (each CSV batch is one); ~0 means the export stopped with the client.
+  const commits = async () =>
+    (
+      await sql<
+        { n: string }[]
+      >`select xact_commit::text as n from pg_stat_database where datname = current_database()`
+    )[0]!.n;
+  const abort = new AbortController();
+  const partial = await fetch(`${base}/reports/${exportId}.csv`, { headers: auth, signal: abort.signal });
+  const partialReader = partial.body!.getReader();
+  for (let i = 0; i < 20; i++) await partialReader.read();
+  abort.abort();
+  await Bun.sleep(500);
+  const c0 = Number(await commits());
+  await Bun.sleep(2000);
+  const c1 = Number(await commits());
+  console.log(
+    `cancelled export: ${c1 - c0 - 1} transactions committed in the 2 s after the abort (a running export commits ~${Math.round(rows / seconds / 1000)}/s)`,
+  );
 } finally {
   server.kill();
   await server.exited;

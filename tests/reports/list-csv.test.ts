@@ -48,5 +48,7 @@ describe("list CSV exports", () => {
     expect(even.every((l) => l.includes(",even_task,failed,1,") && l.endsWith(",'@SUM(1+1)"))).toBe(true);
     const times = even.map((l) => l.split(",")[4]!);
     expect(times).toEqual([...times].sort().reverse());
+    const page = await (await app.fetch("/jobs", { headers: viewer })).text();
+    expect(page).toContain('href="/jobs/runs.csv"');
   });
 });
