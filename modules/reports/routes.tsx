@@ -202,6 +202,7 @@ export function reportPageRoutes(ctx: AppContext) {
         let query = url.searchParams;
         const scope = preferenceScope(principal);
         const key = reportViewKey(report.id);
+        const fromSaved = Boolean(scope) && !hasViewParams(query);
         // A page of a paged walk (cursor) is not a new preference.
         if (scope && hasViewParams(query) && !query.has("cursor"))
           await savePreferences(sql, scope, key, query);
@@ -216,6 +217,7 @@ export function reportPageRoutes(ctx: AppContext) {
               report,
               results,
               problems: results.problems,
+              fromSaved,
               canManage: canManage(principal),
               preferencesUnavailable: !scope,
             }}

@@ -199,6 +199,19 @@ describe("reports in the browser", () => {
       `${app.url}/reports/${id}?filter_column=temp.celsius&filter_operator=%3E&filter_value=99`,
     );
     expect(await page.locator("#report-empty").textContent()).toBe("No data found matching report criteria.");
+    await page.goto(`${app.url}/reports/${id}?sort_by=nope`);
+    expect(await page.locator("#view-problems").textContent()).toStartWith(
+      "Some view settings were not valid",
+    );
     await context.close();
+
+    // Saved preferences that no longer fit the report are reset, and the page says so.
+    const session = await app.session("viewer");
+    await app.database.sql`insert into report_view_preferences (scope, view_key, preferences)
+      values (${`operator=${session.operatorId}`}, ${`reports:show:${id}`}, ${JSON.stringify({ sort_by: "gone" })}::jsonb)`;
+    const html = await (await app.fetch(`/reports/${id}`, { headers: { cookie: session.cookie } })).text();
+    expect(html).toContain(
+      "Saved report view preferences were invalid and have been reset to safe defaults.",
+    );
   });
 });

@@ -11,6 +11,8 @@ export interface ReportDetailProps {
   report: Report;
   results: ResultsPage;
   problems: string[];
+  /** The view came from saved preferences (not the URL). */
+  fromSaved: boolean;
   canManage: boolean;
   preferencesUnavailable: boolean;
 }
@@ -112,7 +114,9 @@ export function ReportDetailPage({ ctx, props }: { ctx: PageContext; props: Repo
       )}
       {props.problems.length ? (
         <div class="flash info" role="status" id="view-problems" safe>
-          {`Saved report view preferences were invalid and have been reset to safe defaults. (${props.problems.join("; ")})`}
+          {props.fromSaved
+            ? `Saved report view preferences were invalid and have been reset to safe defaults. (${props.problems.join("; ")})`
+            : `Some view settings were not valid and were reset: ${props.problems.join("; ")}`}
         </div>
       ) : (
         ""
