@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { approvedDevice, heartbeat, signedIn } from "../console/helpers";
 import { startTestApp } from "../helpers/app";
-import { launchBrowser, screenshot } from "../helpers/browser";
+import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
 
 const app = await startTestApp();
 const browser = await launchBrowser();
@@ -199,6 +199,12 @@ describe("reports in the browser", () => {
       `${app.url}/reports/${id}?filter_column=temp.celsius&filter_operator=%3E&filter_value=99`,
     );
     expect(await page.locator("#report-empty").textContent()).toBe("No data found matching report criteria.");
+    await page.setViewportSize(PHONE);
+    await page.goto(`${app.url}/reports/${id}?mode=per_device`);
+    await screenshot(page, "reports-detail-phone");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(
+      true,
+    );
     await page.goto(`${app.url}/reports/${id}?sort_by=nope`);
     expect(await page.locator("#view-problems").textContent()).toStartWith(
       "Some view settings were not valid",

@@ -84,6 +84,9 @@ export function ReportDetailPage({ ctx, props }: { ctx: PageContext; props: Repo
   const csv = `/reports/${report.id}.csv?${viewQuery({ ...view })}`;
   const filterColumn = view.filter?.column ?? results.columns[0]?.key ?? "";
   const operators = [...new Set(Object.values(VIEW_OPERATORS).flat())];
+  // Without a filter, preselect the first operator that fits the preselected column's type.
+  const columnType = results.columns.find((c) => c.key === filterColumn)?.type ?? "text";
+  const operator = view.filter?.operator ?? VIEW_OPERATORS[columnType][0];
   return (
     <Layout ctx={ctx} title={report.name}>
       <link rel="stylesheet" href={assetUrl("uplot.min.css")} />
@@ -194,7 +197,7 @@ export function ReportDetailPage({ ctx, props }: { ctx: PageContext; props: Repo
           <span>Operator</span>
           <select name="filter_operator">
             {operators.map((o) => (
-              <option value={o} selected={o === view.filter?.operator} safe>
+              <option value={o} selected={o === operator} safe>
                 {OPERATOR_LABELS[o] ?? o}
               </option>
             ))}
