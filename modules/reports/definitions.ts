@@ -71,6 +71,34 @@ export async function reportOptions(
   return { ok: true, options: options.map((o, i) => ({ ...o, order_index: i })) };
 }
 
+const OPTIONS_TTL_MS = 10_000;
+// Per database client, so two apps in one process (tests) never share entries.
+const optionsCaches = new WeakMap<Sql, Map<string, { at: number; result: Promise<OptionsResult> }>>();
+
+/**
+ * reportOptions for reading results and lists, reused for 10 s: with every schema in scope it is a
+ * query per announced schema, too many to repeat on each page of a CSV export or each results call.
+ * Saving a report always checks against fresh options (validateReport). Per process; a stale type
+ * only changes whether a field is treated as numeric for those seconds.
+ */
+export function cachedReportOptions(sql: Sql, schemaId: string | null, version: string | null) {
+  const key = JSON.stringify([schemaId, version]);
+  const now = Date.now();
+  let optionsCache = optionsCaches.get(sql);
+  if (!optionsCache) {
+    optionsCache = new Map();
+    optionsCaches.set(sql, optionsCache);
+  }
+  const hit = optionsCache.get(key);
+  if (hit && now - hit.at < OPTIONS_TTL_MS) return hit.result;
+  if (optionsCache.size > 500) optionsCache.clear();
+  const result = reportOptions(sql, schemaId, version);
+  optionsCache.set(key, { at: now, result });
+  const cache = optionsCache;
+  result.catch(() => cache.delete(key));
+  return result;
+}
+
 export interface Invalid {
   errors: Record<string, string>;
   /** The one-line summary the form flashes. */

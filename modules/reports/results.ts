@@ -13,7 +13,7 @@ import {
   reportColumns,
   reportPage,
 } from "../telemetry/report-query";
-import { isNumericType, reportOptions } from "./definitions";
+import { cachedReportOptions, isNumericType } from "./definitions";
 import {
   BUCKET_SECONDS,
   BUCKETS,
@@ -136,7 +136,7 @@ export async function resolveView(
       ? new Date(fromIso)
       : new Date(now.getTime() - RANGE_SECONDS[preset as "24h"] * 1000);
 
-  const options = await reportOptions(sql, config.schema_id, config.schema_version);
+  const options = await cachedReportOptions(sql, config.schema_id, config.schema_version);
   const types = new Map(options.ok ? options.options.map((o) => [o.key, o.value_type]) : []);
   const fields = config.fields.map((f) => ({
     key: f.path,

@@ -6,6 +6,7 @@ import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import {
+  cachedReportOptions,
   createReport,
   deleteReport,
   getReport,
@@ -154,7 +155,7 @@ export function reportPageRoutes(ctx: AppContext) {
         const dir = params.get("sort_dir") === "desc" ? "desc" : "asc";
         const [reports, options] = await Promise.all([
           listReports(sql, { name, fields, dir }),
-          reportOptions(sql, null, null),
+          cachedReportOptions(sql, null, null),
         ]);
         const page = pageContext(request, principal, secret);
         return htmlPage(
