@@ -9,11 +9,13 @@ import { alertSettingsRoutes } from "./modules/alerts/settings-routes";
 import { builderRoutes } from "./modules/builder/routes";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
+import { deviceCsvRoutes } from "./modules/devices/csv-routes";
 import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { e2eConfigFor } from "./modules/e2e/config";
 import { e2eRoutes } from "./modules/e2e/routes";
 import { heartbeatRoutes } from "./modules/heartbeat/routes";
+import { jobRunCsvRoutes } from "./modules/jobs/csv-routes";
 import { jobRoutes } from "./modules/jobs/routes";
 import { migrateJobQueue, startJobRunner } from "./modules/jobs/runner";
 import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
@@ -33,10 +35,11 @@ import type { Logger } from "./modules/platform/logger";
 import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
+import { reportApiRoutes } from "./modules/reports/api";
+import { reportPageRoutes } from "./modules/reports/routes";
 import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { attachSettingsStore } from "./modules/settings/store";
-import { upcomingRoutes } from "./modules/upcoming/routes";
 import { renderErrorPage } from "./ui/layout";
 import { uiRoutes } from "./ui/routes";
 
@@ -88,7 +91,10 @@ export function buildApp(deps: AppDependencies) {
     .use(liveRoutes(ctx))
     .use(alertRoutes(ctx))
     .use(alertSettingsRoutes(ctx))
-    .use(upcomingRoutes(ctx))
+    .use(reportApiRoutes(ctx))
+    .use(reportPageRoutes(ctx))
+    .use(deviceCsvRoutes(ctx))
+    .use(jobRunCsvRoutes(ctx))
     .use(uiRoutes(ctx));
 }
 

@@ -7,5 +7,6 @@ export * from "./e2e/schema";
 export * from "./jobs/schema";
 export * from "./operators/schema";
 export * from "./remote-access/schema";
+export * from "./reports/schema";
 export * from "./settings/schema";
 export * from "./telemetry/schema";

@@ -172,8 +172,15 @@ export function Chart(props: {
   series: ChartSeries[];
   height?: number;
   kind?: "line" | "bars";
+  /** Labels of a categorical x axis (t holds 0..n-1): bars per device. */
+  categories?: string[] | undefined;
 }) {
-  const data = JSON.stringify({ t: props.t, series: props.series, kind: props.kind ?? "line" });
+  const data = JSON.stringify({
+    t: props.t,
+    series: props.series,
+    kind: props.kind ?? "line",
+    categories: props.categories,
+  });
   return (
     <figure class="chart-card">
       <figcaption safe>{props.title}</figcaption>

@@ -75,7 +75,14 @@ export function JobsActivity({ props }: { props: JobsPageProps }) {
           ]}
         />
       </Card>
-      <Card title="Recent runs">
+      <Card
+        title="Recent runs"
+        actions={
+          <a class="btn small" href="/jobs/runs.csv" id="export-runs-csv">
+            Export CSV
+          </a>
+        }
+      >
         <DataTable
           rows={props.runs}
           empty="No job has run yet."

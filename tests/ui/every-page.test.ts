@@ -61,10 +61,26 @@ await app.database
 await checkOfflineDevices(app.database.sql, app.config);
 const [alert] = await app.database.sql<{ id: string }[]>`select id::text from alerts limit 1`;
 
+// A custom report over the sensors' temperature.
+const reportResponse = await app.fetch("/api/v1/reports", {
+  method: "POST",
+  headers: { authorization: `Bearer ${await app.token("operator")}`, "content-type": "application/json" },
+  body: JSON.stringify({
+    name: "Sensor temperatures",
+    config: { schema_id: null, fields: [{ path: "temp", alias: "temperature" }], range: { preset: "24h" } },
+  }),
+});
+if (reportResponse.status !== 201)
+  throw new Error(`report: ${reportResponse.status} ${await reportResponse.text()}`);
+const reportId = ((await reportResponse.json()) as { data: { id: string } }).data.id;
+
 /** Values for path parameters (by route, else by name); a page with a parameter left unfilled fails. */
 const ROUTE_PARAMS: Record<string, Record<string, string>> = {
   "/alerts/:id": { id: alert!.id },
   "/alerts/:id/edit": { id: ruleId },
+  "/reports/:id": { id: reportId },
+  "/reports/:id/edit": { id: reportId },
+  "/reports/:id/delete": { id: reportId },
 };
 const PARAMS: Record<string, string> = { id: device.id, deviceId: device.id };
 /** Extra variants of a page (tabs). */

@@ -45,12 +45,19 @@
       if (abs >= 1e4) return `${+(v / 1e3).toFixed(1)}k`;
       return `${+v.toFixed(2)}`;
     };
+    // A categorical x axis (bars per device): t is 0..n-1 and the ticks show the labels.
+    const categories = Array.isArray(spec.categories) ? spec.categories : null;
     const opts = {
       width: Math.max(240, el.clientWidth),
       height,
       series,
       axes: [
-        axis,
+        categories
+          ? Object.assign(
+              { splits: () => spec.t, values: (_u, splits) => splits.map((i) => categories[i] ?? "") },
+              axis,
+            )
+          : axis,
         Object.assign(
           { size: 52, values: (_u, splits) => splits.map(compact) },
           // Counts (bars) get whole-number ticks.
@@ -65,8 +72,13 @@
       scales: {
         // uPlot widens a single sample to 86400/ms seconds (about 2.7 years); centre it in an hour.
         x: {
-          time: true,
-          range: (_u, min, max) => (spec.t.length === 1 ? [spec.t[0] - 1800, spec.t[0] + 1800] : [min, max]),
+          time: !categories,
+          range: (_u, min, max) =>
+            categories
+              ? [-0.5, spec.t.length - 0.5]
+              : spec.t.length === 1
+                ? [spec.t[0] - 1800, spec.t[0] + 1800]
+                : [min, max],
         },
         y: bars ? { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } : {},
       },

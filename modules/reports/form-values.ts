@@ -1,0 +1,118 @@
+/** The report form's fields ↔ a definition (ReportInput), and validation errors back onto the form. */
+import type { Report } from "./model";
+import type { ReportFormValues } from "./pages/form";
+
+const MAX_ROWS = 60;
+
+export function schemaValue(schemaId: string | null, version: string | null): string {
+  return schemaId === null
+    ? "__all__"
+    : `${encodeURIComponent(schemaId)}/${encodeURIComponent(version ?? "v1")}`;
+}
+
+export function parseSchemaValue(value: string): { schemaId: string | null; version: string | null } {
+  const [id, version] = value.split("/");
+  if (value === "__all__" || !id || version === undefined) return { schemaId: null, version: null };
+  try {
+    return { schemaId: decodeURIComponent(id), version: decodeURIComponent(version) };
+  } catch {
+    return { schemaId: null, version: null };
+  }
+}
+
+export function formValues(params: URLSearchParams): ReportFormValues {
+  const get = (name: string) => params.get(name) ?? "";
+  const fields: ReportFormValues["fields"] = [];
+  const filters: ReportFormValues["filters"] = [];
+  for (let i = 0; i < MAX_ROWS; i++) {
+    if (params.has(`field_path_${i}`))
+      fields.push({ path: get(`field_path_${i}`), alias: get(`field_alias_${i}`) });
+    if (params.has(`filter_target_${i}`))
+      filters.push({
+        target: get(`filter_target_${i}`),
+        operator: get(`filter_operator_${i}`),
+        value: get(`filter_value_${i}`),
+      });
+  }
+  return {
+    name: get("name"),
+    schema: get("schema") || "__all__",
+    // Blank rows are the form's spare rows, not part of the report.
+    fields: fields.filter((f) => f.path !== ""),
+    filters: filters.filter((f) => f.target !== ""),
+    range: get("range") || "24h",
+    from: get("from"),
+    to: get("to"),
+    mode: get("mode") || "raw",
+    bucket: get("bucket") || "1h",
+  };
+}
+
+export function reportValues(report: Report): ReportFormValues {
+  const c = report.config;
+  return {
+    name: report.name,
+    schema: schemaValue(c.schema_id, c.schema_version),
+    fields: c.fields.map((f) => ({ path: f.path, alias: f.alias === f.path ? "" : f.alias })),
+    filters: c.filters.map((f) => ({
+      target: f.field ? `column:${f.field}` : `path:${f.path}`,
+      operator: f.operator,
+      value: String(f.value),
+    })),
+    range: c.range.preset,
+    from: c.range.from ?? "",
+    to: c.range.to ?? "",
+    mode: c.mode,
+    bucket: c.bucket,
+  };
+}
+
+/** The API-shaped definition of a form (validated by definitions.validateReport like any other). */
+export function formInput(values: ReportFormValues) {
+  const { schemaId, version } = parseSchemaValue(values.schema);
+  return {
+    name: values.name,
+    config: {
+      schema_id: schemaId,
+      schema_version: version,
+      fields: values.fields.map((f) => ({ path: f.path, alias: f.alias })),
+      filters: values.filters.map((f) => {
+        const [kind, ...rest] = f.target.split(":");
+        const target = rest.join(":");
+        return kind === "column"
+          ? { field: target, operator: f.operator, value: f.value }
+          : { path: target, operator: f.operator, value: f.value };
+      }),
+      range:
+        values.range === "custom"
+          ? { preset: values.range, from: values.from, to: values.to }
+          : { preset: values.range },
+      mode: values.mode,
+      bucket: values.bucket,
+    },
+  };
+}
+
+/** Validation errors (`fields.0.path`, `config.filters.1.value`…) under the form's input names. */
+export function formErrors(errors: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, message] of Object.entries(errors)) {
+    const k = key.replace(/^config\./, "");
+    let m = /^fields\.(\d+)\.(path|alias)$/.exec(k);
+    if (m) {
+      out[`field_${m[2]}_${m[1]}`] ??= message;
+      continue;
+    }
+    m = /^filters\.(\d+)\.(\w+)/.exec(k);
+    if (m) {
+      const part = m[2] === "value" ? "value" : m[2] === "operator" ? "operator" : "target";
+      out[`filter_${part}_${m[1]}`] ??= message;
+      continue;
+    }
+    if (k.startsWith("fields")) out.field_path_0 ??= message;
+    else if (k.startsWith("schema")) out.schema ??= message;
+    else if (k.startsWith("range") || k === "mode" || k === "bucket") out.range ??= message;
+    else out.name ??= message;
+  }
+  return out;
+}

@@ -1,0 +1,274 @@
+import { Elysia } from "elysia";
+import { redirectWithFlash } from "../../ui/flash";
+import { htmlPage, pageContext } from "../../ui/page";
+import { listBuilderSchemas } from "../builder/service";
+import type { Principal } from "../platform/access";
+import type { AppContext } from "../platform/context";
+import { AppError } from "../platform/errors";
+import {
+  cachedReportOptions,
+  createReport,
+  deleteReport,
+  getReport,
+  isInvalid,
+  listReports,
+  MESSAGES,
+  reportOptions,
+  requireReport,
+  updateReport,
+} from "./definitions";
+import { reportCsv } from "./export";
+import {
+  formErrors,
+  formInput,
+  formValues,
+  parseSchemaValue,
+  reportValues,
+  schemaValue,
+} from "./form-values";
+import { ReportDetailPage } from "./pages/detail";
+import { ReportFormPage, type ReportFormProps, type ReportFormValues } from "./pages/form";
+import { DeleteReportPage, ReportListPage } from "./pages/list";
+import {
+  hasViewParams,
+  listViewKey,
+  loadPreferences,
+  preferenceScope,
+  reportViewKey,
+  savePreferences,
+} from "./preferences";
+import { reportResults, viewFromParams } from "./results";
+
+/** Urlencoded form bodies as all their pairs (repeated names kept); `_csrf` where access reads it. */
+async function readForm({ request }: { request: Request }) {
+  const params = new URLSearchParams(await request.text());
+  return { _csrf: params.get("_csrf") ?? undefined, params };
+}
+type FormBody = Awaited<ReturnType<typeof readForm>>;
+
+/**
+ * Selections the chosen schema does not offer (after a schema change): the select can no longer
+ * show them, so each says so inline, as the reference's "reselect required" feedback.
+ */
+function reselect(values: ReportFormValues, keys: string[] | undefined): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (!keys) return errors;
+  const known = new Set(keys);
+  values.fields.forEach((f, i) => {
+    if (!known.has(f.path)) errors[`field_path_${i}`] = `${MESSAGES.invalidField}: ${f.path}. Reselect it.`;
+  });
+  values.filters.forEach((f, i) => {
+    if (f.target.startsWith("path:") && !known.has(f.target.slice(5)))
+      errors[`filter_target_${i}`] = `${MESSAGES.invalidField}: ${f.target.slice(5)}. Reselect it.`;
+  });
+  return errors;
+}
+
+const canManage = (principal: Principal | undefined) =>
+  principal?.role === "operator" || principal?.role === "admin";
+
+/**
+ * The report pages: list, create/edit (one form), detail with CSV export, delete confirmation.
+ * Viewers read; operators and admins write.
+ */
+export function reportPageRoutes(ctx: AppContext) {
+  const sql = ctx.database.sql;
+  const secret = ctx.config.secretKey;
+
+  async function formPage(
+    request: Request,
+    principal: Principal | undefined,
+    base: Pick<ReportFormProps, "title" | "action">,
+    values: ReportFormValues,
+    extra: { errors?: Record<string, string>; summary?: string } = {},
+    status = 200,
+  ) {
+    const page = pageContext(request, principal, secret);
+    const { schemaId, version } = parseSchemaValue(values.schema);
+    const [refs, options] = await Promise.all([
+      listBuilderSchemas(sql),
+      reportOptions(sql, schemaId, version),
+    ]);
+    const props: ReportFormProps = {
+      ...base,
+      values,
+      schemas: refs.map((r) => ({
+        value: schemaValue(r.schema_id, r.schema_version),
+        label: `${r.schema_id} ${r.schema_version}`,
+      })),
+      options: options.ok ? options.options : [],
+      optionsProblem: options.ok ? undefined : options.message,
+      errors: {
+        ...reselect(values, options.ok ? options.options.map((o) => o.key) : undefined),
+        ...extra.errors,
+      },
+      summary: extra.summary,
+    };
+    return htmlPage(page, <ReportFormPage ctx={page} props={props} />, status);
+  }
+
+  async function save(request: Request, principal: Principal | undefined, body: FormBody, id?: string) {
+    const values = formValues(body.params);
+    const base = id
+      ? ({ title: "Edit Report", action: `/reports/${id}` } as const)
+      : ({ title: "New Report", action: "/reports" } as const);
+    // "Load this schema's fields": show the chosen schema's options, save nothing.
+    if (body.params.has("reload")) return formPage(request, principal, base, values);
+    const result = id
+      ? await updateReport(sql, id, formInput(values))
+      : await createReport(sql, formInput(values));
+    if (result === undefined) throw new AppError(404, "report_not_found", "Report not found");
+    if (isInvalid(result))
+      return formPage(
+        request,
+        principal,
+        base,
+        values,
+        { errors: formErrors(result.errors), summary: result.summary },
+        422,
+      );
+    return redirectWithFlash(`/reports/${result.id}`, {
+      kind: "success",
+      text: id ? "Report updated successfully" : "Report created successfully",
+    });
+  }
+
+  return new Elysia({ name: "report-pages" })
+    .use(ctx.access)
+    .get(
+      "/reports",
+      async ({ request, principal }) => {
+        const url = new URL(request.url);
+        let params = url.searchParams;
+        const scope = preferenceScope(principal);
+        if (scope && hasViewParams(params)) await savePreferences(sql, scope, listViewKey, params);
+        else if (scope) params = await loadPreferences(sql, scope, listViewKey);
+        const name = (params.get("name") ?? "").trim().slice(0, 120);
+        const fields = [
+          ...new Set(
+            params
+              .getAll("field")
+              .map((f) => f.trim().toLowerCase())
+              .filter(Boolean),
+          ),
+        ].slice(0, 20);
+        const dir = params.get("sort_dir") === "desc" ? "desc" : "asc";
+        const [reports, options] = await Promise.all([
+          listReports(sql, { name, fields, dir }),
+          cachedReportOptions(sql, null, null),
+        ]);
+        const page = pageContext(request, principal, secret);
+        return htmlPage(
+          page,
+          <ReportListPage
+            ctx={page}
+            props={{
+              reports,
+              name,
+              fields,
+              dir,
+              options: options.ok ? options.options : [],
+              canManage: canManage(principal),
+              notice: scope ? undefined : "Saved report view preferences are unavailable for this session.",
+            }}
+          />,
+        );
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/reports/new",
+      ({ request, principal }) =>
+        formPage(
+          request,
+          principal,
+          { title: "New Report", action: "/reports" },
+          formValues(new URLSearchParams()),
+        ),
+      { access: "operator" },
+    )
+    .post("/reports", ({ request, principal, body }) => save(request, principal, body as FormBody), {
+      access: "operator",
+      parse: readForm,
+    })
+    .get(
+      "/reports/:id",
+      async ({ request, principal, params }) => {
+        const url = new URL(request.url);
+        if (params.id.endsWith(".csv")) {
+          const report = await requireReport(sql, params.id.slice(0, -4));
+          return reportCsv(sql, report, viewFromParams(url.searchParams));
+        }
+        const report = await requireReport(sql, params.id);
+        let query = url.searchParams;
+        const scope = preferenceScope(principal);
+        const key = reportViewKey(report.id);
+        const fromSaved = Boolean(scope) && !hasViewParams(query);
+        // A page of a paged walk (cursor) is not a new preference.
+        if (scope && hasViewParams(query) && !query.has("cursor"))
+          await savePreferences(sql, scope, key, query);
+        else if (scope && !hasViewParams(query)) query = await loadPreferences(sql, scope, key);
+        const results = await reportResults(sql, report, viewFromParams(query), { strict: false });
+        const page = pageContext(request, principal, secret);
+        return htmlPage(
+          page,
+          <ReportDetailPage
+            ctx={page}
+            props={{
+              report,
+              results,
+              problems: results.problems,
+              fromSaved,
+              canManage: canManage(principal),
+              preferencesUnavailable: !scope,
+            }}
+          />,
+        );
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/reports/:id/edit",
+      async ({ request, principal, params }) => {
+        const report = await requireReport(sql, params.id);
+        return formPage(
+          request,
+          principal,
+          { title: "Edit Report", action: `/reports/${report.id}` },
+          reportValues(report),
+        );
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/reports/:id",
+      ({ request, principal, body, params }) => save(request, principal, body as FormBody, params.id),
+      {
+        access: "operator",
+        parse: readForm,
+      },
+    )
+    .get(
+      "/reports/:id/delete",
+      async ({ request, principal, params }) => {
+        const report = await requireReport(sql, params.id);
+        const page = pageContext(request, principal, secret);
+        return htmlPage(page, <DeleteReportPage ctx={page} report={report} />);
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/reports/:id/delete",
+      async ({ params }) => {
+        const report = await getReport(sql, params.id);
+        const deleted = report ? await deleteReport(sql, report.id) : false;
+        return redirectWithFlash(
+          "/reports",
+          deleted
+            ? { kind: "success", text: "Report deleted" }
+            : { kind: "error", text: "Failed to delete report." },
+        );
+      },
+      { access: "operator", parse: readForm },
+    );
+}
