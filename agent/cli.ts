@@ -8,15 +8,38 @@ import { type AgentConfig, ConfigError, loadConfig } from "./config.ts";
 import { detectIdentity } from "./identity.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type AgentContext, runPollLoop, warmUp } from "./poller.ts";
-import { registerDevice } from "./register.ts";
+import { registerDevice, registerOnce } from "./register.ts";
 import { runRepl } from "./repl.ts";
 import { ScriptFormatError } from "./scripts/errors.ts";
 import { type ParsedScript, parseScript } from "./scripts/frontmatter.ts";
 import { runOptionsFromConfig, runScript } from "./scripts/runner.ts";
 import { ScriptStore, ScriptStoreError } from "./scripts/store.ts";
-import { loadCredentials, loadLastPoll, StateError } from "./state.ts";
+import {
+  type DeviceCredentials,
+  loadCredentials,
+  loadLastPoll,
+  loadOrCreateDeviceSecret,
+  StateError,
+} from "./state.ts";
 import { TunnelClient } from "./tunnel-client.ts";
 import { AGENT_BUILD, AGENT_VERSION } from "./version.ts";
+
+/**
+ * An agent upgraded from a version without device secrets holds a token but no bound secret: it
+ * registers once, proving itself with that token, so the server binds the secret (and hands out a
+ * fresh token). A failure is logged and tried again at the next start or re-registration.
+ */
+async function bindDeviceSecret(ctx: AgentContext, creds: DeviceCredentials): Promise<DeviceCredentials> {
+  try {
+    if (loadOrCreateDeviceSecret(ctx.config.state_dir).bound) return creds;
+    const renewed = await registerOnce(ctx, creds.uuid);
+    ctx.logger.info({ device_id: creds.uuid }, "device secret bound to this device's identity");
+    return renewed ?? creds;
+  } catch (err) {
+    ctx.logger.warn(`could not bind the device secret yet: ${(err as Error).message}`);
+    return creds;
+  }
+}
 
 /** Exit codes: 0 success, 1 failure, 2 usage or configuration error. */
 export const EXIT_OK = 0;
@@ -187,6 +210,7 @@ export function buildProgram(io: Io = defaultIo): Command {
       }
       if (!creds) throw new CliError("no device identity found; run `outpost-agent register` first");
       const signals = signalController();
+      creds = await bindDeviceSecret(ctx, creds);
       try {
         const warmUpMs = await warmUp(ctx);
         ctx.logger.info(

@@ -3,7 +3,13 @@ import { ApiError } from "./api-client.ts";
 import { backoffDelayMs, sleep } from "./backoff.ts";
 import { detectIdentity } from "./identity.ts";
 import type { AgentContext } from "./poller.ts";
-import { type DeviceCredentials, loadCredentials, saveCredentials } from "./state.ts";
+import {
+  type DeviceCredentials,
+  loadCredentials,
+  loadOrCreateDeviceSecret,
+  markDeviceSecretBound,
+  saveCredentials,
+} from "./state.ts";
 import { buildSchemaDefinition } from "./telemetry.ts";
 import { AGENT_VERSION } from "./version.ts";
 
@@ -26,11 +32,21 @@ export function buildRegistrationBody(
     os: { platform: os.platform(), release: os.release(), arch: os.arch() },
   };
   if (existingUuid) metadata.client_uuid = existingUuid;
+  let heldToken: string | undefined;
+  try {
+    heldToken = loadCredentials(ctx.config.state_dir)?.token;
+  } catch {
+    heldToken = undefined;
+  }
   return {
     mac_address: identity.mac_address,
     product_name: ctx.config.product_name,
     metadata,
     schema_definition: buildSchemaDefinition(ctx.config.product_name, ctx.store.latest()),
+    // Proof of identity: the device's secret, and the token it holds (binds the secret to a device
+    // registered before secrets existed).
+    device_secret: loadOrCreateDeviceSecret(ctx.config.state_dir).secret,
+    ...(heldToken ? { api_token: heldToken } : {}),
   };
 }
 
@@ -49,6 +65,7 @@ export async function registerOnce(
   signal?: AbortSignal,
 ): Promise<DeviceCredentials | null> {
   const reply = await ctx.api.register(buildRegistrationBody(ctx, existingUuid), signal);
+  markDeviceSecretBound(ctx.config.state_dir); // accepted: the server holds the secret now
   if (typeof reply.api_token !== "string" || reply.api_token === "") return null;
   const creds = { uuid: reply.id, token: reply.api_token };
   saveCredentials(ctx.config.state_dir, creds);
@@ -90,6 +107,7 @@ export async function registerDevice(
     let pending = false;
     try {
       const reply = await ctx.api.register(buildRegistrationBody(ctx, existing), options.signal);
+      markDeviceSecretBound(config.state_dir);
       if (typeof reply.api_token === "string" && reply.api_token !== "") {
         const creds = { uuid: reply.id, token: reply.api_token };
         saveCredentials(config.state_dir, creds);

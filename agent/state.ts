@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "./fs-atomic.ts";
@@ -79,4 +80,54 @@ export function loadLastPoll(stateDir: string): LastPollStatus | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The device's own secret, created once (32 random bytes) and sent with every registration: the
+ * server binds it at the first registration and from then on gives a token only to a registration
+ * that presents it, so knowing the MAC address is not enough to take the device's place. `bound`
+ * records that a server accepted it (an agent upgraded from a version without secrets binds it once,
+ * proving itself with the token it holds).
+ */
+export interface DeviceSecret {
+  secret: string;
+  bound: boolean;
+}
+
+export function deviceSecretPath(stateDir: string): string {
+  return path.join(stateDir, "device-secret.json");
+}
+
+function writeDeviceSecret(stateDir: string, value: DeviceSecret) {
+  writeFileAtomic(deviceSecretPath(stateDir), `${JSON.stringify(value)}\n`, { mode: 0o600, dirMode: 0o700 });
+}
+
+/** The stored secret, created (0600) on first use. Throws StateError on a corrupt file. */
+export function loadOrCreateDeviceSecret(stateDir: string): DeviceSecret {
+  const file = deviceSecretPath(stateDir);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT")
+      throw new StateError(`cannot read ${file}: ${(err as Error).message}`);
+    const created = { secret: randomBytes(32).toString("base64url"), bound: false };
+    writeDeviceSecret(stateDir, created);
+    return created;
+  }
+  try {
+    const parsed = JSON.parse(text) as DeviceSecret;
+    if (typeof parsed.secret === "string" && parsed.secret.length >= 32)
+      return { secret: parsed.secret, bound: parsed.bound === true };
+  } catch {
+    // reported below
+  }
+  throw new StateError(
+    `${file} is corrupt: delete it only if an operator will accept the device's new identity`,
+  );
+}
+
+export function markDeviceSecretBound(stateDir: string): void {
+  const current = loadOrCreateDeviceSecret(stateDir);
+  if (!current.bound) writeDeviceSecret(stateDir, { ...current, bound: true });
 }

@@ -5,6 +5,7 @@ import {
   createOperator,
   isOperatorRole,
   type OperatorRole,
+  unlockSignIn,
 } from "../modules/operators/service";
 import { type Config, ConfigError, loadConfig } from "../modules/platform/config";
 import { AppError } from "../modules/platform/errors";
@@ -80,6 +81,22 @@ admin
       createOperator(database.db, { email: options.email, password, role: options.role }),
     );
     process.stdout.write(`Created ${operator.role} ${operator.email}\n`);
+  });
+
+admin
+  .command("unlock")
+  .description("clear an email's failed sign-in counters, so its operator can sign in again at once")
+  .requiredOption("--email <email>", "sign-in email address")
+  .action(async (options: { email: string }) => {
+    const { config, logger } = setup();
+    const cleared = await withDatabase(config, logger, (database) =>
+      unlockSignIn(database.db, options.email),
+    );
+    process.stdout.write(
+      cleared > 0
+        ? `Sign-in unlocked for ${options.email}\n`
+        : `No failed sign-ins recorded for ${options.email}\n`,
+    );
   });
 
 const token = program.command("token").description("manage API tokens");

@@ -50,8 +50,9 @@ export interface DeviceUpdate {
 }
 
 /**
- * Edits a device. approval_status may only move pending → approved | rejected (or stay): other
- * transitions are 409 invalid_transition. Undefined when the device does not exist.
+ * Edits a device. approval_status may move pending → approved | rejected, or approved → rejected
+ * (a revocation: the token is cleared and remote access ends); other transitions are 409
+ * invalid_transition. Undefined when the device does not exist.
  */
 export async function updateDevice(
   sql: Sql,
@@ -83,7 +84,13 @@ export async function updateDevice(
       select approval_status from devices where id = ${id}::uuid for update`;
     if (!current) return undefined;
     const next = update.approvalStatus;
-    if (next !== undefined && next !== current.approval_status && current.approval_status !== "pending") {
+    const revokes = current.approval_status === "approved" && next === "rejected";
+    if (
+      next !== undefined &&
+      next !== current.approval_status &&
+      current.approval_status !== "pending" &&
+      !revokes
+    ) {
       throw new AppError(
         409,
         "invalid_transition",
@@ -98,6 +105,8 @@ export async function updateDevice(
       update devices set
         approval_status = ${next ?? current.approval_status}::device_approval_status,
         approval_changed_at = case when ${changesApproval} then now() else approval_changed_at end,
+        api_token_hash = case when ${revokes} then null else api_token_hash end,
+        remote_access_requested = case when ${revokes} then false else remote_access_requested end,
         product_name = case when ${update.productName !== undefined} then ${update.productName?.trim() || null} else product_name end,
         metadata = case when ${metadata !== undefined} then ${JSON.stringify(metadata ?? {})}::jsonb else metadata end,
         ipv4_address = case when ${metadata !== undefined} then ${ipv4From(metadata)} else ipv4_address end,
@@ -126,4 +135,49 @@ export async function setRemoteAccessRequested(sql: Sql, id: string, requested: 
   const result = await sql`update devices set remote_access_requested = ${requested}, updated_at = now()
     where id = ${id}::uuid and remote_access_requested is distinct from ${requested}`;
   return result.count > 0;
+}
+
+/**
+ * Revokes an approved device: rejected, its token cleared (its requests fail from now on), remote
+ * access no longer requested. Undefined when the device does not exist; 409 when it is not approved.
+ */
+export async function revokeDevice(
+  sql: Sql,
+  id: string,
+  options: { onlineWindowSeconds: number },
+): Promise<Device | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [current] = await sql<{ approval_status: ApprovalStatus }[]>`
+    select approval_status from devices where id = ${id}::uuid`;
+  if (!current) return undefined;
+  if (current.approval_status !== "approved")
+    throw new AppError(
+      409,
+      "invalid_transition",
+      `Only an approved device can be revoked (it is ${current.approval_status})`,
+    );
+  return updateDevice(sql, id, { approvalStatus: "rejected" }, options);
+}
+
+/**
+ * An operator's answer to an identity conflict. `accept`: the conflicting registration's secret
+ * becomes the device's identity and the old token stops working (a re-imaged or replaced device
+ * registers again and, if approved, gets a token). `reject`: the conflict is forgotten and the
+ * device keeps its identity. False when the device has no conflict.
+ */
+export async function resolveIdentityConflict(
+  sql: Sql,
+  id: string,
+  decision: "accept" | "reject",
+): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const accept = decision === "accept";
+  const rows = await sql`
+    update devices set
+      secret_hash = case when ${accept} then conflict_secret_hash else secret_hash end,
+      api_token_hash = case when ${accept} then null else api_token_hash end,
+      identity_conflict_at = null, conflict_secret_hash = null, conflict_address = null, updated_at = now()
+    where id = ${id}::uuid and identity_conflict_at is not null
+    returning id`;
+  return rows.length > 0;
 }

@@ -12,6 +12,10 @@ export const RegistrationBody = Type.Object({
   product_name: Type.Optional(Type.Union([Type.String({ maxLength: PRODUCT_NAME_MAX }), Type.Null()])),
   metadata: Type.Optional(Type.Union([JsonObject, Type.Null()])),
   schema_definition: Type.Optional(Type.Unknown()),
+  /** Optional: the device's own secret (created at its first registration; proves its identity). */
+  device_secret: Type.Optional(Type.String({ minLength: 32, maxLength: 256 })),
+  /** Optional: the token the device holds, to bind a secret to a device registered before secrets. */
+  api_token: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
 });
 export type RegistrationBody = Static<typeof RegistrationBody>;
 export const registrationBody = compileSchema(RegistrationBody);

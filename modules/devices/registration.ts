@@ -1,7 +1,7 @@
 // Registration: the public call a device makes first, and again whenever its identity changes.
 import { randomToken, sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
-import { badRequest } from "../platform/errors";
+import { AppError, badRequest } from "../platform/errors";
 import { firstInvalidField } from "../platform/schemas";
 import { registrationBody } from "./model";
 import { type Device, type DeviceRow, deviceColumns, toDevice } from "./rows";
@@ -38,31 +38,55 @@ export function parseRegistration(body: unknown) {
   const metadata = body.metadata == null ? undefined : validateMetadata(body.metadata);
   const schema =
     body.schema_definition == null ? undefined : validateSchemaDefinition(body.schema_definition);
-  return { macAddress: normaliseMac(body.mac_address), productName, metadata, schema };
+  return {
+    macAddress: normaliseMac(body.mac_address),
+    productName,
+    metadata,
+    schema,
+    deviceSecret: body.device_secret,
+    apiToken: body.api_token,
+  };
 }
+
+/** A registration of a known MAC address that could not prove it is that device. */
+export const identityConflict = () =>
+  new AppError(
+    409,
+    "identity_conflict",
+    "A device with this MAC address is registered with another identity: an operator must accept this one on the device's page",
+    { field: "device_secret" },
+  );
 
 /**
  * Registers a device or, for a known MAC, updates it (same id; approval status kept; product name,
  * metadata and schema replaced when given). An approved device gets a fresh API token in the same
  * statement that stores its hash: the token returned is always the one that is valid, whatever
  * approval or registration runs concurrently (the row lock of the upsert orders them).
+ *
+ * Identity: a known MAC is updated only by a registration that proves it is that device — its
+ * secret (`device_secret`, bound at its first registration), or, for a device registered before it
+ * had one, the token it holds (`api_token`; the secret is bound then). A device that never had a
+ * token (pending, or pre-authorised by an operator) is bound by its first registration with a
+ * secret. Anything else changes nothing but the conflict record, and answers 409 identity_conflict.
  */
 export async function registerDevice(
   sql: Sql,
   body: unknown,
-  options: { onlineWindowSeconds: number },
+  options: { onlineWindowSeconds: number; address?: string },
 ): Promise<{ device: Device; apiToken: string | undefined; created: boolean }> {
   const input = parseRegistration(body);
   const token = randomToken(32);
   const tokenHash = sha256Hex(token);
+  const secretHash = input.deviceSecret === undefined ? null : sha256Hex(input.deviceSecret);
+  const proofHash = input.apiToken === undefined ? null : sha256Hex(input.apiToken);
   const schemaJson = input.schema ? JSON.stringify(input.schema) : null;
   const hash = input.schema ? schemaHash(input.schema) : null;
   const [row] = await sql<(DeviceRow & { created: boolean; token_issued: boolean })[]>`
     with upserted as (
       insert into devices as d (mac_address, product_name, metadata, schema, schema_hash, ipv4_address,
-        last_registration_at)
+        last_registration_at, secret_hash)
       values (${input.macAddress}, ${input.productName}, ${JSON.stringify(input.metadata ?? {})}::jsonb,
-        coalesce(${schemaJson}::jsonb, '{}'::jsonb), ${hash}, ${ipv4From(input.metadata)}, now())
+        coalesce(${schemaJson}::jsonb, '{}'::jsonb), ${hash}, ${ipv4From(input.metadata)}, now(), ${secretHash})
       on conflict (mac_address) do update set
         product_name = coalesce(excluded.product_name, d.product_name),
         metadata = case when ${input.metadata !== undefined} then excluded.metadata else d.metadata end,
@@ -71,12 +95,21 @@ export async function registerDevice(
         schema_hash = case when ${schemaJson !== null} then excluded.schema_hash else d.schema_hash end,
         api_token_hash = case when d.approval_status = 'approved' then ${tokenHash} else d.api_token_hash end,
         token_issued_at = case when d.approval_status = 'approved' then now() else d.token_issued_at end,
+        secret_hash = coalesce(d.secret_hash, excluded.secret_hash),
         last_registration_at = now(),
         updated_at = now()
+      where d.secret_hash = ${secretHash}
+        or (d.secret_hash is null and (d.api_token_hash is null or d.api_token_hash = ${proofHash}))
       returning d.*, (xmax = 0) as created
     )
     select ${deviceColumns(sql, options.onlineWindowSeconds)}, d.created,
       (d.approval_status = 'approved' and d.api_token_hash = ${tokenHash}) as token_issued
     from upserted d`;
-  return { device: toDevice(row!), apiToken: row!.token_issued ? token : undefined, created: row!.created };
+  if (!row) {
+    await sql`update devices set identity_conflict_at = now(), conflict_secret_hash = ${secretHash},
+        conflict_address = ${options.address ?? null}, last_registration_at = now()
+      where mac_address = ${input.macAddress}`;
+    throw identityConflict();
+  }
+  return { device: toDevice(row), apiToken: row.token_issued ? token : undefined, created: row.created };
 }

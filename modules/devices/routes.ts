@@ -41,7 +41,10 @@ export function deviceRoutes(ctx: AppContext) {
           what: "Registration",
         });
         const settings = await deviceSettings(config);
-        const { device, apiToken } = await registerDevice(sql, jsonBody(body), settings);
+        const { device, apiToken } = await registerDevice(sql, jsonBody(body), {
+          ...settings,
+          address: clientAddress(request, server),
+        });
         set.status = 201;
         return { data: { ...deviceJson(device), ...(apiToken ? { api_token: apiToken } : {}) } };
       },

@@ -22,6 +22,8 @@ export interface DeviceSummary {
   lastRegistrationAt: Date | null;
   /** Seen within the online window (computed at read time, never stored). */
   online: boolean;
+  /** When a registration of this MAC could not prove it is this device (an operator decides). */
+  identityConflictAt: Date | null;
   createdAt: Date;
 }
 
@@ -33,6 +35,10 @@ export interface Device extends DeviceSummary {
   schemaVersion: string | null;
   remoteAccessRequested: boolean;
   hasApiToken: boolean;
+  /** The device holds a secret proving its identity (bound at its first registration). */
+  hasSecret: boolean;
+  /** Where the conflicting registration came from. */
+  conflictAddress: string | null;
   approvalChangedAt: Date | null;
   updatedAt: Date;
 }
@@ -46,6 +52,7 @@ export type DeviceSummaryRow = {
   ipv4_address: string | null;
   last_seen_at: Date | string | null;
   last_registration_at: Date | string | null;
+  identity_conflict_at: Date | string | null;
   online: boolean;
   created_at: Date | string;
 };
@@ -56,6 +63,8 @@ export type DeviceRow = DeviceSummaryRow & {
   schema_version: string | null;
   remote_access_requested: boolean;
   has_api_token: boolean;
+  has_secret: boolean;
+  conflict_address: string | null;
   approval_changed_at: Date | string | null;
   updated_at: Date | string;
 };
@@ -71,6 +80,7 @@ export function toDeviceSummary(row: DeviceSummaryRow): DeviceSummary {
     lastSeenAt: pgDate(row.last_seen_at),
     lastRegistrationAt: pgDate(row.last_registration_at),
     online: row.online,
+    identityConflictAt: row.identity_conflict_at === null ? null : pgDate(row.identity_conflict_at),
     createdAt: pgDate(row.created_at),
   };
 }
@@ -83,6 +93,8 @@ export function toDevice(row: DeviceRow): Device {
     schemaVersion: row.schema_version,
     remoteAccessRequested: row.remote_access_requested,
     hasApiToken: row.has_api_token,
+    hasSecret: row.has_secret,
+    conflictAddress: row.conflict_address,
     approvalChangedAt: pgDate(row.approval_changed_at),
     updatedAt: pgDate(row.updated_at),
   };
@@ -91,7 +103,7 @@ export function toDevice(row: DeviceRow): Device {
 /** Columns of a DeviceSummary, for a `devices d` row; `online` needs the window in seconds. */
 export function summaryColumns(sql: Sql, onlineWindowSeconds: number) {
   return sql`d.id, d.mac_address, device_display_name(d.metadata, d.mac_address) as name, d.product_name,
-    d.approval_status, d.ipv4_address, d.last_seen_at, d.last_registration_at,
+    d.approval_status, d.ipv4_address, d.last_seen_at, d.last_registration_at, d.identity_conflict_at,
     coalesce(d.last_seen_at >= now() - make_interval(secs => ${onlineWindowSeconds}), false) as online, d.created_at`;
 }
 
@@ -99,5 +111,6 @@ export function summaryColumns(sql: Sql, onlineWindowSeconds: number) {
 export function deviceColumns(sql: Sql, onlineWindowSeconds: number) {
   return sql`${summaryColumns(sql, onlineWindowSeconds)}, d.metadata, d.schema,
     case when d.schema = '{}'::jsonb then null else coalesce(nullif(d.schema->>'version', ''), 'v1') end as schema_version,
-    d.remote_access_requested, d.api_token_hash is not null as has_api_token, d.approval_changed_at, d.updated_at`;
+    d.remote_access_requested, d.api_token_hash is not null as has_api_token,
+    d.secret_hash is not null as has_secret, d.conflict_address, d.approval_changed_at, d.updated_at`;
 }

@@ -27,6 +27,14 @@ export const devices = pgTable(
     /** SHA-256 of the canonical schema JSON, so heartbeats compare schemas without reading them. */
     schemaHash: text("schema_hash"),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
+    /** SHA-256 of the secret the device created at its first registration: proof of its identity. */
+    secretHash: text("secret_hash"),
+    /** A registration of this MAC that could not prove the identity (none when null). */
+    identityConflictAt: timestamp("identity_conflict_at", { withTimezone: true }),
+    /** The conflicting registration's secret hash (accepted as the new identity by an operator). */
+    conflictSecretHash: text("conflict_secret_hash"),
+    /** The address the conflicting registration came from. */
+    conflictAddress: text("conflict_address"),
     /** Last call to register (a pending device keeps asking for its token; shown while it waits). */
     lastRegistrationAt: timestamp("last_registration_at", { withTimezone: true }),
     remoteAccessRequested: boolean("remote_access_requested").notNull().default(false),

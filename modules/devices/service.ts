@@ -23,6 +23,8 @@ export {
   type DeviceUpdate,
   deleteDevice,
   rejectDevices,
+  resolveIdentityConflict,
+  revokeDevice,
   setApprovalStatus,
   setRemoteAccessRequested,
   updateDevice,

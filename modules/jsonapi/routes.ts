@@ -24,6 +24,7 @@ import { AppError, badRequest } from "../platform/errors";
 import type { HttpErrorMapper } from "../platform/http";
 import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
 import { firstInvalidField } from "../platform/schemas";
+import { endDeviceLeases } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
 import { getTelemetryEvent, listTelemetryEvents, type TelemetryEvent } from "../telemetry/service";
 import {
@@ -212,6 +213,8 @@ export function jsonApiRoutes(ctx: AppContext) {
           settings,
         );
         if (!device) throw new AppError(404, "not_found", "Device not found");
+        // A revocation (approved → rejected) also closes the device's remote access.
+        if (device.approvalStatus === "rejected") await endDeviceLeases(sql, device.id, "revoked");
         return jsonApiDocument({ data: deviceResource(deviceJson(device)) });
       },
       { access: "operator", parse },

@@ -125,7 +125,19 @@ export async function ensureBootstrapAdmin(db: Db, email: string, password: stri
 
 // ---------------------------------------------------------------- login
 
-export const LOGIN_LIMITS = { perEmail: 5, perAddress: 20, windowMinutes: 15 };
+/**
+ * Failed sign-ins allowed per window: per email from one address (the usual guard), per address over
+ * all emails, and per email over all addresses (a distributed guess). Keying the first by email and
+ * address means a stranger elsewhere cannot lock an operator out of their own address with five
+ * wrong passwords; `./outpost admin unlock` clears an email's counters at once.
+ */
+export const LOGIN_LIMITS = { perEmailAndAddress: 5, perAddress: 20, perEmail: 50, windowMinutes: 15 };
+
+function loginLimit(key: string): number {
+  if (key.startsWith("email-ip:")) return LOGIN_LIMITS.perEmailAndAddress;
+  if (key.startsWith("email:")) return LOGIN_LIMITS.perEmail;
+  return LOGIN_LIMITS.perAddress;
+}
 
 // Verifying against a real hash when the email is unknown keeps response times alike.
 const DUMMY_HASH = await hashPassword(randomToken(16));
@@ -142,7 +154,7 @@ async function throttleState(db: Db, keys: string[]): Promise<number | undefined
     );
   let retryAfter: number | undefined;
   for (const row of rows) {
-    const limit = row.key.startsWith("email:") ? LOGIN_LIMITS.perEmail : LOGIN_LIMITS.perAddress;
+    const limit = loginLimit(row.key);
     if (row.failures >= limit) {
       const resetsAt = row.windowStartedAt.getTime() + LOGIN_LIMITS.windowMinutes * 60_000;
       const seconds = Math.max(1, Math.ceil((resetsAt - Date.now()) / 1000));
@@ -172,7 +184,7 @@ export async function authenticate(
   input: { email: string; password: string; address: string },
 ): Promise<OperatorView> {
   const email = input.email.trim().toLowerCase();
-  const keys = [`email:${email}`, `ip:${input.address}`];
+  const keys = [`email-ip:${email}|${input.address}`, `ip:${input.address}`, `email:${email}`];
   const retryAfter = await throttleState(db, keys);
   if (retryAfter !== undefined) {
     throw new AppError(429, "rate_limited", "Too many failed sign-in attempts. Try again later.", undefined, {
@@ -185,9 +197,20 @@ export async function authenticate(
     await recordFailure(db, keys);
     throw new AppError(401, "invalid_credentials", "Wrong email or password");
   }
-  await db.delete(loginThrottle).where(eq(loginThrottle.key, keys[0]!));
+  await db.delete(loginThrottle).where(eq(loginThrottle.key, keys[0]!)); // this email from this address
   await db.update(operators).set({ lastLoginAt: new Date() }).where(eq(operators.id, row.id));
   return { id: row.id, email: row.email, role: row.role };
+}
+
+/** Clears an email's failed sign-in counters (every address); returns how many were cleared. */
+export async function unlockSignIn(db: Db, email: string): Promise<number> {
+  const normalised = email.trim().toLowerCase();
+  const deleted = await db
+    .delete(loginThrottle)
+    .where(
+      sql`${loginThrottle.key} = ${`email:${normalised}`} or starts_with(${loginThrottle.key}, ${`email-ip:${normalised}|`})`,
+    );
+  return deleted.count;
 }
 
 // ---------------------------------------------------------------- sessions

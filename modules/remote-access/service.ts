@@ -154,6 +154,18 @@ export async function endLease(
   }) as Promise<Lease>;
 }
 
+/** Ends every open lease of a device (it was revoked or deleted); returns how many ended. */
+export async function endDeviceLeases(sql: Sql, deviceId: string, reason: EndReason): Promise<number> {
+  if (!isUuid(deviceId)) return 0;
+  return sql.begin(async (tx) => {
+    await lockDevice(tx, deviceId);
+    const ended = await tx`update remote_access_leases set ended_at = now(), end_reason = ${reason}
+      where device_id = ${deviceId}::uuid and ended_at is null`;
+    await syncDeviceFlag(tx as unknown as Sql, deviceId);
+    return ended.count;
+  }) as Promise<number>;
+}
+
 /**
  * Ends leases that expired and leases of devices that went offline, and keeps the device flags in step,
  * one device per transaction. Returns how many leases ended. Run by jobs/remote-access-sweep.ts.

@@ -156,11 +156,19 @@ describe("agent against a fake device API", () => {
     expect(regs).toHaveLength(2);
     const body = regs[0].body;
     expect(Object.keys(body).sort()).toEqual([
+      "device_secret",
       "mac_address",
       "metadata",
       "product_name",
       "schema_definition",
     ]);
+    // The device's secret: created once (0600), the same in every registration, bound once accepted.
+    const secretFile = JSON.parse(fs.readFileSync(path.join(tmp.dir, "state", "device-secret.json"), "utf8"));
+    expect(body.device_secret).toBe(secretFile.secret);
+    expect(body.device_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(regs[1].body.device_secret).toBe(body.device_secret);
+    expect(secretFile.bound).toBe(true);
+    expect(fs.statSync(path.join(tmp.dir, "state", "device-secret.json")).mode & 0o777).toBe(0o600);
     expect(body.mac_address).toBe(identity.mac_address);
     expect(body.product_name).toBe("test-gateway");
     expect(body.metadata).toEqual({

@@ -39,14 +39,11 @@ describe("approval", () => {
     expect(new Set([...approved, ...rejected]).size).toBe(20);
   });
 
-  test("approval transitions: pending → approved | rejected only", async () => {
+  test("approval transitions: pending → approved | rejected, approved → rejected (revocation) only", async () => {
     const id = (await register(app)).body.data.id;
     const approved = await updateDevice(sql, id, { approvalStatus: "approved" }, WINDOW);
     expect(approved!.approvalStatus).toBe("approved");
     expect(approved!.approvalChangedAt).toBeInstanceOf(Date);
-    expect(updateDevice(sql, id, { approvalStatus: "rejected" }, WINDOW)).rejects.toThrow(
-      "Cannot change approval",
-    );
     expect(updateDevice(sql, id, { approvalStatus: "pending" }, WINDOW)).rejects.toThrow(
       "Cannot change approval",
     );
@@ -54,6 +51,11 @@ describe("approval", () => {
       (await updateDevice(sql, id, { approvalStatus: "approved", productName: "renamed" }, WINDOW))!
         .productName,
     ).toBe("renamed");
+    const revoked = await updateDevice(sql, id, { approvalStatus: "rejected" }, WINDOW);
+    expect(revoked).toMatchObject({ approvalStatus: "rejected", hasApiToken: false });
+    expect(updateDevice(sql, id, { approvalStatus: "approved" }, WINDOW)).rejects.toThrow(
+      "Cannot change approval from rejected to approved",
+    );
   });
 
   test("POST /api/v1/devices/approval: operators may, viewers may not", async () => {

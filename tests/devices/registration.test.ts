@@ -57,8 +57,12 @@ describe("POST /api/v1/devices/register", () => {
     expect(first.body.data.api_token).toBeUndefined();
     await approveDevices(sql, [first.body.data.id]);
     const mac = first.body.data.mac_address;
+    const deviceSecret = "s".repeat(43); // the device's own secret, bound by its first registration below
     const issue = async () => {
-      const response = await app.fetch("/api/v1/devices/register", json({ mac_address: mac }));
+      const response = await app.fetch(
+        "/api/v1/devices/register",
+        json({ mac_address: mac, device_secret: deviceSecret }),
+      );
       expect(response.status).toBe(201);
       return ((await response.json()) as { data: { api_token: string; approval_status: string } }).data;
     };
@@ -84,13 +88,14 @@ describe("POST /api/v1/devices/register", () => {
   });
 
   test("concurrent registrations of an approved device: the token of the last one to commit is the valid one", async () => {
-    const first = await register(app);
+    const deviceSecret = "c".repeat(43);
+    const first = await register(app, { device_secret: deviceSecret });
     await approveDevices(sql, [first.body.data.id]);
     const tokens = await Promise.all(
       Array.from({ length: 5 }, async () => {
         const response = await app.fetch(
           "/api/v1/devices/register",
-          json({ mac_address: first.body.data.mac_address }),
+          json({ mac_address: first.body.data.mac_address, device_secret: deviceSecret }),
         );
         return ((await response.json()) as { data: { api_token: string } }).data.api_token;
       }),

@@ -8,6 +8,7 @@ import {
   setupCodes,
 } from "../../modules/operators/schema";
 import {
+  authenticate,
   createOperator,
   issueSetupCode,
   LOGIN_LIMITS,
@@ -66,7 +67,7 @@ describe("sign-in", () => {
   test("wrong password: 401, no session; repeated failures: 429 with Retry-After", async () => {
     await createOperator(db, { email: "victim@example.test", password: "right password 2", role: "admin" });
     const sessionsBefore = await db.$count(operatorSessions);
-    for (let attempt = 1; attempt <= LOGIN_LIMITS.perEmail; attempt++) {
+    for (let attempt = 1; attempt <= LOGIN_LIMITS.perEmailAndAddress; attempt++) {
       const response = await login("victim@example.test", `wrong ${attempt}`);
       expect(response.status).toBe(401);
       expect(await response.text()).toContain("Wrong email or password");
@@ -77,12 +78,41 @@ describe("sign-in", () => {
     expect(await db.$count(operatorSessions)).toBe(sessionsBefore);
   });
 
+  test("a stranger's failures elsewhere do not lock the operator out of their own address; unlock clears them", async () => {
+    await resetLoginThrottle();
+    await createOperator(db, { email: "pair@example.test", password: "right password 9", role: "viewer" });
+    const attempt = (address: string, password: string) =>
+      authenticate(db, { email: "pair@example.test", password, address }).then(
+        () => "ok",
+        (error: { status: number }) => error.status,
+      );
+    for (let i = 0; i < LOGIN_LIMITS.perEmailAndAddress; i++)
+      expect(await attempt("203.0.113.66", "wrong")).toBe(401);
+    expect(await attempt("203.0.113.66", "right password 9")).toBe(429); // the stranger's address is locked
+    expect(await attempt("198.51.100.20", "right password 9")).toBe("ok"); // the operator's is not
+    // A distributed guess (many addresses) still stops at the per-email limit ...
+    for (let i = 0; i < LOGIN_LIMITS.perEmail; i++) await attempt(`192.0.2.${i}`, "wrong");
+    expect(await attempt("198.51.100.20", "right password 9")).toBe(429);
+    // ... and an admin clears it at once from the command line.
+    const unlocked = Bun.spawnSync(["./outpost", "admin", "unlock", "--email", "PAIR@example.test"], {
+      cwd: `${import.meta.dir}/../..`,
+      env: { ...process.env, DATABASE_URL: app.config.databaseUrl!, LOG_LEVEL: "silent" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect({ code: unlocked.exitCode, out: unlocked.stdout.toString() }).toEqual({
+      code: 0,
+      out: "Sign-in unlocked for PAIR@example.test\n",
+    });
+    expect(await attempt("198.51.100.20", "right password 9")).toBe("ok");
+  }, 60_000);
+
   test(`${LOGIN_LIMITS.perAddress} failures from one client address, spread over emails, block sign-in from it for every email`, async () => {
     await resetLoginThrottle();
     await createOperator(db, { email: "spread@example.test", password: "right password 4", role: "viewer" });
     const emails = Array.from({ length: 5 }, (_, i) => `guess-${i}@example.test`);
     const perEmail = LOGIN_LIMITS.perAddress / emails.length; // stays below the per-email limit
-    expect(perEmail).toBeLessThan(LOGIN_LIMITS.perEmail);
+    expect(perEmail).toBeLessThan(LOGIN_LIMITS.perEmailAndAddress);
     for (const email of emails) {
       for (let attempt = 1; attempt <= perEmail; attempt++) {
         expect((await login(email, `wrong ${attempt}`)).status).toBe(401);

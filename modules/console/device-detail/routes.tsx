@@ -2,12 +2,21 @@ import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../../ui/flash";
 import { htmlPage, pageContext } from "../../../ui/page";
 import { cancelCommand, checkScript, getCommand, queueCommand } from "../../commands/service";
-import { approveDevices, type Device, deleteDevice, getDevice, rejectDevices } from "../../devices/service";
+import {
+  approveDevices,
+  type Device,
+  deleteDevice,
+  getDevice,
+  rejectDevices,
+  resolveIdentityConflict,
+  revokeDevice,
+} from "../../devices/service";
 import { canOperate, type Principal, principalLabel } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
 import { AppError } from "../../platform/errors";
 import { formText } from "../../platform/form";
 import { isUuid } from "../../platform/json-body";
+import { endDeviceLeases } from "../../remote-access/service";
 import { deviceSettings } from "../../settings/service";
 import { gaugesOf } from "../../telemetry/series";
 import { latestTelemetry } from "../../telemetry/service";
@@ -120,6 +129,52 @@ export function deviceDetailRoutes(ctx: AppContext) {
           changed.length > 0
             ? { kind: "success", text: "Device rejected." }
             : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
+        );
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/revoke",
+      async ({ params }) => {
+        const device = await loadDevice(params.id);
+        if (device.approvalStatus !== "approved")
+          return redirectWithFlash(`/devices/${device.id}`, {
+            kind: "info",
+            text: `The device is ${device.approvalStatus}; only an approved device can be revoked.`,
+          });
+        await revokeDevice(sql, device.id, await deviceSettings(config));
+        const ended = await endDeviceLeases(sql, device.id, "revoked");
+        return redirectWithFlash(`/devices/${device.id}`, {
+          kind: "success",
+          text: `Device revoked: its token no longer works${ended > 0 ? " and its remote access was closed" : ""}. It stays rejected until you delete it.`,
+        });
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/identity",
+      async ({ params, body }) => {
+        const device = await loadDevice(params.id);
+        const decision = formText((body as Record<string, unknown> | undefined)?.decision);
+        if (decision !== "accept" && decision !== "reject")
+          return redirectWithFlash(`/devices/${device.id}`, {
+            kind: "error",
+            text: "Choose Accept or Reject.",
+          });
+        const resolved = await resolveIdentityConflict(sql, device.id, decision);
+        return redirectWithFlash(
+          `/devices/${device.id}`,
+          !resolved
+            ? { kind: "info", text: "There is no identity conflict to decide any more." }
+            : decision === "accept"
+              ? {
+                  kind: "success",
+                  text: "New identity accepted: the old one's token no longer works; the device gets a new token at its next registration.",
+                }
+              : {
+                  kind: "success",
+                  text: "Conflicting registration rejected: the device keeps its identity.",
+                },
         );
       },
       { access: "operator" },

@@ -84,6 +84,14 @@ export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDe
                   confirm="Reject this device? It will not be able to send heartbeats."
                 />
               </>
+            ) : device.approvalStatus === "approved" ? (
+              <PostButton
+                action={`/devices/${device.id}/revoke`}
+                csrfToken={ctx.csrfToken}
+                label="Revoke"
+                tone="danger"
+                confirm={`Revoke ${props.name}? Its token stops working at once, remote access closes, and it stays rejected until you delete it.`}
+              />
             ) : (
               ""
             )}
@@ -99,6 +107,39 @@ export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDe
           ""
         )}
       </section>
+      {device.identityConflictAt ? (
+        <div class="offline-banner conflict" role="alert" data-identity-conflict>
+          <strong>Identity conflict.</strong>{" "}
+          <span>
+            Another agent registered with this MAC address <Time value={device.identityConflictAt} />
+            {device.conflictAddress ? <span safe>{` from ${device.conflictAddress}`}</span> : ""} but could
+            not prove it is this device, so it got no token. If this device was re-imaged or replaced, accept
+            the new identity: the old one's token stops working. Otherwise reject it.
+          </span>
+          {props.canManage ? (
+            <span class="actions">
+              <PostButton
+                action={`/devices/${device.id}/identity`}
+                csrfToken={ctx.csrfToken}
+                label="Accept new identity"
+                tone="primary"
+                confirm="Accept the new identity? The device that holds the current token is locked out."
+                fields={{ decision: "accept" }}
+              />
+              <PostButton
+                action={`/devices/${device.id}/identity`}
+                csrfToken={ctx.csrfToken}
+                label="Reject"
+                fields={{ decision: "reject" }}
+              />
+            </span>
+          ) : (
+            ""
+          )}
+        </div>
+      ) : (
+        ""
+      )}
       {waiting ? (
         <div class="offline-banner waiting" role="status">
           <strong>Waiting for approval.</strong>{" "}

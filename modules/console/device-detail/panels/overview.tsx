@@ -73,6 +73,12 @@ export function OverviewPanel({ props }: { props: DeviceDetailProps }) {
           </dd>
           <dt>API token</dt>
           <dd>{device.hasApiToken ? "issued" : "not issued"}</dd>
+          <dt>Device secret</dt>
+          <dd>
+            {device.hasSecret
+              ? "bound: only this device can register with its MAC address"
+              : "none yet: bound at the agent's next registration"}
+          </dd>
           <dt>Remote access</dt>
           <dd>{device.remoteAccessRequested ? "requested" : "not requested"}</dd>
           <dt>Registered</dt>

@@ -166,6 +166,16 @@ function DeviceRow({
         >
           <ApprovalBadge status={device.approvalStatus} />
         </a>
+        {device.identityConflictAt ? (
+          <span
+            class="badge danger"
+            title="Another agent claims this MAC address: decide on the device's page"
+          >
+            identity conflict
+          </span>
+        ) : (
+          ""
+        )}
       </td>
       <td class="c-online">
         <a
