@@ -21,6 +21,7 @@ import { migrateJobQueue, startJobRunner } from "./modules/jobs/runner";
 import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
 import { closeLiveHub } from "./modules/live/hub";
 import { liveRoutes } from "./modules/live/routes";
+import { metricsRoutes, startMetricsServer } from "./modules/metrics/routes";
 import { resolvePrincipal } from "./modules/operators/principal";
 import { operatorRoutes } from "./modules/operators/routes";
 import * as operators from "./modules/operators/service";
@@ -73,6 +74,7 @@ export function buildApp(deps: AppDependencies) {
       }),
     )
     .use(healthRoutes(ctx))
+    .use(metricsRoutes(ctx))
     .use(operatorRoutes(ctx))
     .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))
@@ -108,6 +110,8 @@ export interface RunningOutpost {
   setupCode: string | undefined;
   /** The tunnel role's listeners (tunnel and all roles only). */
   tunnel: RunningTunnel | undefined;
+  /** The separate metrics listener's port (METRICS_PORT), if any. */
+  metricsPort: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -141,6 +145,7 @@ export async function startOutpost(
   let runner: Awaited<ReturnType<typeof startJobRunner>> | undefined;
   let server: ReturnType<typeof buildApp> | undefined;
   let tunnel: RunningTunnel | undefined;
+  let metricsServer: ReturnType<typeof startMetricsServer> | undefined;
   let stopped = false;
 
   async function stop() {
@@ -156,6 +161,7 @@ export async function startOutpost(
       logger.info("HTTP stopped");
     }
     await tunnel?.stop();
+    metricsServer?.stop(true);
     if (runner) {
       await runner.stop();
       logger.info("job runner drained and stopped");
@@ -184,6 +190,7 @@ export async function startOutpost(
     if (config.bootstrapApiToken) await operators.ensureBootstrapToken(database.db, config.bootstrapApiToken);
     if (runsWorker(config)) runner = await startJobRunner({ config, database, logger }, JOB_CATALOG);
     if (runsTunnel(config)) tunnel = await startTunnel(config, database, logger);
+    if (config.metricsPort !== undefined) metricsServer = startMetricsServer({ config, database }, logger);
     let setupCode: string | undefined;
     if (runsWeb(config)) {
       // Issued before listening, so the code is on the console by the time /readyz answers.
@@ -203,6 +210,7 @@ export async function startOutpost(
       databaseUrl,
       setupCode,
       tunnel,
+      metricsPort: metricsServer?.port,
       stop,
     };
   } catch (error) {

@@ -5,6 +5,7 @@ import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject, isUuid } from "../platform/json-body";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
+import { commandsTotal } from "../platform/metrics";
 
 export const COMMAND_TYPES = [
   "list_scripts",
@@ -210,6 +211,7 @@ export async function queueCommand(sql: Sql, input: QueueCommandInput): Promise<
     from devices d where d.id = ${input.deviceId}::uuid
     returning ${sql.unsafe(COMMAND_COLUMNS)}`;
   if (!row) throw new AppError(404, "device_not_found", "Device not found");
+  commandsTotal.inc({ event: "queued" });
   return toCommand(row);
 }
 
@@ -296,12 +298,14 @@ export async function recordCommandResults(
     });
   }
   if (rows.length === 0) return 0;
-  const updated = await sql`
+  const updated = await sql<{ status: "succeeded" | "failed" }[]>`
     update pending_commands c
     set status = r.status::command_status, output = r.output, error = r.error, completed_at = now()
     from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(command_id uuid, status text, output jsonb, error text)
-    where c.id = r.command_id and c.device_id = ${deviceId}::uuid and c.status = 'delivered'`;
-  return updated.count;
+    where c.id = r.command_id and c.device_id = ${deviceId}::uuid and c.status = 'delivered'
+    returning c.status::text as status`;
+  for (const row of updated) commandsTotal.inc({ event: row.status });
+  return updated.length;
 }
 
 /**
@@ -325,6 +329,7 @@ export async function commandPayload(
 export async function expireCommands(sql: Sql): Promise<number> {
   const result = await sql`update pending_commands set status = 'expired', completed_at = now()
     where status = 'queued' and expires_at <= now()`;
+  commandsTotal.inc({ event: "expired" }, result.count);
   return result.count;
 }
 

@@ -75,3 +75,9 @@ export async function listResults(database: Database, runId: string): Promise<Re
   if (!(await findRun(database, runId))) throw runNotFound();
   return (await resultRows(database.sql, runId)).map(resultView);
 }
+
+/** Runs per status (the E2E gauge of a metrics scrape). */
+export async function countRunsByStatus(database: Database): Promise<{ status: string; runs: number }[]> {
+  return database.sql<{ status: string; runs: number }[]>`
+    select status::text as status, count(*)::int as runs from e2e_runs group by status`;
+}

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { apiKeyOf } from "../devices/service";
 import type { AppContext } from "../platform/context";
 import { jsonBody, readJsonBody } from "../platform/json-body";
+import { commandsTotal, heartbeatsTotal } from "../platform/metrics";
 import { heartbeatRemoteAccess } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
 import { HEARTBEAT_MAX_BYTES } from "./model";
@@ -19,8 +20,17 @@ export function heartbeatRoutes(ctx: AppContext) {
         remoteAccess: (id) => heartbeatRemoteAccess(sql, ctx.config, id),
       });
       ctx.heartbeatAccepted?.(); // off the hot path (alerts: at most one enqueue per second)
+      if (reply.commands.length > 0) commandsTotal.inc({ event: "delivered" }, reply.commands.length);
       return { data: reply };
     },
-    { access: "device", parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES) },
+    {
+      access: "device",
+      parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES),
+      // Every answer counts, refusals at the credential check included.
+      afterResponse: ({ set }) => {
+        const status = Number(set.status ?? 200);
+        heartbeatsTotal.inc({ result: status === 200 ? "accepted" : `refused_${status}` });
+      },
+    },
   );
 }

@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { type Runner, run, runMigrations, type TaskList, Logger as WorkerLogger } from "graphile-worker";
 import pg from "pg";
 import type { Logger } from "../platform/logger";
+import { jobDuration } from "../platform/metrics";
 import { jobRuns } from "./schema";
 import type { JobCatalog, JobContext } from "./task";
 
@@ -38,11 +39,13 @@ function recordedTaskList(context: JobContext, catalog: JobCatalog, workerId: st
           workerId,
         })
         .returning({ id: jobRuns.id });
-      const finish = (status: "succeeded" | "failed", error?: string) =>
-        context.database.db
+      const finish = (status: "succeeded" | "failed", error?: string) => {
+        jobDuration.observe({ task: job.identifier, status }, (Date.now() - startedAt) / 1000);
+        return context.database.db
           .update(jobRuns)
           .set({ status, error, finishedAt: new Date(), durationMs: Date.now() - startedAt })
           .where(eq(jobRuns.id, runRow!.id));
+      };
       const logger = context.logger.child({ job: job.identifier, jobId: helpers.job.id });
       try {
         await job.run(payload as never, { ...context, logger });

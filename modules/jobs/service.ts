@@ -105,3 +105,10 @@ export async function pruneJobHistory(database: Database): Promise<number> {
     .where(lt(jobRuns.startedAt, sql`now() - make_interval(days => ${JOB_HISTORY_DAYS})`));
   return runs.count;
 }
+
+/** Jobs waiting (not locked, attempts left) per task: the queue depth a scrape reports. */
+export async function queueDepthByTask(database: Database): Promise<{ task: string; waiting: number }[]> {
+  return database.sql<{ task: string; waiting: number }[]>`
+    select task_identifier as task, count(*)::int as waiting from graphile_worker.jobs
+    where locked_at is null and attempts < max_attempts group by task_identifier`;
+}

@@ -27,6 +27,11 @@ export interface Config {
   remoteAccessMaxMinutes: number;
   e2eEnabled: boolean;
   e2eConfig: string | undefined;
+  /** Bearer token for `GET /metrics` on the main port; unset (and no METRICS_PORT) = no metrics. */
+  metricsToken: string | undefined;
+  /** A separate listener for `/metrics` (no token: bind it where only Prometheus reaches). */
+  metricsHost: string;
+  metricsPort: number | undefined;
   workerConcurrency: number;
   sessionTtlHours: number;
   bootstrapAdminEmail: string | undefined;
@@ -106,6 +111,13 @@ function role(env: Env): Role {
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
+function metricsToken(env: Env): string | undefined {
+  const token = text(env, "METRICS_TOKEN");
+  if (token !== undefined && token.length < 16)
+    throw new ConfigError("METRICS_TOKEN must be at least 16 characters long");
+  return token;
+}
+
 /** The secret used for signing; generated once and kept in DATA_DIR when SECRET_KEY is unset. */
 function secretKey(env: Env, dataDir: string): string {
   const given = text(env, "SECRET_KEY");
@@ -172,6 +184,10 @@ export function loadConfig(env: Env = process.env): Config {
     remoteAccessMaxMinutes: integer(env, "REMOTE_ACCESS_MAX_MINUTES", 60, 1, 60),
     e2eEnabled,
     e2eConfig,
+    metricsToken: metricsToken(env),
+    metricsHost: text(env, "METRICS_HOST") ?? "127.0.0.1",
+    metricsPort:
+      text(env, "METRICS_PORT") === undefined ? undefined : integer(env, "METRICS_PORT", 9464, 0, 65535),
     workerConcurrency: integer(env, "WORKER_CONCURRENCY", 5, 1, 100),
     sessionTtlHours: integer(env, "SESSION_TTL_HOURS", 12, 1, 24 * 90),
     bootstrapAdminEmail,

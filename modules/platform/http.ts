@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { AppError, errorBody } from "./errors";
 import type { Logger } from "./logger";
+import { httpRequestDuration } from "./metrics";
 import { securityHeaders } from "./security-headers";
 import { checkUrlText, unstorableTextError, unstorableTextPath } from "./text-input";
 
@@ -48,6 +49,9 @@ const TITLES: Record<number, string> = {
 
 /** Lets a surface with its own error format (JSON:API) render errors for its paths. */
 export type HttpErrorMapper = (error: AppError, request: Request) => Response | undefined;
+
+/** When each request arrived (for the request-duration metric). */
+const requestStarts = new WeakMap<Request, number>();
 
 /**
  * Request ids, access logs and the one place errors become responses: typed JSON for API paths,
@@ -99,6 +103,7 @@ export function httpPlugin(options: {
       const given = request.headers.get("x-request-id");
       const id = given && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID();
       requestIds.set(request, id);
+      requestStarts.set(request, performance.now());
       Object.assign(set.headers, headersForAll);
       set.headers["x-request-id"] = id;
       checkUrlText(new URL(request.url));
@@ -108,7 +113,15 @@ export function httpPlugin(options: {
       const field = unstorableTextPath(body);
       if (field) throw unstorableTextError(field);
     })
-    .onAfterResponse({ as: "global" }, ({ request, set }) => {
+    .onAfterResponse({ as: "global" }, ({ request, set, route }) => {
+      const started = requestStarts.get(request);
+      if (started !== undefined) {
+        // The route template (`/devices/:id`), never the raw path: one series per route.
+        httpRequestDuration.observe(
+          { method: request.method, route: route ?? "unmatched", status: String(set.status ?? 200) },
+          (performance.now() - started) / 1000,
+        );
+      }
       logger.debug(
         { requestId: requestIdOf(request), method: request.method, url: request.url, status: set.status },
         "request",

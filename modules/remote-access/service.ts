@@ -227,3 +227,11 @@ export async function heartbeatRemoteAccess(
   const token = signCredential(config.secretKey, "tunnel", { d: deviceId, exp: Math.floor(untilMs / 1000) });
   return { token, pollIntervalSeconds: FAST_POLL_SECONDS, hostKey: tunnelFingerprint(config.dataDir) };
 }
+
+/** Open leases and connected tunnels (the remote-access gauges of a metrics scrape). */
+export async function remoteAccessCounts(sql: Sql): Promise<{ leases: number; tunnels: number }> {
+  const [row] = await sql<{ leases: number; tunnels: number }[]>`
+    select (select count(*)::int from remote_access_leases where ended_at is null and expires_at > now()) as leases,
+      (select count(*)::int from tunnel_connections) as tunnels`;
+  return row!;
+}

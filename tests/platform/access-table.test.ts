@@ -19,6 +19,8 @@ const ACCESS: Record<string, Level> = {
   "GET /setup": "public",
   "POST /setup": "public",
   "GET /assets/:name": "public",
+  // Its own bearer token (METRICS_TOKEN), or 404 when metrics are off or on their own port.
+  "GET /metrics": "public",
   "POST /api/v1/devices/register": "public",
   // Caddy's on-demand TLS asks before it gets a certificate; the panel script is a static file.
   "GET /api/v1/check_domain": "public",

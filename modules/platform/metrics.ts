@@ -1,0 +1,74 @@
+/**
+ * Prometheus metrics of this process (prom-client): what happens here is counted where it happens
+ * (requests, heartbeats, commands, jobs), cheaply — an increment, never a query — and the state of
+ * the fleet is read at scrape time (modules/metrics). One registry per process: each Outpost process
+ * is its own scrape target.
+ */
+import client from "prom-client";
+
+export const metricsRegistry = new client.Registry();
+metricsRegistry.setDefaultLabels({ service: "outpost" });
+
+const registers = [metricsRegistry];
+
+export const httpRequestDuration = new client.Histogram({
+  name: "outpost_http_request_duration_seconds",
+  help: "HTTP requests by method, route template and status, with their server time",
+  labelNames: ["method", "route", "status"] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers,
+});
+
+export const heartbeatsTotal = new client.Counter({
+  name: "outpost_heartbeats_total",
+  help: "Heartbeats by result: accepted, or refused_<HTTP status> (401, 403, 429, ...)",
+  labelNames: ["result"] as const,
+  registers,
+});
+
+export const commandsTotal = new client.Counter({
+  name: "outpost_commands_total",
+  help: "Device commands by event: queued, delivered, succeeded, failed, expired",
+  labelNames: ["event"] as const,
+  registers,
+});
+
+export const jobDuration = new client.Histogram({
+  name: "outpost_job_duration_seconds",
+  help: "Durable job executions by task and outcome",
+  labelNames: ["task", "status"] as const,
+  buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
+  registers,
+});
+
+const memory = new client.Gauge({
+  name: "outpost_process_memory_bytes",
+  help: "Process memory by kind (rss, heap_used, heap_total, external)",
+  labelNames: ["kind"] as const,
+  registers,
+  collect() {
+    const usage = process.memoryUsage();
+    this.set({ kind: "rss" }, usage.rss);
+    this.set({ kind: "heap_used" }, usage.heapUsed);
+    this.set({ kind: "heap_total" }, usage.heapTotal);
+    this.set({ kind: "external" }, usage.external);
+  },
+});
+void memory;
+
+new client.Gauge({
+  name: "outpost_process_uptime_seconds",
+  help: "Seconds since this process started",
+  registers,
+  collect() {
+    this.set(process.uptime());
+  },
+});
+
+/** The scrape: this process's metrics plus `stateAtScrape` (gauges a feature read from PostgreSQL now). */
+export async function renderMetrics(stateAtScrape: client.Registry): Promise<string> {
+  return client.Registry.merge([metricsRegistry, stateAtScrape]).metrics();
+}
+
+export const METRICS_CONTENT_TYPE = metricsRegistry.contentType;
+export { client as promClient };
