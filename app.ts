@@ -6,6 +6,8 @@ import { wakeAlertEvaluation } from "./modules/alerts/evaluation";
 import { alertJsonApiRoutes } from "./modules/alerts/jsonapi";
 import { alertRoutes } from "./modules/alerts/routes";
 import { alertSettingsRoutes } from "./modules/alerts/settings-routes";
+import { auditRecorder } from "./modules/audit/recorder";
+import { auditRoutes } from "./modules/audit/routes";
 import { builderRoutes } from "./modules/builder/routes";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
@@ -73,8 +75,10 @@ export function buildApp(deps: AppDependencies) {
         formTargets: [`*.${config.baseDomain}:*`],
       }),
     )
+    .use(auditRecorder(ctx))
     .use(healthRoutes(ctx))
     .use(metricsRoutes(ctx))
+    .use(auditRoutes(ctx))
     .use(operatorRoutes(ctx))
     .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))

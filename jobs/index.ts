@@ -3,6 +3,7 @@ import alertsEvaluate from "./alerts-evaluate";
 import alertsNotify from "./alerts-notify";
 import alertsOffline from "./alerts-offline";
 import alertsRetention from "./alerts-retention";
+import auditRetention from "./audit-retention";
 import commandRetention from "./command-retention";
 import e2eRetention from "./e2e-retention";
 import e2eSeed from "./e2e-seed";
@@ -28,6 +29,7 @@ const JOBS: JobDefinition<never>[] = [
   alertsOffline as JobDefinition<never>,
   alertsNotify as JobDefinition<never>,
   alertsRetention as JobDefinition<never>,
+  auditRetention as JobDefinition<never>,
 ];
 
 /** Recurring jobs, in UTC cron syntax (graphile-worker crontab). */
@@ -43,6 +45,7 @@ const SCHEDULES: JobSchedule[] = [
   { task: "alerts_evaluate", cron: "* * * * *", label: "every minute (heartbeats wake it sooner)" },
   { task: "alerts_offline", cron: "* * * * *", label: "every minute" },
   { task: "alerts_retention", cron: "11 4 * * *", label: "daily at 04:11" },
+  { task: "audit_retention", cron: "17 4 * * *", label: "daily at 04:17" },
 ];
 
 export const JOB_CATALOG: JobCatalog = { jobs: JOBS, schedules: SCHEDULES };

@@ -1,6 +1,7 @@
 // Every module's tables, for drizzle's typed queries and for drizzle-kit.
 
 export * from "./alerts/schema";
+export * from "./audit/schema";
 export * from "./commands/schema";
 export * from "./devices/schema";
 export * from "./e2e/schema";

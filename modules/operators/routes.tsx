@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { flashCookie, redirectWithFlash } from "../../ui/flash";
 import { anonymousCsrf, htmlPage, pageContext, safeNext } from "../../ui/page";
+import { recordAudit } from "../audit/service";
 import { checkCsrf, type Principal, SESSION_COOKIE } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -77,15 +78,28 @@ export function operatorRoutes(ctx: AppContext) {
         const csrf = anonymousCsrf(request, config.secretKey, secure);
         checkCsrf(config.secretKey, csrf.cookie ? undefined : csrf.binding, request, body);
         const next = safeNext(body.next);
+        const address = clientAddress(request, server);
         try {
-          const operator = await authenticate(db, {
-            email: body.email,
-            password: body.password,
-            address: clientAddress(request, server),
+          const operator = await authenticate(db, { email: body.email, password: body.password, address });
+          await recordAudit(ctx.database, {
+            actorKind: "operator",
+            actor: operator.email,
+            action: "session.sign_in",
+            target: `operator:${operator.id}`,
+            status: 303,
+            address,
           });
-          return signedIn(operator.id, request, clientAddress(request, server), next);
+          return signedIn(operator.id, request, address, next);
         } catch (error) {
           if (!(error instanceof AppError) || ![401, 429].includes(error.status)) throw error;
+          // The email tried, never the password.
+          await recordAudit(ctx.database, {
+            actorKind: "anonymous",
+            actor: body.email.trim().toLowerCase().slice(0, 254) || "(empty)",
+            action: "session.sign_in_failed",
+            status: error.status,
+            address,
+          });
           const response = await htmlPage(
             { flash: undefined },
             <LoginPage csrfToken={csrf.token} next={next} email={body.email} error={error.message} />,

@@ -79,17 +79,17 @@ export interface AccessOptions {
  */
 export function accessPlugin(options: AccessOptions) {
   const principals = new WeakMap<Request, Principal>();
-  return new Elysia({ name: "outpost-access" }).macro({
+  const plugin = new Elysia({ name: "outpost-access" }).macro({
     access(level: Access) {
       const transform = async ({ request, body }: { request: Request; body: unknown }) => {
         if (level === "public" || level === "device" || level === "e2e") return;
         const principal = await options.resolvePrincipal(request);
         if (!principal) throw unauthorized();
+        principals.set(request, principal); // known even when refused below (the audit log names them)
         if (RANK[principal.role] < RANK[level]) throw forbidden();
         if (principal.kind === "session" && !SAFE_METHODS.has(request.method)) {
           checkCsrf(options.secretKey, principal.sessionIdHash, request, body);
         }
-        principals.set(request, principal);
       };
       (transform as unknown as Record<symbol, Access>)[ACCESS_MARKER] = level;
       return {
@@ -98,6 +98,8 @@ export function accessPlugin(options: AccessOptions) {
       };
     },
   });
+  /** Who made `request`, once its route's access check passed (for hooks such as the audit log). */
+  return Object.assign(plugin, { principalOf: (request: Request) => principals.get(request) });
 }
 
 /** The access level each route of an app declared (undefined: none), keyed "METHOD /path". */

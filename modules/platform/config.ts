@@ -49,6 +49,8 @@ export interface Config {
   commandRetentionDays: number;
   /** Alerts (docs/alerts.md). */
   alertRetentionDays: number;
+  /** Audit events older than this are deleted daily. */
+  auditRetentionDays: number;
   alertNotifyMinIntervalMinutes: number;
   smtpUrl: string | undefined;
   smtpFrom: string;
@@ -201,6 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
     commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),
     commandRetentionDays: integer(env, "COMMAND_RETENTION_DAYS", 90, 1, 3650),
     alertRetentionDays: integer(env, "ALERT_RETENTION_DAYS", 180, 1, 3650),
+    auditRetentionDays: integer(env, "AUDIT_RETENTION_DAYS", 365, 1, 3650),
     alertNotifyMinIntervalMinutes: integer(env, "ALERT_NOTIFY_MIN_INTERVAL_MINUTES", 15, 0, 10_080),
     smtpUrl: text(env, "SMTP_URL") && url(env, "SMTP_URL", text(env, "SMTP_URL")!, ["smtp:", "smtps:"]),
     smtpFrom: text(env, "SMTP_FROM") ?? "Outpost <alerts@outpost.local>",

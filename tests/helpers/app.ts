@@ -86,10 +86,10 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
 }
 
 /** A form body as browsers send it. */
-export function form(fields: Record<string, string>): RequestInit {
+export function form(fields: Record<string, string>, headers: Record<string, string> = {}): RequestInit {
   return {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
     body: new URLSearchParams(fields).toString(),
   };
 }

@@ -130,6 +130,8 @@ const ACCESS: Record<string, Level> = {
 
   // Accounts, tokens, settings, jobs on demand and deleting E2E history: admins only.
   "GET /settings": "admin",
+  "GET /audit": "admin",
+  "GET /api/v1/audit": "admin",
   "POST /settings/monitoring": "admin",
   "POST /settings/notifications": "admin",
   "POST /settings/notifications/webhook-secret": "admin",

@@ -1,0 +1,91 @@
+/**
+ * The audit name of every state-changing route (`METHOD /route`), the route parameter that names
+ * its target, and the body fields worth keeping (never secrets: no passwords, tokens, scripts or
+ * webhook URLs). A new state-changing route must be listed here or in NOT_AUDITED
+ * (tests/audit/audit.test.ts checks the app's route table against both).
+ */
+export interface AuditAction {
+  action: string;
+  /** `kind:param`: the target is `kind:<value of :param>`. */
+  target?: `${string}:${string}`;
+  fields?: string[];
+}
+
+export const AUDITED_ROUTES: Record<string, AuditAction> = {
+  "POST /logout": { action: "session.sign_out" },
+  "POST /setup": { action: "setup.complete" },
+  "POST /jobs/run": { action: "job.run", fields: ["task"] },
+  "POST /api/v1/jobs/:task/run": { action: "job.run", target: "job:task" },
+  "POST /api/v1/devices/approval": { action: "device.approval", fields: ["approval_status", "ids"] },
+  "PATCH /api/json/devices/:id": { action: "device.update", target: "device:id" },
+  "DELETE /api/json/devices/:id": { action: "device.delete", target: "device:id" },
+  "POST /api/json/pending_commands": { action: "command.queue" },
+  "DELETE /api/json/pending_commands/:id": { action: "command.cancel", target: "command:id" },
+  "POST /devices/bulk": { action: "device.bulk", fields: ["action", "ids"] },
+  "POST /devices": { action: "device.preauthorize", fields: ["mac_address", "approved"] },
+  "POST /devices/:id/approve": { action: "device.approve", target: "device:id" },
+  "POST /devices/:id/reject": { action: "device.reject", target: "device:id" },
+  "POST /devices/:id/revoke": { action: "device.revoke", target: "device:id" },
+  "POST /devices/:id/identity": { action: "device.identity", target: "device:id", fields: ["decision"] },
+  "POST /devices/:id/delete": { action: "device.delete", target: "device:id" },
+  "POST /devices/:id/commands": { action: "command.queue", target: "device:id", fields: ["type", "name"] },
+  "POST /devices/:id/scripts": { action: "script.install", target: "device:id" },
+  "POST /devices/:id/commands/:commandId/cancel": { action: "command.cancel", target: "command:commandId" },
+  "POST /settings/monitoring": { action: "settings.monitoring" },
+  "POST /settings/notifications": { action: "settings.notifications" },
+  "POST /settings/notifications/webhook-secret": { action: "settings.webhook_secret" },
+  "POST /settings/notifications/test": { action: "settings.notification_test" },
+  "POST /settings/operators": { action: "operator.create", fields: ["email", "role"] },
+  "POST /settings/operators/:id/role": { action: "operator.role", target: "operator:id", fields: ["role"] },
+  "POST /settings/operators/:id/disable": { action: "operator.disable", target: "operator:id" },
+  "POST /settings/operators/:id/enable": { action: "operator.enable", target: "operator:id" },
+  "POST /settings/tokens": { action: "token.create", fields: ["name", "role"] },
+  "POST /settings/tokens/:id/revoke": { action: "token.revoke", target: "token:id" },
+  "POST /e2e": { action: "e2e.runs_delete", fields: ["ids"] },
+  "POST /e2e/runs": { action: "e2e.run_create", fields: ["suite_id", "environment_label", "trigger_source"] },
+  "POST /e2e/runs/:runId/cancel": { action: "e2e.run_cancel", target: "e2e_run:runId" },
+  "POST /e2e/runs/:runId/results": { action: "e2e.results", target: "e2e_run:runId" },
+  "PUT /e2e/runs/:runId/results/:journeyId/log": { action: "e2e.log", target: "e2e_run:runId" },
+  "POST /api/v1/devices/:device_id/remote_access": {
+    action: "remote_access.open",
+    target: "device:device_id",
+  },
+  "DELETE /api/v1/devices/:device_id/remote_access/:lease_id": {
+    action: "remote_access.close",
+    target: "device:device_id",
+  },
+  "POST /devices/:id/remote-access/panel": { action: "remote_access.view", target: "device:id" },
+  "POST /devices/:id/remote-access/open": { action: "remote_access.web_ui", target: "device:id" },
+  "POST /devices/:id/remote-access/close": { action: "remote_access.close", target: "device:id" },
+  "POST /api/json/alert_rules": { action: "alert_rule.create" },
+  "PATCH /api/json/alert_rules/:id": { action: "alert_rule.update", target: "alert_rule:id" },
+  "DELETE /api/json/alert_rules/:id": { action: "alert_rule.delete", target: "alert_rule:id" },
+  "PATCH /api/json/alerts/:id": { action: "alert.update", target: "alert:id" },
+  "POST /alerts/rules": { action: "alert_rule.create", fields: ["name"] },
+  "POST /alerts/rules/:id": { action: "alert_rule.update", target: "alert_rule:id" },
+  "POST /alerts/rules/:id/delete": { action: "alert_rule.delete", target: "alert_rule:id" },
+  "POST /alerts/bulk": { action: "alert.bulk", fields: ["action", "ids"] },
+  "POST /api/v1/reports": { action: "report.create", fields: ["name"] },
+  "PATCH /api/v1/reports/:id": { action: "report.update", target: "report:id" },
+  "DELETE /api/v1/reports/:id": { action: "report.delete", target: "report:id" },
+  "POST /api/json/custom_reports": { action: "report.create" },
+  "PATCH /api/json/custom_reports/:id": { action: "report.update", target: "report:id" },
+  "DELETE /api/json/custom_reports/:id": { action: "report.delete", target: "report:id" },
+  "POST /reports": { action: "report.create", fields: ["name"] },
+  "POST /reports/:id": { action: "report.update", target: "report:id" },
+  "POST /reports/:id/delete": { action: "report.delete", target: "report:id" },
+};
+
+/**
+ * State-changing routes that are not audited here: devices' own calls (registration, heartbeats,
+ * results — their effects are the device's state and history), a POST that only reads (builder
+ * validation), and sign-in, which records its own events (success and failure, with the email
+ * tried) in the operators feature.
+ */
+export const NOT_AUDITED = new Set([
+  "POST /login",
+  "POST /api/v1/builder-configurations/validate",
+  "POST /api/v1/devices/register",
+  "POST /api/v1/devices/:device_id/heartbeat",
+  "POST /api/v1/devices/:device_id/command_results",
+]);

@@ -1,0 +1,67 @@
+import { Elysia } from "elysia";
+import type { AppContext } from "../platform/context";
+import { clientAddress } from "../platform/http";
+import { AUDITED_ROUTES, type AuditAction } from "./actions";
+import { type AuditEventInput, recordAudit } from "./service";
+
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** The kept body fields: short strings, numbers, booleans; lists as their first 20 strings. */
+function detailsOf(body: unknown, fields: string[] | undefined): Record<string, unknown> {
+  const details: Record<string, unknown> = {};
+  if (!fields || typeof body !== "object" || body === null) return details;
+  for (const field of fields) {
+    const value = (body as Record<string, unknown>)[field];
+    if (typeof value === "string") details[field] = value.slice(0, 200);
+    else if (typeof value === "number" || typeof value === "boolean") details[field] = value;
+    else if (Array.isArray(value))
+      details[field] = value
+        .filter((v) => typeof v === "string")
+        .slice(0, 20)
+        .map((v) => v.slice(0, 100));
+  }
+  return details;
+}
+
+function targetOf(action: AuditAction, params: Record<string, string> | undefined): string | null {
+  if (!action.target) return null;
+  const [kind, param] = action.target.split(":") as [string, string];
+  const value = params?.[param];
+  return value ? `${kind}:${value.slice(0, 200)}` : null;
+}
+
+/**
+ * Records every state-changing request of an operator, API token or E2E runner after it is answered
+ * (refusals included): who, which action (actions.ts), on what, with which status. Off the request's
+ * path: a failed write is logged, never turned into an error for the caller.
+ */
+export function auditRecorder(ctx: AppContext) {
+  return new Elysia({ name: "audit-recorder" }).onAfterResponse(
+    { as: "global" },
+    ({ request, route, set, params, body, server }) => {
+      if (READ_METHODS.has(request.method) || !route) return;
+      const action = AUDITED_ROUTES[`${request.method} ${route}`];
+      if (!action) return;
+      const principal = ctx.access.principalOf(request);
+      const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
+      const status = Number(set.status ?? 200);
+      let actor: Pick<AuditEventInput, "actor" | "actorKind">;
+      if (principal)
+        actor =
+          principal.kind === "session"
+            ? { actorKind: "operator", actor: principal.email }
+            : { actorKind: "token", actor: `token ${principal.name}` };
+      else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
+      else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
+      else return; // nobody we could name: an anonymous probe refused with 401
+      void recordAudit(ctx.database, {
+        ...actor,
+        action: action.action,
+        target: targetOf(action, params as Record<string, string> | undefined),
+        status,
+        address: clientAddress(request, server),
+        details: detailsOf(body, action.fields),
+      }).catch((error) => ctx.logger.error({ err: error, action: action.action }, "audit write failed"));
+    },
+  );
+}
