@@ -95,9 +95,9 @@ describe("/api/json devices", () => {
     const invalid = await call(
       `/devices/${id}`,
       "operator",
-      doc({ type: "device", id, attributes: { approval_status: "rejected" } }, "PATCH"),
+      doc({ type: "device", id, attributes: { approval_status: "pending" } }, "PATCH"),
     );
-    expect(invalid.status).toBe(409);
+    expect(invalid.status).toBe(409); // approved → rejected is a revocation (tests/devices/identity.test.ts)
     expect(invalid.body.errors[0].code).toBe("invalid_transition");
     const unknownAttr = await call(
       `/devices/${id}`,
