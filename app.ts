@@ -24,6 +24,7 @@ import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
 import { closeLiveHub } from "./modules/live/hub";
 import { liveRoutes } from "./modules/live/routes";
 import { metricsRoutes, startMetricsServer } from "./modules/metrics/routes";
+import { openApiRoutes } from "./modules/openapi/routes";
 import { resolvePrincipal } from "./modules/operators/principal";
 import { operatorRoutes } from "./modules/operators/routes";
 import * as operators from "./modules/operators/service";
@@ -64,7 +65,7 @@ export function buildApp(deps: AppDependencies) {
     resolvePrincipal: (request) => resolvePrincipal(database.db, config.sessionTtlHours, request),
   });
   const ctx: AppContext = { ...deps, access, heartbeatAccepted: () => wakeAlertEvaluation(database.sql) };
-  return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
+  const app = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
     .use(html({ autoDetect: false }))
     .use(
       httpPlugin({
@@ -102,6 +103,8 @@ export function buildApp(deps: AppDependencies) {
     .use(deviceCsvRoutes(ctx))
     .use(jobRunCsvRoutes(ctx))
     .use(uiRoutes(ctx));
+  // Last: the OpenAPI document describes every route registered above.
+  return app.use(openApiRoutes(ctx, () => app));
 }
 
 export type OutpostApp = ReturnType<typeof buildApp>;

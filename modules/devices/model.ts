@@ -1,4 +1,4 @@
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { compileSchema, JsonObject } from "../platform/schemas";
 import type { Device } from "./rows";
 import { MAC_PATTERN, PRODUCT_NAME_MAX } from "./validation";
@@ -27,6 +27,32 @@ export const ApprovalBody = Type.Object({
 });
 export type ApprovalBody = Static<typeof ApprovalBody>;
 export const approvalBody = compileSchema(ApprovalBody);
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Time = Type.String({ format: "date-time" });
+
+/** A device on the wire, as `deviceJson` writes it (documented in the OpenAPI document). */
+export const DeviceJsonSchema = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  mac_address: Type.String({ pattern: "^([0-9A-F]{2}:){5}[0-9A-F]{2}$" }),
+  product_name: Nullable(Type.String()),
+  approval_status: Type.Union([Type.Literal("pending"), Type.Literal("approved"), Type.Literal("rejected")]),
+  ipv4_address: Nullable(Type.String()),
+  metadata: JsonObject,
+  schema: Type.Optional(JsonObject),
+  schema_version: Nullable(Type.String()),
+  last_seen_at: Nullable(Time),
+  online: Type.Boolean(),
+  remote_access_requested: Type.Boolean(),
+  approval_changed_at: Nullable(Time),
+  created_at: Time,
+  updated_at: Time,
+});
+
+/** `POST /api/v1/devices/register` → 201: the device, and its token when it is approved. */
+export const RegistrationReply = Type.Object({
+  data: Type.Composite([DeviceJsonSchema, Type.Object({ api_token: Type.Optional(Type.String()) })]),
+});
 
 /** A device on the wire (snake_case, ISO 8601 UTC timestamps). */
 export function deviceJson(device: Device, options: { schema?: boolean } = {}) {

@@ -15,3 +15,24 @@ export const heartbeatBody = compileSchema(HeartbeatBody);
 
 /** Largest heartbeat body accepted (the agent keeps the same figure). */
 export const HEARTBEAT_MAX_BYTES = 256 * 1024;
+
+/** A command as the device receives it in the heartbeat reply. */
+export const DeliveredCommandSchema = Type.Object({
+  command_id: Type.String({ format: "uuid" }),
+  type: Type.String(),
+  args: Type.Array(Type.Unknown()),
+  payload: Type.Optional(Type.Unknown()),
+  payload_ref: Type.Optional(Type.String()),
+  public_key: Type.Optional(Type.String()),
+  queued_at: Type.String({ format: "date-time" }),
+});
+
+/** `POST /api/v1/devices/{id}/heartbeat` → 200. */
+export const HeartbeatReplySchema = Type.Object({
+  data: Type.Object({
+    commands: Type.Array(DeliveredCommandSchema),
+    remote_access_token: Type.Optional(Type.String()),
+    poll_interval_seconds: Type.Optional(Type.Integer()),
+    tunnel_host_key: Type.Optional(Type.String()),
+  }),
+});

@@ -21,6 +21,10 @@ const ACCESS: Record<string, Level> = {
   "GET /assets/:name": "public",
   // Its own bearer token (METRICS_TOKEN), or 404 when metrics are off or on their own port.
   "GET /metrics": "public",
+  // The API's description and its reference page (every call in it still needs its credentials).
+  "GET /api/openapi.json": "public",
+  "GET /api/docs": "public",
+  "GET /api/docs/:asset": "public",
   "POST /api/v1/devices/register": "public",
   // Caddy's on-demand TLS asks before it gets a certificate; the panel script is a static file.
   "GET /api/v1/check_domain": "public",
