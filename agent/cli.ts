@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the agent's whole command line (one commander program, its help text and
+// exit codes) reads best in one place; the work each command does lives in its own module.
 import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, Option } from "commander";

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: one table of every agent setting (defaults, file schema, environment
+// parsing, errors), so a new key is added in one file.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -41,9 +41,13 @@ export const GROUPS: Record<string, { mutate: string[]; tests: string[] }> = {
     mutate: ["modules/e2e/locks.ts", "modules/e2e/create.ts", "modules/e2e/results.ts"],
     tests: ["tests/e2e/api.test.ts"],
   },
-  sandbox: {
-    mutate: ["agent/builtins/read-file.ts", "agent/builtins/exec-cmd.ts"],
+  "read-file": {
+    mutate: ["agent/builtins/read-file.ts"],
     tests: ["tests/agent/sandbox.test.ts"],
+  },
+  "exec-cmd": {
+    mutate: ["agent/builtins/exec-cmd.ts"],
+    tests: ["tests/agent/sandbox.test.ts", "tests/agent/exec-identity.test.ts"],
   },
   retention: {
     mutate: ["modules/telemetry/service.ts", "modules/e2e/retention.ts", "modules/audit/service.ts"],
@@ -71,7 +75,8 @@ for (const group of groups) {
     config,
     JSON.stringify({
       testRunner: "command",
-      commandRunner: { command: `node_modules/.bin/bun test --timeout 60000 ${tests.join(" ")}` },
+      // `bun` from PATH: npm puts node_modules/.bin there, and Stryker runs this in a copy of the tree.
+      commandRunner: { command: `bun test --timeout 60000 ${tests.join(" ")}` },
       mutate,
       coverageAnalysis: "off",
       concurrency: 1,
@@ -81,7 +86,8 @@ for (const group of groups) {
       jsonReporter: { fileName: `reports/mutation/${group}.json` },
       tempDirName: `.stryker-tmp-${group}`,
       cleanTempDir: "always",
-      ignorePatterns: ["artifacts", "reports", "dist", "data", ".cache", "node_modules/.cache"],
+      // Anchored: only the top-level output folders (modules/reports is code).
+      ignorePatterns: ["/artifacts", "/reports", "/dist", "/data", "/.cache"],
     }),
   );
   console.log(`test:mutation: ${group}: mutating ${mutate.join(", ")}; tests: ${tests.join(", ")}`);

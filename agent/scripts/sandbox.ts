@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the QuickJS session, its limits and the host builtins bridge share one
+// lifecycle (instance, interrupt deadline, pooled reuse); split, each part would reach into the others.
 import fs from "node:fs";
 import wasmPath from "@jitl/quickjs-wasmfile-release-sync/wasm" with { type: "file" };
 import {

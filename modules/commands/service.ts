@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the command lifecycle (validate, queue, claim, results, payloads, expiry,
+// retention) shares one row shape and its status rules.
 import { parseScript, ScriptFormatError } from "../../agent/scripts/frontmatter";
 import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";

@@ -7,7 +7,6 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { chromium } from "playwright-core";
 import ssh2 from "ssh2";
 import { saveCredentials } from "../../agent/state";
 import { fingerprintOf } from "../../agent/tunnel-client";
@@ -17,30 +16,15 @@ import { freePort, tempDir } from "../agent/helpers";
 import { signedIn } from "../console/helpers";
 import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
-import { screenshot } from "../helpers/browser";
+import { launchBrowser, screenshot } from "../helpers/browser";
 import { REPO } from "../helpers/process";
 import { get, type Json, statusOf, waitFor } from "./helpers";
 
 const DOMAIN = "remote.test";
 const app = await startTestApp({ BASE_DOMAIN: DOMAIN, TUNNEL_HTTP_PORT: String(await freePort()) });
 const tunnel = app.running.tunnel!;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-  headless: true,
-  args: [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-    // Device hostnames resolve to loopback, nothing else leaves the machine.
-    `--host-resolver-rules=MAP *.${DOMAIN} 127.0.0.1`,
-  ],
-});
+// Device hostnames resolve to loopback, nothing else leaves the machine.
+const browser = await launchBrowser([`--host-resolver-rules=MAP *.${DOMAIN} 127.0.0.1`]);
 
 const seen: string[] = [];
 const deviceWeb = Bun.serve({
@@ -119,7 +103,6 @@ afterAll(async () => {
   const killer = setTimeout(() => agent.kill("SIGKILL"), 5000);
   await agent.exited;
   clearTimeout(killer);
-  await browser.close();
   deviceWeb.stop(true);
   sshd.kill("SIGTERM");
   await sshd.exited;

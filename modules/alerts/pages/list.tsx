@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the three alert lists (active, history, rules) share filters, bulk actions
+// and row rendering.
 import { Badge, CsrfField, PageHead, PostButton, Time } from "../../../ui/components";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the device list page and the fragment htmx swaps (filters, chips, rows,
+// bulk bar, pager) must render identically, so they live together.
 import { assetUrl } from "../../../../ui/assets";
 import { CsrfField, EmptyState, PageHead, Time } from "../../../../ui/components";
 import { Layout, type PageContext } from "../../../../ui/layout";
