@@ -36,6 +36,13 @@
       }
     }
   });
+  // A `data-check-all="name"` box ticks or clears its form's boxes of that name (no inline handlers: CSP).
+  document.addEventListener("change", (event) => {
+    const name = event.target.getAttribute?.("data-check-all");
+    if (!name) return;
+    for (const box of event.target.form?.querySelectorAll(`input[type=checkbox][name="${name}"]`) ?? [])
+      box.checked = event.target.checked;
+  });
   // Forms with data-confirm ask before submitting (destructive or bulk actions).
   document.addEventListener("submit", (event) => {
     const message = event.target.getAttribute("data-confirm");

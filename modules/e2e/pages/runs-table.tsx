@@ -62,11 +62,7 @@ export function E2ERunsTable({ data, csrfToken }: { data: E2EPageData; csrfToken
                 <tr>
                   {data.canDelete ? (
                     <th>
-                      <input
-                        type="checkbox"
-                        aria-label="Select all runs on this page"
-                        onclick="this.closest('form').querySelectorAll('input[name=ids]').forEach((c) => { c.checked = this.checked; })"
-                      />
+                      <input type="checkbox" aria-label="Select all runs on this page" data-check-all="ids" />
                     </th>
                   ) : (
                     ""
