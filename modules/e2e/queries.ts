@@ -38,34 +38,48 @@ export interface RunsPageRow extends RunRow {
   journeys_failed: number;
 }
 
+/** The page's filters and search as a WHERE clause on `e2e_runs r` with parameters $1–$5. */
+function runsWhere(query: RunsPageQuery): { where: string; params: (string | null)[] } {
+  const search = query.q?.trim() ? `%${query.q.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+  return {
+    where: `($1::text is null or r.status = $1) and ($2::text is null or r.suite_id = $2)
+    and ($3::text is null or r.environment_label = $3) and ($4::text is null or r.trigger_source = $4)
+    and ($5::text is null or r.id::text ilike $5 or r.suite_id ilike $5 or r.environment_label ilike $5
+      or r.runner_id ilike $5 or r.status ilike $5 or array_to_string(r.journey_ids, ' ') ilike $5)`,
+    params: [
+      query.status || null,
+      query.suite || null,
+      query.environment || null,
+      query.trigger || null,
+      search,
+    ],
+  };
+}
+
+/** A run's columns with its journey counts, from `e2e_runs r`. */
+const PAGE_COLUMNS = `${RUN_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1r.$2")},
+  (select count(*)::int from e2e_run_results x where x.run_id = r.id) as journeys_total,
+  (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'passed') as journeys_passed,
+  (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'failed') as journeys_failed`;
+
+function sortOf(query: RunsPageQuery) {
+  const sort = (PAGE_SORTS as readonly string[]).includes(query.sort) ? query.sort : "started_at";
+  const dir = query.dir === "asc" ? "asc" : "desc";
+  return { sort, dir, orderBy: `r.${sort} ${dir} nulls last, r.id ${dir}` };
+}
+
 /** Runs for the operators' page: filters, search (id, suite, environment, runner, status), sort, pages. */
 export async function listRunsPage(
   database: Database,
   query: RunsPageQuery,
 ): Promise<{ rows: RunsPageRow[]; total: number }> {
-  const sort = (PAGE_SORTS as readonly string[]).includes(query.sort) ? query.sort : "started_at";
-  const dir = query.dir === "asc" ? "asc" : "desc";
-  const search = query.q?.trim() ? `%${query.q.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-  const where = `($1::text is null or r.status = $1) and ($2::text is null or r.suite_id = $2)
-    and ($3::text is null or r.environment_label = $3) and ($4::text is null or r.trigger_source = $4)
-    and ($5::text is null or r.id::text ilike $5 or r.suite_id ilike $5 or r.environment_label ilike $5
-      or r.runner_id ilike $5 or r.status ilike $5 or array_to_string(r.journey_ids, ' ') ilike $5)`;
-  const params = [
-    query.status || null,
-    query.suite || null,
-    query.environment || null,
-    query.trigger || null,
-    search,
-  ];
+  const { where, params } = runsWhere(query);
+  const { orderBy } = sortOf(query);
   const offset = (Math.max(query.page, 1) - 1) * query.perPage;
   const [rows, counted] = await Promise.all([
     database.sql.unsafe<RunsPageRow[]>(
-      `select ${RUN_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1r.$2")},
-         (select count(*)::int from e2e_run_results x where x.run_id = r.id) as journeys_total,
-         (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'passed') as journeys_passed,
-         (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'failed') as journeys_failed
-       from e2e_runs r where ${where}
-       order by r.${sort} ${dir} nulls last, r.id ${dir} limit ${query.perPage} offset ${offset}`,
+      `select ${PAGE_COLUMNS} from e2e_runs r where ${where}
+       order by ${orderBy} limit ${query.perPage} offset ${offset}`,
       params,
     ),
     database.sql.unsafe<{ total: number }[]>(
@@ -74,6 +88,41 @@ export async function listRunsPage(
     ),
   ]);
   return { rows: rows.map(runRow), total: counted[0]?.total ?? 0 };
+}
+
+/** Where a walk over every matching run stands: the last run's sort value (as text) and id. */
+export type RunsCursor = { value: string | null; id: string };
+
+/**
+ * The runs after `cursor` in the page's filters and order (nulls last in either direction), by
+ * keyset, for the CSV of every matching run; `next` is undefined after the last one.
+ */
+export async function runsAfter(
+  database: Database,
+  query: RunsPageQuery,
+  cursor: RunsCursor | undefined,
+  limit: number,
+): Promise<{ rows: RunsPageRow[]; next: RunsCursor | undefined }> {
+  const { where, params } = runsWhere(query);
+  const { sort, dir, orderBy } = sortOf(query);
+  const op = dir === "asc" ? ">" : "<";
+  const cast = sort === "started_at" || sort === "finished_at" ? "timestamptz" : "text";
+  // Non-null values come first, then the nulls (ordered by id alone).
+  const bound = !cursor
+    ? ""
+    : cursor.value === null
+      ? `and r.${sort} is null and r.id ${op} $6::uuid`
+      : `and ((r.${sort}, r.id) ${op} ($7::${cast}, $6::uuid) or r.${sort} is null)`;
+  const rows = await database.sql.unsafe<(RunsPageRow & { sort_value: string | null })[]>(
+    `select ${PAGE_COLUMNS}, r.${sort}::text as sort_value from e2e_runs r
+     where ${where} ${bound} order by ${orderBy} limit ${limit}`,
+    [...params, ...(cursor ? [cursor.id] : []), ...(cursor && cursor.value !== null ? [cursor.value] : [])],
+  );
+  const last = rows[rows.length - 1];
+  return {
+    rows: rows.map(runRow),
+    next: last && rows.length === limit ? { value: last.sort_value, id: last.id } : undefined,
+  };
 }
 
 /** The runs page query, read leniently in the handler (after enablement): bad values fall back to defaults. */
@@ -100,14 +149,9 @@ export function parsePageQuery(params: URLSearchParams) {
 }
 export type PageQuery = ReturnType<typeof parsePageQuery>;
 
-/** Everything the runs page shows: a page of runs, and the selected run with its journeys and log. */
-export async function runsPageData(
-  database: Database,
-  e2eConfig: E2EConfig,
-  query: PageQuery,
-  canDelete: boolean,
-): Promise<E2EPageData> {
-  const filters = {
+/** The page's filters, sort and page from its query (unknown values fall back to the defaults). */
+export function pageFilters(query: PageQuery): RunsPageQuery {
+  return {
     status: (RUN_STATUSES as readonly string[]).includes(query.status ?? "") ? query.status : undefined,
     suite: query.suite || undefined,
     environment: query.environment || undefined,
@@ -116,10 +160,20 @@ export async function runsPageData(
     sort: ((PAGE_SORTS as readonly string[]).includes(query.sort ?? "")
       ? query.sort
       : "started_at") as PageSort,
-    dir: (query.dir === "asc" ? "asc" : "desc") as "asc" | "desc",
+    dir: query.dir === "asc" ? "asc" : "desc",
     page: query.page ?? 1,
     perPage: PER_PAGE,
   };
+}
+
+/** Everything the runs page shows: a page of runs, and the selected run with its journeys and log. */
+export async function runsPageData(
+  database: Database,
+  e2eConfig: E2EConfig,
+  query: PageQuery,
+  canDelete: boolean,
+): Promise<E2EPageData> {
+  const filters = pageFilters(query);
   const { rows, total } = await listRunsPage(database, filters);
   let detail: E2EPageData["detail"];
   if (query.run) {

@@ -6,6 +6,7 @@ import { AppError } from "../platform/errors";
 import { BodyError, jsonBody, readJsonBody } from "../platform/json-body";
 import { type E2EConfig, e2eConfigFor } from "./config";
 import { createRun } from "./create";
+import { runsCsv } from "./csv";
 import { readLog, storeLog } from "./logs";
 import { parseResultsBody, parseRunFilters } from "./model";
 import { E2EDisabledPage, E2EPage } from "./pages/page";
@@ -170,6 +171,14 @@ export function e2eRoutes(ctx: AppContext) {
           return htmlPage({ flash: undefined }, <E2ERunsTable data={data} csrfToken={page.csrfToken} />);
         if (query.fragment === "detail") return htmlPage({ flash: undefined }, <E2EDetail data={data} />);
         return htmlPage(page, <E2EPage ctx={page} data={data} />);
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/e2e.csv",
+      ({ request }) => {
+        if (!e2e) throw new AppError(404, "not_found", "E2E runs are not enabled on this server.");
+        return runsCsv(database, parsePageQuery(new URL(request.url).searchParams));
       },
       { access: "viewer" },
     )

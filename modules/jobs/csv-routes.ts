@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
-import { csvResponse } from "../platform/csv";
+import { csvResponse, keysetBatches } from "../platform/csv";
 import { pgDate } from "../platform/database";
 
 const COLUMNS = [
@@ -34,10 +34,8 @@ export function jobRunCsvRoutes(ctx: AppContext) {
     "/jobs/runs.csv",
     ({ request }) => {
       const task = new URL(request.url).searchParams.get("task")?.slice(0, 100) || undefined;
-      async function* batches() {
-        let after: [string, string] | undefined;
-        // Bounded: (started_at, id) only moves backwards; the walk ends at a short page.
-        for (;;) {
+      const batches = keysetBatches(
+        async (after: [string, string] | undefined) => {
           const rows = await sql<RunRow[]>`
             select id, task_identifier, status, attempt,
               to_char(started_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as started_at,
@@ -46,23 +44,26 @@ export function jobRunCsvRoutes(ctx: AppContext) {
               ${task ? sql`and task_identifier = ${task}` : sql``}
               ${after ? sql`and (started_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
             order by started_at desc, id desc limit 1000`;
-          yield rows.map((r) => [
-            r.id,
-            r.task_identifier,
-            r.status,
-            r.attempt,
-            r.started_at,
-            r.finished_at === null ? null : pgDate(r.finished_at),
-            r.duration_ms,
-            r.worker_id,
-            r.error,
-          ]);
           const last = rows[rows.length - 1];
-          if (!last || rows.length < 1000) return;
-          after = [last.started_at, last.id];
-        }
-      }
-      return csvResponse(`job-runs-${new Date().toISOString().slice(0, 10)}.csv`, COLUMNS, batches());
+          // (started_at, id) only moves backwards; a short page is the last.
+          return {
+            items: rows,
+            next: last && rows.length === 1000 ? ([last.started_at, last.id] as [string, string]) : undefined,
+          };
+        },
+        (r) => [
+          r.id,
+          r.task_identifier,
+          r.status,
+          r.attempt,
+          r.started_at,
+          r.finished_at === null ? null : pgDate(r.finished_at),
+          r.duration_ms,
+          r.worker_id,
+          r.error,
+        ],
+      );
+      return csvResponse(`job-runs-${new Date().toISOString().slice(0, 10)}.csv`, COLUMNS, batches);
     },
     { access: "viewer" },
   );

@@ -26,6 +26,24 @@ export function csvLine(values: readonly CsvValue[]): string {
   return `${values.map(csvCell).join(",")}\r\n`;
 }
 
+/**
+ * The rows of a keyset-paged list, one page a batch (for `csvResponse`): `page(cursor)` is asked
+ * for the first page, then for the page after each `next` it returns, until it returns none.
+ */
+export async function* keysetBatches<Item, Cursor>(
+  page: (cursor: Cursor | undefined) => Promise<{ items: readonly Item[]; next: Cursor | undefined }>,
+  row: (item: Item) => readonly CsvValue[],
+): AsyncGenerator<readonly (readonly CsvValue[])[]> {
+  let cursor: Cursor | undefined;
+  // Bounded: each list's cursor only moves forward, and its last page has no next cursor.
+  for (;;) {
+    const { items, next } = await page(cursor);
+    yield items.map(row);
+    if (next === undefined) return;
+    cursor = next;
+  }
+}
+
 /** A filename safe in Content-Disposition (ASCII fallback plus the UTF-8 form). */
 function disposition(filename: string): string {
   const ascii = filename.replace(/[^\w.\- ]+/g, "_").slice(0, 150) || "export.csv";

@@ -123,6 +123,7 @@ describe("E2E runs page", () => {
     await page.click("form.filters button[type=submit]");
     await page.waitForURL(/status=failed/);
     expect(await page.locator("table.e2e-runs tbody tr").count()).toBe(1);
+    expect(await page.getAttribute("#export-runs-csv", "href")).toBe("/e2e.csv?status=failed");
     await page.goto(`${app.url}/e2e?q=staging`);
     expect(await page.locator("table.e2e-runs tbody tr").count()).toBe(1);
     await page.goto(`${app.url}/e2e?trigger=ci&environment=plain`);

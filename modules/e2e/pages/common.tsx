@@ -41,11 +41,12 @@ export function StatusBadge({ status }: { status: string }) {
   return <Badge tone={statusTone(status)} label={status} />;
 }
 
-/** /e2e with the current filters and `changes` applied ("" or undefined drops a parameter). */
+/** /e2e (or `path`) with the current filters and `changes` applied ("" or undefined drops a parameter). */
 export function pageUrl(
   filters: RunsPageQuery,
   changes: Record<string, string | number | undefined> = {},
   extra = "",
+  path = "/e2e",
 ): string {
   const params = new URLSearchParams();
   const base: Record<string, string | number | undefined> = {
@@ -62,7 +63,7 @@ export function pageUrl(
     if (value !== undefined && value !== "") params.set(key, String(value));
   }
   const query = params.toString();
-  return `/e2e${query ? `?${query}` : ""}${extra && query ? `&${extra}` : extra ? `?${extra}` : ""}`;
+  return `${path}${query ? `?${query}` : ""}${extra && query ? `&${extra}` : extra ? `?${extra}` : ""}`;
 }
 
 export function durationText(start: Date | null, end: Date | null, ms?: number | null): string {

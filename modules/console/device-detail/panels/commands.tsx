@@ -6,6 +6,7 @@ import type { Command } from "../../../commands/service";
 import { Json } from "../json";
 import { tabUrl } from "../links";
 import type { DeviceDetailProps } from "../props";
+import { commandScript } from "../scripts";
 
 function CommandStatus({ command }: { command: Command }) {
   const tone =
@@ -45,10 +46,7 @@ function CommandResult({ command }: { command: Command }) {
 
 /** What a command acts on, for people: the script's name, or its arguments. */
 function commandSubject(command: Command): string {
-  const name = command.payload?.name;
-  if ((command.type === "install_script" || command.type === "remove_script") && typeof name === "string")
-    return name;
-  return command.args.join(" ");
+  return commandScript(command) ?? command.args.join(" ");
 }
 
 export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
@@ -120,6 +118,13 @@ export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceD
       <nav class="pager" aria-label="Command pages">
         <span />
         <span class="actions">
+          {commands.length > 0 ? (
+            <a class="btn small" href={`/devices/${device.id}/commands.csv`} id="export-commands-csv">
+              Export CSV
+            </a>
+          ) : (
+            ""
+          )}
           {cursor ? (
             <a class="btn small" href={tabUrl(device.id, "commands")}>
               Newest

@@ -313,6 +313,9 @@ export function DeviceResults({ ctx, props }: { ctx: PageContext; props: Devices
               }`}
             </span>
             <span class="actions">
+              <a class="btn small" href={devicesUrl(query, {}, "/devices.csv")} id="export-devices-csv">
+                Export CSV
+              </a>
               {props.prev ? (
                 <>
                   <a class="btn small" href={devicesUrl(query)}>

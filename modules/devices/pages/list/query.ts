@@ -1,6 +1,6 @@
 // The device list's state, all of it in the URL: parsed from the query, written back into links.
 import { formText } from "../../../platform/form";
-import { normaliseDeviceFilters } from "../../listing";
+import { type DeviceFilters, normaliseDeviceFilters } from "../../listing";
 import { CONSOLE_SORTS, type ConsoleSort } from "../../queries";
 
 /** The list's state, all of it in the URL. */
@@ -18,10 +18,11 @@ export interface DeviceQuery {
 export const FILTER_KEYS = ["approval_status", "connectivity_status", "product"] as const;
 export const DEFAULT_SORT: ConsoleSort = "created_at";
 
-/** /devices with `changes` applied; paging cursors are dropped unless given. */
+/** /devices (or `path`, e.g. its CSV) with `changes` applied; paging cursors are dropped unless given. */
 export function devicesUrl(
   query: DeviceQuery,
   changes: Partial<Record<keyof DeviceQuery, string | undefined>> = {},
+  path = "/devices",
 ) {
   const merged: Record<string, string | undefined> = {
     search: query.search,
@@ -37,7 +38,17 @@ export function devicesUrl(
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(merged)) if (value) params.set(key, value);
   const text = params.toString();
-  return text ? `/devices?${text}` : "/devices";
+  return text ? `${path}?${text}` : path;
+}
+
+/** The list's filters as the device queries take them. */
+export function listFilters(query: DeviceQuery): DeviceFilters {
+  return {
+    search: query.search,
+    approvalStatus: query.approval_status,
+    connectivityStatus: query.connectivity_status,
+    product: query.product,
+  };
 }
 
 export function defaultOrder(sort: ConsoleSort): "asc" | "desc" {

@@ -9,7 +9,7 @@ import { deviceSettings } from "../../../settings/service";
 import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../management";
 import { countConsoleDevices, listConsoleDevices } from "../../queries";
 import { DeviceResults, DevicesPage, type DevicesPageProps } from "./page";
-import { type DeviceQuery, devicesReturn, parseDeviceQuery } from "./query";
+import { type DeviceQuery, devicesReturn, listFilters, parseDeviceQuery } from "./query";
 
 const PAGE_SIZE = 50;
 
@@ -23,13 +23,7 @@ export function deviceListRoutes(ctx: AppContext) {
     query: DeviceQuery,
   ): Promise<DevicesPageProps> {
     const { onlineWindowSeconds } = await deviceSettings(config);
-    const filters = {
-      search: query.search,
-      approvalStatus: query.approval_status,
-      connectivityStatus: query.connectivity_status,
-      product: query.product,
-      onlineWindowSeconds,
-    };
+    const filters = { ...listFilters(query), onlineWindowSeconds };
     const filtered = Boolean(
       query.search || query.approval_status || query.connectivity_status || query.product,
     );
