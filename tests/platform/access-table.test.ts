@@ -78,6 +78,7 @@ const ACCESS: Record<string, Level> = {
   "GET /api/json/custom_reports/:id": "viewer",
   "GET /devices.csv": "viewer",
   "GET /jobs/runs.csv": "viewer",
+  "GET /devices/:id/commands.csv": "viewer",
   "GET /alerts/export.csv": "viewer",
   "GET /alerts/device/:deviceId": "viewer",
   "GET /alerts/:id": "viewer",

@@ -1,7 +1,8 @@
-// CSV for other lists: the device list (its filters and sort) and job runs, streamed through
+// CSV for other lists: the device list (its filters and sort), job runs and a device's commands, streamed through
 // modules/platform/csv.ts like reports.
 import { describe, expect, test } from "bun:test";
-import { register } from "../devices/helpers";
+import { queueCommand } from "../../modules/commands/service";
+import { approvedDevice, register } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 
 const app = await startTestApp();
@@ -27,6 +28,10 @@ describe("list CSV exports", () => {
     expect(macs).toEqual([...macs].sort());
     expect(lines.slice(1).every((l) => /,'=kiosk-\d,csv-kiosk,pending,false,,/.test(l))).toBe(true);
     expect((await app.fetch("/devices.csv")).status).toBe(303); // to sign-in, as every page
+    // The list's Export CSV button carries the list's filters.
+    const session = await app.session("viewer");
+    const page = await (await app.fetch("/devices?product=csv-kiosk", { headers: { cookie: session.cookie } })).text();
+    expect(page).toContain('href="/devices.csv?product=csv-kiosk"');
   });
 
   test("/jobs/runs.csv lists every run newest first, by task", async () => {
@@ -50,5 +55,26 @@ describe("list CSV exports", () => {
     expect(times).toEqual([...times].sort().reverse());
     const page = await (await app.fetch("/jobs", { headers: viewer })).text();
     expect(page).toContain('href="/jobs/runs.csv"');
+  });
+
+  test("/devices/:id/commands.csv: the whole history of one device, newest first, script names", async () => {
+    const device = await approvedDevice(app);
+    for (let i = 0; i < 3; i++)
+      await queueCommand(app.database.sql, {
+        deviceId: device.id,
+        type: "remove_script",
+        args: [`fan-${i}`],
+        payload: { name: `fan-${i}` },
+        ttlSeconds: 600,
+      });
+    const other = await approvedDevice(app);
+    await queueCommand(app.database.sql, { deviceId: other.id, type: "list_scripts", ttlSeconds: 600 });
+    const response = await app.fetch(`/devices/${device.id}/commands.csv`, { headers: viewer });
+    expect(response.status).toBe(200);
+    const lines = (await response.text()).trimEnd().split("\r\n");
+    expect(lines[0]).toBe("id,type,script,status,queued_at,delivered_at,completed_at,queued_by,error");
+    expect(lines.slice(1).map((l) => l.split(",")[2])).toEqual(["fan-2", "fan-1", "fan-0"]);
+    expect(lines.every((l) => !l.includes("list_scripts"))).toBe(true);
+    expect((await app.fetch(`/devices/${crypto.randomUUID()}/commands.csv`, { headers: viewer })).status).toBe(200);
   });
 });

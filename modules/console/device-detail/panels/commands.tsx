@@ -108,7 +108,12 @@ export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceD
     <section class="card">
       <div class="card-head">
         <h2>Command history</h2>
-        <span class="muted small">newest first</span>
+        <span class="actions">
+          <span class="muted small">newest first</span>
+          <a class="btn small" href={`/devices/${device.id}/commands.csv`} download="">
+            Export CSV
+          </a>
+        </span>
       </div>
       <DataTable
         columns={columns}

@@ -348,6 +348,10 @@ export function DevicesPage({ ctx, props }: { ctx: PageContext; props: DevicesPa
       <div data-live-page="devices" hidden></div>
       <PageHead title="Devices" subtitle="Search, filter and approve the devices of your fleet.">
         <LiveStatus />
+        {/* The same filters and sort, every matching device (not just this page). */}
+        <a class="btn" href={devicesUrl(query).replace(/^\/devices/, "/devices.csv")} download="">
+          Export CSV
+        </a>
         {props.canManage ? (
           <a class="btn primary" href="/devices/new">
             Add device
