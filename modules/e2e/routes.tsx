@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../ui/flash";
 import { htmlPage, pageContext } from "../../ui/page";
 import type { AppContext } from "../platform/context";
+import { csvResponse } from "../platform/csv";
 import { AppError } from "../platform/errors";
 import { BodyError, jsonBody, readJsonBody } from "../platform/json-body";
 import { type E2EConfig, e2eConfigFor } from "./config";
@@ -15,7 +16,7 @@ import { parsePageQuery, runsPageData } from "./queries";
 import { cancelRun, submitResults } from "./results";
 import { deleteRuns } from "./retention";
 import { authenticateRunner, PROTOCOL_HEADER, RUNNER_HEADER } from "./runner-auth";
-import { getRun, listResults, listRuns, listSuites } from "./runs";
+import { getRun, listResults, listRuns, listSuites, runsAfter } from "./runs";
 
 /**
  * Create bodies hold at most 500 journey ids and 16 KiB of metadata; results bodies 1000 results whose
@@ -170,6 +171,44 @@ export function e2eRoutes(ctx: AppContext) {
           return htmlPage({ flash: undefined }, <E2ERunsTable data={data} csrfToken={page.csrfToken} />);
         if (query.fragment === "detail") return htmlPage({ flash: undefined }, <E2EDetail data={data} />);
         return htmlPage(page, <E2EPage ctx={page} data={data} />);
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/e2e.csv",
+      async () => {
+        if (!e2e) throw new AppError(404, "not_found", "E2E runs are not enabled on this server.");
+        async function* batches() {
+          let after: { startedAt: string; id: string } | undefined;
+          // Bounded: the keyset only moves back in time; the walk ends at the oldest run.
+          for (;;) {
+            const runs = await runsAfter(database, after, 500);
+            yield runs.map((run) => [
+              run.id,
+              run.suite_id,
+              run.environment_label,
+              run.trigger_source,
+              run.status,
+              run.started_at,
+              run.finished_at,
+              run.journey_ids.join(" "),
+            ]);
+            const last = runs.at(-1);
+            if (runs.length < 500 || !last) return;
+            after = { startedAt: last.started_at, id: last.id };
+          }
+        }
+        const columns = [
+          "id",
+          "suite_id",
+          "environment_label",
+          "trigger_source",
+          "status",
+          "started_at",
+          "finished_at",
+          "journeys",
+        ];
+        return csvResponse(`e2e-runs-${new Date().toISOString().slice(0, 10)}.csv`, columns, batches());
       },
       { access: "viewer" },
     )

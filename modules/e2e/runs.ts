@@ -81,3 +81,18 @@ export async function countRunsByStatus(database: Database): Promise<{ status: s
   return database.sql<{ status: string; runs: number }[]>`
     select status::text as status, count(*)::int as runs from e2e_runs group by status`;
 }
+
+/** Runs newest first, `limit` after the (started_at, id) of `after`: the keyset walk of the CSV export. */
+export async function runsAfter(
+  database: Database,
+  after: { startedAt: string; id: string } | undefined,
+  limit: number,
+): Promise<RunView[]> {
+  const rows = await database.sql.unsafe<RunRow[]>(
+    `select ${RUN_COLUMNS} from e2e_runs
+     where $1::timestamptz is null or (started_at, id) < ($1::timestamptz, $2::uuid)
+     order by started_at desc, id desc limit $3`,
+    [after?.startedAt ?? null, after?.id ?? null, limit],
+  );
+  return rows.map((row) => runView(runRow(row)));
+}

@@ -79,6 +79,7 @@ const ACCESS: Record<string, Level> = {
   "GET /devices.csv": "viewer",
   "GET /jobs/runs.csv": "viewer",
   "GET /devices/:id/commands.csv": "viewer",
+  "GET /e2e.csv": "viewer",
   "GET /alerts/export.csv": "viewer",
   "GET /alerts/device/:deviceId": "viewer",
   "GET /alerts/:id": "viewer",

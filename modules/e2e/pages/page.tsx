@@ -28,7 +28,11 @@ export function E2EPage({ ctx, data }: { ctx: PageContext; data: E2EPageData }) 
       <PageHead
         title="E2E runs"
         subtitle="Test runs created through the E2E API. The list refreshes every 5 seconds."
-      />
+      >
+        <a class="btn" href="/e2e.csv" download="">
+          Export CSV
+        </a>
+      </PageHead>
       <form class="card inline-form filters" method="get" action="/e2e">
         <Select name="status" label="Status" value={filters.status} options={[...RUN_STATUSES]} />
         <Select name="suite" label="Suite" value={filters.suite} options={data.suites} />
