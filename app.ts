@@ -9,6 +9,7 @@ import { alertSettingsRoutes } from "./modules/alerts/settings-routes";
 import { auditRecorder } from "./modules/audit/recorder";
 import { auditRoutes } from "./modules/audit/routes";
 import { builderRoutes } from "./modules/builder/routes";
+import { commandCsvRoutes } from "./modules/commands/csv-routes";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
 import { deviceCsvRoutes } from "./modules/devices/csv-routes";
@@ -101,6 +102,7 @@ export function buildApp(deps: AppDependencies) {
     .use(reportApiRoutes(ctx))
     .use(reportPageRoutes(ctx))
     .use(deviceCsvRoutes(ctx))
+    .use(commandCsvRoutes(ctx))
     .use(jobRunCsvRoutes(ctx))
     .use(uiRoutes(ctx));
   // Last: the OpenAPI document describes every route registered above.

@@ -45,6 +45,14 @@ export interface Command {
   queuedBy: string | null;
 }
 
+/** The script an install/remove command acts on (shown in place of its arguments), else null. */
+export function commandScript(command: Pick<Command, "type" | "payload">): string | null {
+  const name = command.payload?.name;
+  return (command.type === "install_script" || command.type === "remove_script") && typeof name === "string"
+    ? name
+    : null;
+}
+
 /** A claimed command as the device receives it in the heartbeat reply. */
 export interface DeliveredCommand {
   command_id: string;

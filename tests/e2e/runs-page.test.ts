@@ -251,4 +251,31 @@ describe("E2E runs page", () => {
     await screenshot(page, "e2e-run-phone");
     await context.close();
   }, 60_000);
+
+  test("/e2e.csv streams every run newest first, across keyset batches", async () => {
+    await app.database.sql`insert into e2e_runs (suite_id, journey_ids, environment_label, trigger_source,
+        protocol_version, runner_id, status, started_at, finished_at)
+      select 'bulk', array['a','b'], 'csv-env', 'ci', '1', 'ci-runner', 'passed',
+        now() - make_interval(days => 30, secs => g), now() - make_interval(days => 30, secs => g - 1)
+      from generate_series(1, 520) g`;
+    const viewer = await signedIn("viewer");
+    const cookies = await viewer.cookies();
+    const cookie = cookies.map((c) => `${c.name}=${c.value}`).join("; ");
+    const response = await app.fetch("/e2e.csv", { headers: { cookie } });
+    expect(response.status).toBe(200);
+    const lines = (await response.text()).trimEnd().split("\r\n");
+    expect(lines[0]).toBe(
+      "id,suite_id,environment_label,trigger_source,status,started_at,finished_at,journeys,runner_id,journeys_passed,journeys_failed,duration_ms",
+    );
+    const [{ n }] = (await app.database.sql`select count(*)::int as n from e2e_runs`) as unknown as [
+      { n: number },
+    ];
+    expect(lines.length - 1).toBe(n);
+    const ids = lines.slice(1).map((l) => l.split(",")[0]);
+    expect(new Set(ids).size).toBe(ids.length); // no run twice at a batch boundary
+    const times = lines.slice(1).map((l) => l.split(",")[5]!);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(lines.filter((l) => l.includes(",bulk,csv-env,ci,passed,")).length).toBe(520);
+    await viewer.close();
+  }, 30_000);
 });

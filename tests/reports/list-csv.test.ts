@@ -2,7 +2,8 @@
 // page's filters and order) and a device's commands, streamed through modules/platform/csv.ts like
 // reports, each linked from its page.
 import { describe, expect, test } from "bun:test";
-import { register } from "../devices/helpers";
+import { queueCommand } from "../../modules/commands/service";
+import { approvedDevice, register } from "../devices/helpers";
 import { startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 
 const app = await startE2EApp(writeE2EFixture());
@@ -42,6 +43,8 @@ describe("list CSV exports", () => {
     expect(macs).toEqual([...macs].sort());
     expect(lines.slice(1).every((l) => /,'=kiosk-\d,csv-kiosk,pending,false,,/.test(l))).toBe(true);
     expect((await app.fetch("/devices.csv")).status).toBe(303); // to sign-in, as every page
+    // The list's Export CSV button carries the list's filters.
+    expect(await page("/devices?product=csv-kiosk")).toContain('href="/devices.csv?product=csv-kiosk"');
   });
 
   test("/devices.csv is what the list shows: its search (names too) and name sort, on every page", async () => {
@@ -99,29 +102,29 @@ describe("list CSV exports", () => {
       from generate_series(1, 1300) i`;
     const all = await csvLines("/e2e.csv");
     expect(all[0]).toBe(
-      "id,suite,environment,trigger,status,runner,journeys,journeys_passed,journeys_failed,started_at,finished_at,duration_ms",
+      "id,suite_id,environment_label,trigger_source,status,started_at,finished_at,journeys,runner_id,journeys_passed,journeys_failed,duration_ms",
     );
     const rows = all.slice(1).map((l) => l.split(","));
     expect(rows.length).toBe(1300);
     expect(new Set(rows.map((r) => r[0])).size).toBe(1300);
     // The page's default order: newest start first; runner ids that look like formulas are text.
-    const started = rows.map((r) => r[9]!);
+    const started = rows.map((r) => r[5]!);
     expect(started).toEqual([...started].sort().reverse());
-    expect(rows.every((r) => r[5] === "'=runner" && r[6] === "0")).toBe(true);
-    expect(rows.find((r) => r[10] !== "")?.[11]).toMatch(/^\d+$/);
+    expect(rows.every((r) => r[7] === "dashboard" && r[8] === "'=runner" && r[9] === "0")).toBe(true);
+    expect(rows.find((r) => r[6] !== "")?.[11]).toMatch(/^\d+$/);
 
     // Sorted by end, ascending: ends in order, then the 400 unfinished, each once.
     const byEnd = (await csvLines("/e2e.csv?sort=finished_at&dir=asc")).slice(1).map((l) => l.split(","));
     expect(byEnd.length).toBe(1300);
     expect(new Set(byEnd.map((r) => r[0])).size).toBe(1300);
-    const ends = byEnd.slice(0, 900).map((r) => r[10]!);
+    const ends = byEnd.slice(0, 900).map((r) => r[6]!);
     expect(ends.every((e) => e !== "")).toBe(true);
     expect(ends).toEqual([...ends].sort());
-    expect(byEnd.slice(900).every((r) => r[10] === "" && r[11] === "")).toBe(true);
+    expect(byEnd.slice(900).every((r) => r[6] === "" && r[11] === "")).toBe(true);
     const byEndDesc = (await csvLines("/e2e.csv?sort=finished_at")).slice(1).map((l) => l.split(","));
     expect(new Set(byEndDesc.map((r) => r[0])).size).toBe(1300);
-    expect(byEndDesc.slice(900).every((r) => r[10] === "")).toBe(true);
-    expect(byEndDesc.slice(0, 900).map((r) => r[10])).toEqual([...ends].reverse());
+    expect(byEndDesc.slice(900).every((r) => r[6] === "")).toBe(true);
+    expect(byEndDesc.slice(0, 900).map((r) => r[6])).toEqual([...ends].reverse());
 
     // The filters and the search, as on the page.
     const three = (await csvLines("/e2e.csv?suite=three&trigger=ci")).slice(1);
@@ -154,22 +157,23 @@ describe("list CSV exports", () => {
     const { lines, disposition } = await csv(`/devices/${device}/commands.csv`);
     expect(disposition).toContain('filename="commands-_kiosk-0-');
     expect(lines[0]).toBe(
-      "id,type,script,args,status,queued_by,queued_at,delivered_at,completed_at,expires_at,error,output",
+      "id,type,script,status,queued_at,delivered_at,completed_at,queued_by,error,args,expires_at,output",
     );
     expect(lines.length).toBe(1101);
     expect(new Set(lines.slice(1).map((l) => l.split(",")[0])).size).toBe(1100);
-    const queued = lines.slice(1).map((l) => /,ops@example\.test,([^,]+),/.exec(l)?.[1]);
-    expect(queued.every(Boolean)).toBe(true);
+    const queued = lines.slice(1).map((l) => l.split(",")[4]!);
+    expect(queued.every((q) => /^2026-01-01T/.test(q))).toBe(true);
     expect(queued).toEqual([...queued].sort().reverse());
     // i = 1100 (newest): list_scripts, succeeded, JSON output quoted; i = 1099: install of probe-1099.
     expect(lines[1]).toMatch(
-      /^[\w-]+,list_scripts,,"\[""-l"",""a,b""\]",succeeded,ops@example\.test,2026-01-01T00:18:20\.000Z,,[^,]+,[^,]+,,/,
+      /^[\w-]+,list_scripts,,succeeded,2026-01-01T00:18:20\.000Z,,[^,]+,ops@example\.test,,"\[""-l"",""a,b""\]",[^,]+,/,
     );
-    expect(lines[1]).toEndWith(`,,"{""ok"":true,""text"":""x,\\""y\\""""}"`);
+    expect(lines[1]).toEndWith(`,"{""ok"":true,""text"":""x,\\""y\\""""}"`);
     expect(lines[2]).toContain(",install_script,probe-1099,");
     // i = 1098: failed, its error neutralised.
     expect(lines[3]).toContain(`,failed,`);
-    expect(lines[3]).toEndWith(`,"'=HYPERLINK(""x"")",`);
+    expect(lines[3]).toContain(`,ops@example.test,"'=HYPERLINK(""x"")","[""-l""`);
+    expect(lines[3]).toEndWith(",");
 
     const tab = await page(`/devices/${device}?tab=commands`);
     expect(tab).toContain(`href="/devices/${device}/commands.csv"`);
@@ -177,5 +181,24 @@ describe("list CSV exports", () => {
       404,
     );
     expect((await app.fetch(`/devices/${device}/commands.csv`)).status).toBe(303);
+  });
+
+  test("/devices/:id/commands.csv: the whole history of one device, newest first, script names", async () => {
+    const device = await approvedDevice(app);
+    for (let i = 0; i < 3; i++)
+      await queueCommand(app.database.sql, {
+        deviceId: device.id,
+        type: "remove_script",
+        args: [`fan-${i}`],
+        payload: { name: `fan-${i}` },
+        ttlSeconds: 600,
+      });
+    const other = await approvedDevice(app);
+    await queueCommand(app.database.sql, { deviceId: other.id, type: "list_scripts", ttlSeconds: 600 });
+    const response = await app.fetch(`/devices/${device.id}/commands.csv`, { headers: viewer });
+    expect(response.status).toBe(200);
+    const lines = (await response.text()).trimEnd().split("\r\n");
+    expect(lines.slice(1).map((l) => l.split(",")[2])).toEqual(["fan-2", "fan-1", "fan-0"]);
+    expect(lines.every((l) => !l.includes("list_scripts"))).toBe(true);
   });
 });

@@ -20,7 +20,6 @@ import { endDeviceLeases } from "../../remote-access/service";
 import { deviceSettings } from "../../settings/service";
 import { gaugesOf } from "../../telemetry/series";
 import { latestTelemetry } from "../../telemetry/service";
-import { deviceCommandsCsv } from "./commands-csv";
 import { tabUrl } from "./links";
 import { DeviceDetailPage } from "./page";
 import { DeviceLive } from "./panels/header";
@@ -101,11 +100,6 @@ export function deviceDetailRoutes(ctx: AppContext) {
         const props = await detailProps(principal, device, "overview", {});
         return htmlPage({ flash: undefined }, <DeviceLive ctx={page} props={props} />);
       },
-      { access: "viewer" },
-    )
-    .get(
-      "/devices/:id/commands.csv",
-      async ({ params }) => deviceCommandsCsv(sql, await loadDevice(params.id)),
       { access: "viewer" },
     )
     .post(

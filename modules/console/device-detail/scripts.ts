@@ -22,14 +22,6 @@ export function reportedScripts(latest: TelemetryEvent | undefined): ReportedScr
   );
 }
 
-/** The script an install/remove command acts on (shown in place of its arguments), else null. */
-export function commandScript(command: Command): string | null {
-  const name = command.payload?.name;
-  return (command.type === "install_script" || command.type === "remove_script") && typeof name === "string"
-    ? name
-    : null;
-}
-
 export function listedScripts(command: Command): ListedScript[] | undefined {
   const output = command.output as { scripts?: unknown } | null;
   if (!output || !Array.isArray(output.scripts)) return undefined;

@@ -1,7 +1,7 @@
 import { EmptyState, PageHead } from "../../../ui/components";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { RUN_STATUSES } from "../schema";
-import type { E2EPageData } from "./common";
+import { type E2EPageData, pageUrl } from "./common";
 import { E2EDetail } from "./run-detail";
 import { E2ERunsTable } from "./runs-table";
 
@@ -28,7 +28,17 @@ export function E2EPage({ ctx, data }: { ctx: PageContext; data: E2EPageData }) 
       <PageHead
         title="E2E runs"
         subtitle="Test runs created through the E2E API. The list refreshes every 5 seconds."
-      />
+      >
+        {/* Every run these filters, search and sort match (not just this page). */}
+        <a
+          class="btn"
+          href={pageUrl(filters, { page: undefined }, "", "/e2e.csv")}
+          id="export-runs-csv"
+          download=""
+        >
+          Export CSV
+        </a>
+      </PageHead>
       <form class="card inline-form filters" method="get" action="/e2e">
         <Select name="status" label="Status" value={filters.status} options={[...RUN_STATUSES]} />
         <Select name="suite" label="Suite" value={filters.suite} options={data.suites} />

@@ -132,13 +132,6 @@ export function E2ERunsTable({ data, csrfToken }: { data: E2EPageData; csrfToken
           <div class="pager">
             <span class="muted" safe>{`Showing ${first}–${last} of ${total}`}</span>
             <span class="actions">
-              <a
-                class="btn small"
-                href={pageUrl(filters, { page: undefined }, "", "/e2e.csv")}
-                id="export-runs-csv"
-              >
-                Export CSV
-              </a>
               {data.canDelete ? (
                 <button class="btn danger small" type="submit">
                   Delete selected

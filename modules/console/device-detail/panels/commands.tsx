@@ -2,11 +2,10 @@
 import { Badge, PostButton, Time } from "../../../../ui/components";
 import type { PageContext } from "../../../../ui/layout";
 import { type Column, DataTable } from "../../../../ui/table";
-import type { Command } from "../../../commands/service";
+import { type Command, commandScript } from "../../../commands/service";
 import { Json } from "../json";
 import { tabUrl } from "../links";
 import type { DeviceDetailProps } from "../props";
-import { commandScript } from "../scripts";
 
 function CommandStatus({ command }: { command: Command }) {
   const tone =
@@ -106,7 +105,12 @@ export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceD
     <section class="card">
       <div class="card-head">
         <h2>Command history</h2>
-        <span class="muted small">newest first</span>
+        <span class="actions">
+          <span class="muted small">newest first</span>
+          <a class="btn small" href={`/devices/${device.id}/commands.csv`} download="">
+            Export CSV
+          </a>
+        </span>
       </div>
       <DataTable
         columns={columns}
@@ -118,13 +122,6 @@ export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceD
       <nav class="pager" aria-label="Command pages">
         <span />
         <span class="actions">
-          {commands.length > 0 ? (
-            <a class="btn small" href={`/devices/${device.id}/commands.csv`} id="export-commands-csv">
-              Export CSV
-            </a>
-          ) : (
-            ""
-          )}
           {cursor ? (
             <a class="btn small" href={tabUrl(device.id, "commands")}>
               Newest

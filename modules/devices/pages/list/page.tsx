@@ -313,7 +313,13 @@ export function DeviceResults({ ctx, props }: { ctx: PageContext; props: Devices
               }`}
             </span>
             <span class="actions">
-              <a class="btn small" href={devicesUrl(query, {}, "/devices.csv")} id="export-devices-csv">
+              {/* Every device this search, these filters and sort match (not just this page). */}
+              <a
+                class="btn small"
+                href={devicesUrl(query, {}, "/devices.csv")}
+                id="export-devices-csv"
+                download=""
+              >
                 Export CSV
               </a>
               {props.prev ? (
