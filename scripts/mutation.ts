@@ -43,7 +43,7 @@ export const GROUPS: Record<string, { mutate: string[]; tests: string[] }> = {
   },
   "read-file": {
     mutate: ["agent/builtins/read-file.ts"],
-    tests: ["tests/agent/sandbox.test.ts"],
+    tests: ["tests/agent/read-file.test.ts", "tests/agent/sandbox.test.ts"],
   },
   "exec-cmd": {
     mutate: ["agent/builtins/exec-cmd.ts"],
