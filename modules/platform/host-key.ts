@@ -16,6 +16,18 @@ export function fingerprintOf(publicKeyBlob: Buffer): string {
 }
 
 /**
+ * An ed25519 key pair that ssh2 reads back. Under Bun, about 1 in 200 private keys ssh2 generates are
+ * refused by its own parser ("Malformed OpenSSH private key"; 15 of 3,000 in a loop here): draw again.
+ */
+export function generateEd25519(comment?: string): { private: string; public: string } {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const pair = ssh2.utils.generateKeyPairSync("ed25519", comment ? { comment } : undefined);
+    if (!(ssh2.utils.parseKey(pair.private) instanceof Error)) return pair;
+  }
+  throw new Error("could not generate an ed25519 key that ssh2 can read");
+}
+
+/**
  * The tunnel server's host key: `TUNNEL_HOST_KEY` (the key text) when given, else generated once into
  * `DATA_DIR/tunnel_host_key` (0600, created exclusively so two processes starting together agree).
  * Web processes call this too, to tell agents which fingerprint to pin.
@@ -29,7 +41,7 @@ export function loadHostKey(
     const file = path.join(dataDir, "tunnel_host_key");
     if (!existsSync(file)) {
       mkdirSync(dataDir, { recursive: true });
-      const pair = ssh2.utils.generateKeyPairSync("ed25519", { comment: "outpost-tunnel" });
+      const pair = generateEd25519("outpost-tunnel");
       try {
         writeFileSync(file, pair.private, { mode: 0o600, flag: "wx" });
       } catch (error) {

@@ -6,6 +6,7 @@ import { Client, utils } from "ssh2";
 import { executeCommands } from "../../agent/commands/executor.ts";
 import type { CommandContext } from "../../agent/commands/types.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
+import { generateEd25519 } from "../../modules/platform/host-key.ts";
 import { freePort, logger, tempDir, testConfig, waitForFile, waitForPort } from "./helpers.ts";
 
 const SSHD = "/usr/sbin/sshd";
@@ -18,7 +19,7 @@ beforeAll(async () => {
   if (!(await waitForFile(SSHD))) throw new Error(`${SSHD} is not installed`);
   fs.mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
   const hostKey = path.join(tmp.dir, "host_ed25519");
-  fs.writeFileSync(hostKey, utils.generateKeyPairSync("ed25519").private, { mode: 0o600 });
+  fs.writeFileSync(hostKey, generateEd25519().private, { mode: 0o600 });
   const config = testConfig(tmp.dir);
   ctx = { config, store: new ScriptStore(config.scripts_dir), logger };
   port = await freePort();
@@ -95,7 +96,7 @@ function trySsh(privateKey: string): Promise<string> {
 
 describe("ssh_authorize against a real OpenSSH sshd", () => {
   test("the key is accepted after ssh_authorize and refused after ssh_revoke", async () => {
-    const pair = utils.generateKeyPairSync("ed25519", { comment: "outpost-test" });
+    const pair = generateEd25519("outpost-test");
     expect(await trySsh(pair.private)).toMatch(/All configured authentication methods failed/);
     const [auth] = await executeCommands(
       [
@@ -118,7 +119,7 @@ describe("ssh_authorize against a real OpenSSH sshd", () => {
   }, 30000);
 
   test("sshd stops accepting the key once expiry-time has passed", async () => {
-    const pair = utils.generateKeyPairSync("ed25519");
+    const pair = generateEd25519();
     const [auth] = await executeCommands(
       [
         {

@@ -10,6 +10,7 @@ import path from "node:path";
 import ssh2 from "ssh2";
 import { saveCredentials } from "../../agent/state";
 import { fingerprintOf } from "../../agent/tunnel-client";
+import { generateEd25519 } from "../../modules/platform/host-key";
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { signCredential } from "../../modules/remote-access/token";
 import { freePort, tempDir } from "../agent/helpers";
@@ -51,7 +52,7 @@ ws.onopen = () => ws.send("ping"); ws.onmessage = (e) => { document.getElementBy
 const tmp = tempDir();
 // A real OpenSSH sshd as the device's ssh target (reached through the multiplexer).
 mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
-const sshdKey = ssh2.utils.generateKeyPairSync("ed25519");
+const sshdKey = generateEd25519();
 writeFileSync(path.join(tmp.dir, "host_ed25519"), sshdKey.private, { mode: 0o600 });
 const sshdPort = await freePort();
 writeFileSync(
