@@ -51,8 +51,19 @@ export const GROUPS: Record<string, Group> = {
     ],
   },
   commands: {
-    mutate: ["modules/commands/service.ts", "jobs/command-retention.ts"],
-    tests: ["tests/commands/validation.test.ts", "tests/commands/commands.test.ts"],
+    // Validation, queueing, the claim, results, payloads, expiry, retention and cancelling (not the
+    // listing and counts the pages show).
+    mutate: [
+      "modules/commands/service.ts:105-363",
+      "modules/commands/service.ts:402-411",
+      "jobs/command-retention.ts",
+    ],
+    tests: [
+      "tests/commands/validation.test.ts",
+      "tests/platform/job-catalog.test.ts",
+      "tests/commands/queue-edges.test.ts",
+      "tests/commands/commands.test.ts",
+    ],
   },
   "e2e-locks": {
     // The lock, idempotency and run creation (not the body validation or seed messages), results and
@@ -88,6 +99,7 @@ export const GROUPS: Record<string, Group> = {
       "jobs/alerts-retention.ts",
     ],
     tests: [
+      "tests/platform/job-catalog.test.ts",
       "tests/telemetry/telemetry.test.ts",
       "tests/e2e/retention.test.ts",
       "tests/audit/audit.test.ts",
