@@ -90,7 +90,8 @@ export const GROUPS: Record<string, Group> = {
   },
   retention: {
     mutate: [
-      "modules/telemetry/service.ts:168-202",
+      "modules/telemetry/service.ts:168-174",
+      "modules/telemetry/service.ts:186-202",
       "modules/e2e/retention.ts",
       "modules/audit/service.ts:82-87",
       "modules/alerts/lifecycle.ts:198-206",
