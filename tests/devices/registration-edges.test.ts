@@ -58,7 +58,14 @@ describe("re-registration", () => {
       options,
     );
     expect(first.created).toBe(true);
+    const schemaHash = async () =>
+      (
+        await sql<{ h: string | null }[]>`select schema_hash as h from devices where id = ${first.device.id}`
+      )[0]!.h;
+    const firstHash = await schemaHash();
+    expect(firstHash).not.toBeNull();
     const again = await registerDevice(sql, { mac_address: mac, ...secret }, options);
+    expect(await schemaHash()).toBe(firstHash);
     expect(again.created).toBe(false);
     expect(again.device).toMatchObject({
       id: first.device.id,
@@ -77,6 +84,9 @@ describe("re-registration", () => {
       },
       options,
     );
+    const changedHash = await schemaHash();
+    expect(changedHash).not.toBeNull();
+    expect(changedHash).not.toBe(firstHash);
     expect(changed.device).toMatchObject({
       productName: "atom",
       metadata: { ip_address: "10.0.0.6" },
