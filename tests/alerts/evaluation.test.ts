@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import path from "node:path";
+import alertsRetentionJob from "../../jobs/alerts-retention";
 import { checkOfflineDevices, evaluateAlerts } from "../../modules/alerts/evaluation";
 import { changeStatus, deleteExpiredAlerts } from "../../modules/alerts/lifecycle";
 import { createRule } from "../../modules/alerts/rules";
+import { createLogger } from "../../modules/platform/logger";
 import { recordTelemetry } from "../../modules/telemetry/service";
 import { startTestApp } from "../helpers/app";
 import { beat, openAlerts, rewindCursor, sensorDevice } from "./helpers";
@@ -181,8 +183,15 @@ describe("evaluation", () => {
       resolution: "manual",
     });
     expect(await changeStatus(sql, [alert!.id], { status: "acknowledged", by: "x" }, policy)).toEqual([]);
+    await sql`update alerts set resolved_at = now() - interval '179 days' where id = ${alert!.id}::uuid`;
+    expect(await deleteExpiredAlerts(sql, 180)).toBe(0);
     await sql`update alerts set resolved_at = now() - interval '181 days' where id = ${alert!.id}::uuid`;
-    expect(await deleteExpiredAlerts(sql, 180)).toBe(1);
+    // The scheduled job applies ALERT_RETENTION_DAYS (180 by default).
+    await alertsRetentionJob.run(
+      {},
+      { config: app.config, database: app.database, logger: createLogger("silent") },
+    );
+    expect((await sql`select id from alerts where id = ${alert!.id}::uuid`).length).toBe(0);
   });
 
   test("a worker killed mid-run (SIGKILL) leaves nothing; the retry creates exactly one alert", async () => {

@@ -3,6 +3,7 @@
 // with the email tried; secrets never; admins read it as a page and an API.
 import { afterAll, describe, expect, test } from "bun:test";
 import { buildApp } from "../../app";
+import auditRetentionJob from "../../jobs/audit-retention";
 import { AUDITED_ROUTES, NOT_AUDITED } from "../../modules/audit/actions";
 import { pruneAudit } from "../../modules/audit/service";
 import { createLogger } from "../../modules/platform/logger";
@@ -201,5 +202,16 @@ describe("reading it", () => {
       { actor: string }[]
     >`select actor from audit_events where action = 'test.retention'`;
     expect(left.map((r) => r.actor)).toEqual(["new@example.test"]);
+    // The scheduled job applies AUDIT_RETENTION_DAYS (365 by default).
+    await sql`insert into audit_events (actor_kind, actor, action, status, at) values
+      ('operator', 'older@example.test', 'test.retention', 200, now() - interval '366 days')`;
+    await auditRetentionJob.run(
+      {},
+      { config: app.config, database: app.database, logger: createLogger("silent") },
+    );
+    const afterJob = await sql<
+      { actor: string }[]
+    >`select actor from audit_events where action = 'test.retention'`;
+    expect(afterJob.map((r) => r.actor)).toEqual(["new@example.test"]);
   });
 });

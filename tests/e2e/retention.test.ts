@@ -76,6 +76,21 @@ describe("retention job", () => {
   });
 });
 
+describe("seed runs and configuration", () => {
+  test("seed run records older than the retention days go with the job; without E2E configured it does nothing", async () => {
+    await sql`insert into e2e_seed_runs (environment_label, created_at) values
+      ('old-seed', now() - interval '15 days'), ('new-seed', now() - interval '13 days')`;
+    await retentionJob.run({}, context);
+    const left = await sql<{ environment_label: string }[]>`
+      select environment_label from e2e_seed_runs where environment_label like '%-seed'`;
+    expect(left.map((r) => r.environment_label)).toEqual(["new-seed"]);
+    await retentionJob.run(
+      {},
+      { ...context, config: { ...app.config, e2eEnabled: false, e2eConfig: undefined } },
+    );
+  });
+});
+
 describe("stale run job", () => {
   test("cancels a run still active after run_timeout_s and frees its environment", async () => {
     const { json } = await api.create({
@@ -91,6 +106,12 @@ describe("stale run job", () => {
     expect((await api.get(`/e2e/runs/${fresh}`)).json.data.status).toBe("queued");
     const again = await api.create({ suite_id: "smoke", environment_label: "staging", trigger_source: "ci" });
     expect(again.response.status).toBe(201);
+    const { cancelStaleRuns } = await import("../../modules/e2e/retention");
+    const { loadE2EConfig } = await import("../../modules/e2e/config");
+    expect(await cancelStaleRuns(app.database, loadE2EConfig(fixture.configFile), context.logger)).toEqual({
+      runsCancelled: 0,
+      locksCleared: 0,
+    });
     for (const id of [fresh, again.json.data.id]) await api.request("POST", `/e2e/runs/${id}/cancel`);
   });
 });
@@ -104,7 +125,14 @@ describe("deleting runs", () => {
       (await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" })).response
         .status,
     ).toBe(409);
+    // Creators waiting for the environment hear that its lock went.
+    const heard: string[] = [];
+    const { LOCK_CHANNEL } = await import("../../modules/e2e/notify");
+    const listener = await sql.listen(LOCK_CHANNEL, (label) => heard.push(label));
     expect(await deleteRuns(app.database, context.logger, [active, "not-a-uuid"])).toBe(1);
+    for (let i = 0; i < 100 && !heard.includes("plain"); i++) await Bun.sleep(50);
+    expect(heard).toContain("plain");
+    await listener.unlisten();
     const next = await api.create({ suite_id: "smoke", environment_label: "plain", trigger_source: "ci" });
     expect(next.response.status).toBe(201);
     await api.request("POST", `/e2e/runs/${next.json.data.id}/cancel`);

@@ -1,0 +1,55 @@
+// StrykerJS ignorer for `npm run test:mutation` (scripts/mutation.ts): no mutants in log calls, in the
+// human-readable message of an error or in a job's description. What a caller can act on (status, code, details, whether it
+// throws at all) is still mutated; only the wording is left alone.
+import { declareValuePlugin, PluginKind } from "@stryker-mutator/api/plugin";
+
+const LOG_OBJECTS = new Set(["logger", "log", "console"]);
+/** Callee name → index of its message argument. */
+const MESSAGE_ARGUMENT = new Map([
+  ["AppError", 2],
+  ["badRequest", 0],
+  ["unauthorized", 0],
+  ["forbidden", 0],
+  ["notFound", 0],
+  ["Error", 0],
+  ["TypeError", 0],
+  ["BuiltinIoError", 0],
+]);
+
+function calleeName(callee) {
+  if (callee.type === "Identifier") return callee.name;
+  if (callee.type === "MemberExpression" && callee.property.type === "Identifier")
+    return callee.property.name;
+  return undefined;
+}
+
+export const strykerPlugins = [
+  declareValuePlugin(PluginKind.Ignore, "outpost-messages", {
+    shouldIgnore(path) {
+      const node = path.node;
+      if (
+        node.type === "CallExpression" &&
+        node.callee.type === "MemberExpression" &&
+        node.callee.object.type === "Identifier" &&
+        LOG_OBJECTS.has(node.callee.object.name)
+      )
+        return "a log call";
+      if (
+        node.type === "ObjectProperty" &&
+        node.key.type === "Identifier" &&
+        node.key.name === "description" &&
+        (node.value.type === "StringLiteral" || node.value.type === "TemplateLiteral")
+      )
+        return "a description shown to people";
+      const parent = path.parentPath?.node;
+      if (
+        path.listKey === "arguments" &&
+        (parent?.type === "CallExpression" || parent?.type === "NewExpression")
+      ) {
+        const index = MESSAGE_ARGUMENT.get(calleeName(parent.callee));
+        if (index !== undefined && path.key === index) return "an error's message text";
+      }
+      return undefined;
+    },
+  }),
+];

@@ -1,0 +1,225 @@
+// read_file and exec_cmd called directly (no sandbox around them): each rule of their policies at its edge.
+import { afterAll, describe, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import {
+  type ExecPolicy,
+  execCmdBuiltin,
+  resolveAllowedCommand,
+  sanitizedEnv,
+} from "../../agent/builtins/exec-cmd.ts";
+import { type ReadFilePolicy, readFileBuiltin } from "../../agent/builtins/read-file.ts";
+import { tempDir } from "./helpers.ts";
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+const at = (...parts: string[]) => path.join(tmp.dir, ...parts);
+
+fs.mkdirSync(at("pub", "sub"), { recursive: true });
+fs.mkdirSync(at("pub", "private"));
+fs.mkdirSync(at("secret"));
+fs.writeFileSync(at("pub", "a.txt"), "A");
+fs.writeFileSync(at("pub", "private", "key"), "K");
+fs.writeFileSync(at("pub", "privateer.txt"), "P");
+fs.writeFileSync(at("secret", "token"), "S");
+fs.writeFileSync(at("exact.txt"), "E");
+fs.writeFileSync(at("exact.txt.bak"), "B");
+fs.writeFileSync(at("four.txt"), "1234");
+fs.writeFileSync(at("five.txt"), "12345");
+fs.symlinkSync(at("secret", "token"), at("pub", "to-secret"));
+fs.symlinkSync(at("pub", "a.txt"), at("pub", "to-a"));
+fs.symlinkSync(at("secret", "token"), at("exact-link"));
+fs.symlinkSync(at("pub", "private", "key"), at("pub", "to-private"));
+execFileSync("mkfifo", [at("pub", "fifo")]);
+
+const policy: ReadFilePolicy = {
+  allowlist: [
+    `${at("pub")}/`,
+    at("exact.txt"),
+    at("exact-link"),
+    at("four.txt"),
+    at("five.txt"),
+    at("secret"),
+  ],
+  denylist: [at("pub", "private")],
+  maxBytes: 4,
+};
+
+function readError(p: unknown): string {
+  try {
+    readFileBuiltin(policy, p);
+  } catch (error) {
+    expect((error as Error).name).toBe("IoError");
+    return (error as Error).message;
+  }
+  return "read";
+}
+
+describe("read_file", () => {
+  test("reads allowlisted files: exact entries, and anything below a directory entry", () => {
+    expect(readFileBuiltin(policy, at("exact.txt"))).toBe("E");
+    expect(readFileBuiltin(policy, at("pub", "a.txt"))).toBe("A");
+    expect(readFileBuiltin(policy, at("pub", "privateer.txt"))).toBe("P");
+    expect(readFileBuiltin(policy, at("pub", "to-a"))).toBe("A");
+  });
+
+  test("an exact entry is that file only; a directory entry needs its slash", () => {
+    expect(readError(at("exact.txt.bak"))).toContain("not allowlisted");
+    expect(readError(at("secret", "token"))).toContain("not allowlisted");
+    expect(readError(`${at("pub")}x/a.txt`)).toContain("not allowlisted");
+  });
+
+  test("only absolute, normalised paths", () => {
+    for (const bad of [undefined, 1, ""]) expect(readError(bad)).toContain("non-empty string");
+    expect(readError("pub/a.txt")).toContain("absolute");
+    for (const bad of [`${at("pub")}/sub/../a.txt`, `${at("pub")}//a.txt`, `${at("pub")}/./a.txt`])
+      expect(readError(bad)).toContain("normalised");
+    expect(readError(`${at("pub", "a.txt")}\0`)).toContain("normalised");
+  });
+
+  test("the deny list wins, by path and by real path, for the entry and everything below it", () => {
+    expect(readError(at("pub", "private", "key"))).toContain("not allowlisted");
+    expect(readError(at("pub", "to-private"))).toContain("not allowlisted");
+    expect(readError(at("pub", "private"))).toContain("not allowlisted");
+  });
+
+  test("through a directory entry, a symlink must resolve inside the allowlist; an exact entry is trusted", () => {
+    expect(readError(at("pub", "to-secret"))).toContain("resolves outside");
+    expect(readFileBuiltin(policy, at("exact-link"))).toBe("S");
+  });
+
+  test("missing files, directories and FIFOs are refused without blocking", () => {
+    expect(readError(at("pub", "missing.txt"))).toContain("ENOENT");
+    expect(readError(at("pub", "sub"))).toContain("not a regular file");
+    expect(readError(at("pub", "fifo"))).toContain("not a regular file");
+  });
+
+  test("at most maxBytes", () => {
+    expect(readFileBuiltin(policy, at("four.txt"))).toBe("1234");
+    expect(readError(at("five.txt"))).toContain("exceeds 4 bytes");
+  });
+});
+
+describe("exec_cmd", () => {
+  test("the environment: fixed safe values, extras only with a plain name that is not blocked", () => {
+    const env = sanitizedEnv({
+      FOO: "1",
+      _X9: "2",
+      PATHX: "3",
+      ENVY: "4",
+      XLD_Y: "5",
+      PATH: "/tmp",
+      HOME: "/home/x",
+      LD_PRELOAD: "x",
+      DYLD_X: "x",
+      "BASH_FUNC_f%%": "x",
+      BASH_ENV: "x",
+      ENV: "x",
+      NODE_OPTIONS: "x",
+      PYTHONPATH: "x",
+      IFS: "x",
+      SHELLOPTS: "x",
+      "A-B": "x",
+      "1A": "x",
+      "A ": "x",
+    });
+    expect(env).toEqual({
+      PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+      HOME: "/home/x",
+      LANG: "C.UTF-8",
+      LC_ALL: "C.UTF-8",
+      TMPDIR: "/tmp",
+      FOO: "1",
+      _X9: "2",
+      PATHX: "3",
+      ENVY: "4",
+      XLD_Y: "5",
+    });
+    expect(sanitizedEnv({}).HOME).toBe("/");
+  });
+
+  test("commands: an exact absolute path, or a basename that names one entry", () => {
+    const list = ["/bin/echo", "/usr/bin/env", "/usr/local/bin/env"];
+    expect(resolveAllowedCommand(list, "/bin/echo")).toBe("/bin/echo");
+    expect(resolveAllowedCommand(list, "echo")).toBe("/bin/echo");
+    const refused = (l: string[], cmd: unknown) => expect(() => resolveAllowedCommand(l, cmd)).toThrow();
+    refused([], "/bin/echo");
+    refused(list, "");
+    refused(list, 1);
+    refused(list, "env"); // two entries
+    refused(list, "/bin/sh");
+    refused(list, "/bin/../bin/echo");
+    refused(["/bin/../bin/echo"], "/bin/../bin/echo");
+    refused(list, "bin/echo");
+    refused(list, "ech");
+  });
+
+  const exec: ExecPolicy = {
+    allowlist: ["/bin/echo", "/usr/bin/env", "/bin/pwd", "/bin/sh", "/bin/sleep", "/usr/bin/head"],
+    timeoutMs: 5000,
+    maxOutputBytes: 4096,
+    workDir: tmp.dir,
+    extraEnv: { OUTPOST_X: "y" },
+    user: null,
+    group: null,
+  };
+  const never = new AbortController().signal;
+  const run = (cmd: string, args?: unknown, p: ExecPolicy = exec, signal = never) =>
+    execCmdBuiltin(p, cmd, args, signal);
+  const failure = (promise: Promise<string>) =>
+    promise.then(
+      () => "ran",
+      (error: Error) => `${error.name}: ${error.message}`,
+    );
+
+  test("runs in the work directory with the sanitised environment; stdout trimmed", async () => {
+    expect(await run("pwd")).toBe(fs.realpathSync(tmp.dir));
+    const env = await run("env", null);
+    expect(env.split("\n").sort()).toEqual(
+      Object.entries(sanitizedEnv({ OUTPOST_X: "y" }))
+        .map(([k, v]) => `${k}=${v}`)
+        .sort(),
+    );
+    expect(await run("echo", [" a "])).toBe("a");
+    expect(await run("echo")).toBe("");
+  });
+
+  test("args: at most 64 strings of at most 4096 characters, no NUL", async () => {
+    expect(await run("echo", Array(64).fill("") as string[])).toBe("");
+    expect(await failure(run("echo", Array(65).fill("")))).toContain("IoError: exec_cmd: args");
+    const long = "a".repeat(4096);
+    expect(await run("sh", ["-c", `test \${#1} -eq 4096 && echo ok`, "x", long])).toBe("ok");
+    expect(await failure(run("echo", [`${long}a`]))).toContain("IoError: exec_cmd: args");
+    expect(await failure(run("echo", ["a\0b"]))).toContain("IoError: exec_cmd: args");
+    expect(await failure(run("echo", [1]))).toContain("IoError: exec_cmd: args");
+    expect(await failure(run("echo", "a"))).toContain("IoError: exec_cmd: args");
+  });
+
+  test("a non-zero exit is an IoError with the exit code and stderr", async () => {
+    expect(await failure(run("sh", ["-c", "echo oops >&2; exit 3"]))).toBe(
+      "IoError: exec_cmd: /bin/sh exited with code 3: oops",
+    );
+    expect(await failure(run("sh", ["-c", "exit 4"]))).toBe("IoError: exec_cmd: /bin/sh exited with code 4");
+  });
+
+  test("output: exactly maxOutputBytes is fine, one more kills the command", async () => {
+    const small = { ...exec, maxOutputBytes: 8 };
+    expect(await run("sh", ["-c", "printf 12345678"], small)).toBe("12345678");
+    expect(await failure(run("sh", ["-c", "printf 123456789; exec sleep 10"], small))).toBe(
+      "IoError: exec_cmd: /bin/sh output exceeded 8 bytes",
+    );
+    // stderr is capped too, but does not end the command.
+    expect(await run("sh", ["-c", "head -c 100000 /dev/zero >&2; echo done"], small)).toBe("done");
+  });
+
+  test("the timeout and the script's abort kill the command", async () => {
+    expect(await failure(run("sleep", ["10"], { ...exec, timeoutMs: 200 }))).toBe(
+      "IoError: exec_cmd: /bin/sleep timed out after 200 ms",
+    );
+    const abort = new AbortController();
+    const pending = failure(run("sleep", ["10"], exec, abort.signal));
+    abort.abort();
+    expect(await pending).toBe("IoError: exec_cmd: /bin/sleep aborted");
+  });
+});

@@ -1,0 +1,144 @@
+// The CSRF and cookie helpers every signed-in form and the sign-in page rely on, at their edges.
+import { describe, expect, test } from "bun:test";
+import {
+  CSRF_COOKIE,
+  canOperate,
+  checkCsrf,
+  csrfTokenFor,
+  type Principal,
+  principalLabel,
+  readCookie,
+  submittedCsrfToken,
+} from "../../modules/platform/access";
+import { AppError } from "../../modules/platform/errors";
+import { anonymousCsrf, pageContext } from "../../ui/page";
+
+const SECRET = "s".repeat(40);
+const request = (headers: Record<string, string> = {}, method = "POST") =>
+  new Request("http://console.test/settings", { method, headers });
+
+function csrfRefusal(binding: string | undefined, req: Request, body: unknown): string {
+  try {
+    checkCsrf(SECRET, binding, req, body);
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    return `${(error as AppError).status} ${(error as AppError).code}`;
+  }
+  return "accepted";
+}
+
+describe("cookies", () => {
+  test("readCookie finds the named cookie among others, trimmed and decoded", () => {
+    const req = request({ cookie: "a=1; outpost_session = x%20y ;b=2" });
+    expect(readCookie(req, "outpost_session")).toBe("x y");
+    expect(readCookie(req, "a")).toBe("1");
+    expect(readCookie(req, "b")).toBe("2");
+    expect(readCookie(req, "outpost")).toBeUndefined();
+    expect(readCookie(request(), "a")).toBeUndefined();
+    // A part without a name is not a cookie called "".
+    expect(readCookie(request({ cookie: "=v; c=3" }), "")).toBeUndefined();
+    expect(readCookie(request({ cookie: "noequals; c=3" }), "noequals")).toBeUndefined();
+    expect(readCookie(request({ cookie: "c=a=b" }), "c")).toBe("a=b");
+  });
+});
+
+describe("CSRF", () => {
+  const token = csrfTokenFor(SECRET, "session-1");
+
+  test("a token is bound to its secret and its binding", () => {
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect(csrfTokenFor(SECRET, "session-2")).not.toBe(token);
+    expect(csrfTokenFor("t".repeat(40), "session-1")).not.toBe(token);
+  });
+
+  test("the header is read first, then the form field; only a string field counts", () => {
+    expect(submittedCsrfToken(request({ "x-csrf-token": "h" }), { _csrf: "f" })).toBe("h");
+    expect(submittedCsrfToken(request(), { _csrf: "f" })).toBe("f");
+    expect(submittedCsrfToken(request(), { _csrf: 1 })).toBeUndefined();
+    expect(submittedCsrfToken(request(), { csrf: "f" })).toBeUndefined();
+    expect(submittedCsrfToken(request(), "_csrf")).toBeUndefined();
+    expect(submittedCsrfToken(request(), null)).toBeUndefined();
+  });
+
+  test("checkCsrf accepts the bound token by header or field, refuses anything else with 403", () => {
+    expect(csrfRefusal("session-1", request({ "x-csrf-token": token }), undefined)).toBe("accepted");
+    expect(csrfRefusal("session-1", request(), { _csrf: token })).toBe("accepted");
+    expect(csrfRefusal("session-2", request(), { _csrf: token })).toBe("403 csrf_failed");
+    expect(csrfRefusal("session-1", request(), {})).toBe("403 csrf_failed");
+    expect(csrfRefusal("session-1", request(), { _csrf: token.slice(1) })).toBe("403 csrf_failed");
+    expect(csrfRefusal(undefined, request(), { _csrf: token })).toBe("403 csrf_failed");
+    expect(csrfRefusal("", request(), { _csrf: csrfTokenFor(SECRET, "") })).toBe("403 csrf_failed");
+  });
+
+  test("before sign-in: the anonymous cookie binds the token; a missing or malformed cookie is replaced", () => {
+    const fresh = anonymousCsrf(request(), SECRET, false);
+    const value = /^outpost_csrf=([\w-]+); Path=\/; HttpOnly; SameSite=Lax; Max-Age=86400$/.exec(
+      fresh.cookie!,
+    )?.[1];
+    expect(value).toBeDefined();
+    expect(value!.length).toBeGreaterThanOrEqual(20);
+    expect(fresh.binding).toBe(`anon:${value}`);
+    expect(fresh.token).toBe(csrfTokenFor(SECRET, `anon:${value}`));
+    expect(anonymousCsrf(request(), SECRET, true).cookie).toEndWith("; Secure; Max-Age=86400");
+
+    const kept = anonymousCsrf(request({ cookie: `${CSRF_COOKIE}=${value}` }), SECRET, false);
+    expect(kept).toEqual({ binding: fresh.binding, token: fresh.token, cookie: undefined });
+    for (const bad of ["short", `${"a".repeat(30)}!`, `!${"a".repeat(30)}`]) {
+      const replaced = anonymousCsrf(
+        request({ cookie: `${CSRF_COOKIE}=${encodeURIComponent(bad)}` }),
+        SECRET,
+        false,
+      );
+      expect(replaced.cookie).toBeDefined();
+      expect(replaced.binding).not.toBe(`anon:${bad}`);
+    }
+    expect(
+      anonymousCsrf(request({ cookie: `${CSRF_COOKIE}=${"a".repeat(20)}` }), SECRET, false).cookie,
+    ).toBeUndefined();
+  });
+
+  test("pages get the session's token; token callers and anonymous pages get none", () => {
+    const session: Principal = {
+      kind: "session",
+      operatorId: "o",
+      email: "a@example.test",
+      role: "viewer",
+      sessionIdHash: "session-1",
+    };
+    const api: Principal = { kind: "token", tokenId: "t", name: "ci", role: "admin" };
+    expect(pageContext(request({}, "GET"), session, SECRET)).toMatchObject({
+      path: "/settings",
+      csrfToken: token,
+    });
+    expect(pageContext(request({}, "GET"), api, SECRET).csrfToken).toBe("");
+    expect(pageContext(request({}, "GET"), undefined, SECRET).csrfToken).toBe("");
+  });
+});
+
+describe("who may change things, and how they are named", () => {
+  const as = (role: "viewer" | "operator" | "admin"): Principal => ({
+    kind: "token",
+    tokenId: "t",
+    name: "ci",
+    role,
+  });
+  test("canOperate: operator and admin only", () => {
+    expect(canOperate(undefined)).toBe(false);
+    expect(canOperate(as("viewer"))).toBe(false);
+    expect(canOperate(as("operator"))).toBe(true);
+    expect(canOperate(as("admin"))).toBe(true);
+  });
+  test("principalLabel: the email of a session, the name of a token", () => {
+    expect(principalLabel(undefined)).toBeUndefined();
+    expect(principalLabel(as("viewer"))).toBe("token ci");
+    expect(
+      principalLabel({
+        kind: "session",
+        operatorId: "o",
+        email: "a@example.test",
+        role: "admin",
+        sessionIdHash: "h",
+      }),
+    ).toBe("a@example.test");
+  });
+});
