@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
-import { clientAddress } from "../platform/http";
+import { answeredStatus, clientAddress } from "../platform/http";
 import { AUDITED_ROUTES, type AuditAction } from "./actions";
 import { type AuditEventInput, recordAudit } from "./service";
 
@@ -36,32 +36,30 @@ function targetOf(action: AuditAction, params: Record<string, string> | undefine
  * path: a failed write is logged, never turned into an error for the caller.
  */
 export function auditRecorder(ctx: AppContext) {
-  return new Elysia({ name: "audit-recorder" }).onAfterResponse(
-    { as: "global" },
-    ({ request, route, set, params, body, server }) => {
-      if (READ_METHODS.has(request.method) || !route) return;
-      const action = AUDITED_ROUTES[`${request.method} ${route}`];
-      if (!action) return;
-      const principal = ctx.access.principalOf(request);
-      const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
-      const status = Number(set.status ?? 200);
-      let actor: Pick<AuditEventInput, "actor" | "actorKind">;
-      if (principal)
-        actor =
-          principal.kind === "session"
-            ? { actorKind: "operator", actor: principal.email }
-            : { actorKind: "token", actor: `token ${principal.name}` };
-      else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
-      else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
-      else return; // nobody we could name: an anonymous probe refused with 401
-      void recordAudit(ctx.database, {
-        ...actor,
-        action: action.action,
-        target: targetOf(action, params as Record<string, string> | undefined),
-        status,
-        address: clientAddress(request, server),
-        details: detailsOf(body, action.fields),
-      }).catch((error) => ctx.logger.error({ err: error, action: action.action }, "audit write failed"));
-    },
-  );
+  return new Elysia({ name: "audit-recorder" }).onAfterResponse({ as: "global" }, (context) => {
+    const { request, route, params, body, server } = context;
+    if (READ_METHODS.has(request.method) || !route) return;
+    const action = AUDITED_ROUTES[`${request.method} ${route}`];
+    if (!action) return;
+    const principal = ctx.access.principalOf(request);
+    const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
+    const status = answeredStatus(context);
+    let actor: Pick<AuditEventInput, "actor" | "actorKind">;
+    if (principal)
+      actor =
+        principal.kind === "session"
+          ? { actorKind: "operator", actor: principal.email }
+          : { actorKind: "token", actor: `token ${principal.name}` };
+    else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
+    else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
+    else return; // nobody we could name: an anonymous probe refused with 401
+    void recordAudit(ctx.database, {
+      ...actor,
+      action: action.action,
+      target: targetOf(action, params as Record<string, string> | undefined),
+      status,
+      address: clientAddress(request, server),
+      details: detailsOf(body, action.fields),
+    }).catch((error) => ctx.logger.error({ err: error, action: action.action }, "audit write failed"));
+  });
 }
