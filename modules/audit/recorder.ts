@@ -36,30 +36,37 @@ function targetOf(action: AuditAction, params: Record<string, string> | undefine
  * path: a failed write is logged, never turned into an error for the caller.
  */
 export function auditRecorder(ctx: AppContext) {
-  return new Elysia({ name: "audit-recorder" }).onAfterResponse({ as: "global" }, (context) => {
-    const { request, route, params, body, server } = context;
-    if (READ_METHODS.has(request.method) || !route) return;
-    const action = AUDITED_ROUTES[`${request.method} ${route}`];
-    if (!action) return;
-    const principal = ctx.access.principalOf(request);
-    const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
-    const status = answeredStatus(context);
-    let actor: Pick<AuditEventInput, "actor" | "actorKind">;
-    if (principal)
-      actor =
-        principal.kind === "session"
-          ? { actorKind: "operator", actor: principal.email }
-          : { actorKind: "token", actor: `token ${principal.name}` };
-    else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
-    else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
-    else return; // nobody we could name: an anonymous probe refused with 401
-    void recordAudit(ctx.database, {
-      ...actor,
-      action: action.action,
-      target: targetOf(action, params as Record<string, string> | undefined),
-      status,
-      address: clientAddress(request, server),
-      details: detailsOf(body, action.fields),
-    }).catch((error) => ctx.logger.error({ err: error, action: action.action }, "audit write failed"));
-  });
+  /** The caller's address, read while the connection is there (after the response it is gone). */
+  const addresses = new WeakMap<Request, string>();
+  const audited = (request: Request, route: string | undefined) =>
+    route && !READ_METHODS.has(request.method) ? AUDITED_ROUTES[`${request.method} ${route}`] : undefined;
+  return new Elysia({ name: "audit-recorder" })
+    .onTransform({ as: "global" }, ({ request, route, server }) => {
+      if (audited(request, route)) addresses.set(request, clientAddress(request, server));
+    })
+    .onAfterResponse({ as: "global" }, (context) => {
+      const { request, route, params, body } = context;
+      const action = audited(request, route);
+      if (!action) return;
+      const principal = ctx.access.principalOf(request);
+      const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
+      const status = answeredStatus(context);
+      let actor: Pick<AuditEventInput, "actor" | "actorKind">;
+      if (principal)
+        actor =
+          principal.kind === "session"
+            ? { actorKind: "operator", actor: principal.email }
+            : { actorKind: "token", actor: `token ${principal.name}` };
+      else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
+      else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
+      else return; // nobody we could name: an anonymous probe refused with 401
+      void recordAudit(ctx.database, {
+        ...actor,
+        action: action.action,
+        target: targetOf(action, params as Record<string, string> | undefined),
+        status,
+        address: addresses.get(request) ?? null,
+        details: detailsOf(body, action.fields),
+      }).catch((error) => ctx.logger.error({ err: error, action: action.action }, "audit write failed"));
+    });
 }
