@@ -16,7 +16,8 @@
  * METRICS_ROUNDS (4) and METRICS_PHASE seconds (5): after the main measurement, rounds of the same
  * load against a second server without metrics and the first one (METRICS_TOKEN set, /metrics
  * scraped every METRICS_SCRAPE_EVERY seconds, default 1, 0 = never), alternated, to print the
- * throughput kept with metrics on (0 rounds: skip).
+ * throughput kept with metrics on (0 rounds: skip). METRICS_CONTROL=1 starts both without metrics
+ * (an A/A run: how much two servers differ when nothing does).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -306,14 +307,16 @@ async function main() {
     }
     return { child, url };
   };
-  const { child: server, url: base } = await startServer({ METRICS_TOKEN: METRICS_TOKEN });
+  // METRICS_CONTROL=1: both servers without metrics (an A/A run: what differs between two servers).
+  const control = process.env.METRICS_CONTROL === "1";
+  const { child: server, url: base } = await startServer(control ? {} : { METRICS_TOKEN: METRICS_TOKEN });
   const withoutMetrics = METRICS_ROUNDS > 0 ? await startServer({}) : undefined;
   /** Scrapes the metrics server every SCRAPE_EVERY_S seconds while `scraping` (Prometheus' usual: 15-60). */
   let scraping = false;
   let stopScraper = false;
   const scrapeMs: number[] = [];
   const scraper = (async () => {
-    while (!stopScraper && SCRAPE_EVERY_S > 0) {
+    while (!stopScraper && SCRAPE_EVERY_S > 0 && !control) {
       if (scraping) {
         const started = performance.now();
         const response = await fetch(`${base}/metrics`, {

@@ -114,6 +114,11 @@ describe("the document", () => {
     }
     expect(audit.data.length).toBeGreaterThan(0);
     expect(check(schemaOf("/api/v1/audit", "get", 200), audit)).toEqual([]);
+    // Its filters come from the route's own query schema.
+    const auditParameters = (doc.paths["/api/v1/audit"].get.parameters as { name: string; in: string }[])
+      .filter((p) => p.in === "query")
+      .map((p) => p.name);
+    expect(auditParameters.sort()).toEqual(["action", "actor", "cursor", "from", "limit", "target", "to"]);
     // The documented error shape, from a real refusal.
     const refused = await app.fetch("/api/v1/devices/register", json({ mac_address: "nope" }));
     expect(check(doc.components.schemas.Error, await refused.json())).toEqual([]);
