@@ -30,7 +30,7 @@ import { resolvePrincipal } from "./modules/operators/principal";
 import { operatorRoutes } from "./modules/operators/routes";
 import * as operators from "./modules/operators/service";
 import { accessPlugin } from "./modules/platform/access";
-import { type Config, runsTunnel, runsWeb, runsWorker } from "./modules/platform/config";
+import { type Config, runsTunnel, runsWeb, runsWorker, servesMetrics } from "./modules/platform/config";
 import type { AppContext } from "./modules/platform/context";
 import { applyMigrations, connectDatabase, type Database } from "./modules/platform/database";
 import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
@@ -75,6 +75,7 @@ export function buildApp(deps: AppDependencies) {
         mappers: [jsonApiErrorMapper],
         https: config.baseUrl.startsWith("https:"),
         formTargets: [`*.${config.baseDomain}:*`],
+        requestMetrics: servesMetrics(config),
       }),
     )
     .use(auditRecorder(ctx))

@@ -12,7 +12,12 @@
  *
  * Environment: DEVICES (4096), CONCURRENCY (64), DURATION seconds (10), WARMUP seconds (2),
  * BENCH_EPHEMERAL=1 to run PostgreSQL without fsync (default: durable, like production),
- * BENCH_WITHOUT_LIVE_TRIGGER=1 to disable the devices live-update trigger (to measure its cost).
+ * BENCH_WITHOUT_LIVE_TRIGGER=1 to disable the devices live-update trigger (to measure its cost),
+ * METRICS_ROUNDS (4) and METRICS_PHASE seconds (5): after the main measurement, rounds of the same
+ * load against a second server without metrics and the first one (METRICS_TOKEN set, /metrics
+ * scraped every METRICS_SCRAPE_EVERY seconds, default 1, 0 = never), alternated, to print the
+ * throughput kept with metrics on (0 rounds: skip). METRICS_CONTROL=1 starts both without metrics
+ * (an A/A run: how much two servers differ when nothing does).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -30,7 +35,15 @@ const WARMUP_S = Number(process.env.WARMUP ?? 2);
 const EPHEMERAL = process.env.BENCH_EPHEMERAL === "1";
 const SERVER_POOL = 10; // connectDatabase's default pool size, used by the server
 const ROOT = path.resolve(import.meta.dir, "../..");
-const HARD_LIMIT_MS = (DURATION_S * 2 + WARMUP_S * 2 + 180) * 1000;
+/** Rounds of metrics-off vs metrics-on load, alternated, after the main measurement (0: skip). */
+const METRICS_ROUNDS = Number(process.env.METRICS_ROUNDS ?? 4);
+/** Seconds between scrapes of /metrics while the metrics server is loaded (0: never). */
+const SCRAPE_EVERY_S = Number(process.env.METRICS_SCRAPE_EVERY ?? 1);
+/** Seconds each side of a round is measured. */
+const METRICS_PHASE_S = Number(process.env.METRICS_PHASE ?? 5);
+const METRICS_TOKEN = "bench-metrics-token-0123456789";
+const HARD_LIMIT_MS =
+  (DURATION_S * 2 + WARMUP_S * 2 + METRICS_ROUNDS * 2 * (METRICS_PHASE_S + WARMUP_S) + 240) * 1000;
 
 const cleanups: (() => Promise<void> | void)[] = [];
 async function cleanup() {
@@ -234,59 +247,92 @@ async function main() {
     await admin.end();
   });
 
-  // 2. Outpost in its own process (web role: HTTP only).
-  const port = await freePort();
-  const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-bench-data-"));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  // BENCH_SERVER_PROFILE=<dir>: the server writes a CPU profile (markdown) there when it stops.
-  const profile = process.env.BENCH_SERVER_PROFILE
-    ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`]
-    : [];
-  const server: ChildProcess = spawn(
-    path.join(ROOT, "node_modules/.bin/bun"),
-    [...profile, path.join(ROOT, "cli/main.ts"), "start"],
-    {
-      env: {
-        ...process.env,
-        DATABASE_URL: dbUrl.toString(),
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        OUTPOST_ROLE: "web",
-        // Every simulated device registers (twice) from this one address.
-        DEVICE_REGISTER_RATE_LIMIT: "1000000",
-        LOG_LEVEL: "warn",
-        SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
-        NODE_ENV: "production",
+  // 2. Outpost in its own processes (web role: HTTP only): one serving metrics (METRICS_TOKEN, scraped
+  // every second while it is loaded) and one without, against the same database.
+  const startServer = async (extraEnv: Record<string, string>) => {
+    const port = await freePort();
+    const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-bench-data-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    // BENCH_SERVER_PROFILE=<dir>: the server writes a CPU profile (markdown) there when it stops.
+    const profile = process.env.BENCH_SERVER_PROFILE
+      ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`]
+      : [];
+    const child: ChildProcess = spawn(
+      path.join(ROOT, "node_modules/.bin/bun"),
+      [...profile, path.join(ROOT, "cli/main.ts"), "start"],
+      {
+        env: {
+          ...process.env,
+          DATABASE_URL: dbUrl.toString(),
+          DATA_DIR: dataDir,
+          PORT: String(port),
+          HOST: "127.0.0.1",
+          OUTPOST_ROLE: "web",
+          // Every simulated device registers (twice) from this one address.
+          DEVICE_REGISTER_RATE_LIMIT: "1000000",
+          // The comparison rounds add heartbeats per device and minute: never refuse them for that.
+          DEVICE_HEARTBEAT_RATE_LIMIT: "1000000",
+          LOG_LEVEL: "warn",
+          SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
+          NODE_ENV: "production",
+          ...extraEnv,
+        },
+        stdio: ["ignore", "ignore", "inherit"],
       },
-      stdio: ["ignore", "ignore", "inherit"],
-    },
-  );
-  cleanups.push(async () => {
-    if (server.exitCode === null) {
-      server.kill("SIGTERM");
-      await new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          server.kill("SIGKILL");
-          resolve(undefined);
-        }, 15_000);
-        server.once("exit", () => {
-          clearTimeout(timer);
-          resolve(undefined);
-        });
-      });
-    }
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    const ready = await fetch(`${base}/readyz`).then(
-      (r) => r.ok,
-      () => false,
     );
-    if (ready) break;
-    if (i > 600 || server.exitCode !== null) throw new Error("Outpost did not become ready");
-    await Bun.sleep(100);
-  }
+    cleanups.push(async () => {
+      if (child.exitCode === null) {
+        child.kill("SIGTERM");
+        await new Promise((resolve) => {
+          const timer = setTimeout(() => {
+            child.kill("SIGKILL");
+            resolve(undefined);
+          }, 15_000);
+          child.once("exit", () => {
+            clearTimeout(timer);
+            resolve(undefined);
+          });
+        });
+      }
+    });
+    const url = `http://127.0.0.1:${port}`;
+    for (let i = 0; ; i++) {
+      const ready = await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ready) break;
+      if (i > 600 || child.exitCode !== null) throw new Error("Outpost did not become ready");
+      await Bun.sleep(100);
+    }
+    return { child, url };
+  };
+  // METRICS_CONTROL=1: both servers without metrics (an A/A run: what differs between two servers).
+  const control = process.env.METRICS_CONTROL === "1";
+  const { child: server, url: base } = await startServer(control ? {} : { METRICS_TOKEN: METRICS_TOKEN });
+  const withoutMetrics = METRICS_ROUNDS > 0 ? await startServer({}) : undefined;
+  /** Scrapes the metrics server every SCRAPE_EVERY_S seconds while `scraping` (Prometheus' usual: 15-60). */
+  let scraping = false;
+  let stopScraper = false;
+  const scrapeMs: number[] = [];
+  const scraper = (async () => {
+    while (!stopScraper && SCRAPE_EVERY_S > 0 && !control) {
+      if (scraping) {
+        const started = performance.now();
+        const response = await fetch(`${base}/metrics`, {
+          headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+        }).catch(() => undefined);
+        if (response?.status !== 200) throw new Error(`metrics scrape answered ${response?.status}`);
+        await response.text();
+        scrapeMs.push(performance.now() - started);
+      }
+      await Bun.sleep(SCRAPE_EVERY_S * 1000);
+    }
+  })();
+  cleanups.push(async () => {
+    stopScraper = true;
+    await scraper.catch(() => {});
+  });
 
   // 3. Devices: register, approve, register again for the token.
   const db = postgres(dbUrl.toString(), { max: SERVER_POOL, onnotice: () => {} });
@@ -341,14 +387,19 @@ async function main() {
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
   let errors = 0;
-  const worker = async () => {
-    while (!stop) {
+  /** One simulated caller: heartbeats of the next device in turn to `target` until `done()`. */
+  const heartbeatLoop = async (
+    target: string,
+    done: () => boolean,
+    record: (status: number | undefined, ms: number) => void,
+  ) => {
+    while (!done()) {
       const device = devices[next++ % devices.length]!;
       const body = JSON.stringify(heartbeatBody(device.mac, next));
       const started = performance.now();
       try {
         const response = await fetch(
-          `${base}/api/v1/devices/${device.id}/heartbeat?api_key=${device.token}`,
+          `${target}/api/v1/devices/${device.id}/heartbeat?api_key=${device.token}`,
           {
             method: "POST",
             headers: { "content-type": "application/json" },
@@ -356,15 +407,25 @@ async function main() {
           },
         );
         await response.arrayBuffer();
-        if (measuring) {
-          latencies.push(performance.now() - started);
-          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-        }
+        record(response.status, performance.now() - started);
       } catch {
-        if (measuring) errors++;
+        record(undefined, 0);
       }
     }
   };
+  const worker = () =>
+    heartbeatLoop(
+      base,
+      () => stop,
+      (status, ms) => {
+        if (!measuring) return;
+        if (status === undefined) errors++;
+        else {
+          latencies.push(ms);
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }
+      },
+    );
   const workers = Array.from({ length: CONCURRENCY }, worker);
   await Bun.sleep(WARMUP_S * 1000);
   const statsBefore = await statements(db);
@@ -474,6 +535,113 @@ async function main() {
   for (const s of perStatement.slice(0, 5)) console.log(`    ${String(s.calls).padStart(8)}  ${s.query}`);
   const pass = rate >= 2000 && percentile(latencies, 99) < 250;
   console.log(`  target (≥ 2000/s, p99 < 250 ms at ${CONCURRENCY} concurrent): ${pass ? "met" : "NOT met"}`);
+
+  // 6. Metrics on vs off: alternated rounds (off-on, on-off, …) against the two servers, the metrics
+  // one scraped every second. Off = no METRICS_TOKEN/METRICS_PORT: requests are not timed.
+  if (!withoutMetrics) return;
+  type Phase = {
+    metrics: boolean;
+    rate: number;
+    p99: number;
+    refused: number;
+    serverCpu: number;
+    pgCpu: number;
+  };
+  const phases: Phase[] = [];
+  /** Load against one server: WARMUP_S unmeasured, then `seconds` measured. */
+  const phase = async (metrics: boolean, seconds: number) => {
+    const phaseLatencies: number[] = [];
+    let refused = 0;
+    let phaseMeasuring = false;
+    let phaseStop = false;
+    scraping = metrics;
+    const loops = Array.from({ length: CONCURRENCY }, () =>
+      heartbeatLoop(
+        metrics ? base : withoutMetrics.url,
+        () => phaseStop,
+        (status, ms) => {
+          if (!phaseMeasuring) return;
+          if (status === 200) phaseLatencies.push(ms);
+          else refused++;
+        },
+      ),
+    );
+    await Bun.sleep(WARMUP_S * 1000);
+    // CPU seconds spent per heartbeat hold up better than throughput on a busy machine.
+    const serverPid = (metrics ? server : withoutMetrics.child).pid!;
+    const cpu0 = {
+      server: cpuSeconds(serverPid),
+      pg: postgresPid ? cpuSeconds(postgresPid, true) : Number.NaN,
+    };
+    phaseMeasuring = true;
+    const phaseStart = performance.now();
+    await Bun.sleep(seconds * 1000);
+    phaseMeasuring = false;
+    const elapsedPhase = (performance.now() - phaseStart) / 1000;
+    const served = phaseLatencies.length;
+    const serverCpu = (1000 * (cpuSeconds(serverPid) - cpu0.server)) / served;
+    const pgCpu = postgresPid ? (1000 * (cpuSeconds(postgresPid, true) - cpu0.pg)) / served : Number.NaN;
+    phaseStop = true;
+    await Promise.all(loops);
+    scraping = false;
+    phaseLatencies.sort((a, b) => a - b);
+    return {
+      metrics,
+      rate: served / elapsedPhase,
+      p99: percentile(phaseLatencies, 99),
+      refused,
+      serverCpu,
+      pgCpu,
+    } satisfies Phase;
+  };
+  // The server without metrics has served nothing yet: warm it (JIT, connections) as the other was.
+  await phase(false, DURATION_S);
+  for (let round = 0; round < METRICS_ROUNDS; round++) {
+    for (const metrics of round % 2 === 0 ? [false, true] : [true, false])
+      phases.push(await phase(metrics, METRICS_PHASE_S));
+  }
+  const mean = (metrics: boolean) => {
+    const chosen = phases.filter((p) => p.metrics === metrics);
+    return chosen.reduce((sum, p) => sum + p.rate, 0) / chosen.length;
+  };
+  // Each round's own ratio (its two sides ran back to back, under the same background load).
+  const ratios = Array.from({ length: METRICS_ROUNDS }, (_, round) => {
+    const [a, b] = phases.slice(round * 2, round * 2 + 2) as [Phase, Phase];
+    return (100 * (a.metrics ? a.rate : b.rate)) / (a.metrics ? b.rate : a.rate);
+  }).sort((x, y) => x - y);
+  const median =
+    ratios[Math.floor((ratios.length - 1) / 2)]! / 2 + ratios[Math.ceil((ratios.length - 1) / 2)]! / 2;
+  console.log("");
+  console.log(
+    `  metrics on vs off (${METRICS_ROUNDS} rounds of ${METRICS_PHASE_S}s a side, alternated; ${scrapeMs.length} scrapes of /metrics, every ${SCRAPE_EVERY_S}s, median ${fmt(
+      percentile(
+        [...scrapeMs].sort((a, b) => a - b),
+        50,
+      ),
+    )} ms):`,
+  );
+  for (const p of phases)
+    console.log(
+      `    metrics ${p.metrics ? "on " : "off"}  ${fmt(p.rate, 0)} heartbeats/s, p99 ${fmt(p.p99)} ms, CPU per heartbeat: server ${fmt(p.serverCpu, 3)} ms, PostgreSQL ${fmt(p.pgCpu, 3)} ms${p.refused ? `, ${p.refused} not 200` : ""}`,
+    );
+  const ratio = (100 * mean(true)) / mean(false);
+  // CPU per heartbeat, weighted by heartbeats served: the cost metrics add to each one.
+  const cpuPer = (metrics: boolean, key: "serverCpu" | "pgCpu") => {
+    const chosen = phases.filter((p) => p.metrics === metrics);
+    const beats = chosen.reduce((sum, p) => sum + p.rate, 0);
+    return chosen.reduce((sum, p) => sum + p[key] * p.rate, 0) / beats;
+  };
+  const cpuOff = cpuPer(false, "serverCpu") + cpuPer(false, "pgCpu");
+  const cpuOn = cpuPer(true, "serverCpu") + cpuPer(true, "pgCpu");
+  console.log(
+    `    CPU per heartbeat (server + PostgreSQL): off ${fmt(cpuPer(false, "serverCpu"), 3)} + ${fmt(cpuPer(false, "pgCpu"), 3)} ms, on ${fmt(cpuPer(true, "serverCpu"), 3)} + ${fmt(cpuPer(true, "pgCpu"), 3)} ms: a CPU-bound server keeps ${fmt((100 * cpuOff) / cpuOn)}% of its throughput with metrics on`,
+  );
+  console.log(
+    `    per round (on/off): ${ratios.map((r) => `${fmt(r)}%`).join(", ")}; median ${fmt(median)}%`,
+  );
+  console.log(
+    `    mean: off ${fmt(mean(false), 0)}/s, on ${fmt(mean(true), 0)}/s: ${fmt(ratio)}% of the throughput kept with metrics on (target ≥ 97%: ${ratio >= 97 ? "met" : "NOT met"}; load average ${loadavg()[0].toFixed(1)})`,
+  );
 }
 
 try {

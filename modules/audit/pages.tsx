@@ -40,7 +40,17 @@ export function AuditPage({ ctx, props }: { ctx: PageContext; props: AuditPagePr
       <PageHead
         title="Audit log"
         subtitle="Who did what: every change by operators, API tokens and CI runners, and every sign-in."
-      />
+      >
+        {/* Every event these filters match (not just this page). */}
+        <a
+          class="btn"
+          href={`/audit.csv${props.query ? `?${props.query}` : ""}`}
+          id="export-audit-csv"
+          download=""
+        >
+          Export CSV
+        </a>
+      </PageHead>
       <form method="get" action="/audit" class="card toolbar form-grid audit-filters">
         <label>
           Who

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
-import { clientAddress } from "../platform/http";
+import { answeredStatus, clientAddress } from "../platform/http";
 import { AUDITED_ROUTES, type AuditAction } from "./actions";
 import { type AuditEventInput, recordAudit } from "./service";
 
@@ -36,15 +36,21 @@ function targetOf(action: AuditAction, params: Record<string, string> | undefine
  * path: a failed write is logged, never turned into an error for the caller.
  */
 export function auditRecorder(ctx: AppContext) {
-  return new Elysia({ name: "audit-recorder" }).onAfterResponse(
-    { as: "global" },
-    ({ request, route, set, params, body, server }) => {
-      if (READ_METHODS.has(request.method) || !route) return;
-      const action = AUDITED_ROUTES[`${request.method} ${route}`];
+  /** The caller's address, read while the connection is there (after the response it is gone). */
+  const addresses = new WeakMap<Request, string>();
+  const audited = (request: Request, route: string | undefined) =>
+    route && !READ_METHODS.has(request.method) ? AUDITED_ROUTES[`${request.method} ${route}`] : undefined;
+  return new Elysia({ name: "audit-recorder" })
+    .onTransform({ as: "global" }, ({ request, route, server }) => {
+      if (audited(request, route)) addresses.set(request, clientAddress(request, server));
+    })
+    .onAfterResponse({ as: "global" }, (context) => {
+      const { request, route, params, body } = context;
+      const action = audited(request, route);
       if (!action) return;
       const principal = ctx.access.principalOf(request);
       const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
-      const status = Number(set.status ?? 200);
+      const status = answeredStatus(context);
       let actor: Pick<AuditEventInput, "actor" | "actorKind">;
       if (principal)
         actor =
@@ -59,9 +65,8 @@ export function auditRecorder(ctx: AppContext) {
         action: action.action,
         target: targetOf(action, params as Record<string, string> | undefined),
         status,
-        address: clientAddress(request, server),
+        address: addresses.get(request) ?? null,
         details: detailsOf(body, action.fields),
       }).catch((error) => ctx.logger.error({ err: error, action: action.action }, "audit write failed"));
-    },
-  );
+    });
 }

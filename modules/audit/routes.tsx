@@ -1,9 +1,12 @@
+import type { Static } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { htmlPage, pageContext } from "../../ui/page";
 import type { AppContext } from "../platform/context";
+import { type CsvValue, csvResponse, keysetBatches } from "../platform/csv";
 import { badRequest } from "../platform/errors";
+import { type AuditListReply, AuditQuery } from "./model";
 import { AuditPage } from "./pages";
-import { type AuditEvent, type AuditFilters, listAudit } from "./service";
+import { type AuditActorKind, type AuditEvent, type AuditFilters, listAudit } from "./service";
 
 const text = (value: unknown) =>
   typeof value === "string" && value.trim() !== "" ? value.trim().slice(0, 320) : undefined;
@@ -27,10 +30,10 @@ function filtersOf(query: Record<string, unknown>): AuditFilters {
   };
 }
 
-const eventJson = (event: AuditEvent) => ({
+const eventJson = (event: AuditEvent): Static<typeof AuditListReply>["data"][number] => ({
   id: event.id,
   at: event.at.toISOString(),
-  actor_kind: event.actorKind,
+  actor_kind: event.actorKind as AuditActorKind,
   actor: event.actor,
   action: event.action,
   target: event.target,
@@ -39,7 +42,20 @@ const eventJson = (event: AuditEvent) => ({
   details: event.details,
 });
 
-/** The audit log: `/audit` (page) and `GET /api/v1/audit` (JSON), admins only. */
+/** The CSV's columns: the API's fields, `details` as JSON. */
+const CSV_COLUMNS = ["at", "actor_kind", "actor", "action", "target", "status", "address", "details", "id"];
+
+/** The query string of the filters given (the page's next-page and CSV links carry it). */
+function filterQuery(query: Record<string, unknown>): string {
+  const params = new URLSearchParams();
+  for (const key of ["actor", "action", "target", "from", "to"]) {
+    const value = text(query[key]);
+    if (value) params.set(key, value);
+  }
+  return params.toString();
+}
+
+/** The audit log: `/audit` (page), `/audit.csv` and `GET /api/v1/audit` (JSON), admins only. */
 export function auditRoutes(ctx: AppContext) {
   const { config, database } = ctx;
   return new Elysia({ name: "audit" })
@@ -51,21 +67,37 @@ export function auditRoutes(ctx: AppContext) {
         const filters = filtersOf(query);
         const cursor = text(query.cursor);
         const { events, nextCursor } = await listAudit(database, filters, { cursor });
-        const params = new URLSearchParams();
-        for (const key of ["actor", "action", "target", "from", "to"]) {
-          const value = text(query[key]);
-          if (value) params.set(key, value);
-        }
         return htmlPage(
           page,
-          <AuditPage ctx={page} props={{ filters, events, nextCursor, query: params.toString() }} />,
+          <AuditPage ctx={page} props={{ filters, events, nextCursor, query: filterQuery(query) }} />,
         );
       },
       { access: "admin" },
     )
     .get(
+      "/audit.csv",
+      ({ query }) => {
+        // Every event the filters match, newest first, 500 a batch (the page's keyset).
+        const filters = filtersOf(query);
+        const batches = keysetBatches(
+          async (cursor: string | undefined) => {
+            const { events, nextCursor } = await listAudit(database, filters, { limit: 500, cursor });
+            return { items: events, next: nextCursor };
+          },
+          (event) => {
+            const row: Record<string, unknown> = eventJson(event);
+            return CSV_COLUMNS.map((key) =>
+              key === "details" ? JSON.stringify(row.details) : (row[key] as CsvValue),
+            );
+          },
+        );
+        return csvResponse(`audit-${new Date().toISOString().slice(0, 10)}.csv`, CSV_COLUMNS, batches);
+      },
+      { access: "admin" },
+    )
+    .get(
       "/api/v1/audit",
-      async ({ query }) => {
+      async ({ query }): Promise<Static<typeof AuditListReply>> => {
         const limit = query.limit === undefined ? undefined : Number(query.limit);
         if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 500))
           throw badRequest("limit must be an integer from 1 to 500", { field: "limit" });
@@ -75,6 +107,6 @@ export function auditRoutes(ctx: AppContext) {
         });
         return { data: events.map(eventJson), meta: { next_cursor: nextCursor ?? null } };
       },
-      { access: "admin" },
+      { access: "admin", query: AuditQuery },
     );
 }

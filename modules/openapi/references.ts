@@ -5,6 +5,7 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import { AlertJson, AlertRuleInput, AlertStatusUpdate } from "../alerts/model";
+import { AuditListReply } from "../audit/model";
 import { BuilderValidationBody } from "../builder/model";
 import { CommandResultsBody } from "../commands/model";
 import { ApprovalBody, RegistrationBody, RegistrationReply } from "../devices/model";
@@ -23,6 +24,7 @@ export const REFERENCES: Record<string, Record<string, Reference>> = {
   },
   "/api/v1/devices/:device_id/command_results": { post: { body: CommandResultsBody } },
   "/api/v1/devices/approval": { post: { body: ApprovalBody } },
+  "/api/v1/audit": { get: { response: { 200: AuditListReply } } },
   "/api/v1/builder-configurations/validate": { post: { body: BuilderValidationBody } },
   "/api/v1/devices/:device_id/remote_access": { post: { body: OpenLeaseBody } },
   "/api/v1/reports": { post: { body: ReportInputSchema } },

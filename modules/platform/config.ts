@@ -211,6 +211,11 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
+/** Whether this process serves metrics (METRICS_TOKEN or METRICS_PORT): HTTP requests are timed only then. */
+export function servesMetrics(config: Pick<Config, "metricsToken" | "metricsPort">): boolean {
+  return config.metricsToken !== undefined || config.metricsPort !== undefined;
+}
+
 export function runsWeb(config: Pick<Config, "role">): boolean {
   return config.role === "all" || config.role === "web";
 }

@@ -50,6 +50,20 @@ const TITLES: Record<number, string> = {
 /** Lets a surface with its own error format (JSON:API) render errors for its paths. */
 export type HttpErrorMapper = (error: AppError, request: Request) => Response | undefined;
 
+/**
+ * The status a request was answered with, for what runs after the response (metrics, audit): a
+ * handler that returns a `Response` (a redirect, a page with its own status) leaves `set.status`
+ * at 200, so its own status counts.
+ */
+export function answeredStatus(context: {
+  set: { status?: number | string };
+  responseValue?: unknown;
+}): number {
+  if (context.responseValue instanceof Response) return context.responseValue.status;
+  const status = Number(context.set.status ?? 200);
+  return Number.isInteger(status) ? status : 200;
+}
+
 /** When each request arrived (for the request-duration metric). */
 const requestStarts = new WeakMap<Request, number>();
 
@@ -65,8 +79,10 @@ export function httpPlugin(options: {
   https?: boolean;
   /** Other origins a console form may lead to (CSP form-action), e.g. the devices' own hostnames. */
   formTargets?: string[];
+  /** Time every request for `outpost_http_request_duration_seconds` (only when metrics are served). */
+  requestMetrics?: boolean;
 }) {
-  const { logger, renderErrorPage, mappers = [] } = options;
+  const { logger, renderErrorPage, mappers = [], requestMetrics = false } = options;
   const headersForAll = securityHeaders(options.https === true, options.formTargets);
 
   function respond(error: AppError, request: Request): Response {
@@ -98,12 +114,52 @@ export function httpPlugin(options: {
     });
   }
 
+  /** The one answer to an error: typed JSON, an HTML page, or a generic 500. */
+  function errorResponse(code: string | number, error: unknown, request: Request): Response {
+    if (error instanceof AppError) return respond(error, request);
+    switch (code) {
+      case "NOT_FOUND":
+        return respond(new AppError(404, "not_found", "There is nothing at this address."), request);
+      case "PARSE":
+        return respond(new AppError(400, "invalid_json", "The request body is not valid JSON"), request);
+      case "VALIDATION": {
+        const first = (error as { all?: { path?: string; summary?: string; message?: string }[] }).all?.[0];
+        const field = first?.path?.replace(/^\//, "").replace(/\//g, ".") || undefined;
+        const message = field
+          ? `Invalid value for ${field}: ${first?.summary ?? first?.message ?? "unexpected value"}`
+          : "The request is not valid";
+        return respond(new AppError(400, "invalid_request", message, field ? { field } : undefined), request);
+      }
+    }
+    const status = (error as { status?: number }).status;
+    if (status === 413)
+      return respond(new AppError(413, "payload_too_large", "The request body is too large"), request);
+    const sqlState = databaseErrorCode(error);
+    if (sqlState?.startsWith("22") || sqlState === "54000") {
+      // A value PostgreSQL cannot take (out of range, too long for an index): the input's fault.
+      logger.warn({ err: error, requestId: requestIdOf(request), sqlState }, "input refused by the database");
+      return respond(
+        new AppError(400, "invalid_request", "A value in the request cannot be stored"),
+        request,
+      );
+    }
+    logger.error({ err: error, requestId: requestIdOf(request), url: request.url }, "unhandled error");
+    return respond(
+      new AppError(
+        500,
+        "internal_error",
+        "An internal error occurred. The request id identifies it in the server log.",
+      ),
+      request,
+    );
+  }
+
   return new Elysia({ name: "outpost-http" })
     .onRequest(({ request, set }) => {
       const given = request.headers.get("x-request-id");
       const id = given && /^[\w.-]{1,64}$/.test(given) ? given : crypto.randomUUID();
       requestIds.set(request, id);
-      requestStarts.set(request, performance.now());
+      if (requestMetrics) requestStarts.set(request, performance.now());
       Object.assign(set.headers, headersForAll);
       set.headers["x-request-id"] = id;
       checkUrlText(new URL(request.url));
@@ -113,63 +169,27 @@ export function httpPlugin(options: {
       const field = unstorableTextPath(body);
       if (field) throw unstorableTextError(field);
     })
-    .onAfterResponse({ as: "global" }, ({ request, set, route }) => {
+    .onAfterResponse({ as: "global" }, (context) => {
+      const { request, route } = context;
+      const status = answeredStatus(context);
       const started = requestStarts.get(request);
       if (started !== undefined) {
         // The route template (`/devices/:id`), never the raw path: one series per route.
         httpRequestDuration.observe(
-          { method: request.method, route: route ?? "unmatched", status: String(set.status ?? 200) },
+          { method: request.method, route: route ?? "unmatched", status: String(status) },
           (performance.now() - started) / 1000,
         );
       }
       logger.debug(
-        { requestId: requestIdOf(request), method: request.method, url: request.url, status: set.status },
+        { requestId: requestIdOf(request), method: request.method, url: request.url, status },
         "request",
       );
     })
-    .onError({ as: "global" }, ({ code, error, request }) => {
-      if (error instanceof AppError) return respond(error, request);
-      switch (code) {
-        case "NOT_FOUND":
-          return respond(new AppError(404, "not_found", "There is nothing at this address."), request);
-        case "PARSE":
-          return respond(new AppError(400, "invalid_json", "The request body is not valid JSON"), request);
-        case "VALIDATION": {
-          const first = (error as { all?: { path?: string; summary?: string; message?: string }[] }).all?.[0];
-          const field = first?.path?.replace(/^\//, "").replace(/\//g, ".") || undefined;
-          const message = field
-            ? `Invalid value for ${field}: ${first?.summary ?? first?.message ?? "unexpected value"}`
-            : "The request is not valid";
-          return respond(
-            new AppError(400, "invalid_request", message, field ? { field } : undefined),
-            request,
-          );
-        }
-      }
-      const status = (error as { status?: number }).status;
-      if (status === 413)
-        return respond(new AppError(413, "payload_too_large", "The request body is too large"), request);
-      const sqlState = databaseErrorCode(error);
-      if (sqlState?.startsWith("22") || sqlState === "54000") {
-        // A value PostgreSQL cannot take (out of range, too long for an index): the input's fault.
-        logger.warn(
-          { err: error, requestId: requestIdOf(request), sqlState },
-          "input refused by the database",
-        );
-        return respond(
-          new AppError(400, "invalid_request", "A value in the request cannot be stored"),
-          request,
-        );
-      }
-      logger.error({ err: error, requestId: requestIdOf(request), url: request.url }, "unhandled error");
-      return respond(
-        new AppError(
-          500,
-          "internal_error",
-          "An internal error occurred. The request id identifies it in the server log.",
-        ),
-        request,
-      );
+    .onError({ as: "global" }, ({ code, error, request, set }) => {
+      const response = errorResponse(code, error, request);
+      // So that what runs after the response (metrics, audit) sees the status really sent.
+      set.status = response.status;
+      return response;
     });
 }
 

@@ -10,30 +10,14 @@ import { createLogger } from "../../modules/platform/logger";
 import { approvedDevice, register } from "../devices/helpers";
 import { runnerHeaders, startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 import { form } from "../helpers/app";
+import { lastEvent as lastEventOf } from "./helpers";
 
 const app = await startE2EApp(writeE2EFixture());
 afterAll(() => app.stop());
 const sql = app.database.sql;
 
-type Row = {
-  actor_kind: string;
-  actor: string;
-  action: string;
-  target: string | null;
-  status: number;
-  details: Record<string, unknown>;
-};
-/** The newest event of `action` (the recorder writes after the answer: wait for it, bounded). */
-async function lastEvent(action: string, since: Date): Promise<Row> {
-  for (let i = 0; i < 50; i++) {
-    const [row] = await sql<Row[]>`
-      select actor_kind, actor, action, target, status, details from audit_events
-      where action = ${action} and at >= ${since.toISOString()}::timestamptz order by at desc, id desc limit 1`;
-    if (row) return row;
-    await Bun.sleep(50);
-  }
-  throw new Error(`no ${action} event`);
-}
+/** The newest event of `action` since `since`. */
+const lastEvent = (action: string, since: Date) => lastEventOf(app, action, since);
 
 describe("coverage", () => {
   test("every state-changing route of the app is audited or deliberately left out", () => {

@@ -99,6 +99,20 @@ describe("values follow what happens", () => {
     expect(text).not.toContain(device.id);
   });
 
+  test("a redirect or a page with its own status counts with the status sent; unknown paths as unmatched 404", async () => {
+    const before = (await scrape()).values;
+    expect((await app.fetch("/devices")).status).toBe(303); // anonymous: to the sign-in page
+    expect((await app.fetch(`/no-such-page-${crypto.randomUUID()}`)).status).toBe(404);
+    const after = (await scrape()).values;
+    const moved = (key: string) => value(after, key) - value(before, key);
+    expect(
+      moved('outpost_http_request_duration_seconds_count{method="GET",route="/devices",status="303"}'),
+    ).toBe(1);
+    expect(
+      moved('outpost_http_request_duration_seconds_count{method="GET",route="unmatched",status="404"}'),
+    ).toBe(1);
+  });
+
   test("heartbeats accepted and refused, commands queued, delivered, succeeded", async () => {
     const before = (await scrape()).values;
     const device = await approvedDevice(app);

@@ -99,6 +99,26 @@ describe("the document", () => {
     expect(check(schemaOf("/api/v1/devices/{device_id}/heartbeat", "post", 200), await beat.json())).toEqual(
       [],
     );
+    // The audit API, with an event in it (an admin token's approval, recorded after its answer).
+    const admin = await app.token("admin");
+    const asAdmin = { authorization: `Bearer ${admin}`, "content-type": "application/json" };
+    await app.fetch("/api/v1/devices/approval", {
+      method: "POST",
+      headers: asAdmin,
+      body: JSON.stringify({ ids: [again.data.id], approval_status: "approved" }),
+    });
+    let audit: { data: unknown[] } = { data: [] };
+    for (let i = 0; i < 50 && audit.data.length === 0; i++) {
+      if (i > 0) await Bun.sleep(50);
+      audit = (await (await app.fetch("/api/v1/audit?limit=5", { headers: asAdmin })).json()) as typeof audit;
+    }
+    expect(audit.data.length).toBeGreaterThan(0);
+    expect(check(schemaOf("/api/v1/audit", "get", 200), audit)).toEqual([]);
+    // Its filters come from the route's own query schema.
+    const auditParameters = (doc.paths["/api/v1/audit"].get.parameters as { name: string; in: string }[])
+      .filter((p) => p.in === "query")
+      .map((p) => p.name);
+    expect(auditParameters.sort()).toEqual(["action", "actor", "cursor", "from", "limit", "target", "to"]);
     // The documented error shape, from a real refusal.
     const refused = await app.fetch("/api/v1/devices/register", json({ mac_address: "nope" }));
     expect(check(doc.components.schemas.Error, await refused.json())).toEqual([]);

@@ -138,6 +138,7 @@ const ACCESS: Record<string, Level> = {
   "GET /settings": "admin",
   "GET /audit": "admin",
   "GET /api/v1/audit": "admin",
+  "GET /audit.csv": "admin",
   "POST /settings/monitoring": "admin",
   "POST /settings/notifications": "admin",
   "POST /settings/notifications/webhook-secret": "admin",
