@@ -29,12 +29,18 @@ interface Group {
 
 export const GROUPS: Record<string, Group> = {
   access: {
-    mutate: ["modules/platform/access.ts", "ui/page.ts"],
+    // Roles, CSRF and cookies, the sign-in page's CSRF binding and `next` (not declaredAccess, which
+    // only reports the levels, nor htmlPage).
+    mutate: [
+      "modules/platform/access.ts:1-101",
+      "modules/platform/access.ts:119-128",
+      "ui/page.ts:1-17",
+      "ui/page.ts:32-66",
+    ],
     tests: [
       "tests/platform/csrf.test.ts",
       "tests/platform/access-table.test.ts",
       "tests/platform/hardening.test.ts",
-      "tests/operators/auth.test.ts",
     ],
   },
   sessions: {
@@ -76,7 +82,7 @@ export const GROUPS: Record<string, Group> = {
       "modules/e2e/results.ts",
       "modules/e2e/model.ts:102-120",
     ],
-    tests: ["tests/e2e/api.test.ts"],
+    tests: ["tests/e2e/locks-and-results.test.ts", "tests/e2e/api.test.ts"],
   },
   builtins: {
     // The agent builtins that reach the device: files and processes.
