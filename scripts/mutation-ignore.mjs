@@ -8,6 +8,8 @@ const LOG_OBJECTS = new Set(["logger", "log", "console"]);
 const MESSAGE_ARGUMENT = new Map([
   ["AppError", 2],
   ["badRequest", 0],
+  ["invalid", 0], // modules/e2e: invalidRequest imported as invalid
+  ["invalidRequest", 0],
   ["unauthorized", 0],
   ["forbidden", 0],
   ["notFound", 0],

@@ -9,12 +9,14 @@ import {
   resolveAllowedCommand,
   sanitizedEnv,
 } from "../../agent/builtins/exec-cmd.ts";
+import { createBuiltins, protectedPaths } from "../../agent/builtins/index.ts";
 import { type ReadFilePolicy, readFileBuiltin } from "../../agent/builtins/read-file.ts";
-import { tempDir } from "./helpers.ts";
+import { tempDir, testConfig } from "./helpers.ts";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
 const at = (...parts: string[]) => path.join(tmp.dir, ...parts);
+const never = new AbortController().signal;
 
 fs.mkdirSync(at("pub", "sub"), { recursive: true });
 fs.mkdirSync(at("pub", "private"));
@@ -42,7 +44,7 @@ const policy: ReadFilePolicy = {
     at("five.txt"),
     at("secret"),
   ],
-  denylist: [at("pub", "private")],
+  denylist: [at("elsewhere"), at("pub", "private")],
   maxBytes: 4,
 };
 
@@ -109,6 +111,7 @@ describe("exec_cmd", () => {
       PATHX: "3",
       ENVY: "4",
       XLD_Y: "5",
+      MY_PATH: "6",
       PATH: "/tmp",
       HOME: "/home/x",
       LD_PRELOAD: "x",
@@ -135,6 +138,7 @@ describe("exec_cmd", () => {
       PATHX: "3",
       ENVY: "4",
       XLD_Y: "5",
+      MY_PATH: "6",
     });
     expect(sanitizedEnv({}).HOME).toBe("/");
   });
@@ -143,7 +147,15 @@ describe("exec_cmd", () => {
     const list = ["/bin/echo", "/usr/bin/env", "/usr/local/bin/env"];
     expect(resolveAllowedCommand(list, "/bin/echo")).toBe("/bin/echo");
     expect(resolveAllowedCommand(list, "echo")).toBe("/bin/echo");
-    const refused = (l: string[], cmd: unknown) => expect(() => resolveAllowedCommand(l, cmd)).toThrow();
+    const refused = (l: string[], cmd: unknown) => {
+      let error: unknown;
+      try {
+        resolveAllowedCommand(l, cmd);
+      } catch (e) {
+        error = e;
+      }
+      expect((error as Error | undefined)?.name).toBe("IoError");
+    };
     refused([], "/bin/echo");
     refused(list, "");
     refused(list, 1);
@@ -164,7 +176,6 @@ describe("exec_cmd", () => {
     user: null,
     group: null,
   };
-  const never = new AbortController().signal;
   const run = (cmd: string, args?: unknown, p: ExecPolicy = exec, signal = never) =>
     execCmdBuiltin(p, cmd, args, signal);
   const failure = (promise: Promise<string>) =>
@@ -193,7 +204,23 @@ describe("exec_cmd", () => {
     expect(await failure(run("echo", [`${long}a`]))).toContain("IoError: exec_cmd: args");
     expect(await failure(run("echo", ["a\0b"]))).toContain("IoError: exec_cmd: args");
     expect(await failure(run("echo", [1]))).toContain("IoError: exec_cmd: args");
+    expect(await failure(run("echo", [["a"]]))).toContain("IoError: exec_cmd: args");
     expect(await failure(run("echo", "a"))).toContain("IoError: exec_cmd: args");
+  });
+
+  test("the configured user runs the command; an unknown user or a missing program is an IoError", async () => {
+    expect(await run("sh", ["-c", "id -u"], { ...exec, user: "nobody" })).toBe("65534");
+    expect(await failure(run("echo", [], { ...exec, user: "no-such-user-x" }))).toStartWith(
+      "IoError: exec_cmd: ",
+    );
+    expect(
+      await failure(run("/nonexistent/cmd", [], { ...exec, allowlist: ["/nonexistent/cmd"] })),
+    ).toStartWith("IoError: exec_cmd: cannot start /nonexistent/cmd");
+  });
+
+  test("stderr in the error is trimmed and cut to 500 characters", async () => {
+    const message = await failure(run("sh", ["-c", "printf '%0600d\\n' 0 >&2; exit 1"]));
+    expect(message).toBe(`IoError: exec_cmd: /bin/sh exited with code 1: ${"0".repeat(500)}`);
   });
 
   test("a non-zero exit is an IoError with the exit code and stderr", async () => {
@@ -221,5 +248,40 @@ describe("exec_cmd", () => {
     const pending = failure(run("sleep", ["10"], exec, abort.signal));
     abort.abort();
     expect(await pending).toBe("IoError: exec_cmd: /bin/sleep aborted");
+  });
+});
+
+describe("the builtins of a script run", () => {
+  const config = testConfig(tmp.dir, {
+    read_file_allowlist: [`${tmp.dir}/`],
+    exec_allowlist: ["/bin/sleep"],
+    exec_timeout_ms: 10_000,
+    script_timeout_ms: 300,
+  });
+
+  test("agent state, scripts, the SSH keys' folder, the config file and /etc/outpost are never readable", () => {
+    expect(protectedPaths(config, "/etc/agent.yaml")).toEqual([
+      config.state_dir,
+      config.scripts_dir,
+      path.dirname(config.authorized_keys_path),
+      "/etc/agent.yaml",
+      "/etc/outpost",
+    ]);
+    expect(protectedPaths(config, null)).not.toContain("");
+    fs.mkdirSync(config.state_dir, { recursive: true });
+    fs.writeFileSync(path.join(config.state_dir, "token"), "T");
+    const builtins = createBuiltins(config, "t");
+    expect(() => builtins.read_file!.fn([path.join(config.state_dir, "token")], never)).toThrow(
+      "not allowlisted",
+    );
+    expect(builtins.read_file!.fn([at("exact.txt")], never)).toBe("E");
+  });
+
+  test("exec_cmd gets at most the script's own time limit", async () => {
+    const builtins = createBuiltins(config, "t");
+    const outcome = await (builtins.exec_cmd!.fn(["sleep", ["10"]], never) as Promise<string>).catch(
+      (e: Error) => e.message,
+    );
+    expect(outcome).toBe("exec_cmd: /bin/sleep timed out after 300 ms");
   });
 });

@@ -1,6 +1,6 @@
 // The command shape rules at their edges (validateCommand is what queueCommand and the console call).
 import { describe, expect, test } from "bun:test";
-import { MAX_PAYLOAD_BYTES, validateCommand } from "../../modules/commands/service";
+import { checkScript, MAX_PAYLOAD_BYTES, validateCommand } from "../../modules/commands/service";
 import { AppError } from "../../modules/platform/errors";
 
 const SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl";
@@ -42,6 +42,7 @@ describe("validateCommand", () => {
     expect(refusal({ type: "list_scripts", args: ["a".repeat(1025)] })).toEqual(invalid("args"));
     expect(refusal({ type: "list_scripts", args: ["a", 1] })).toEqual(invalid("args"));
     expect(refusal({ type: "list_scripts", args: "a" })).toEqual(invalid("args"));
+    expect(refusal({ type: "list_scripts", args: [["a"]] })).toEqual(invalid("args"));
   });
 
   test("payload: a JSON object of at most MAX_PAYLOAD_BYTES", () => {
@@ -64,6 +65,7 @@ describe("validateCommand", () => {
   test("install_script needs a name and the script text, which the agent would accept", () => {
     const ok = validateCommand({ type: "install_script", payload: { name: "cpu", data: SCRIPT } });
     expect(ok.payload).toEqual({ name: "cpu", data: SCRIPT });
+    expect(checkScript(SCRIPT)).toEqual({ name: "cpu", source: SCRIPT });
     expect(refusal({ type: "install_script" })).toEqual(invalid("payload"));
     expect(refusal({ type: "install_script", payload: { name: "", data: SCRIPT } })).toEqual(
       invalid("payload"),

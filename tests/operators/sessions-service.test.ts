@@ -9,6 +9,7 @@ import {
   deleteSession,
   ensureBootstrapToken,
   LOGIN_LIMITS,
+  listApiTokens,
   resolveApiToken,
   resolveSession,
   revokeApiToken,
@@ -25,7 +26,8 @@ const admin = await createOperator(db, { email: "admin@example.test", password: 
 const signIn = (email: string, password = PASSWORD, address = "10.0.0.1") =>
   authenticate(db, { email, password, address }).then(
     (operator) => operator.email,
-    (error: AppError) => `${error.status}${error.headers ? ` retry ${error.headers["Retry-After"]}` : ""}`,
+    (error: AppError) =>
+      `${error.status} ${error.code}${error.headers ? ` retry ${error.headers["Retry-After"]}` : ""}`,
   );
 
 async function throttle(key: string, failures: number, minutesAgo = 0) {
@@ -54,7 +56,7 @@ describe("sign-in throttle", () => {
       await throttle(key, limit, 10);
       const refused = await signIn("admin@example.test");
       const retry = Number(refused.split(" ").pop());
-      expect(refused.startsWith("429 retry ")).toBe(true);
+      expect(refused.startsWith("429 rate_limited retry ")).toBe(true);
       // The window started 10 minutes ago: 5 minutes (a few seconds less) are left.
       expect(retry).toBeGreaterThan(280);
       expect(retry).toBeLessThanOrEqual(300);
@@ -64,16 +66,16 @@ describe("sign-in throttle", () => {
   test("a full counter whose window has passed blocks nothing, and the next failure starts it again", async () => {
     await sql`delete from login_throttle`;
     await throttle("ip:10.0.0.1", 100, LOGIN_LIMITS.windowMinutes + 1);
-    expect(await signIn("admin@example.test", "wrong password")).toBe("401");
+    expect(await signIn("admin@example.test", "wrong password")).toBe("401 invalid_credentials");
     expect((await counters())["ip:10.0.0.1"]).toBe(1);
-    expect(await signIn("admin@example.test", "wrong password")).toBe("401");
+    expect(await signIn("admin@example.test", "wrong password")).toBe("401 invalid_credentials");
     expect((await counters())["ip:10.0.0.1"]).toBe(2);
   });
 
   test("failures count under all three keys; success clears only this email from this address", async () => {
     await sql`delete from login_throttle`;
-    expect(await signIn(" Admin@Example.TEST ", "wrong password")).toBe("401");
-    expect(await signIn("nobody@example.test", "wrong password")).toBe("401");
+    expect(await signIn(" Admin@Example.TEST ", "wrong password")).toBe("401 invalid_credentials");
+    expect(await signIn("nobody@example.test", "wrong password")).toBe("401 invalid_credentials");
     expect(await counters()).toEqual({
       "email-ip:admin@example.test|10.0.0.1": 1,
       "email-ip:nobody@example.test|10.0.0.1": 1,
@@ -98,7 +100,7 @@ describe("sign-in throttle", () => {
     await sql`delete from login_throttle`;
     const op = await createOperator(db, { email: "gone@example.test", password: PASSWORD, role: "viewer" });
     await sql`update operators set disabled_at = now() where id = ${op.id}`;
-    expect(await signIn("gone@example.test")).toBe("401");
+    expect(await signIn("gone@example.test")).toBe("401 invalid_credentials");
     expect((await counters())["email:gone@example.test"]).toBe(1);
   });
 
@@ -194,6 +196,7 @@ describe("API tokens", () => {
       prefix: token.slice(0, 10),
       revokedAt: null,
     });
+    expect((await listApiTokens(db)).map((t) => t.id)).toContain(record.id);
     const [row] = await sql<
       { token_hash: string }[]
     >`select token_hash from api_tokens where id = ${record.id}`;

@@ -1,6 +1,8 @@
 // The CSRF and cookie helpers every signed-in form and the sign-in page rely on, at their edges.
 import { describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
 import {
+  accessPlugin,
   CSRF_COOKIE,
   canOperate,
   checkCsrf,
@@ -11,7 +13,7 @@ import {
   submittedCsrfToken,
 } from "../../modules/platform/access";
 import { AppError } from "../../modules/platform/errors";
-import { anonymousCsrf, pageContext } from "../../ui/page";
+import { anonymousCsrf, pageContext, safeNext } from "../../ui/page";
 
 const SECRET = "s".repeat(40);
 const request = (headers: Record<string, string> = {}, method = "POST") =>
@@ -115,6 +117,21 @@ describe("CSRF", () => {
   });
 });
 
+describe("sign-in redirect target", () => {
+  test("next: only same-origin paths of at most 2000 characters, whatever the value", () => {
+    for (const bad of [
+      undefined,
+      12,
+      ["/x"],
+      `/${"a".repeat(2000)}`,
+      "/.//evil.example",
+      "/./\\evil.example",
+    ])
+      expect(safeNext(bad)).toBe("/");
+    expect(safeNext(`/${"a".repeat(1999)}`)).toBe(`/${"a".repeat(1999)}`);
+  });
+});
+
 describe("who may change things, and how they are named", () => {
   const as = (role: "viewer" | "operator" | "admin"): Principal => ({
     kind: "token",
@@ -140,5 +157,68 @@ describe("who may change things, and how they are named", () => {
         sessionIdHash: "h",
       }),
     ).toBe("a@example.test");
+  });
+});
+
+describe("the access option on routes", () => {
+  // A small app with the real plugin; who is calling is chosen by the x-who header.
+  const callers: Record<string, Principal> = {
+    "viewer-session": {
+      kind: "session",
+      operatorId: "v",
+      email: "v@example.test",
+      role: "viewer",
+      sessionIdHash: "sv",
+    },
+    "operator-session": {
+      kind: "session",
+      operatorId: "o",
+      email: "o@example.test",
+      role: "operator",
+      sessionIdHash: "so",
+    },
+    "operator-token": { kind: "token", tokenId: "t", name: "ci", role: "operator" },
+  };
+  const app = new Elysia()
+    .onError(({ error }) =>
+      error instanceof AppError ? Response.json({ code: error.code }, { status: error.status }) : undefined,
+    )
+    .use(
+      accessPlugin({
+        secretKey: SECRET,
+        resolvePrincipal: async (request) => callers[request.headers.get("x-who") ?? ""],
+      }),
+    )
+    .get("/read", ({ principal }) => principalLabel(principal) ?? "none", { access: "viewer" })
+    .post("/write", ({ principal }) => principalLabel(principal) ?? "none", { access: "operator" })
+    .head("/read", () => new Response(null), { access: "viewer" })
+    .options("/write", () => "options", { access: "operator" })
+    .post("/open", () => "open", { access: "public" });
+  const call = async (method: string, path: string, headers: Record<string, string> = {}) => {
+    const response = await app.handle(new Request(`http://console.test${path}`, { method, headers }));
+    const text = method === "HEAD" ? "" : await response.text();
+    return `${response.status} ${text}`.trim();
+  };
+
+  test("roles: anonymous is 401, a lower role 403; the handler gets the principal", async () => {
+    expect(await call("GET", "/read")).toBe('401 {"code":"unauthorized"}');
+    expect(await call("GET", "/read", { "x-who": "viewer-session" })).toBe("200 v@example.test");
+    expect(await call("POST", "/write", { "x-who": "viewer-session" })).toBe('403 {"code":"forbidden"}');
+    expect(await call("POST", "/open")).toBe("200 open");
+  });
+
+  test("a session needs the CSRF token on state-changing methods only; a bearer token never", async () => {
+    const who = { "x-who": "operator-session" };
+    expect(await call("POST", "/write", who)).toBe('403 {"code":"csrf_failed"}');
+    expect(await call("POST", "/write", { ...who, "x-csrf-token": csrfTokenFor(SECRET, "sv") })).toBe(
+      '403 {"code":"csrf_failed"}',
+    );
+    expect(await call("POST", "/write", { ...who, "x-csrf-token": csrfTokenFor(SECRET, "so") })).toBe(
+      "200 o@example.test",
+    );
+    expect(await call("GET", "/read", who)).toBe("200 o@example.test");
+    expect(await call("HEAD", "/read", who)).toBe("200");
+    expect(await call("OPTIONS", "/write", who)).toBe("200 options");
+    expect(await call("POST", "/write", { "x-who": "operator-token" })).toBe("200 token ci");
   });
 });
