@@ -1,6 +1,6 @@
 import path from "node:path";
 import { html } from "@elysiajs/html";
-import { Elysia } from "elysia";
+import { type AnyElysia, Elysia } from "elysia";
 import { JOB_CATALOG } from "./jobs";
 import { wakeAlertEvaluation } from "./modules/alerts/evaluation";
 import { alertJsonApiRoutes } from "./modules/alerts/jsonapi";
@@ -45,6 +45,9 @@ import { reportPageRoutes } from "./modules/reports/routes";
 import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { attachSettingsStore } from "./modules/settings/store";
+import type { MuxAddress } from "./modules/terminal/bridge";
+import { terminalRoutes } from "./modules/terminal/routes";
+import { terminalSocketRoutes } from "./modules/terminal/socket";
 import { renderErrorPage } from "./ui/layout";
 import { uiRoutes } from "./ui/routes";
 
@@ -56,16 +59,27 @@ export interface AppDependencies {
   database: Database;
   logger: Logger;
   workerRunning(): boolean;
+  /** Where the tunnel role's multiplexer listens (this process's own when it runs the tunnel). */
+  tunnelMux?: MuxAddress;
+}
+
+/** The multiplexer of a tunnel role in another process: TUNNEL_MUX_HOST/PORT (a wildcard bind means loopback). */
+function configuredMux(config: Config): MuxAddress {
+  const host =
+    config.tunnelMuxHost === "0.0.0.0" || config.tunnelMuxHost === "::" ? "127.0.0.1" : config.tunnelMuxHost;
+  return { host, port: config.tunnelMuxPort };
 }
 
 /** The composition root: one Elysia app made of every module's routes. */
-export function buildApp(deps: AppDependencies) {
+export function buildApp(deps: AppDependencies): AnyElysia {
   const { config, database } = deps;
   const access = accessPlugin({
     secretKey: config.secretKey,
     resolvePrincipal: (request) => resolvePrincipal(database.db, config.sessionTtlHours, request),
   });
   const ctx: AppContext = { ...deps, access, heartbeatAccepted: () => wakeAlertEvaluation(database.sql) };
+  const terminalLimits = { idleSeconds: config.terminalIdleSeconds, maxSeconds: config.terminalMaxSeconds };
+  const mux = deps.tunnelMux ?? configuredMux(config);
   const app = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
     .use(html({ autoDetect: false }))
     .use(
@@ -89,6 +103,8 @@ export function buildApp(deps: AppDependencies) {
     .use(commandRoutes(ctx))
     .use(remoteAccessRoutes(ctx))
     .use(remoteAccessConsoleRoutes(ctx))
+    .use(terminalRoutes(ctx, terminalLimits))
+    .use(terminalSocketRoutes(ctx, terminalLimits, () => mux))
     .use(builderRoutes(ctx))
     .use(jsonApiRoutes(ctx))
     .use(alertJsonApiRoutes(ctx))
@@ -205,7 +221,13 @@ export async function startOutpost(
     if (runsWeb(config)) {
       // Issued before listening, so the code is on the console by the time /readyz answers.
       setupCode = await operators.issueSetupCode(database.db);
-      server = buildApp({ config, database, logger, workerRunning: () => runner !== undefined && !stopped });
+      server = buildApp({
+        config,
+        database,
+        logger,
+        workerRunning: () => runner !== undefined && !stopped,
+        tunnelMux: tunnel ? { host: "127.0.0.1", port: tunnel.muxPort } : undefined,
+      });
       server.listen({ port: config.port, hostname: config.host });
       logger.info(
         { url: config.baseUrl, port: server.server?.port, role: config.role },

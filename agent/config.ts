@@ -51,6 +51,8 @@ export interface AgentConfig {
   authorized_keys_path: string;
   ssh_target_user: string;
   ssh_max_ttl_s: number;
+  /** The sshd public host key reported with heartbeats, so the server can pin it (null: none). */
+  ssh_host_key_path: string | null;
   command_timeout_ms: number;
   max_commands_per_poll: number;
   script_timeout_ms: number;
@@ -119,6 +121,7 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
     authorized_keys_path: "/home/outpost-support/.ssh/authorized_keys",
     ssh_target_user: "outpost-support",
     ssh_max_ttl_s: 3600,
+    ssh_host_key_path: "/etc/ssh/ssh_host_ed25519_key.pub",
     command_timeout_ms: 5000,
     max_commands_per_poll: 50,
     script_timeout_ms: 5000,
@@ -182,6 +185,7 @@ const ConfigFileSchema = Type.Object(
     authorized_keys_path: Type.Optional(Type.String({ pattern: "^/.*authorized_keys[^/]*$" })),
     ssh_target_user: Type.Optional(Type.String({ pattern: "^[a-z_][a-z0-9_.-]{0,31}$" })),
     ssh_max_ttl_s: Type.Optional(Int(1, 86400)),
+    ssh_host_key_path: Type.Optional(NullableString("^/")),
     command_timeout_ms: Type.Optional(Int(10, 600000)),
     max_commands_per_poll: Type.Optional(Int(1, 1000)),
     script_timeout_ms: Type.Optional(Int(10, 600000)),
@@ -273,6 +277,7 @@ const ENV_KEYS: Record<string, JsonType> = {
   authorized_keys_path: "string",
   ssh_target_user: "string",
   ssh_max_ttl_s: "integer",
+  ssh_host_key_path: "nullable-string",
   command_timeout_ms: "integer",
   max_commands_per_poll: "integer",
   script_timeout_ms: "integer",

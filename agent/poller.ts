@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { ApiError, type DeviceApiClient } from "./api-client.ts";
 import { backoffDelayMs, sleep } from "./backoff.ts";
 import { executeCommands, hydrateCommandPayloads } from "./commands/executor.ts";
@@ -161,6 +162,27 @@ export async function warmUp(
   return Math.round(performance.now() - started);
 }
 
+let hostKeyCache: { path: string; mtimeMs: number; line: string | undefined } | undefined;
+
+/**
+ * The first line of the sshd public host key file (re-read only when it changes), so the server can pin
+ * the key its browser terminal will see. Unreadable or not a key: nothing is reported.
+ */
+export function readHostKey(file: string | null): string | undefined {
+  if (!file) return undefined;
+  try {
+    const { mtimeMs } = fs.statSync(file);
+    if (hostKeyCache?.path === file && hostKeyCache.mtimeMs === mtimeMs) return hostKeyCache.line;
+    const first = fs.readFileSync(file, "utf8").split("\n")[0]?.trim() ?? "";
+    const [type, blob] = first.split(/\s+/);
+    const line = type?.startsWith("ssh-") || type?.startsWith("ecdsa-") ? `${type} ${blob}` : undefined;
+    hostKeyCache = { path: file, mtimeMs, line: blob && first.length <= 2048 ? line : undefined };
+    return hostKeyCache.line;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * One poll: collect telemetry, heartbeat, fetch deferred payloads, execute commands, post results, drive
  * the tunnel. `signal` aborts the heartbeat and payload requests in flight (the agent is stopping); once
@@ -182,6 +204,7 @@ export async function pollOnce(
     collectedAt: new Date(),
     collectDurationMs: telemetry.durationMs,
     agentStartedAt: ctx.startedAt,
+    sshHostKey: readHostKey(ctx.config.ssh_host_key_path),
   });
   const reply = await ctx.api.heartbeat(creds.uuid, creds.token, body, signal);
   const { commands, failures } = await hydrateCommandPayloads(

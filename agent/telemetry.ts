@@ -80,6 +80,8 @@ export interface HeartbeatInput {
   collectedAt: Date;
   collectDurationMs: number;
   agentStartedAt: number;
+  /** The sshd host key line (`ssh-ed25519 AAAA…`), when the agent could read it. */
+  sshHostKey?: string;
 }
 
 /**
@@ -173,5 +175,6 @@ function assembleHeartbeat(input: HeartbeatInput, reports: Map<string, ScriptRep
       meta,
     },
     connection_status: input.connection,
+    ...(input.sshHostKey ? { ssh_host_key: input.sshHostKey } : {}),
   };
 }

@@ -13,6 +13,7 @@ import pruneSessions from "./prune-sessions";
 import remoteAccessSweep from "./remote-access-sweep";
 import telemetryPartitions from "./telemetry-partitions";
 import telemetryRetention from "./telemetry-retention";
+import terminalRetention from "./terminal-retention";
 
 /** Every durable job Outpost knows. Add new tasks here (one file per task in this folder). */
 const JOBS: JobDefinition<never>[] = [
@@ -30,6 +31,7 @@ const JOBS: JobDefinition<never>[] = [
   alertsNotify as JobDefinition<never>,
   alertsRetention as JobDefinition<never>,
   auditRetention as JobDefinition<never>,
+  terminalRetention as JobDefinition<never>,
 ];
 
 /** Recurring jobs, in UTC cron syntax (graphile-worker crontab). */
@@ -46,6 +48,7 @@ const SCHEDULES: JobSchedule[] = [
   { task: "alerts_offline", cron: "* * * * *", label: "every minute" },
   { task: "alerts_retention", cron: "11 4 * * *", label: "daily at 04:11" },
   { task: "audit_retention", cron: "17 4 * * *", label: "daily at 04:17" },
+  { task: "terminal_retention", cron: "*/10 * * * *", label: "every 10 minutes" },
 ];
 
 export const JOB_CATALOG: JobCatalog = { jobs: JOBS, schedules: SCHEDULES };

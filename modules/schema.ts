@@ -11,3 +11,4 @@ export * from "./remote-access/schema";
 export * from "./reports/schema";
 export * from "./settings/schema";
 export * from "./telemetry/schema";
+export * from "./terminal/schema";

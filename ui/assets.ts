@@ -17,6 +17,14 @@ const FILES: Record<string, { file: string; type: string }> = {
   "charts.js": { file: "ui/static/charts.js", type: "text/javascript; charset=utf-8" },
   "console.js": { file: "ui/static/console.js", type: "text/javascript; charset=utf-8" },
   "favicon.svg": { file: "ui/static/favicon.svg", type: "image/svg+xml" },
+  "xterm.js": { file: "node_modules/@xterm/xterm/lib/xterm.js", type: "text/javascript; charset=utf-8" },
+  "xterm.css": { file: "node_modules/@xterm/xterm/css/xterm.css", type: "text/css; charset=utf-8" },
+  "xterm-fit.js": {
+    file: "node_modules/@xterm/addon-fit/lib/addon-fit.js",
+    type: "text/javascript; charset=utf-8",
+  },
+  "terminal.js": { file: "modules/terminal/static/terminal.js", type: "text/javascript; charset=utf-8" },
+  "terminal-player.js": { file: "modules/terminal/static/player.js", type: "text/javascript; charset=utf-8" },
   "alert-rule-form.js": { file: "modules/alerts/pages/rule-form.js", type: "text/javascript; charset=utf-8" },
 };
 

@@ -18,6 +18,7 @@ const NAV: { href: string; label: string; icon: IconName; adminOnly?: boolean }[
   { href: "/alerts", label: "Alerts", icon: "alerts" },
   { href: "/reports", label: "Reports", icon: "reports" },
   { href: "/e2e", label: "E2E runs", icon: "e2e" },
+  { href: "/terminal/sessions", label: "Terminal sessions", icon: "terminal" },
   { href: "/jobs", label: "Jobs", icon: "jobs" },
   { href: "/audit", label: "Audit log", icon: "audit", adminOnly: true },
   { href: "/settings", label: "Settings", icon: "settings", adminOnly: true },

@@ -23,6 +23,16 @@ export async function getDevice(
   return row && toDevice(row);
 }
 
+/** Display names of these devices (absent ids are left out), for features that list device ids. */
+export async function deviceNames(sql: Sql, ids: string[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids.filter(isUuid))];
+  if (wanted.length === 0) return new Map();
+  const rows = await sql<{ id: string; name: string }[]>`
+    select d.id, device_display_name(d.metadata, d.mac_address) as name from devices d
+    where d.id = any(${wanted}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
 export const DEVICE_SORTS = [
   "created_at",
   "last_seen_at",

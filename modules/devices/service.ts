@@ -12,6 +12,7 @@ export {
   type DeviceList,
   type DeviceListOptions,
   type DeviceSort,
+  deviceNames,
   type FleetCounts,
   fleetCounts,
   getDevice,

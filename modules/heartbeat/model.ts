@@ -9,6 +9,8 @@ export const HeartbeatBody = Type.Object({
     meta: Type.Optional(JsonObject),
   }),
   connection_status: Type.Optional(Type.Union([JsonObject, Type.Null()])),
+  /** The device sshd's public host key (`ssh-ed25519 AAAA…`): the browser terminal pins it. */
+  ssh_host_key: Type.Optional(Type.String({ maxLength: 2048 })),
 });
 export type HeartbeatBody = Static<typeof HeartbeatBody>;
 export const heartbeatBody = compileSchema(HeartbeatBody);

@@ -5,6 +5,7 @@ import { jsonBody, readJsonBody } from "../platform/json-body";
 import { commandsTotal, heartbeatsTotal } from "../platform/metrics";
 import { heartbeatRemoteAccess } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
+import { noteHostKey, terminalHeartbeatHint } from "../terminal/service";
 import { HEARTBEAT_MAX_BYTES } from "./model";
 import { heartbeat } from "./service";
 
@@ -17,8 +18,13 @@ export function heartbeatRoutes(ctx: AppContext) {
       const settings = await deviceSettings(ctx.config);
       const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), {
         settings,
-        remoteAccess: (id) => heartbeatRemoteAccess(sql, ctx.config, id),
+        remoteAccess: async (id) => {
+          const access = await heartbeatRemoteAccess(sql, ctx.config, id);
+          return access && terminalHeartbeatHint(sql, id, access);
+        },
       });
+      const hostKey = (body as { ssh_host_key?: unknown }).ssh_host_key;
+      if (hostKey !== undefined) await noteHostKey(sql, params.device_id, hostKey);
       ctx.heartbeatAccepted?.(); // off the hot path (alerts: at most one enqueue per second)
       if (reply.commands.length > 0) commandsTotal.inc({ event: "delivered" }, reply.commands.length);
       return { data: reply };

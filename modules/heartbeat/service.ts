@@ -60,6 +60,7 @@ const BODY_FIELDS = [
   "telemetry.scripts",
   "telemetry.meta",
   "connection_status",
+  "ssh_host_key",
 ];
 
 /**

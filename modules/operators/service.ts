@@ -366,6 +366,15 @@ export async function listOperators(db: Db) {
     .orderBy(operators.email);
 }
 
+/** Whether the operator may still operate (exists, not disabled, not lowered to viewer): running terminals check it. */
+export async function operatorIsActive(db: Db, id: string): Promise<boolean> {
+  const [row] = await db
+    .select({ role: operators.role })
+    .from(operators)
+    .where(and(eq(operators.id, id), isNull(operators.disabledAt)));
+  return row !== undefined && roleAllows(row.role, "operator");
+}
+
 /** Deletes expired sessions and login throttles older than a day; returns how many of each went. */
 export async function pruneExpiredSessions(db: Db): Promise<{ sessions: number; throttles: number }> {
   const sessions = await db.delete(operatorSessions).where(lt(operatorSessions.expiresAt, sql`now()`));

@@ -7,7 +7,18 @@ import { checkUrlText, unstorableTextError, unstorableTextPath } from "./text-in
 
 /** Paths answered with JSON errors; everything else is a browser page. */
 export function isApiPath(pathname: string): boolean {
-  return /^\/(api(\/|$)|e2e\/)/.test(pathname) || pathname === "/healthz" || pathname === "/readyz";
+  return (
+    /^\/(api(\/|$)|e2e\/)/.test(pathname) ||
+    pathname === "/healthz" ||
+    pathname === "/readyz" ||
+    pathname === "/socket"
+  );
+}
+
+/** A page script's fetch that asked for JSON only (the terminal's "Open terminal"): errors answer JSON. */
+function asksForJson(request: Request): boolean {
+  const accept = request.headers.get("accept") ?? "";
+  return accept.includes("application/json") && !accept.includes("text/html");
 }
 
 export type ErrorPageRenderer = (input: {
@@ -97,7 +108,8 @@ export function httpPlugin(options: {
       ...(error.headers ?? {}),
     };
     const { pathname, search } = new URL(request.url);
-    if (isApiPath(pathname)) return Response.json(errorBody(error), { status: error.status, headers });
+    if (isApiPath(pathname) || asksForJson(request))
+      return Response.json(errorBody(error), { status: error.status, headers });
     if (error.status === 401) {
       const next = encodeURIComponent(pathname + search);
       return new Response(null, { status: 303, headers: { ...headers, location: `/login?next=${next}` } });

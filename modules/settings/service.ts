@@ -1,6 +1,8 @@
 import type { Config } from "../platform/config";
 import { storedDeviceSettings } from "./store";
 
+export { setTerminalInputRecording, terminalInputRecording } from "./store";
+
 /**
  * Settings the device API works with. Today their values come from environment variables (see
  * docs/device-api.md); an operator-editable settings table will later override them. Callers go

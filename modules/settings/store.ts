@@ -20,6 +20,7 @@ export const SETTING_KEYS = {
   telemetryRetentionDays: "telemetry_retention_days",
   notifications: "notifications",
   webhookSecret: "webhook_secret",
+  terminalRecordInput: "terminal_record_input",
 } as const;
 
 export const DEFAULT_OFFLINE_ALERT_MINUTES = 10;
@@ -35,6 +36,7 @@ interface Stored {
   offlineAlertMinutes?: number;
   telemetryRetentionDays?: number;
   notifications?: { email: string | null; webhook_url: string | null };
+  terminalRecordInput?: boolean;
 }
 
 const stores = new WeakMap<object, Sql>();
@@ -65,6 +67,7 @@ async function load(sql: Sql): Promise<Stored> {
           webhook_url: typeof notifications.webhook_url === "string" ? notifications.webhook_url : null,
         }
       : undefined,
+    terminalRecordInput: byKey.get(SETTING_KEYS.terminalRecordInput) === true,
   };
   cache.set(sql, { at: Date.now(), value });
   return value;
@@ -133,6 +136,18 @@ export async function readConsoleSettings(
       telemetryRetentionDays: defaults.telemetryRetentionDays,
     },
   };
+}
+
+/** Whether new terminal sessions record keyboard input too (off unless an admin turns it on). */
+export async function terminalInputRecording(sql: Sql): Promise<boolean> {
+  return (await load(sql)).terminalRecordInput === true;
+}
+
+export async function setTerminalInputRecording(sql: Sql, on: boolean, by: string): Promise<void> {
+  await sql`insert into system_settings (key, value, updated_at, updated_by)
+    values (${SETTING_KEYS.terminalRecordInput}, ${JSON.stringify(on)}::jsonb, now(), ${by})
+    on conflict (key) do update set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by`;
+  cache.delete(sql);
 }
 
 /** The stored webhook URL, for the notification sender only (never rendered). */

@@ -70,6 +70,10 @@ const ACCESS: Record<string, Level> = {
   "POST /devices/:id/remote-access/panel": "viewer",
   "GET /devices/:id/remote-access/live": "viewer",
   "GET /alerts/rules": "viewer",
+  // Terminal recordings: every role may watch them.
+  "GET /terminal/sessions": "viewer",
+  "GET /terminal/sessions/:id": "viewer",
+  "GET /terminal/sessions/:id/recording.cast": "viewer",
   "GET /reports/:id": "viewer",
   "GET /api/v1/reports": "viewer",
   "GET /api/v1/reports/:id": "viewer",
@@ -109,6 +113,9 @@ const ACCESS: Record<string, Level> = {
   "DELETE /api/v1/devices/:device_id/remote_access/:lease_id": "operator",
   "POST /devices/:id/remote-access/open": "operator",
   "POST /devices/:id/remote-access/close": "operator",
+  // Opening a terminal: operators, and only from the console (SESSION_ONLY); ending one: operators.
+  "POST /devices/:id/terminal": "operator",
+  "POST /terminal/sessions/:id/end": "operator",
   // Alert rules and acknowledging/resolving alerts: operators and admins.
   "GET /alerts/new": "operator",
   "GET /alerts/:id/edit": "operator",
@@ -152,7 +159,16 @@ const ACCESS: Record<string, Level> = {
   "POST /jobs/run": "admin",
   "POST /api/v1/jobs/:task/run": "admin",
   "POST /e2e": "admin",
+  "POST /terminal/settings": "admin",
+  "POST /devices/:id/host-key/accept": "admin",
 };
+
+/**
+ * Routes only a signed-in operator's browser may call: API tokens of any role are refused (403). The
+ * terminal's socket needs the operator's session, so a session opened with a token could never be used.
+ * (tests/terminal/socket.test.ts checks a viewer's session is refused and an operator's allowed.)
+ */
+const SESSION_ONLY = new Set(["POST /devices/:id/terminal"]);
 
 const RANK: Record<Level, number> = { public: 0, device: -1, e2e: -1, viewer: 1, operator: 2, admin: 3 };
 type Caller = "anonymous" | "device" | "e2e" | "viewer" | "operator" | "admin";
@@ -191,10 +207,11 @@ function headersFor(caller: Caller): Record<string, string> {
 
 /** What `caller` must get on a route needing `level`: "allowed", or the refusal's status. */
 function expected(route: string, level: Level, caller: Caller): "allowed" | number {
+  const session = caller === "viewer" || caller === "operator" || caller === "admin";
+  if (session && SESSION_ONLY.has(route)) return 403; // the callers here hold API tokens
   if (level === "public" || caller === level) return "allowed";
   if (level === "device" || level === "e2e") return 401;
-  const isOperator = caller === "viewer" || caller === "operator" || caller === "admin";
-  if (isOperator) return RANK[caller] >= RANK[level] ? "allowed" : 403;
+  if (session) return RANK[caller] >= RANK[level] ? "allowed" : 403;
   // Without operator credentials: APIs answer 401, pages send the browser to sign in.
   return route.split(" ")[1]!.startsWith("/api/") ? 401 : 303;
 }

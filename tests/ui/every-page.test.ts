@@ -8,6 +8,8 @@ import { buildApp } from "../../app";
 import { checkOfflineDevices } from "../../modules/alerts/evaluation";
 import { queueCommand } from "../../modules/commands/service";
 import { createLogger } from "../../modules/platform/logger";
+import { Recorder } from "../../modules/terminal/recording";
+import { endSession, startSession } from "../../modules/terminal/service";
 import { sensorDevice } from "../alerts/helpers";
 import { agentHeartbeat, approvedDevice, heartbeat, registerDevice, signedIn } from "../console/helpers";
 import { startE2EApp, writeE2EFixture } from "../e2e/fixtures";
@@ -74,6 +76,26 @@ if (reportResponse.status !== 201)
   throw new Error(`report: ${reportResponse.status} ${await reportResponse.text()}`);
 const reportId = ((await reportResponse.json()) as { data: { id: string } }).data.id;
 
+// A recorded terminal session on the device (its playback page), ended.
+const terminalOperator = await app.session("operator");
+const terminal = await startSession(app.database.sql, {
+  deviceId: device.id,
+  operator: { operatorId: terminalOperator.operatorId, email: terminalOperator.email },
+  secretKey: app.config.secretKey,
+  limits: { idleSeconds: 600, maxSeconds: 3600 },
+  remoteAccessMaxMinutes: 60,
+  onlineWindowSeconds: 300,
+});
+const recorder = new Recorder(app.database.sql, terminal.sessionId, {
+  columns: 80,
+  rows: 24,
+  title: "every-page",
+  recordsInput: false,
+});
+recorder.output("root@pump-station-7:~# uptime\r\n 10:00:00 up 3 days,  load average: 0.10, 0.20, 0.30\r\n");
+await recorder.close();
+await endSession(app.database.sql, terminal.sessionId, "exit", 0);
+
 /** Values for path parameters (by route, else by name); a page with a parameter left unfilled fails. */
 const ROUTE_PARAMS: Record<string, Record<string, string>> = {
   "/alerts/:id": { id: alert!.id },
@@ -81,17 +103,18 @@ const ROUTE_PARAMS: Record<string, Record<string, string>> = {
   "/reports/:id": { id: reportId },
   "/reports/:id/edit": { id: reportId },
   "/reports/:id/delete": { id: reportId },
+  "/terminal/sessions/:id": { id: terminal.sessionId },
 };
 const PARAMS: Record<string, string> = { id: device.id, deviceId: device.id };
 /** Extra variants of a page (tabs). */
 const VARIANTS: Record<string, string[]> = {
-  "/devices/:id": ["", "?tab=telemetry", "?tab=scripts", "?tab=commands", "?tab=remote"],
+  "/devices/:id": ["", "?tab=telemetry", "?tab=scripts", "?tab=commands", "?tab=remote", "?tab=terminal"],
 };
 /** Pages shown to visitors who are not signed in (a signed-in operator is sent on from them). */
 const ANONYMOUS = new Set(["/login", "/setup"]);
 /** GET routes that are not pages: APIs, streams, assets, probes. */
 const NOT_PAGES =
-  /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout)|\/live$|\.(js|csv)$/;
+  /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout)|\/live$|\.(js|csv|cast)$/;
 
 const pages = buildApp({
   config: app.config,

@@ -3,6 +3,7 @@ import type { Command } from "../../commands/service";
 import type { Device } from "../../devices/service";
 import type { ChartData, Gauges } from "../../telemetry/series";
 import type { TelemetryEvent } from "../../telemetry/service";
+import type { TerminalTabData } from "../../terminal/device-tab";
 
 export const TELEMETRY_RANGES = [
   { id: "1h", label: "1 hour", seconds: 3600 },
@@ -63,4 +64,5 @@ export interface DeviceDetailProps {
     errors?: Partial<Record<"text" | "form", string>>;
   };
   commands?: { commands: Command[]; next: string | undefined; cursor: string | undefined };
+  terminal?: TerminalTabData;
 }

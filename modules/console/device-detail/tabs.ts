@@ -5,6 +5,7 @@
  */
 import type { PageContext } from "../../../ui/layout";
 import { RemoteAccessSlot } from "../../remote-access/device-tab";
+import { loadTerminalTab, TerminalPanel } from "../../terminal/device-tab";
 import { loadCommandsTab, loadScriptsTab, loadTelemetryTab, type TabLoadInput } from "./loaders";
 import { CommandsPanel } from "./panels/commands";
 import { OverviewPanel } from "./panels/overview";
@@ -29,6 +30,20 @@ export const DEVICE_TABS: readonly DeviceTabDefinition[] = [
     label: "Remote access",
     // The slot loads its panel itself and keeps the lease alive while the page is open.
     Panel: ({ ctx, props }) => RemoteAccessSlot({ deviceId: props.device.id, csrfToken: ctx.csrfToken }),
+  },
+  {
+    id: "terminal",
+    label: "Terminal",
+    load: loadTerminalTab,
+    Panel: ({ ctx, props }) =>
+      TerminalPanel({
+        deviceId: props.device.id,
+        online: props.device.online && props.device.approvalStatus === "approved",
+        canOperate: props.canManage,
+        isAdmin: ctx.principal?.role === "admin",
+        csrfToken: ctx.csrfToken,
+        data: props.terminal ?? { hostKey: undefined, sessions: [], more: false },
+      }),
   },
 ];
 

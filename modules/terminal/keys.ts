@@ -1,0 +1,68 @@
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
+import ssh2 from "ssh2";
+import { fingerprintOf, generateEd25519 } from "../platform/host-key";
+
+/** The comment of every ephemeral terminal key (shows in the device's authorized_keys). */
+export const KEY_COMMENT = "outpost-terminal";
+
+/** AES-256-GCM key for terminal private keys, derived from SECRET_KEY (its own purpose string). */
+function storageKey(secretKey: string): Buffer {
+  return Buffer.from(hkdfSync("sha256", secretKey, "outpost", "outpost-terminal-private-key:v1", 32));
+}
+
+/** `iv(12) | tag(16) | ciphertext`. */
+export function encryptPrivateKey(secretKey: string, privateKey: string): Buffer {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", storageKey(secretKey), iv);
+  const body = Buffer.concat([cipher.update(privateKey, "utf8"), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]);
+}
+
+export function decryptPrivateKey(secretKey: string, stored: Buffer): string {
+  const decipher = createDecipheriv("aes-256-gcm", storageKey(secretKey), stored.subarray(0, 12));
+  decipher.setAuthTag(stored.subarray(12, 28));
+  return Buffer.concat([decipher.update(stored.subarray(28)), decipher.final()]).toString("utf8");
+}
+
+export interface EphemeralKey {
+  privateKey: string;
+  /** `ssh-ed25519 AAAA… outpost-terminal` */
+  publicKey: string;
+  fingerprint: string;
+}
+
+/** A fresh ed25519 pair, generated in this process (no ssh-keygen, nothing on disk). */
+export function ephemeralKey(): EphemeralKey {
+  const pair = generateEd25519(KEY_COMMENT);
+  const [type, blob] = pair.public.trim().split(/\s+/);
+  return {
+    privateKey: pair.private,
+    publicKey: `${type} ${blob} ${KEY_COMMENT}`,
+    fingerprint: fingerprintOf(Buffer.from(blob!, "base64")),
+  };
+}
+
+/** The opaque session ref the browser holds, and what is stored of it. */
+export function newSessionRef(): { ref: string; hash: string } {
+  const ref = randomBytes(24).toString("base64url");
+  return { ref, hash: refHash(ref) };
+}
+
+export function refHash(ref: string): string {
+  return createHash("sha256").update(`outpost-terminal-ref:${ref}`).digest("hex");
+}
+
+/**
+ * An OpenSSH public key line as a device reports it (`ssh-ed25519 AAAA… [comment]`): the canonical
+ * `type blob` and its fingerprint, or undefined when it is not a key ssh2 can read.
+ */
+export function parseHostKey(line: unknown): { publicKey: string; fingerprint: string } | undefined {
+  if (typeof line !== "string" || line.length > 2048) return undefined;
+  const [type, blob] = line.trim().split(/\s+/);
+  if (!type || !blob || !/^[A-Za-z0-9+/]+={0,2}$/.test(blob)) return undefined;
+  const parsed = ssh2.utils.parseKey(`${type} ${blob}`);
+  if (parsed instanceof Error) return undefined;
+  const key = Array.isArray(parsed) ? parsed[0]! : parsed;
+  if (key.type !== type) return undefined;
+  return { publicKey: `${type} ${blob}`, fingerprint: fingerprintOf(key.getPublicSSH()) };
+}

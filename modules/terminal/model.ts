@@ -1,0 +1,92 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { compileSchema } from "../platform/schemas";
+
+/** TERMINAL_IDLE_SECONDS and TERMINAL_MAX_SECONDS. */
+export interface TerminalLimits {
+  idleSeconds: number;
+  maxSeconds: number;
+}
+
+/**
+ * A refused join, as the reference's `{reason, code}` pairs (§6.8): `session_not_found`,
+ * `session_expired`, `unauthorized/device_mismatch`, `authorization_timeout/ssh_authorization_timeout`, ….
+ */
+export class JoinError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly code: string,
+    detail?: string,
+  ) {
+    super(detail ?? code);
+    this.name = "JoinError";
+  }
+}
+
+const Size = Type.Union([
+  Type.Integer({ minimum: 1, maximum: 1000 }),
+  Type.String({ pattern: "^[1-9][0-9]{0,3}$" }),
+]);
+
+/** Browser → server frames on `/socket` (JSON text). */
+export const JoinFrame = Type.Object({
+  event: Type.Literal("join"),
+  topic: Type.String({ maxLength: 100 }),
+  payload: Type.Object({
+    session_ref: Type.Optional(Type.String({ maxLength: 200 })),
+    /** The reference's name for the ref. */
+    token: Type.Optional(Type.String({ maxLength: 200 })),
+    command_id: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+    columns: Type.Optional(Size),
+    rows: Type.Optional(Size),
+  }),
+});
+export const InputFrame = Type.Object({
+  event: Type.Literal("input"),
+  payload: Type.Object({ data: Type.String({ maxLength: 65536 }) }),
+});
+export const ResizeFrame = Type.Object({
+  event: Type.Literal("resize"),
+  payload: Type.Object({ columns: Size, rows: Size }),
+});
+export const LeaveFrame = Type.Object({ event: Type.Literal("leave") });
+export const ClientFrame = Type.Union([JoinFrame, InputFrame, ResizeFrame, LeaveFrame]);
+export type ClientFrame = Static<typeof ClientFrame>;
+export const clientFrame = compileSchema(ClientFrame);
+
+/** `80`, `"80"` → 80; anything else → the fallback. */
+export function sizeOf(value: unknown, fallback: number): number {
+  const n = typeof value === "string" ? Number(value) : value;
+  return typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= 1000 ? n : fallback;
+}
+
+/** `60m` for whole minutes, else `45s` (the time-limit message). */
+export function durationLabel(seconds: number): string {
+  return seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
+}
+
+/** Reference §6.10 messages, written to the terminal (and the recording). */
+export const MESSAGES = {
+  idleWarning: (s: number) => `Session idle. Disconnecting in ${s} seconds. Press any key to stay connected.`,
+  idleWarningLine: (s: number) => `\r\n[Session idle. Disconnecting in ${s}s...]\r\n`,
+  idle: "\r\n[Session timed out due to inactivity.]\r\n",
+  maxDuration: (s: number) => `\r\n[Session time limit reached (${durationLabel(s)}). Disconnecting...]\r\n`,
+  exit: (status: number) => `\r\n[Session ended with status: ${status}]\r\n`,
+  closedElsewhere: "\r\n[Session ended by an operator.]\r\n",
+  leaseEnded: "\r\n[Remote access to this device ended.]\r\n",
+  operatorDisabled: "\r\n[Your account was disabled.]\r\n",
+  replaced: "\r\n[A new session replaced this one.]\r\n",
+};
+
+/** Human text of each end reason (sessions list, status line). */
+export const END_REASONS: Record<string, string> = {
+  exit: "Shell exited",
+  idle: "Idle timeout",
+  max_duration: "Time limit",
+  closed: "Page closed",
+  replaced: "Replaced by a new session",
+  operator_disabled: "Operator disabled",
+  lease_ended: "Remote access ended",
+  ended_by_operator: "Ended by an operator",
+  failed: "Could not connect",
+  expired: "Never joined",
+};

@@ -1,0 +1,161 @@
+import { Elysia } from "elysia";
+import { redirectWithFlash } from "../../ui/flash";
+import { htmlPage, pageContext } from "../../ui/page";
+import { canOperate } from "../platform/access";
+import type { AppContext } from "../platform/context";
+import { AppError } from "../platform/errors";
+import { deviceSettings, setTerminalInputRecording, terminalInputRecording } from "../settings/service";
+import { acceptReportedHostKey } from "./host-keys";
+import type { TerminalLimits } from "./model";
+import { PlaybackPage, SessionsPage } from "./pages/sessions";
+import { readRecording } from "./recording";
+import { endSession, sessionNotFound, startSession } from "./service";
+import { getSession, listSessions } from "./sessions";
+
+const text = (value: unknown) => (typeof value === "string" ? value : "");
+
+/** Console routes of the browser terminal: open a session, the sessions list, playback, host keys. */
+export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
+  const { config, database } = ctx;
+  const sql = database.sql;
+  return new Elysia({ name: "terminal" })
+    .use(ctx.access)
+    .post(
+      "/devices/:id/terminal",
+      async ({ params, principal, set }) => {
+        if (principal?.kind !== "session") {
+          throw new AppError(
+            403,
+            "session_required",
+            "Terminals are opened from the console, by a signed-in operator",
+          );
+        }
+        const settings = await deviceSettings(config);
+        const started = await startSession(sql, {
+          deviceId: params.id,
+          operator: { operatorId: principal.operatorId, email: principal.email },
+          secretKey: config.secretKey,
+          limits,
+          remoteAccessMaxMinutes: config.remoteAccessMaxMinutes,
+          onlineWindowSeconds: settings.onlineWindowSeconds,
+        });
+        set.status = 201;
+        return {
+          data: {
+            session_id: started.sessionId,
+            session_ref: started.sessionRef,
+            command_id: started.commandId,
+            socket_token: started.socketToken,
+            topic: `terminal:${started.deviceId}`,
+          },
+        };
+      },
+      { access: "operator" },
+    )
+    .get(
+      "/terminal/sessions",
+      async ({ principal, query, request }) => {
+        const page = pageContext(request, principal, config.secretKey);
+        const filter = {
+          device: text(query.device) || undefined,
+          operator: text(query.operator) || undefined,
+        };
+        const list = await listSessions(sql, {
+          deviceId: filter.device,
+          operator: filter.operator,
+          before: text(query.before) || undefined,
+        });
+        return htmlPage(
+          page,
+          <SessionsPage
+            ctx={page}
+            sessions={list.sessions}
+            next={list.next}
+            filter={filter}
+            recordsInput={await terminalInputRecording(sql)}
+            retentionDays={config.terminalRecordingRetentionDays}
+          />,
+        );
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/terminal/sessions/:id",
+      async ({ params, principal, request }) => {
+        const session = await getSession(sql, params.id);
+        if (!session) throw sessionNotFound();
+        const page = pageContext(request, principal, config.secretKey);
+        return htmlPage(page, <PlaybackPage ctx={page} session={session} canEnd={canOperate(principal)} />);
+      },
+      { access: "viewer" },
+    )
+    .get(
+      "/terminal/sessions/:id/recording.cast",
+      async ({ params }) => {
+        const cast = await readRecording(sql, params.id);
+        if (cast === undefined) throw sessionNotFound();
+        return new Response(cast, {
+          headers: {
+            "content-type": "application/x-asciicast; charset=utf-8",
+            "content-disposition": `attachment; filename="outpost-terminal-${params.id}.cast"`,
+            "cache-control": "private, no-store",
+          },
+        });
+      },
+      { access: "viewer" },
+    )
+    .post(
+      "/terminal/sessions/:id/end",
+      async ({ params, request }) => {
+        const session = await getSession(sql, params.id);
+        if (!session) throw sessionNotFound();
+        const ended = await endSession(sql, session.id, "ended_by_operator");
+        return redirectWithFlash(
+          `/terminal/sessions/${session.id}`,
+          { kind: "success", text: ended ? "The session was ended." : "The session had already ended." },
+          request,
+        );
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/terminal/settings",
+      async ({ body, principal, request }) => {
+        const value = text((body as Record<string, unknown> | undefined)?.record_input);
+        if (value !== "on" && value !== "off") {
+          throw new AppError(400, "invalid_request", "record_input must be on or off", {
+            field: "record_input",
+          });
+        }
+        await setTerminalInputRecording(
+          sql,
+          value === "on",
+          principal?.kind === "session" ? principal.email : "token",
+        );
+        return redirectWithFlash(
+          "/terminal/sessions",
+          {
+            kind: "success",
+            text: value === "on" ? "New sessions record keyboard input." : "New sessions record output only.",
+          },
+          request,
+        );
+      },
+      { access: "admin" },
+    )
+    .post(
+      "/devices/:id/host-key/accept",
+      async ({ params, principal, request }) => {
+        const by = principal?.kind === "session" ? principal.email : "admin";
+        const accepted = await acceptReportedHostKey(sql, params.id, by);
+        return redirectWithFlash(
+          `/devices/${params.id}?tab=terminal`,
+          accepted
+            ? { kind: "success", text: "The new SSH host key is pinned." }
+            : { kind: "error", text: "There was no new host key to accept." },
+          request,
+        );
+      },
+      { access: "admin" },
+    );
+}

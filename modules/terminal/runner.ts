@@ -1,0 +1,158 @@
+import type ssh2 from "ssh2";
+import type { ClientChannel } from "ssh2";
+import type { Sql } from "../platform/database";
+import type { Logger } from "../platform/logger";
+import { MESSAGES, type TerminalLimits } from "./model";
+import { Recorder } from "./recording";
+import { type EndReason, endSession, stopReason } from "./service";
+
+/** How often a running session checks whether it was ended elsewhere, lost its lease or its operator. */
+const WATCH_MS = 2000;
+/** Timers tick this often. */
+const TICK_MS = 500;
+
+export interface TerminalEvents {
+  output(data: string): void;
+  warning(message: string): void;
+  ended(reason: EndReason, message: string): void;
+}
+
+/**
+ * One connected terminal: moves bytes between the browser and the SSH channel, records them, enforces
+ * the idle and hard limits (reference §6.10) and ends the session exactly once, whatever ends it.
+ */
+export class TerminalRun {
+  private readonly decoder = new TextDecoder("utf-8");
+  private readonly recorder: Recorder;
+  private readonly startedAt = Date.now();
+  private lastInputAt = Date.now();
+  private warned = false;
+  private finished = false;
+  private readonly timers: ReturnType<typeof setInterval>[] = [];
+
+  constructor(
+    private readonly options: {
+      sql: Sql;
+      logger: Logger;
+      sessionId: string;
+      client: ssh2.Client;
+      stream: ClientChannel;
+      limits: TerminalLimits;
+      /** The key expires on the device then: the session ends before. */
+      expiresAt: Date;
+      recordsInput: boolean;
+      columns: number;
+      rows: number;
+      title: string;
+      events: TerminalEvents;
+      operatorActive(operatorId: string): Promise<boolean>;
+    },
+  ) {
+    this.recorder = new Recorder(options.sql, options.sessionId, {
+      columns: options.columns,
+      rows: options.rows,
+      title: options.title,
+      recordsInput: options.recordsInput,
+    });
+    options.stream.on("data", (chunk: Buffer) => this.output(this.decoder.decode(chunk, { stream: true })));
+    options.stream.stderr.on("data", (chunk: Buffer) => this.output(chunk.toString("utf8")));
+    let exitStatus: number | undefined;
+    options.stream.on("exit", (code: number | null) => {
+      exitStatus = typeof code === "number" ? code : undefined;
+    });
+    options.stream.on("close", () => {
+      const status = exitStatus ?? 0;
+      void this.finish("exit", MESSAGES.exit(status), status);
+    });
+    options.client.on("error", () => void this.finish("failed", "\r\n[Connection to the device lost.]\r\n"));
+    options.client.on(
+      "close",
+      () => void this.finish("exit", MESSAGES.exit(exitStatus ?? 255), exitStatus ?? 255),
+    );
+    this.timers.push(setInterval(() => this.tick(), TICK_MS));
+    this.timers.push(setInterval(() => void this.watch(), WATCH_MS));
+  }
+
+  private output(data: string) {
+    if (this.finished || data === "") return;
+    this.recorder.output(data);
+    this.options.events.output(data);
+  }
+
+  input(data: string) {
+    if (this.finished) return;
+    this.lastInputAt = Date.now();
+    this.warned = false;
+    if (this.options.recordsInput) this.recorder.input(data);
+    this.options.stream.write(data);
+  }
+
+  resize(columns: number, rows: number) {
+    if (this.finished) return;
+    this.options.stream.setWindow(rows, columns, 0, 0);
+    this.recorder.resize(columns, rows);
+  }
+
+  /** Seconds of warning before the idle cut: 30, or half the idle limit when that is shorter. */
+  private get warningSeconds() {
+    return Math.min(30, Math.floor(this.options.limits.idleSeconds / 2));
+  }
+
+  private tick() {
+    const now = Date.now();
+    const { idleSeconds, maxSeconds } = this.options.limits;
+    if (now - this.startedAt >= maxSeconds * 1000 || now >= this.options.expiresAt.getTime()) {
+      void this.finish("max_duration", MESSAGES.maxDuration(maxSeconds));
+      return;
+    }
+    const idleMs = now - this.lastInputAt;
+    if (idleMs >= idleSeconds * 1000) {
+      void this.finish("idle", MESSAGES.idle);
+      return;
+    }
+    const warning = this.warningSeconds;
+    if (!this.warned && warning > 0 && idleMs >= (idleSeconds - warning) * 1000) {
+      this.warned = true;
+      this.output(MESSAGES.idleWarningLine(warning));
+      this.options.events.warning(MESSAGES.idleWarning(warning));
+    }
+  }
+
+  private async watch() {
+    if (this.finished) return;
+    const reason = await stopReason(
+      this.options.sql,
+      this.options.sessionId,
+      this.options.operatorActive,
+    ).catch(() => undefined);
+    if (reason === "already_ended") void this.finish("ended_by_operator", MESSAGES.closedElsewhere);
+    else if (reason === "lease_ended") void this.finish("lease_ended", MESSAGES.leaseEnded);
+    else if (reason === "operator_disabled") void this.finish("operator_disabled", MESSAGES.operatorDisabled);
+  }
+
+  /** The browser went away (page closed, socket dropped). */
+  close() {
+    void this.finish("closed", "");
+  }
+
+  private async finish(reason: EndReason, message: string, exitStatus?: number) {
+    if (this.finished) return;
+    if (message) {
+      this.recorder.output(message);
+      this.options.events.output(message);
+    }
+    this.finished = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.options.events.ended(reason, message.trim().replace(/^\[|\]$/g, ""));
+    this.options.stream.removeAllListeners("close");
+    this.options.client.removeAllListeners("close");
+    this.options.client.end();
+    await this.recorder.close();
+    await endSession(this.options.sql, this.options.sessionId, reason, exitStatus).catch((error) =>
+      this.options.logger.error(
+        { err: error, sessionId: this.options.sessionId },
+        "ending a terminal session failed",
+      ),
+    );
+  }
+}

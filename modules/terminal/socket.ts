@@ -1,0 +1,205 @@
+import { Elysia } from "elysia";
+import { operatorIsActive } from "../operators/service";
+import type { AppContext } from "../platform/context";
+import { AppError } from "../platform/errors";
+import type { MuxAddress } from "./bridge";
+import { openShell } from "./bridge";
+import { pinOnConnect } from "./host-keys";
+import { type ClientFrame, clientFrame, JoinError, sizeOf, type TerminalLimits } from "./model";
+import { TerminalRun } from "./runner";
+import { endSession, joinSession, markConnected, verifySocketToken } from "./service";
+
+const TOPIC = /^terminal:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+type ConnectionState = "idle" | "joining" | "running" | "closed";
+
+interface Connection {
+  send(frame: unknown): void;
+  close(): void;
+  socket: { deviceId: string; operatorId: string };
+  operatorId: string;
+  state: ConnectionState;
+  run?: TerminalRun;
+  sessionId?: string;
+}
+
+/** A browser's `Origin` must be this server (a WebSocket is not covered by CORS: cross-site hijacking). */
+function sameOrigin(request: Request): boolean {
+  const origin = request.headers.get("origin");
+  if (!origin) return false;
+  try {
+    return (
+      new URL(origin).host === new URL(request.url).host ||
+      new URL(origin).host === request.headers.get("host")
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The realtime socket (`/socket?token=<socket token>`): an operator's session plus a socket token signed
+ * for them; one terminal join per connection. Frames are JSON `{event, topic?, payload}` (docs/terminal.md).
+ */
+export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mux: () => MuxAddress) {
+  const { config, database, logger } = ctx;
+  const sql = database.sql;
+  const connections = new Map<string, Connection>();
+  const operatorActive = (id: string) => operatorIsActive(database.db, id);
+
+  async function join(connection: Connection, frame: Extract<ClientFrame, { event: "join" }>) {
+    const topicDevice = TOPIC.exec(frame.topic)?.[1];
+    if (!topicDevice) {
+      connection.send({ event: "join_error", payload: { reason: "unauthorized", code: "invalid_topic" } });
+      return;
+    }
+    connection.state = "joining";
+    // The socket's close handler may set "closed" while this join awaits.
+    const closed = () => (connection.state as ConnectionState) === "closed";
+    const columns = sizeOf(frame.payload.columns, 80);
+    const rows = sizeOf(frame.payload.rows, 24);
+    let sessionId: string | undefined;
+    try {
+      connection.send({ event: "status", payload: { state: "authorizing" } });
+      const joined = await joinSession(sql, {
+        secretKey: config.secretKey,
+        topicDeviceId: topicDevice,
+        socket: connection.socket,
+        operatorId: connection.operatorId,
+        sessionRef: frame.payload.session_ref ?? frame.payload.token,
+        commandId: frame.payload.command_id,
+      });
+      sessionId = joined.sessionId;
+      connection.sessionId = sessionId;
+      if (closed()) throw new JoinError("closed", "closed");
+      connection.send({ event: "status", payload: { state: "connecting" } });
+      const shell = await openShell(mux(), {
+        secretKey: config.secretKey,
+        baseDomain: config.baseDomain,
+        deviceId: joined.deviceId,
+        username: joined.username,
+        privateKey: joined.privateKey,
+        hostKey: joined.hostKey,
+        columns,
+        rows,
+      });
+      if (shell.firstSeenKey) {
+        await pinOnConnect(
+          sql,
+          joined.deviceId,
+          shell.firstSeenKey.publicKey,
+          shell.firstSeenKey.fingerprint,
+        );
+      }
+      if (closed()) {
+        shell.client.end();
+        throw new JoinError("closed", "closed");
+      }
+      await markConnected(sql, joined.sessionId);
+      connection.state = "running";
+      connection.run = new TerminalRun({
+        sql,
+        logger,
+        sessionId: joined.sessionId,
+        client: shell.client,
+        stream: shell.stream,
+        limits,
+        expiresAt: joined.expiresAt,
+        recordsInput: joined.recordsInput,
+        columns,
+        rows,
+        title: `${joined.username}@dev-${joined.deviceId.replace(/-/g, "")}`,
+        operatorActive,
+        events: {
+          output: (data) => connection.send({ event: "output", payload: { data } }),
+          warning: (message) => connection.send({ event: "session_warning", payload: { message } }),
+          ended: (reason, message) => {
+            connection.send({ event: "ended", payload: { reason, message } });
+            connection.close();
+          },
+        },
+      });
+      connection.send({ event: "joined", payload: { session_id: joined.sessionId } });
+      connection.send({ event: "status", payload: { state: "connected" } });
+    } catch (error) {
+      if (sessionId) await endSession(sql, sessionId, closed() ? "closed" : "failed");
+      if (!(error instanceof JoinError)) {
+        logger.error({ err: error }, "terminal join failed");
+        error = new JoinError("terminal_unavailable", "startup_failed");
+      }
+      const refused = error as JoinError;
+      connection.send({
+        event: "join_error",
+        payload: { reason: refused.reason, code: refused.code, message: refused.message },
+      });
+      if (!closed()) connection.state = "idle";
+    }
+  }
+
+  return new Elysia({ name: "terminal-socket" }).use(ctx.access).ws("/socket", {
+    access: "operator",
+    beforeHandle({ query, request, principal }) {
+      if (!sameOrigin(request))
+        throw new AppError(403, "cross_origin", "The socket accepts this site's pages only");
+      const socket = verifySocketToken(config.secretKey, query.token);
+      if (!socket || principal?.kind !== "session" || socket.operatorId !== principal.operatorId) {
+        throw new AppError(401, "invalid_socket_token", "The socket token is missing, expired or not yours");
+      }
+    },
+    open(ws) {
+      const principal = ws.data.principal;
+      const socket = verifySocketToken(config.secretKey, ws.data.query.token);
+      if (!socket || principal?.kind !== "session") return ws.close(4001, "unauthorized");
+      connections.set(ws.id, {
+        socket,
+        operatorId: principal.operatorId,
+        state: "idle",
+        send: (frame) => {
+          if (ws.readyState === 1) ws.send(JSON.stringify(frame));
+        },
+        close: () => ws.close(1000, "session ended"),
+      });
+    },
+    message(ws, message) {
+      const connection = connections.get(ws.id);
+      if (!connection) return;
+      const frame = typeof message === "string" ? safeJson(message) : message;
+      if (!clientFrame.Check(frame)) {
+        connection.send({
+          event: "error",
+          payload: { code: "invalid_frame", message: "Unknown or malformed frame" },
+        });
+        return;
+      }
+      switch (frame.event) {
+        case "join":
+          if (connection.state === "idle") void join(connection, frame);
+          break;
+        case "input":
+          connection.run?.input(frame.payload.data);
+          break;
+        case "resize":
+          connection.run?.resize(sizeOf(frame.payload.columns, 80), sizeOf(frame.payload.rows, 24));
+          break;
+        case "leave":
+          connection.run?.close();
+          break;
+      }
+    },
+    close(ws) {
+      const connection = connections.get(ws.id);
+      connections.delete(ws.id);
+      if (!connection) return;
+      connection.state = "closed";
+      connection.run?.close();
+    },
+  });
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,169 @@
+// A device for terminal tests: a real OpenSSH sshd (its ed25519 host key, keys from the agent's
+// authorized_keys file) and the real agent polling the app, with its tunnel to the app's tunnel role.
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { saveCredentials } from "../../agent/state";
+import { generateEd25519 } from "../../modules/platform/host-key";
+import { freePort, tempDir, waitForPort } from "../agent/helpers";
+import { approvedDevice } from "../devices/helpers";
+import type { TestApp } from "../helpers/app";
+import { REPO } from "../helpers/process";
+
+export const LOGIN_USER = process.env.USER ?? "root";
+
+export interface TestDevice {
+  id: string;
+  token: string;
+  dir: string;
+  authorizedKeys: string;
+  sshdPort: number;
+  hostKeyPublic: string;
+  agent: ReturnType<typeof Bun.spawn>;
+  stop(): Promise<void>;
+}
+
+/** An approved device with sshd and a polling agent (poll every `pollSeconds`). */
+export async function startDevice(app: TestApp, options: { pollSeconds?: number } = {}): Promise<TestDevice> {
+  const tmp = tempDir("outpost-terminal-");
+  const dir = tmp.dir;
+  mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
+  const hostKey = generateEd25519("device-sshd");
+  writeFileSync(path.join(dir, "host_ed25519"), hostKey.private, { mode: 0o600 });
+  writeFileSync(path.join(dir, "host_ed25519.pub"), `${hostKey.public.trim()}\n`);
+  const authorizedKeys = path.join(dir, "ssh", "authorized_keys");
+  const sshdPort = await freePort();
+  writeFileSync(
+    path.join(dir, "sshd_config"),
+    [
+      "ListenAddress 127.0.0.1",
+      `HostKey ${path.join(dir, "host_ed25519")}`,
+      "PidFile none",
+      "UsePAM no",
+      "StrictModes no",
+      `AuthorizedKeysFile ${authorizedKeys}`,
+      "PubkeyAuthentication yes",
+      "PasswordAuthentication no",
+      "KbdInteractiveAuthentication no",
+      "PermitRootLogin prohibit-password",
+      "PrintMotd no",
+      "PrintLastLog no",
+      `AllowUsers ${LOGIN_USER}`,
+    ].join("\n"),
+  );
+  const sshd = Bun.spawn(
+    ["/usr/sbin/sshd", "-D", "-e", "-f", path.join(dir, "sshd_config"), "-p", String(sshdPort)],
+    {
+      stdout: "ignore",
+      stderr: "ignore",
+    },
+  );
+  await waitForPort(sshdPort);
+  const device = await approvedDevice(app);
+  saveCredentials(path.join(dir, "state"), { uuid: device.id, token: device.token });
+  const agent = Bun.spawn(
+    [path.join(REPO, "node_modules/.bin/bun"), path.join(REPO, "agent/main.ts"), "poll"],
+    {
+      cwd: REPO,
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: process.env.HOME ?? "/root",
+        OUTPOST_AGENT_SERVER_URL: app.url,
+        OUTPOST_AGENT_STATE_DIR: path.join(dir, "state"),
+        OUTPOST_AGENT_AUTHORIZED_KEYS_PATH: authorizedKeys,
+        OUTPOST_AGENT_SSH_TARGET_USER: LOGIN_USER,
+        OUTPOST_AGENT_SSH_HOST_KEY_PATH: path.join(dir, "host_ed25519.pub"),
+        OUTPOST_AGENT_INSTALL_BUILTIN_SCRIPTS: "false",
+        OUTPOST_AGENT_POLL_INTERVAL_S: String(options.pollSeconds ?? 2),
+        OUTPOST_AGENT_LOG_LEVEL: "warn",
+        OUTPOST_AGENT_TUNNEL_SERVER: `127.0.0.1:${app.running.tunnel!.sshPort}`,
+        OUTPOST_AGENT_TUNNEL_SSH_TARGET: `127.0.0.1:${sshdPort}`,
+      },
+      stdout: "ignore",
+      stderr: "ignore",
+      stdin: "ignore",
+    },
+  );
+  return {
+    id: device.id,
+    token: device.token,
+    dir,
+    authorizedKeys,
+    sshdPort,
+    hostKeyPublic: hostKey.public.trim(),
+    agent,
+    async stop() {
+      agent.kill("SIGCONT");
+      agent.kill("SIGTERM");
+      const killer = setTimeout(() => agent.kill("SIGKILL"), 5000);
+      await agent.exited;
+      clearTimeout(killer);
+      sshd.kill("SIGTERM");
+      await sshd.exited;
+      tmp.cleanup();
+    },
+  };
+}
+
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  timeoutMs: number,
+  what: string,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (let i = 0; i < 2000 && Date.now() < deadline; i++) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    await Bun.sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A WebSocket client of /socket as a browser of this operator would open it (cookie, Origin). */
+export function openSocket(app: TestApp, token: string, cookie: string, origin = app.url) {
+  const url = `${app.url.replace(/^http/, "ws")}/socket?token=${encodeURIComponent(token)}`;
+  const ws = new WebSocket(url, { headers: { cookie, origin } } as unknown as string[]);
+  const frames: { event: string; payload: Record<string, unknown> }[] = [];
+  ws.addEventListener("message", (event) => frames.push(JSON.parse(String(event.data))));
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.addEventListener("open", () => resolve());
+    ws.addEventListener("error", () => reject(new Error("socket refused")));
+  });
+  const closed = new Promise<number>((resolve) => ws.addEventListener("close", (e) => resolve(e.code)));
+  return {
+    ws,
+    frames,
+    opened,
+    closed,
+    send: (frame: unknown) => ws.send(JSON.stringify(frame)),
+    /** Everything the terminal printed so far. */
+    output: () =>
+      frames
+        .filter((f) => f.event === "output")
+        .map((f) => f.payload.data)
+        .join(""),
+    frame: (event: string) => frames.find((f) => f.event === event),
+  };
+}
+
+/** POST /devices/:id/terminal as the operator's page does. */
+export async function startTerminal(
+  app: TestApp,
+  deviceId: string,
+  session: { cookie: string; csrf: string },
+) {
+  const response = await app.fetch(`/devices/${deviceId}/terminal`, {
+    method: "POST",
+    headers: { cookie: session.cookie, "x-csrf-token": session.csrf, accept: "application/json" },
+  });
+  const body = (await response.json()) as {
+    data: {
+      session_id: string;
+      session_ref: string;
+      command_id: string;
+      socket_token: string;
+      topic: string;
+    };
+    error?: { code: string };
+  };
+  return { status: response.status, ...body };
+}
