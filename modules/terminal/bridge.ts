@@ -154,7 +154,10 @@ export async function openShell(
     });
   });
   const stream = await new Promise<ClientChannel>((resolve, reject) => {
-    client.shell({ term: "xterm-256color", cols: input.columns, rows: input.rows }, (error, channel) => {
+    // A UTF-8 locale, or readline in the C locale reads "é" as Meta-C and garbles the line (the device's
+    // sshd takes it with `AcceptEnv LANG`, Debian's default and our drop-in).
+    const window = { term: "xterm-256color", cols: input.columns, rows: input.rows };
+    client.shell(window, { env: { LANG: "C.UTF-8" } }, (error, channel) => {
       if (error) {
         client.end();
         reject(new JoinError("terminal_unavailable", "startup_failed", error.message));

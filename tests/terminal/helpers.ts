@@ -48,6 +48,7 @@ export async function startDevice(app: TestApp, options: { pollSeconds?: number 
       "PrintMotd no",
       "PrintLastLog no",
       `AllowUsers ${LOGIN_USER}`,
+      "AcceptEnv LANG LC_*",
     ].join("\n"),
   );
   const sshd = Bun.spawn(

@@ -87,9 +87,9 @@
       const lines = text.split("\n").filter((line) => line.trim() !== "");
       const header = JSON.parse(lines[0]);
       const columns = header.width || 80;
-      // A recording keeps its width: at phone width the font shrinks so every column shows.
+      // A recording keeps its width: on a narrow screen the font shrinks a little, then the screen scrolls.
       const fits = Math.floor((screen.clientWidth - 12) / (columns * 0.62));
-      term.options.fontSize = Math.max(6, Math.min(14, fits));
+      term.options.fontSize = Math.max(10, Math.min(14, fits));
       term.resize(columns, header.height || 24);
       let previous = 0;
       let shifted = 0;

@@ -1,0 +1,162 @@
+// Acceptance in Chromium: the device page's Terminal tab with a real agent, a real sshd and the real
+// tunnel. Typing, a pasted CRLF block and odd Unicode come back from the device's shell; resizing the
+// window changes `stty size` there; ending the session offers a new one; the recording plays back.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Page } from "playwright-core";
+import { signedIn } from "../console/helpers";
+import { startTestApp } from "../helpers/app";
+import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
+import { startDevice, type TestDevice, waitFor } from "./helpers";
+
+const app = await startTestApp({ BASE_DOMAIN: "term-browser.test" });
+const browser = await launchBrowser();
+let device: TestDevice;
+
+beforeAll(async () => {
+  device = await startDevice(app);
+  await waitFor(
+    async () =>
+      (await app.database.sql`select 1 from devices where id = ${device.id} and last_seen_at is not null`)
+        .length > 0,
+    20_000,
+    "the agent's first heartbeat",
+  );
+});
+afterAll(async () => {
+  await browser.close();
+  await device?.stop();
+});
+
+/** The terminal's screen as text (xterm's active buffer, trailing blanks cut). */
+function screenText(page: Page, selector = "#terminal"): Promise<string> {
+  return page.evaluate((sel) => {
+    const root = document.querySelector(sel) as HTMLElement & {
+      terminal?: {
+        buffer: {
+          active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } };
+        };
+      };
+      player?: { term: unknown };
+    };
+    const term = (root.terminal ?? root.player?.term) as {
+      buffer: {
+        active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } };
+      };
+    };
+    const lines: string[] = [];
+    for (let i = 0; i < term.buffer.active.length; i++)
+      lines.push(term.buffer.active.getLine(i).translateToString(true));
+    return lines.join("\n");
+  }, selector);
+}
+
+async function openTerminal(page: Page) {
+  await page.goto(`${app.url}/devices/${device.id}?tab=terminal`);
+  await page.click("[data-terminal-start]");
+  await page.waitForSelector('#terminal[data-state="connected"]', { timeout: 40_000 });
+  await page.click("[data-terminal-screen]");
+}
+
+describe("browser terminal in Chromium", () => {
+  test("type, paste CRLF text and Unicode, resize, end, play back", async () => {
+    const context = await signedIn(browser, app, "operator", LAPTOP);
+    const page = await context.newPage();
+    await openTerminal(page);
+    const marker = `outpost-${crypto.randomUUID().slice(0, 8)}`;
+    await page.keyboard.type(`echo ${marker}`);
+    await page.keyboard.press("Enter");
+    await waitFor(
+      async () => (await screenText(page)).split("\n").some((l) => l.trim() === marker),
+      10_000,
+      "the echo",
+    );
+
+    // A block pasted from a Windows editor: CRLF line ends, as browsers hand them over. bash has
+    // bracketed paste on, so the block runs when Enter is pressed, as for a user.
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: app.url });
+    await page.evaluate(() => navigator.clipboard.writeText("echo pasted-one\r\necho pasted-two\r\n"));
+    await page.click("[data-terminal-paste]");
+    await page.click("[data-terminal-screen]");
+    await page.keyboard.press("Enter");
+    await waitFor(
+      async () => {
+        const lines = (await screenText(page)).split("\n").map((l) => l.trim());
+        return lines.includes("pasted-one") && lines.includes("pasted-two");
+      },
+      10_000,
+      "both pasted lines run",
+    );
+    await page.keyboard.type("echo 'héllo → ✓ 日本'");
+    await page.keyboard.press("Enter");
+    await waitFor(
+      async () => (await screenText(page)).split("\n").some((l) => l.trim() === "héllo → ✓ 日本"),
+      10_000,
+      "Unicode round trip",
+    ).catch(async (error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(await screenText(page))}`);
+    });
+    await screenshot(page, "terminal-connected-laptop");
+
+    // A narrower window: the terminal fits itself and tells the device.
+    await page.setViewportSize({ width: 900, height: 700 });
+    await Bun.sleep(500);
+    const size = await page.evaluate(() => {
+      const term = (
+        document.getElementById("terminal") as HTMLElement & { terminal: { cols: number; rows: number } }
+      ).terminal;
+      return `${term.rows} ${term.cols}`;
+    });
+    await page.keyboard.type("stty size");
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await screenText(page)).includes(size), 10_000, `stty size ${size}`);
+
+    await page.click("[data-terminal-end]");
+    await page.waitForSelector('#terminal[data-state="ended"]', { timeout: 10_000 });
+    expect(await page.textContent("[data-terminal-status]")).toMatch(/^Ended/);
+    expect(await page.isVisible("[data-terminal-start]")).toBe(true);
+    expect(await page.textContent("[data-terminal-start]")).toBe("Start new session");
+
+    const [session] = await app.database.sql<{ id: string; end_reason: string }[]>`
+      select id, end_reason from terminal_sessions where device_id = ${device.id} order by created_at desc limit 1`;
+    expect(session!.end_reason).toBe("closed");
+    await page.goto(`${app.url}/terminal/sessions/${session!.id}`);
+    await page.waitForSelector('#player[data-loaded="1"]');
+    await page.evaluate(() => {
+      const root = document.getElementById("player") as HTMLElement & {
+        player: { seekTo(s: number): void; duration(): number };
+      };
+      root.player.seekTo(root.player.duration());
+    });
+    const played = await screenText(page, "#player");
+    expect(played.split("\n").some((l) => l.trim() === marker)).toBe(true);
+    expect(played).toContain("héllo → ✓ 日本");
+    await screenshot(page, "terminal-playback-laptop");
+    await context.close();
+  }, 120_000);
+
+  test("at phone width the terminal fits the screen and works", async () => {
+    const context = await signedIn(browser, app, "operator", PHONE);
+    const page = await context.newPage();
+    await openTerminal(page);
+    await page.keyboard.type("echo phone-$((6*7))");
+    await page.keyboard.press("Enter");
+    await waitFor(async () => (await screenText(page)).includes("phone-42"), 10_000, "the echo");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await screenshot(page, "terminal-phone");
+    await context.close();
+  }, 90_000);
+
+  test("a viewer sees the sessions but no terminal", async () => {
+    const context = await signedIn(browser, app, "viewer", LAPTOP);
+    const page = await context.newPage();
+    await page.goto(`${app.url}/devices/${device.id}?tab=terminal`);
+    expect(await page.$("[data-terminal-start]")).toBeNull();
+    expect(await page.textContent("main")).toContain(
+      "Your role can watch recorded sessions but not open terminals.",
+    );
+    await page.goto(`${app.url}/terminal/sessions`);
+    expect(await page.$$("tr[data-session-id]")).not.toHaveLength(0);
+    await context.close();
+  }, 60_000);
+});
