@@ -75,6 +75,7 @@ export const MESSAGES = {
   leaseEnded: "\r\n[Remote access to this device ended.]\r\n",
   operatorDisabled: "\r\n[Your account was disabled.]\r\n",
   replaced: "\r\n[A new session replaced this one.]\r\n",
+  connectionLost: "\r\n[Connection to the device lost.]\r\n",
 };
 
 /** Human text of each end reason (sessions list, status line). */

@@ -60,15 +60,15 @@ export class TerminalRun {
     options.stream.on("exit", (code: number | null) => {
       exitStatus = typeof code === "number" ? code : undefined;
     });
-    options.stream.on("close", () => {
-      const status = exitStatus ?? 0;
-      void this.finish("exit", MESSAGES.exit(status), status);
-    });
-    options.client.on("error", () => void this.finish("failed", "\r\n[Connection to the device lost.]\r\n"));
-    options.client.on(
-      "close",
-      () => void this.finish("exit", MESSAGES.exit(exitStatus ?? 255), exitStatus ?? 255),
-    );
+    // A shell that exits says so; a connection that just drops was cut (the lease ended and the device
+    // closed its tunnel, the device went away): find out why before saying.
+    const closed = () =>
+      exitStatus !== undefined
+        ? void this.finish("exit", MESSAGES.exit(exitStatus), exitStatus)
+        : void this.lost();
+    options.stream.on("close", closed);
+    options.client.on("error", () => void this.lost());
+    options.client.on("close", closed);
     this.timers.push(setInterval(() => this.tick(), TICK_MS));
     this.timers.push(setInterval(() => void this.watch(), WATCH_MS));
   }
@@ -118,8 +118,9 @@ export class TerminalRun {
     }
   }
 
-  private async watch() {
-    if (this.finished) return;
+  /** Ends the session if it was ended elsewhere, lost its lease or its operator; true when it did. */
+  private async watch(): Promise<boolean> {
+    if (this.finished) return true;
     const reason = await stopReason(
       this.options.sql,
       this.options.sessionId,
@@ -128,6 +129,12 @@ export class TerminalRun {
     if (reason === "already_ended") void this.finish("ended_by_operator", MESSAGES.closedElsewhere);
     else if (reason === "lease_ended") void this.finish("lease_ended", MESSAGES.leaseEnded);
     else if (reason === "operator_disabled") void this.finish("operator_disabled", MESSAGES.operatorDisabled);
+    return reason !== undefined;
+  }
+
+  private async lost() {
+    if (this.finished || (await this.watch())) return;
+    void this.finish("failed", MESSAGES.connectionLost);
   }
 
   /** The browser went away (page closed, socket dropped). */

@@ -4,8 +4,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import ssh2 from "ssh2";
+import { setOperatorDisabled } from "../../modules/operators/management";
 import { generateEd25519 } from "../../modules/platform/host-key";
+import { signCredential } from "../../modules/remote-access/token";
 import { decryptPrivateKey, parseHostKey } from "../../modules/terminal/keys";
+import { pruneRecordings } from "../../modules/terminal/service";
 import { heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 import { LOGIN_USER, openSocket, startDevice, startTerminal, type TestDevice, waitFor } from "./helpers";
@@ -185,6 +188,130 @@ describe("browser terminal over the socket", () => {
     );
     expect(ended).toEqual({ end_reason: "closed", lease_open: false });
   }, 60_000);
+
+  test("an operator disabled mid-session and a lease ended by someone else both end the session", async () => {
+    const operator = await app.session("operator");
+    const first = await connected(operator);
+    await setOperatorDisabled(app.database.db, operator.operatorId, true);
+    await waitFor(() => first.socket.frame("ended"), 10_000, "the end after disabling");
+    expect(first.socket.frame("ended")!.payload.reason).toBe("operator_disabled");
+    expect(first.socket.output()).toContain("[Your account was disabled.]");
+    await waitFor(
+      async () => (await commandStatus("ssh_revoke", first.session.session_id)) !== undefined,
+      5000,
+      "revoke",
+    );
+
+    const second = await connected(await app.session("operator"));
+    const [lease] = await app.database.sql<{ owned_lease_id: string }[]>`
+      select owned_lease_id from terminal_sessions where id = ${second.session.session_id}`;
+    const closed = await app.fetch(`/api/v1/devices/${device.id}/remote_access/${lease!.owned_lease_id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${await app.token("operator")}` },
+    });
+    expect(closed.status).toBe(204);
+    await waitFor(() => second.socket.frame("ended"), 10_000, "the end after the lease");
+    expect(second.socket.frame("ended")!.payload.reason).toBe("lease_ended");
+    expect(second.socket.output()).toContain("[Remote access to this device ended.]");
+  }, 60_000);
+
+  test("an admin may record keyboard input; the recording then holds it", async () => {
+    const admin = await app.session("admin");
+    const turnOn = await app.fetch("/terminal/settings", {
+      method: "POST",
+      headers: { cookie: admin.cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ _csrf: admin.csrf, record_input: "on" }).toString(),
+    });
+    expect(turnOn.status).toBe(303);
+    const bad = await app.fetch("/terminal/settings", {
+      method: "POST",
+      headers: {
+        cookie: admin.cookie,
+        "content-type": "application/x-www-form-urlencoded",
+        accept: "application/json",
+      },
+      body: new URLSearchParams({ _csrf: admin.csrf, record_input: "maybe" }).toString(),
+    });
+    expect(bad.status).toBe(400);
+    await Bun.sleep(5100); // the settings cache of this process
+    try {
+      const operator = await app.session("operator");
+      const { socket, session } = await connected(operator);
+      socket.send({ event: "input", payload: { data: "echo typed-input\r" } });
+      await waitFor(() => socket.output().includes("typed-input\r\n"), 10_000, "the echo");
+      socket.send({ event: "leave" });
+      await waitFor(() => socket.frame("ended"), 10_000, "the end");
+      await waitFor(
+        async () =>
+          (
+            await app.database
+              .sql`select 1 from terminal_sessions where id = ${session.session_id} and ended_at is not null`
+          ).length > 0,
+        5000,
+        "ended",
+      );
+      const cast = await (
+        await app.fetch(`/terminal/sessions/${session.session_id}/recording.cast`, {
+          headers: { cookie: operator.cookie },
+        })
+      ).text();
+      const input = cast
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((l) => JSON.parse(l) as [number, string, string])
+        .filter((e) => e[1] === "i")
+        .map((e) => e[2])
+        .join("");
+      expect(input).toBe("echo typed-input\r");
+    } finally {
+      await app.fetch("/terminal/settings", {
+        method: "POST",
+        headers: { cookie: admin.cookie, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ _csrf: admin.csrf, record_input: "off" }).toString(),
+      });
+    }
+  }, 60_000);
+
+  test("an expired socket token is refused", async () => {
+    const operator = await app.session("operator");
+    const expired = signCredential(app.config.secretKey, "socket", {
+      d: device.id,
+      o: operator.operatorId,
+      exp: Math.floor(Date.now() / 1000) - 1,
+    });
+    const response = await fetch(`${app.url}/socket?token=${encodeURIComponent(expired)}`, {
+      redirect: "manual",
+      headers: {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        origin: app.url,
+        cookie: operator.cookie,
+      },
+    });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("invalid_socket_token");
+  });
+
+  test("retention deletes sessions and recordings ended longer ago than the window, not newer ones", async () => {
+    const [old] = await app.database.sql<
+      { id: string }[]
+    >`select id from terminal_sessions where ended_at is not null limit 1`;
+    await app.database
+      .sql`update terminal_sessions set ended_at = now() - interval '91 days' where id = ${old!.id}`;
+    const [young] = await app.database.sql<{ id: string }[]>`select id from terminal_sessions
+      where ended_at is not null and id <> ${old!.id} limit 1`;
+    await app.database
+      .sql`update terminal_sessions set ended_at = now() - interval '89 days' where id = ${young!.id}`;
+    expect(await pruneRecordings(app.database.sql, 90)).toBe(1);
+    expect((await app.database.sql`select 1 from terminal_sessions where id = ${old!.id}`).length).toBe(0);
+    expect(
+      (await app.database.sql`select 1 from terminal_recording_chunks where session_id = ${old!.id}`).length,
+    ).toBe(0);
+    expect((await app.database.sql`select 1 from terminal_sessions where id = ${young!.id}`).length).toBe(1);
+  });
 
   test("refused: forged or missing socket token, another site, a viewer", async () => {
     const operator = await app.session("operator");
