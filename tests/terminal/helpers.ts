@@ -22,8 +22,18 @@ export interface TestDevice {
   stop(): Promise<void>;
 }
 
+/** Where the agent goes when the server is not a TestApp (roles in separate processes). */
+export interface DeviceTarget {
+  url: string;
+  tunnelSshPort: number;
+  device: { id: string; token: string };
+}
+
 /** An approved device with sshd and a polling agent (poll every `pollSeconds`). */
-export async function startDevice(app: TestApp, options: { pollSeconds?: number } = {}): Promise<TestDevice> {
+export async function startDevice(
+  app: TestApp | DeviceTarget,
+  options: { pollSeconds?: number } = {},
+): Promise<TestDevice> {
   const tmp = tempDir("outpost-terminal-");
   const dir = tmp.dir;
   mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
@@ -59,7 +69,11 @@ export async function startDevice(app: TestApp, options: { pollSeconds?: number 
     },
   );
   await waitForPort(sshdPort);
-  const device = await approvedDevice(app);
+  const target: DeviceTarget =
+    "device" in app
+      ? app
+      : { url: app.url, tunnelSshPort: app.running.tunnel!.sshPort, device: await approvedDevice(app) };
+  const device = target.device;
   saveCredentials(path.join(dir, "state"), { uuid: device.id, token: device.token });
   const agent = Bun.spawn(
     [path.join(REPO, "node_modules/.bin/bun"), path.join(REPO, "agent/main.ts"), "poll"],
@@ -68,7 +82,7 @@ export async function startDevice(app: TestApp, options: { pollSeconds?: number 
       env: {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         HOME: process.env.HOME ?? "/root",
-        OUTPOST_AGENT_SERVER_URL: app.url,
+        OUTPOST_AGENT_SERVER_URL: target.url,
         OUTPOST_AGENT_STATE_DIR: path.join(dir, "state"),
         OUTPOST_AGENT_AUTHORIZED_KEYS_PATH: authorizedKeys,
         OUTPOST_AGENT_SSH_TARGET_USER: LOGIN_USER,
@@ -76,7 +90,7 @@ export async function startDevice(app: TestApp, options: { pollSeconds?: number 
         OUTPOST_AGENT_INSTALL_BUILTIN_SCRIPTS: "false",
         OUTPOST_AGENT_POLL_INTERVAL_S: String(options.pollSeconds ?? 2),
         OUTPOST_AGENT_LOG_LEVEL: "warn",
-        OUTPOST_AGENT_TUNNEL_SERVER: `127.0.0.1:${app.running.tunnel!.sshPort}`,
+        OUTPOST_AGENT_TUNNEL_SERVER: `127.0.0.1:${target.tunnelSshPort}`,
         OUTPOST_AGENT_TUNNEL_SSH_TARGET: `127.0.0.1:${sshdPort}`,
       },
       stdout: "ignore",
@@ -120,7 +134,7 @@ export async function waitFor<T>(
 }
 
 /** A WebSocket client of /socket as a browser of this operator would open it (cookie, Origin). */
-export function openSocket(app: TestApp, token: string, cookie: string, origin = app.url) {
+export function openSocket(app: Pick<TestApp, "url">, token: string, cookie: string, origin = app.url) {
   const url = `${app.url.replace(/^http/, "ws")}/socket?token=${encodeURIComponent(token)}`;
   const ws = new WebSocket(url, { headers: { cookie, origin } } as unknown as string[]);
   const frames: { event: string; payload: Record<string, unknown> }[] = [];
@@ -148,7 +162,7 @@ export function openSocket(app: TestApp, token: string, cookie: string, origin =
 
 /** POST /devices/:id/terminal as the operator's page does. */
 export async function startTerminal(
-  app: TestApp,
+  app: Pick<TestApp, "fetch">,
   deviceId: string,
   session: { cookie: string; csrf: string },
 ) {
