@@ -151,11 +151,17 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
       "/devices/:id/remote-access/close",
       async ({ body, params, set }) => {
         const form = (body ?? {}) as Record<string, unknown>;
-        await endLease(sql, params.id, textOf(form.lease_id), "closed").catch(() => {});
+        const leaseId = textOf(form.lease_id);
         if (textOf(form.beacon) === "1") {
+          // The page went away, maybe only to another tab of the same device, whose page takes this
+          // lease over (it reuses the operator's open console lease): end it only if nobody did.
+          setTimeout(() => {
+            if (!streams.has(leaseId)) endLease(sql, params.id, leaseId, "closed").catch(() => {});
+          }, RECONNECT_GRACE_MS).unref();
           set.status = 204;
           return "";
         }
+        await endLease(sql, params.id, leaseId, "closed").catch(() => {});
         set.status = 303;
         set.headers.location = `/devices/${params.id}?tab=overview`;
         return "";

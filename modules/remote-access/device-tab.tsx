@@ -29,6 +29,18 @@ export function RemoteAccessSlot({ deviceId, csrfToken }: { deviceId: string; cs
   );
 }
 
+/**
+ * On the device page's other tabs: holds this operator's lease while the page is open (spec: opening the
+ * device view requests remote access), so the device is fast-polling with its tunnel up before anyone asks.
+ */
+export function RemoteAccessKeeper({ deviceId, csrfToken }: { deviceId: string; csrfToken: string }) {
+  return (
+    <div id="remote-access" data-device-id={deviceId} data-csrf={csrfToken} data-keeper="1" hidden>
+      <script src="/remote-access/panel.js" defer></script>
+    </div>
+  );
+}
+
 function TunnelState({ props }: { props: RemoteAccessPanelProps }) {
   if (props.tunnel) {
     return (

@@ -14,8 +14,8 @@ export const remoteAccessLeases = pgTable(
     deviceId: uuid("device_id")
       .notNull()
       .references(() => devices.id, { onDelete: "cascade" }),
-    /** `console` (a detail page holds it, renewed by its live connection) or `api`. */
-    ownerKind: text("owner_kind").$type<"console" | "api">().notNull(),
+    /** `console` (a detail page holds it, renewed by its live connection), `api` or `terminal`. */
+    ownerKind: text("owner_kind").$type<"console" | "api" | "terminal">().notNull(),
     /** The operator (session) or API token that holds the lease, and a label to show. */
     operatorId: uuid("operator_id"),
     apiTokenId: uuid("api_token_id"),

@@ -16,12 +16,15 @@ export const TOKEN_MAX_SECONDS = 65 * 60;
 /** Poll interval the heartbeat asks for while a lease is active, so the tunnel starts in seconds. */
 export const FAST_POLL_SECONDS = 5;
 
+/** Who holds a lease: a device page (renewed by its live connection), the API, or a browser terminal. */
+export type LeaseOwnerKind = "console" | "api" | "terminal";
+
 export type EndReason = "closed" | "expired" | "device_offline" | "revoked";
 
 export interface Lease {
   id: string;
   deviceId: string;
-  ownerKind: "console" | "api";
+  ownerKind: LeaseOwnerKind;
   operatorId: string | null;
   apiTokenId: string | null;
   holder: string;
@@ -36,7 +39,7 @@ export interface Lease {
 type LeaseRow = {
   id: string;
   device_id: string;
-  owner_kind: "console" | "api";
+  owner_kind: LeaseOwnerKind;
   operator_id: string | null;
   api_token_id: string | null;
   holder: string;
@@ -88,7 +91,7 @@ async function syncDeviceFlag(tx: Sql, deviceId: string) {
 
 export interface OpenLeaseInput {
   deviceId: string;
-  ownerKind: "console" | "api";
+  ownerKind: LeaseOwnerKind;
   operatorId?: string;
   apiTokenId?: string;
   holder: string;

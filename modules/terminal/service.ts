@@ -81,9 +81,9 @@ export async function startSession(
   const lifetime = keyLifetimeSeconds(input.limits);
   const lease = await openLease(sql, {
     deviceId: device.id,
-    ownerKind: "console",
+    ownerKind: "terminal",
     operatorId: input.operator.operatorId,
-    holder: `${input.operator.email} (terminal)`,
+    holder: input.operator.email,
     ttlSeconds: lifetime,
     maxMinutes: input.remoteAccessMaxMinutes,
     onlineWindowSeconds: input.onlineWindowSeconds,

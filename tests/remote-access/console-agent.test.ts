@@ -138,10 +138,12 @@ describe("remote access with a real agent, in Chromium", () => {
     await screenshot(popup, "remote-access-device-ui");
     await popup.close();
 
-    await page.close(); // pagehide → the lease ends (beacon), the tunnel goes down
+    // pagehide → the lease ends (beacon; after 10 s, the time another page of the device gets to take
+    // it over), the tunnel goes down at the agent's next poll.
+    await page.close();
     await waitFor(
       () => tunnel.registry.get(device.id) === undefined,
-      8000,
+      20_000,
       "tunnel down after the page closed",
     );
     const [lease] = await app.database.sql<{ end_reason: string }[]>`

@@ -1,13 +1,13 @@
+// (No bun:test import here: bench/terminal uses these too.)
 // A device for terminal tests: a real OpenSSH sshd (its ed25519 host key, keys from the agent's
 // authorized_keys file) and the real agent polling the app, with its tunnel to the app's tunnel role.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { saveCredentials } from "../../agent/state";
 import { generateEd25519 } from "../../modules/platform/host-key";
-import { freePort, tempDir, waitForPort } from "../agent/helpers";
+import { freePort, REPO_ROOT as REPO, tempDir, waitForPort } from "../agent/helpers";
 import { approvedDevice } from "../devices/helpers";
 import type { TestApp } from "../helpers/app";
-import { REPO } from "../helpers/process";
 
 export const LOGIN_USER = process.env.USER ?? "root";
 

@@ -1,6 +1,7 @@
 import { assetUrl } from "../../../ui/assets";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { LiveStatus } from "../../../ui/widgets";
+import { RemoteAccessKeeper } from "../../remote-access/device-tab";
 import { tabUrl } from "./links";
 import { DeviceHeader } from "./panels/header";
 import type { DeviceDetailProps } from "./props";
@@ -52,6 +53,11 @@ export function DeviceDetailPage({ ctx, props }: { ctx: PageContext; props: Devi
         ))}
       </nav>
       <DevicePanel ctx={ctx} props={props} />
+      {props.tab !== "remote" && props.canManage && device.online && device.approvalStatus === "approved" ? (
+        <RemoteAccessKeeper deviceId={device.id} csrfToken={ctx.csrfToken} />
+      ) : (
+        ""
+      )}
     </Layout>
   );
 }

@@ -1,6 +1,7 @@
 // Remote access panel: asks the server to open (or reuse) this page's lease, keeps it alive with a
 // live connection (the server renews the lease while the stream is open and ends it when the page goes
-// away), and re-renders the panel from the server's state events.
+// away), and re-renders the panel from the server's state events. On the device page's other tabs it
+// runs as a keeper (data-keeper): the same lease, nothing shown.
 (() => {
   const root = document.getElementById("remote-access");
   if (!root) return;
@@ -10,7 +11,15 @@
   let source;
   let leaseId = "";
 
+  const keeper = root.dataset.keeper === "1";
+
   function show(html) {
+    if (keeper) {
+      const template = document.createElement("template");
+      template.innerHTML = html;
+      leaseId = template.content.querySelector("[data-remote-panel]")?.dataset.leaseId || "";
+      return;
+    }
     root.querySelector("[data-remote-panel]")?.remove();
     root.querySelector("section.card")?.remove();
     root.insertAdjacentHTML("afterbegin", html);

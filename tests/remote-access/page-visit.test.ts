@@ -1,0 +1,68 @@
+// Spec, remote access step 1: an operator opening the device view (any tab) while the device is online
+// requests remote access. Moving between the page's tabs keeps one lease (the next page takes it over);
+// leaving the device ends it; viewers and offline devices open none.
+import { afterAll, describe, expect, test } from "bun:test";
+import { signedIn } from "../console/helpers";
+import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
+import { startTestApp } from "../helpers/app";
+import { LAPTOP, launchBrowser } from "../helpers/browser";
+import { waitFor } from "./helpers";
+
+const app = await startTestApp({ BASE_DOMAIN: "visit.test" });
+const browser = await launchBrowser();
+afterAll(() => browser.close());
+
+async function openLeases(deviceId: string) {
+  return app.database.sql<{ id: string; owner_kind: string }[]>`
+    select id, owner_kind from remote_access_leases
+    where device_id = ${deviceId} and ended_at is null and expires_at > now()`;
+}
+
+async function onlineDevice() {
+  const device = await approvedDevice(app);
+  expect((await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()))).status).toBe(200);
+  return device;
+}
+
+describe("a device page visit requests remote access", () => {
+  test("any tab opens the operator's lease; another tab takes it over; leaving ends it", async () => {
+    const device = await onlineDevice();
+    const context = await signedIn(browser, app, "operator", LAPTOP);
+    const page = await context.newPage();
+    await page.goto(`${app.url}/devices/${device.id}?tab=telemetry`);
+    await waitFor(async () => (await openLeases(device.id)).length === 1, 10_000, "the page's lease");
+    const [first] = await openLeases(device.id);
+    expect(first!.owner_kind).toBe("console");
+    const [row] = await app.database.sql<{ r: boolean }[]>`
+      select remote_access_requested as r from devices where id = ${device.id}`;
+    expect(row!.r).toBe(true);
+
+    await page.click('nav.tabs a:has-text("Commands")');
+    await page.waitForURL(/tab=commands/);
+    await Bun.sleep(11_000); // past the 10 s the closed page's lease waits for a taker
+    const after = await openLeases(device.id);
+    expect(after.map((l) => l.id)).toEqual([first!.id]);
+
+    await page.goto(`${app.url}/devices`);
+    await waitFor(async () => (await openLeases(device.id)).length === 0, 20_000, "the lease to end");
+    await context.close();
+  }, 60_000);
+
+  test("viewers and offline devices open no lease", async () => {
+    const device = await onlineDevice();
+    const viewer = await signedIn(browser, app, "viewer", LAPTOP);
+    const page = await viewer.newPage();
+    await page.goto(`${app.url}/devices/${device.id}`);
+    await Bun.sleep(1000);
+    expect(await openLeases(device.id)).toHaveLength(0);
+    await viewer.close();
+
+    const offline = await approvedDevice(app);
+    const operator = await signedIn(browser, app, "operator", LAPTOP);
+    const operatorPage = await operator.newPage();
+    await operatorPage.goto(`${app.url}/devices/${offline.id}`);
+    await Bun.sleep(1000);
+    expect(await openLeases(offline.id)).toHaveLength(0);
+    await operator.close();
+  }, 30_000);
+});
