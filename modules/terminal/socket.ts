@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { recordAudit } from "../audit/service";
 import { operatorIsActive } from "../operators/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -18,6 +19,8 @@ interface Connection {
   close(): void;
   socket: { deviceId: string; operatorId: string };
   operatorId: string;
+  email: string;
+  address: string | null;
   state: ConnectionState;
   run?: TerminalRun;
   sessionId?: string;
@@ -96,6 +99,17 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
         throw new JoinError("closed", "closed");
       }
       await markConnected(sql, joined.sessionId);
+      const audit = (action: string, details: Record<string, unknown>) =>
+        recordAudit(database, {
+          actorKind: "operator",
+          actor: connection.email,
+          action,
+          target: `terminal_session:${joined.sessionId}`,
+          status: 200,
+          address: connection.address,
+          details: { device_id: joined.deviceId, ...details },
+        }).catch((error) => logger.error({ err: error }, "auditing a terminal session failed"));
+      void audit("terminal.connect", { user: joined.username });
       connection.state = "running";
       connection.run = new TerminalRun({
         sql,
@@ -114,6 +128,7 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
           output: (data) => connection.send({ event: "output", payload: { data } }),
           warning: (message) => connection.send({ event: "session_warning", payload: { message } }),
           ended: (reason, message) => {
+            void audit("terminal.end", { reason });
             connection.send({ event: "ended", payload: { reason, message } });
             connection.close();
           },
@@ -153,6 +168,8 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
       connections.set(ws.id, {
         socket,
         operatorId: principal.operatorId,
+        email: principal.email,
+        address: ws.remoteAddress ?? null,
         state: "idle",
         send: (frame) => {
           if (ws.readyState === 1) ws.send(JSON.stringify(frame));
