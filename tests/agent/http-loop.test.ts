@@ -56,11 +56,17 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
     OUTPOST_AGENT_REGISTER_PENDING_POLL_S: "0.02",
     OUTPOST_AGENT_PRODUCT_NAME: "test-gateway",
     OUTPOST_AGENT_LOG_LEVEL: "warn",
+    // The sshd host key the heartbeat reports (for the terminal's pinning): a file of this test.
+    OUTPOST_AGENT_SSH_HOST_KEY_PATH: path.join(tmp.dir, "ssh_host_ed25519_key.pub"),
     ...extra,
   };
 }
 
+const HOST_KEY =
+  "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJdD7y3aLq454yWBdwLWbieU1ebz9/cu7/QEXn9OIeZJ root@device";
+
 beforeAll(() => {
+  fs.writeFileSync(path.join(tmp.dir, "ssh_host_ed25519_key.pub"), `${HOST_KEY}\n`);
   server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -245,7 +251,8 @@ describe("agent against a fake device API", () => {
     for (const q of seen) expect(q.query).toEqual({ api_key: TOKEN });
 
     const hb = seen[0].body;
-    expect(Object.keys(hb).sort()).toEqual(["connection_status", "telemetry"]);
+    expect(Object.keys(hb).sort()).toEqual(["connection_status", "ssh_host_key", "telemetry"]);
+    expect(hb.ssh_host_key).toBe(HOST_KEY.split(" ").slice(0, 2).join(" ")); // without its comment
     expect(hb.connection_status).toEqual({ state: "disconnected", active: false });
     expect(Object.keys(hb.telemetry).sort()).toEqual(["device", "meta", "scripts"]);
     expect(hb.telemetry.device).toMatchObject({
