@@ -5,7 +5,7 @@ import { pgDate } from "../platform/database";
 import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/store";
 import { type FeedPosition, telemetryAfter } from "../telemetry/feed";
 import type { TelemetryEvent } from "../telemetry/service";
-import { openAlert, resolveOpen } from "./lifecycle";
+import { openAlert, resolveAlertsOfRemovedDevices, resolveOpen } from "./lifecycle";
 import { type NotifyPolicy, notifyPolicy } from "./notifications/queue";
 import { type AlertRule, enabledRules } from "./rules";
 import { parseNumber } from "./validation";
@@ -307,7 +307,10 @@ export async function evaluateAlerts(
  * open `offline` alert; devices seen again since their alert are resolved here too (the heartbeat
  * path resolves them through evaluation; this catches a device whose telemetry was not evaluated).
  */
-export async function checkOfflineDevices(sql: Sql, config: Config): Promise<{ opened: number }> {
+export async function checkOfflineDevices(
+  sql: Sql,
+  config: Config,
+): Promise<{ opened: number; resolvedRemoved: number }> {
   const settings = await readConsoleSettings(sql, {
     onlineWindowSeconds: config.deviceOnlineWindowSeconds,
     telemetryRetentionDays: config.telemetryRetentionDays,
@@ -333,7 +336,18 @@ export async function checkOfflineDevices(sql: Sql, config: Config): Promise<{ o
     );
     if (alert) opened++;
   }
-  return { opened };
+  const resolvedRemoved = await resolveRemovedDevices(sql, policy);
+  return { opened, resolvedRemoved };
+}
+
+/** Open alerts of devices that were deleted, rejected or revoked are resolved (`device_removed`). */
+async function resolveRemovedDevices(sql: Sql, policy: NotifyPolicy): Promise<number> {
+  const open = await sql<{ device_id: string }[]>`
+    select distinct device_id from alerts where status <> 'resolved' limit 10000`;
+  const ids = open.map((r) => r.device_id);
+  const devices = await deviceSummaries(sql, ids);
+  const removed = ids.filter((id) => !devices.get(id)?.approved);
+  return (await resolveAlertsOfRemovedDevices(sql, removed, policy)).length;
 }
 
 let lastWake = 0;

@@ -140,6 +140,27 @@ export async function resolveOpen(
   return resolved;
 }
 
+/**
+ * Resolves every open alert of these devices (they were deleted, rejected or revoked: nothing will ever
+ * clear them) and forgets their rule states. History stays; notifications say they were resolved.
+ */
+export async function resolveAlertsOfRemovedDevices(
+  sql: Sql,
+  deviceIds: string[],
+  policy: NotifyPolicy,
+): Promise<Alert[]> {
+  if (deviceIds.length === 0) return [];
+  const rows = await sql<AlertRow[]>`
+    update alerts set status = 'resolved', resolved_at = now(), resolution = 'device_removed', updated_at = now()
+    where device_id = any(${deviceIds}::uuid[]) and status <> 'resolved'
+    returning *`;
+  await sql`delete from alert_rule_states where device_id = any(${deviceIds}::uuid[])`;
+  const resolved = rows.map(toAlert);
+  if (resolved.length > 0) await announce(sql, deviceIds);
+  for (const alert of resolved) await queueNotifications(sql, alert, "resolve", policy, []);
+  return resolved;
+}
+
 export const alertNotFound = () => new AppError(404, "not_found", "Alert not found");
 
 export async function getAlert(sql: Sql, id: string): Promise<Alert | undefined> {

@@ -194,6 +194,38 @@ describe("evaluation", () => {
     expect((await sql`select id from alerts where id = ${alert!.id}::uuid`).length).toBe(0);
   });
 
+  test("a deleted or revoked device's open alerts are resolved (device_removed), its history kept", async () => {
+    const gone = await sensorDevice(app, "ev-removed");
+    const revoked = await sensorDevice(app, "ev-removed");
+    const kept = await sensorDevice(app, "ev-removed");
+    await createRule(sql, {
+      name: "Removed",
+      product_name: "ev-removed",
+      condition_field: "temp",
+      operator: ">",
+      threshold_value: "1",
+    });
+    for (const device of [gone, revoked, kept]) await beat(app, device, { temp: 9 });
+    await evaluate();
+    for (const device of [gone, revoked, kept]) expect((await openAlerts(sql, device.id)).length).toBe(1);
+    const operator = await app.token("operator");
+    const deleted = await app.fetch(`/api/json/devices/${gone.id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${operator}` },
+    });
+    expect(deleted.status).toBe(204);
+    await sql`update devices set approval_status = 'rejected' where id = ${revoked.id}::uuid`;
+    const { resolvedRemoved } = await checkOfflineDevices(sql, app.config);
+    expect(resolvedRemoved).toBe(2);
+    for (const device of [gone, revoked]) {
+      const rows = await sql<{ status: string; resolution: string }[]>`
+        select status, resolution from alerts where device_id = ${device.id}::uuid`;
+      expect(rows).toEqual([{ status: "resolved", resolution: "device_removed" }]);
+    }
+    expect((await openAlerts(sql, kept.id)).map((a) => a.status)).toEqual(["active"]);
+    expect((await checkOfflineDevices(sql, app.config)).resolvedRemoved).toBe(0);
+  });
+
   test("a worker killed mid-run (SIGKILL) leaves nothing; the retry creates exactly one alert", async () => {
     const device = await sensorDevice(app, "ev-kill");
     await createRule(sql, {
