@@ -220,7 +220,7 @@ describe("evaluation", () => {
     for (const device of [gone, revoked]) {
       const rows = await sql<{ status: string; resolution: string }[]>`
         select status, resolution from alerts where device_id = ${device.id}::uuid`;
-      expect(rows).toEqual([{ status: "resolved", resolution: "device_removed" }]);
+      expect([...rows]).toEqual([{ status: "resolved", resolution: "device_removed" }]);
     }
     expect((await openAlerts(sql, kept.id)).map((a) => a.status)).toEqual(["active"]);
     expect((await checkOfflineDevices(sql, app.config)).resolvedRemoved).toBe(0);
