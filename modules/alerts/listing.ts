@@ -1,4 +1,5 @@
 import { type DeviceSummary, deviceSummaries, findDeviceIds } from "../devices/summaries";
+import { type CsvValue, keysetBatches } from "../platform/csv";
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -130,7 +131,7 @@ export async function listAlerts(
   };
 }
 
-const CSV_COLUMNS = [
+export const ALERT_CSV_COLUMNS = [
   "id",
   "type",
   "status",
@@ -151,51 +152,35 @@ const CSV_COLUMNS = [
   "resolution",
 ];
 
-/** RFC 4180 field; a leading = + - @ is prefixed with ' so spreadsheets do not run it as a formula. */
-function csvField(value: unknown): string {
-  let text = value === null || value === undefined ? "" : String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** The filtered list as CSV (at most `max` rows, newest first unless sorted otherwise). */
-export async function alertsCsv(
-  sql: Sql,
-  filters: AlertFilters & { sort?: AlertSort },
-  max = 50_000,
-): Promise<string> {
-  const lines = [CSV_COLUMNS.join(",")];
-  let cursor: string | undefined;
-  for (let pages = 0; pages < Math.ceil(max / 5000); pages++) {
-    const { items, nextCursor } = await listAlerts(sql, { ...filters, limit: 5000, cursor });
-    for (const { alert: a, device, ruleName } of items) {
-      lines.push(
-        [
-          a.id,
-          a.type,
-          a.status,
-          a.severity,
-          a.message,
-          a.deviceId,
-          device?.macAddress,
-          device?.productName,
-          a.ruleId,
-          ruleName,
-          a.value,
-          a.triggeredAt.toISOString(),
-          a.acknowledgedAt?.toISOString(),
-          a.acknowledgedBy,
-          a.ackNote,
-          a.resolvedAt?.toISOString(),
-          a.resolvedBy,
-          a.resolution,
-        ]
-          .map(csvField)
-          .join(","),
-      );
-    }
-    if (!nextCursor) break;
-    cursor = nextCursor;
-  }
-  return `${lines.join("\r\n")}\r\n`;
+/**
+ * The filtered list (its own sort), every row, one keyset page of 1,000 at a time for csvResponse:
+ * memory holds one page whatever the size, and a cancelled download stops the queries.
+ */
+export function alertCsvBatches(sql: Sql, filters: AlertFilters & { sort?: AlertSort }) {
+  return keysetBatches(
+    async (cursor: string | undefined) => {
+      const { items, nextCursor } = await listAlerts(sql, { ...filters, limit: 1000, cursor });
+      return { items, next: nextCursor ?? undefined };
+    },
+    ({ alert: a, device, ruleName }): CsvValue[] => [
+      a.id,
+      a.type,
+      a.status,
+      a.severity,
+      a.message,
+      a.deviceId,
+      device?.macAddress,
+      device?.productName,
+      a.ruleId,
+      ruleName,
+      a.value,
+      a.triggeredAt,
+      a.acknowledgedAt,
+      a.acknowledgedBy,
+      a.ackNote,
+      a.resolvedAt,
+      a.resolvedBy,
+      a.resolution,
+    ],
+  );
 }

@@ -6,10 +6,11 @@ import { deviceSummaries } from "../devices/summaries";
 import { actorLabel } from "../jsonapi/document";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
+import { csvResponse } from "../platform/csv";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { alertNotFound, changeStatus, getAlert } from "./lifecycle";
-import { alertsCsv, listAlerts, parseAlertFilters } from "./listing";
+import { ALERT_CSV_COLUMNS, alertCsvBatches, listAlerts, parseAlertFilters } from "./listing";
 import { alertNotifications } from "./notifications/deliver";
 import { notifyPolicy } from "./notifications/queue";
 import { AlertPage, DeviceAlertsPanel } from "./pages/alert";
@@ -188,13 +189,8 @@ export function alertRoutes(ctx: AppContext) {
     .get(
       "/alerts/export.csv",
       async ({ query }) => {
-        const csv = await alertsCsv(sql, parseAlertFilters(query));
-        return new Response(csv, {
-          headers: {
-            "content-type": "text/csv; charset=utf-8",
-            "content-disposition": `attachment; filename="alerts-${new Date().toISOString().slice(0, 10)}.csv"`,
-          },
-        });
+        const batches = alertCsvBatches(sql, parseAlertFilters(query));
+        return csvResponse(`alerts-${new Date().toISOString().slice(0, 10)}.csv`, ALERT_CSV_COLUMNS, batches);
       },
       { access: "viewer" },
     )
