@@ -7,8 +7,11 @@ import { type FeedPosition, telemetryAfter } from "../telemetry/feed";
 import type { TelemetryEvent } from "../telemetry/service";
 import { openAlert, resolveAlertsOfRemovedDevices, resolveOpen } from "./lifecycle";
 import { type NotifyPolicy, notifyPolicy } from "./notifications/queue";
+import { numericValue, RuleIndex, valueAt } from "./rule-index";
 import { type AlertRule, enabledRules } from "./rules";
 import { parseNumber } from "./validation";
+
+export { valueAt };
 
 /**
  * Durable evaluation (docs/alerts.md). Heartbeats only store telemetry; this job follows the
@@ -21,16 +24,6 @@ export const EVALUATE_TASK = "alerts_evaluate";
 /** Rows newer than this may belong to heartbeats still committing: read them on the next run. */
 export const SETTLE_MS = 2000;
 const BATCH = 2000;
-
-/** A value at a dotted path of a payload (string keys only, as in the reference); undefined if absent. */
-export function valueAt(payload: unknown, path: readonly string[]): unknown {
-  let node = payload;
-  for (const key of path) {
-    if (node === null || typeof node !== "object" || Array.isArray(node)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
-}
 
 function asText(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
@@ -63,7 +56,7 @@ export function compileRule(rule: AlertRule): CompiledRule {
 export function conditionHolds(rule: CompiledRule, value: unknown) {
   if (value === undefined || value === null) return undefined;
   if (rule.numeric) {
-    const v = typeof value === "number" ? value : typeof value === "string" ? parseNumber(value) : undefined;
+    const v = numericValue(value);
     const limit = rule.limit;
     if (v === undefined || limit === undefined) return undefined;
     switch (rule.operator) {
@@ -268,15 +261,27 @@ export async function evaluateAlerts(
         );
       }
       const changed = new Map<string, { ruleId: number; deviceId: string }>();
-      const applicable = new Map([...devices.values()].map((d) => [d.id, rulesFor(byProduct, d)]));
+      // One index per rule list (devices of one product share theirs): a binary search per field
+      // finds the few rules an event can affect (modules/alerts/rule-index.ts).
+      const indexes = new Map<CompiledRule[], RuleIndex>();
+      const applicable = new Map(
+        [...devices.values()].map((d) => {
+          const rules = rulesFor(byProduct, d);
+          if (!indexes.has(rules)) indexes.set(rules, new RuleIndex(rules));
+          return [d.id, indexes.get(rules)!];
+        }),
+      );
+      const candidates: CompiledRule[] = [];
       for (const event of events) {
-        const rules = applicable.get(event.deviceId);
-        if (!rules || rules.length === 0) continue;
+        const index = applicable.get(event.deviceId);
+        if (!index || index.rules.length === 0) continue;
         const deviceStates = statesOf(event.deviceId);
-        for (const rule of rules) {
+        evaluations += index.rules.length;
+        candidates.length = 0;
+        index.candidates(event.payload, deviceStates, candidates);
+        for (const rule of candidates) {
           const state = deviceStates.get(rule.id);
           if (state && state.evaluatedAt >= event.recordedAt) continue;
-          evaluations++;
           const { next, effect } = step(rule, event, state);
           if (effect) await apply(tx, rule, event.deviceId, effect, policy);
           if (next && next !== state && differs(state, next)) {
