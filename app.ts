@@ -17,6 +17,7 @@ import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { e2eConfigFor } from "./modules/e2e/config";
 import { e2eRoutes } from "./modules/e2e/routes";
+import { installRoutes } from "./modules/enrolment/install-routes";
 import { heartbeatRoutes } from "./modules/heartbeat/routes";
 import { jobRunCsvRoutes } from "./modules/jobs/csv-routes";
 import { jobRoutes } from "./modules/jobs/routes";
@@ -43,6 +44,7 @@ import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel"
 import { reportApiRoutes } from "./modules/reports/api";
 import { reportPageRoutes } from "./modules/reports/routes";
 import { accessSettingsRoutes } from "./modules/settings/access-routes";
+import { enrolmentSettingsRoutes } from "./modules/settings/enrolment-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { attachSettingsStore } from "./modules/settings/store";
 import type { MuxAddress } from "./modules/terminal/bridge";
@@ -113,6 +115,8 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(consoleRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(accessSettingsRoutes(ctx))
+    .use(enrolmentSettingsRoutes(ctx))
+    .use(installRoutes(ctx))
     .use(liveRoutes(ctx))
     .use(alertRoutes(ctx))
     .use(alertSettingsRoutes(ctx))

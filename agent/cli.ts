@@ -210,9 +210,16 @@ export function buildProgram(io: Io = defaultIo): Command {
       } catch (err) {
         throw new CliError((err as StateError).message);
       }
-      if (!creds) throw new CliError("no device identity found; run `outpost-agent register` first");
+      const daemon = !opts.once && opts.maxPolls === undefined;
+      if (!creds && !daemon)
+        throw new CliError("no device identity found; run `outpost-agent register` first");
       const signals = signalController();
-      creds = await bindDeviceSecret(ctx, creds);
+      if (!creds) {
+        // The service started before the device was registered (install.sh, a fresh image): register
+        // now, waiting while the device is pending, then poll.
+        ctx.logger.info({ server: ctx.config.server_url }, "no device identity yet: registering");
+        creds = await registerDevice(ctx, { signal: signals.signal });
+      } else creds = await bindDeviceSecret(ctx, creds);
       try {
         const warmUpMs = await warmUp(ctx);
         ctx.logger.info(

@@ -36,6 +36,8 @@ export interface TunnelConfig {
 /** The fully resolved agent configuration (file + environment + defaults). */
 export interface AgentConfig {
   server_url: string;
+  /** Sent with registrations: a new device follows the token's policy (Settings → Enrolment tokens). */
+  enrolment_token: string | null;
   product_name: string;
   interface: string | null;
   poll_interval_s: number;
@@ -106,6 +108,7 @@ export const DEFAULT_READ_FILE_ALLOWLIST = [
 export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
   return {
     server_url: "http://localhost:4000",
+    enrolment_token: null,
     product_name: "outpost-linux",
     interface: null,
     poll_interval_s: 30,
@@ -170,6 +173,7 @@ const Account = (what: "user" | "group") =>
 const ConfigFileSchema = Type.Object(
   {
     server_url: Type.Optional(Type.String({ pattern: "^https?://[^\\s]+$" })),
+    enrolment_token: Type.Optional(NullableString("^[A-Za-z0-9_-]{1,256}$")),
     product_name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     interface: Type.Optional(NullableString("^[A-Za-z0-9_.:@-]{1,15}$")),
     poll_interval_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400 })),
@@ -262,6 +266,7 @@ type JsonType = "string" | "number" | "integer" | "boolean" | "array" | "object"
 /** How each key is parsed from an `OUTPOST_AGENT_<KEY>` environment variable. */
 const ENV_KEYS: Record<string, JsonType> = {
   server_url: "string",
+  enrolment_token: "nullable-string",
   product_name: "string",
   interface: "nullable-string",
   poll_interval_s: "number",

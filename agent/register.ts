@@ -47,6 +47,7 @@ export function buildRegistrationBody(
     // registered before secrets existed).
     device_secret: loadOrCreateDeviceSecret(ctx.config.state_dir).secret,
     ...(heldToken ? { api_token: heldToken } : {}),
+    ...(ctx.config.enrolment_token ? { enrolment_token: ctx.config.enrolment_token } : {}),
   };
 }
 

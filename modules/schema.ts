@@ -5,6 +5,7 @@ export * from "./audit/schema";
 export * from "./commands/schema";
 export * from "./devices/schema";
 export * from "./e2e/schema";
+export * from "./enrolment/schema";
 export * from "./jobs/schema";
 export * from "./operators/schema";
 export * from "./remote-access/schema";

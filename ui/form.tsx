@@ -43,8 +43,13 @@ export function TextField(
   );
 }
 
-/** A whole-number input with its unit; `min`/`max` come from the constant that enforces them. */
-export function NumberField(props: FieldBase & { min: number; max: number; unit: string }) {
+/**
+ * A whole-number input with its unit; `min`/`max` come from the constant that enforces them. `optional`:
+ * it may be left empty (the help line says what empty means).
+ */
+export function NumberField(
+  props: FieldBase & { min: number; max: number; unit: string; optional?: boolean },
+) {
   return (
     <label>
       <span safe>{props.label}</span>
@@ -56,7 +61,7 @@ export function NumberField(props: FieldBase & { min: number; max: number; unit:
           min={String(props.min)}
           max={String(props.max)}
           step="1"
-          required
+          required={!props.optional}
           inputmode="numeric"
           aria-invalid={props.error ? "true" : undefined}
         />

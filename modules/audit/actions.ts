@@ -35,6 +35,14 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   "POST /terminal/sessions/:id/end": { action: "terminal.end_session", target: "terminal_session:id" },
   "POST /terminal/settings": { action: "settings.terminal_recording", fields: ["record_input"] },
   "POST /devices/:id/host-key/accept": { action: "device.host_key_accept", target: "device:id" },
+  "POST /settings/enrolment-tokens": {
+    action: "enrolment_token.create",
+    fields: ["name", "approve", "max_uses", "product_name"],
+  },
+  "POST /settings/enrolment-tokens/:id/revoke": {
+    action: "enrolment_token.revoke",
+    target: "enrolment_token:id",
+  },
   "POST /settings/monitoring": { action: "settings.monitoring" },
   "POST /settings/notifications": { action: "settings.notifications" },
   "POST /settings/notifications/webhook-secret": { action: "settings.webhook_secret" },

@@ -16,6 +16,8 @@ export const RegistrationBody = Type.Object({
   device_secret: Type.Optional(Type.String({ minLength: 32, maxLength: 256 })),
   /** Optional: the token the device holds, to bind a secret to a device registered before secrets. */
   api_token: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  /** Optional: an enrolment token (Settings): a new device follows its policy (approved or pending). */
+  enrolment_token: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
 });
 export type RegistrationBody = Static<typeof RegistrationBody>;
 export const registrationBody = compileSchema(RegistrationBody);

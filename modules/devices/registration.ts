@@ -1,4 +1,6 @@
 // Registration: the public call a device makes first, and again whenever its identity changes.
+
+import { claimEnrolment } from "../enrolment/service";
 import { randomToken, sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
@@ -14,7 +16,7 @@ import {
   validateSchemaDefinition,
 } from "./validation";
 
-const REGISTRATION_FIELDS = ["mac_address", "product_name", "metadata"];
+const REGISTRATION_FIELDS = ["mac_address", "product_name", "metadata", "enrolment_token"];
 
 /**
  * Checks a registration body (RegistrationBody, in the spec's field order): 400 invalid_request for
@@ -32,6 +34,8 @@ export function parseRegistration(body: unknown) {
     if (field === "product_name") {
       throw badRequest(`product_name must be a string of at most ${PRODUCT_NAME_MAX} characters`, { field });
     }
+    if (field === "enrolment_token")
+      throw badRequest("enrolment_token must be a non-empty string", { field });
     throw badRequest("metadata must be a JSON object", { field });
   }
   const productName = body.product_name?.trim() || null;
@@ -45,6 +49,7 @@ export function parseRegistration(body: unknown) {
     schema,
     deviceSecret: body.device_secret,
     apiToken: body.api_token,
+    enrolmentToken: body.enrolment_token,
   };
 }
 
@@ -81,12 +86,24 @@ export async function registerDevice(
   const proofHash = input.apiToken === undefined ? null : sha256Hex(input.apiToken);
   const schemaJson = input.schema ? JSON.stringify(input.schema) : null;
   const hash = input.schema ? schemaHash(input.schema) : null;
-  const [row] = await sql<(DeviceRow & { created: boolean; token_issued: boolean })[]>`
+  // With an enrolment token: one transaction that locks the token, so concurrent registrations never
+  // use it more often than it allows; a new device is created approved (with its token) or pending.
+  const upsert = async (tx: Sql) => {
+    // The token matters only to a registration that would create a device: a known device keeps
+    // registering with it in its configuration long after the token expired or was used up.
+    const known = input.enrolmentToken
+      ? (await tx`select 1 from devices where mac_address = ${input.macAddress}`).length > 0
+      : true;
+    const enrolment = known ? undefined : await claimEnrolment(tx, input.enrolmentToken!, input.productName);
+    const approveNew = enrolment?.approve === true;
+    const [row] = await tx<(DeviceRow & { created: boolean; token_issued: boolean })[]>`
     with upserted as (
       insert into devices as d (mac_address, product_name, metadata, schema, schema_hash, ipv4_address,
-        last_registration_at, secret_hash)
+        last_registration_at, secret_hash, approval_status, api_token_hash, token_issued_at)
       values (${input.macAddress}, ${input.productName}, ${JSON.stringify(input.metadata ?? {})}::jsonb,
-        coalesce(${schemaJson}::jsonb, '{}'::jsonb), ${hash}, ${ipv4From(input.metadata)}, now(), ${secretHash})
+        coalesce(${schemaJson}::jsonb, '{}'::jsonb), ${hash}, ${ipv4From(input.metadata)}, now(), ${secretHash},
+        ${approveNew ? "approved" : "pending"}::device_approval_status, ${approveNew ? tokenHash : null},
+        case when ${approveNew} then now() end)
       on conflict (mac_address) do update set
         product_name = coalesce(excluded.product_name, d.product_name),
         metadata = case when ${input.metadata !== undefined} then excluded.metadata else d.metadata end,
@@ -102,9 +119,15 @@ export async function registerDevice(
         or (d.secret_hash is null and (d.api_token_hash is null or d.api_token_hash = ${proofHash}))
       returning d.*, (xmax = 0) as created
     )
-    select ${deviceColumns(sql, options.onlineWindowSeconds)}, d.created,
+    select ${deviceColumns(tx, options.onlineWindowSeconds)}, d.created,
       (d.approval_status = 'approved' and d.api_token_hash = ${tokenHash}) as token_issued
     from upserted d`;
+    if (row?.created) await enrolment?.use();
+    return row;
+  };
+  const row = input.enrolmentToken
+    ? await sql.begin((tx) => upsert(tx as unknown as Sql))
+    : await upsert(sql);
   if (!row) {
     await sql`update devices set identity_conflict_at = now(), conflict_secret_hash = ${secretHash},
         conflict_address = ${options.address ?? null}, last_registration_at = now()

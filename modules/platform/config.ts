@@ -29,6 +29,8 @@ export interface Config {
   terminalIdleSeconds: number;
   terminalMaxSeconds: number;
   terminalRecordingRetentionDays: number;
+  /** Where `/downloads` finds the agent builds (`npm run build:agent` writes them to dist/). */
+  agentDistDir: string;
   e2eEnabled: boolean;
   e2eConfig: string | undefined;
   /** Bearer token for `GET /metrics` on the main port; unset (and no METRICS_PORT) = no metrics. */
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     terminalIdleSeconds: integer(env, "TERMINAL_IDLE_SECONDS", 600, 2, 86_400),
     terminalMaxSeconds: integer(env, "TERMINAL_MAX_SECONDS", 3600, 5, 3600),
     terminalRecordingRetentionDays: integer(env, "TERMINAL_RECORDING_RETENTION_DAYS", 90, 1, 3650),
+    agentDistDir: text(env, "AGENT_DIST_DIR") ?? path.resolve(import.meta.dir, "../../dist"),
     e2eEnabled,
     e2eConfig,
     metricsToken: metricsToken(env),

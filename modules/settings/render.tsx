@@ -1,4 +1,5 @@
 import { htmlPage, pageContext } from "../../ui/page";
+import { listEnrolmentTokens } from "../enrolment/service";
 import { listApiTokens, listOperators } from "../operators/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
@@ -22,15 +23,17 @@ export function settingsRenderer(ctx: Pick<AppContext, "config" | "database">) {
   ) => {
     const page = pageContext(request, principal, ctx.config.secretKey);
     await deviceSettings(ctx.config); // primes the env defaults
-    const [consoleSettings, operators, tokens] = await Promise.all([
+    const [consoleSettings, operators, tokens, enrolmentTokens] = await Promise.all([
       readConsoleSettings(ctx.database.sql, settingsDefaults(ctx.config)),
       listOperators(ctx.database.db),
       listApiTokens(ctx.database.db),
+      listEnrolmentTokens(ctx.database.sql),
     ]);
     const props: SettingsPageProps = {
       console: consoleSettings,
       operators,
       tokens,
+      enrolmentTokens,
       tunnelFingerprint: tunnelFingerprint(ctx.config.dataDir),
       ...overrides,
     };

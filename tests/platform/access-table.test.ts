@@ -29,6 +29,9 @@ const ACCESS: Record<string, Level> = {
   // Caddy's on-demand TLS asks before it gets a certificate; the panel script is a static file.
   "GET /api/v1/check_domain": "public",
   "GET /remote-access/panel.js": "public",
+  // The agent installer and the builds it downloads (the enrolment token is the key, not the files).
+  "GET /install.sh": "public",
+  "GET /downloads/:name": "public",
 
   "POST /api/v1/devices/:device_id/heartbeat": "device",
   "POST /api/v1/devices/:device_id/command_results": "device",
@@ -160,6 +163,8 @@ const ACCESS: Record<string, Level> = {
   "POST /api/v1/jobs/:task/run": "admin",
   "POST /e2e": "admin",
   "POST /terminal/settings": "admin",
+  "POST /settings/enrolment-tokens": "admin",
+  "POST /settings/enrolment-tokens/:id/revoke": "admin",
   "POST /devices/:id/host-key/accept": "admin",
 };
 

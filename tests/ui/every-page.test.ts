@@ -114,7 +114,7 @@ const VARIANTS: Record<string, string[]> = {
 const ANONYMOUS = new Set(["/login", "/setup"]);
 /** GET routes that are not pages: APIs, streams, assets, probes. */
 const NOT_PAGES =
-  /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout)|\/live$|\.(js|csv|cast)$/;
+  /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout|downloads\/)|\/live$|\.(js|csv|cast|sh)$/;
 
 const pages = buildApp({
   config: app.config,

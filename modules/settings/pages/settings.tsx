@@ -1,11 +1,13 @@
 import { PageHead } from "../../../ui/components";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { type AccessSectionsProps, ApiTokensSection, OperatorsSection } from "./access";
+import { EnrolmentSection, type EnrolmentSectionProps } from "./enrolment";
 import { MonitoringSections, type MonitoringSectionsProps } from "./monitoring";
 import { TunnelHostKeySection } from "./remote-access";
 
 export type SettingsPageProps = MonitoringSectionsProps &
-  AccessSectionsProps & {
+  AccessSectionsProps &
+  EnrolmentSectionProps & {
     /** The tunnel SSH server's host key fingerprint (remote access). */
     tunnelFingerprint?: string;
   };
@@ -15,11 +17,12 @@ export function SettingsPage({ ctx, props }: { ctx: PageContext; props: Settings
     <Layout ctx={ctx} title="Settings">
       <PageHead
         title="Settings"
-        subtitle="Monitoring, notifications, operators, API tokens and remote access."
+        subtitle="Monitoring, notifications, operators, API tokens, enrolment tokens and remote access."
       />
       <MonitoringSections ctx={ctx} props={props} />
       {props.operators ? <OperatorsSection ctx={ctx} props={props} /> : ""}
       <ApiTokensSection ctx={ctx} props={props} />
+      <EnrolmentSection ctx={ctx} props={props} />
       <TunnelHostKeySection fingerprint={props.tunnelFingerprint} />
     </Layout>
   );

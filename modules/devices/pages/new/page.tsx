@@ -3,6 +3,8 @@ import { Layout, type PageContext } from "../../../../ui/layout";
 import { DEVICE_NAME_MAX, PRODUCT_NAME_MAX } from "../../validation";
 
 export interface DeviceNewProps {
+  /** The console's address, for the install one-liner. */
+  baseUrl?: string;
   values?: { mac_address?: string; product_name?: string; name?: string; approved?: boolean };
   errors?: Partial<Record<"mac_address" | "product_name" | "name" | "form", string>>;
 }
@@ -17,8 +19,28 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
       </nav>
       <PageHead
         title="Add device"
-        subtitle="Pre-register a device by its MAC address before it first connects."
+        subtitle="Install the agent with an enrolment token, or pre-register a device by its MAC address."
       />
+      <section class="card" id="install">
+        <h2>Install the agent with one line</h2>
+        <p>
+          On the device (Debian, Ubuntu, Raspberry Pi OS; x86-64 or arm64), as root. It downloads the agent
+          from this server, checks its SHA-256, installs the service and enrols the device with the token's
+          policy (approved at once or pending):
+        </p>
+        <div class="secret" id="install-line" safe>
+          {`curl -fsSL ${props.baseUrl ?? ""}/install.sh | sudo sh -s -- --token <enrolment token>`}
+        </div>
+        <p class="help">
+          {ctx.principal?.role === "admin" ? (
+            <a href="/settings#enrolment-tokens">Create an enrolment token in Settings</a>
+          ) : (
+            "An admin creates enrolment tokens in Settings"
+          )}
+          : the line is shown there with the token in it, once. <code>--help</code> lists the installer's
+          options (a plain binary instead of the package, a prefix, no start).
+        </p>
+      </section>
       <div class="grid two align-start">
         <section class="card">
           {errors.form ? (
@@ -97,7 +119,7 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
           </form>
         </section>
         <section class="card muted-card">
-          <h2>How pre-registration works</h2>
+          <h2>Or pre-register it</h2>
           <ol class="steps">
             <li>Add the device's MAC address here, approved or pending.</li>
             <li>

@@ -12,13 +12,14 @@ import { DeviceNewPage, type DeviceNewProps } from "./page";
 export function deviceNewRoutes(ctx: AppContext) {
   const { config, database } = ctx;
   const render = (page: PageContext, props: DeviceNewProps, status = 200) =>
-    htmlPage(page, <DeviceNewPage ctx={page} props={props} />, status);
+    htmlPage(page, <DeviceNewPage ctx={page} props={{ baseUrl: config.baseUrl, ...props }} />, status);
 
   return new Elysia({ name: "device-new-page" })
     .use(ctx.access)
     .get(
       "/devices/new",
-      ({ request, principal }) => render(pageContext(request, principal, config.secretKey), {}),
+      ({ request, principal }) =>
+        render(pageContext(request, principal, config.secretKey), { baseUrl: config.baseUrl }),
       {
         access: "operator",
       },
