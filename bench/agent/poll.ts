@@ -134,7 +134,8 @@ async function inProcess() {
 
 async function daemon(config: ReturnType<typeof defaultConfig>) {
   if (DAEMON_SECONDS === 0) return;
-  const binary = path.resolve(import.meta.dir, "../../dist/outpost-agent");
+  // AGENT_BINARY: measure another build (e.g. one compiled with other flags) instead of dist/'s.
+  const binary = process.env.AGENT_BINARY ?? path.resolve(import.meta.dir, "../../dist/outpost-agent");
   const cmd = fs.existsSync(binary)
     ? [binary, "poll"]
     : [
@@ -151,6 +152,10 @@ async function daemon(config: ReturnType<typeof defaultConfig>) {
       OUTPOST_AGENT_SERVER_URL: config.server_url,
       OUTPOST_AGENT_POLL_INTERVAL_S: "1",
       OUTPOST_AGENT_LOG_LEVEL: "warn",
+      // AGENT_SCRIPT_CONCURRENCY: measure the daemon with another sandbox pool size.
+      ...(process.env.AGENT_SCRIPT_CONCURRENCY
+        ? { OUTPOST_AGENT_SCRIPT_CONCURRENCY: process.env.AGENT_SCRIPT_CONCURRENCY }
+        : {}),
     },
     stdout: "ignore",
     stderr: "ignore",
