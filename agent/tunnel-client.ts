@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import tls from "node:tls";
-import { Client } from "ssh2";
+import type { Client } from "ssh2";
 import type { TunnelConfig } from "./config.ts";
 import type { ConnectionStatus, TunnelController } from "./tunnel.ts";
 
@@ -111,7 +111,9 @@ export class TunnelClient implements TunnelController {
       return;
     }
     const { host, port } = tunnelServer(this.config, this.serverUrl);
-    const client = new Client();
+    // Loaded on the first tunnel, not at start: most devices never open one, and ssh2 costs memory.
+    const { Client: SshClient } = require("ssh2") as typeof import("ssh2");
+    const client = new SshClient();
     this.client = client;
     this.connectedWith = { token, server: `${host}:${port}` };
     this.state = { state: "connecting", active: false, error: this.state.error };
