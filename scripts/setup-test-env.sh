@@ -16,9 +16,10 @@ have tmux || missing+=(tmux)
 have systemd-analyze || missing+=(systemd)
 have qemu-aarch64 || missing+=(qemu-user)
 have /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 || missing+=(libc6-arm64-cross)
+have curl || missing+=(curl) # the agent installer's test runs `curl … /install.sh | sh`
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: chromium, openssh-server, caddy, mosquitto, tmux, systemd-analyze and qemu-user are present"
+  echo "setup: chromium, openssh-server, caddy, mosquitto, tmux, systemd-analyze, qemu-user and curl are present"
   exit 0
 fi
 
