@@ -376,15 +376,17 @@ async function main() {
   const macs = Array.from({ length: DEVICES }, (_, i) =>
     (0x02_00_00_00_00_00 + i).toString(16).padStart(12, "0").toUpperCase().match(/../g)!.join(":"),
   );
-  // Devices straight into the table (approved, a known token each: bench-token-<n>), then the
+  // Devices straight into the table (approved, a known token each: bench-token-<n>, seen in the last
+  // 30 s like a polling fleet, not for the first time: that would run the live trigger's function), then the
   // telemetry already there, both with generate_series: the API would take hours for a real fleet.
   let seedStarted = performance.now();
   for (let from = 0; from < DEVICES; from += 50_000) {
     const to = Math.min(DEVICES, from + 50_000) - 1;
     await db`
-      insert into devices (mac_address, product_name, approval_status, api_token_hash, token_issued_at)
+      insert into devices (mac_address, product_name, approval_status, api_token_hash, token_issued_at, last_seen_at)
       select upper(regexp_replace(lpad(to_hex(${0x02_00_00_00_00_00} + i), 12, '0'), '(..)(?!$)', '\\1:', 'g')),
-        'atom', 'approved', encode(sha256(convert_to('bench-token-' || i, 'UTF8')), 'hex'), now()
+        'atom', 'approved', encode(sha256(convert_to('bench-token-' || i, 'UTF8')), 'hex'), now(),
+        now() - make_interval(secs => i % 30)
       from generate_series(${from}::bigint, ${to}::bigint) i`;
   }
   const seeded = await db<{ id: string; mac_address: string }[]>`select id, mac_address from devices`;

@@ -236,12 +236,13 @@ export function claimCommandsForAccepted(sql: Sql) {
   // over all of pending_commands, which keeps the command history).
   return sql`update pending_commands set status = 'delivered', delivered_at = now()
     where id = any(array(
-      select id from pending_commands
-      where device_id = (select id from accepted) and status = 'queued' and expires_at > now()
-      order by queued_at, id
-      limit ${CLAIM_LIMIT}
-      for update skip locked))
-    returning id, type, args, case when payload_ref is null then payload end as payload, payload_ref, public_key, queued_at`;
+      select q.id from accepted a cross join lateral (
+        select id from pending_commands
+        where device_id = a.id and status = 'queued' and expires_at > now()
+        order by queued_at, id
+        limit ${CLAIM_LIMIT}
+        for update skip locked) q))
+    returning device_id, id, type, args, case when payload_ref is null then payload end as payload, payload_ref, public_key, queued_at`;
 }
 
 export type ClaimedRow = {

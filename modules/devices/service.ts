@@ -4,7 +4,7 @@
  */
 export { apiKeyOf, authenticateDevice } from "./device-auth";
 // The devices side of the heartbeat statement (composed in modules/heartbeat/service.ts).
-export { acceptHeartbeat, type HeartbeatRateLimit, refuseHeartbeat } from "./heartbeat-sql";
+export { acceptHeartbeats, type HeartbeatRateLimit, heartbeatInput, refuseHeartbeat } from "./heartbeat-sql";
 export {
   activeFilters,
   DEVICE_SORTS,

@@ -7,16 +7,20 @@ import { heartbeatRemoteAccess } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
 import { noteHostKey, terminalHeartbeatHint } from "../terminal/service";
 import { HEARTBEAT_MAX_BYTES } from "./model";
-import { heartbeat } from "./service";
+import { heartbeat, heartbeatBatcher } from "./service";
 
 /** `POST /api/v1/devices/:device_id/heartbeat` (`?api_key=`). */
 export function heartbeatRoutes(ctx: AppContext) {
   const sql = ctx.database.sql;
+  const batcher = heartbeatBatcher(sql, () => deviceSettings(ctx.config), {
+    maxSize: ctx.config.heartbeatBatchSize,
+    maxInFlight: ctx.config.heartbeatBatchConcurrency,
+  });
   return new Elysia({ name: "heartbeat" }).use(ctx.access).post(
     "/api/v1/devices/:device_id/heartbeat",
     async ({ body, params, query }) => {
       const settings = await deviceSettings(ctx.config);
-      const reply = await heartbeat(sql, params.device_id, apiKeyOf(query), jsonBody(body), {
+      const reply = await heartbeat(sql, batcher, params.device_id, apiKeyOf(query), jsonBody(body), {
         settings,
         remoteAccess: async (id) => {
           const access = await heartbeatRemoteAccess(sql, ctx.config, id);

@@ -1,14 +1,16 @@
 /**
- * The heartbeat: the one place where devices, telemetry and commands meet in a single SQL statement.
+ * The heartbeat: the one place where devices, telemetry and commands meet, in one SQL statement per
+ * batch of concurrent heartbeats.
  *
  * Direction: heartbeat → devices, telemetry, commands (never back). Each feature exports its part of
- * the statement as a fragment over one named CTE, `accepted` (`id, remote_access_requested` of the
- * device whose heartbeat was accepted, no row when it was refused):
- *   - devices/heartbeat-sql.ts   acceptHeartbeat()            the body of `accepted` (and refuseHeartbeat)
- *   - telemetry/service.ts       insertTelemetryForAccepted() inserts the event for `accepted.id`
+ * the statement as a fragment over two named CTEs: `input` (`ord, device_id, token_hash, schema_hash,
+ * schema_json, event_id, payload`, one row per heartbeat of the batch) and `accepted` (`id,
+ * remote_access_requested, ord` of each device whose heartbeat was accepted, no row when refused):
+ *   - devices/heartbeat-sql.ts   acceptHeartbeats()           the body of `accepted` (and refuseHeartbeat)
+ *   - telemetry/service.ts       insertTelemetryForAccepted() inserts the event of each `accepted` row
  *   - commands/service.ts        claimCommandsForAccepted()   claims queued commands of `accepted.id`
- * Only this file writes the `with accepted as (...)` that binds them; a feature changing its
- * fragment keeps to those column names.
+ * Only this file writes the `with input as (...), accepted as (...)` that binds them; a feature
+ * changing its fragment keeps to those column names.
  */
 import {
   type ClaimedRow,
@@ -17,9 +19,10 @@ import {
   deliveredCommand,
 } from "../commands/service";
 import {
-  acceptHeartbeat,
+  acceptHeartbeats,
   authenticateDevice,
   type HeartbeatRateLimit,
+  heartbeatInput,
   refuseHeartbeat,
   TELEMETRY_LIMITS,
   validateSchemaDefinition,
@@ -27,6 +30,7 @@ import {
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid, jsonLimitViolation } from "../platform/json-body";
+import { KeyedBatcher, type KeyedBatcherOptions } from "../platform/keyed-batcher";
 import { firstInvalidField } from "../platform/schemas";
 import { insertTelemetryForAccepted } from "../telemetry/service";
 import { heartbeatBody } from "./model";
@@ -102,21 +106,89 @@ export function parseHeartbeat(body: unknown): {
   return { payloadJson: JSON.stringify(payload), schema };
 }
 
-type HeartbeatRow = { remote_access_requested: boolean } & { [K in keyof ClaimedRow]: ClaimedRow[K] | null };
+const PAYLOAD_SEPARATOR = "\u001e";
+
+/** One heartbeat waiting for its batch: its row of the `input` CTE. */
+interface BatchItem {
+  deviceId: string;
+  tokenHash: string;
+  schemaHash: string | null;
+  schemaJson: string | null;
+  eventId: string;
+  payloadJson: string;
+}
+
+/** What the batch statement did for one heartbeat: nothing (refused), or accepted with its claims. */
+type BatchResult =
+  | { accepted: false }
+  | { accepted: true; remoteAccessRequested: boolean; commands: ClaimedRow[] };
+
+type BatchRow = { ord: number; remote_access_requested: boolean } & {
+  [K in keyof ClaimedRow]: ClaimedRow[K] | null;
+};
 
 /**
- * One heartbeat in ONE statement (one round trip, one implicit transaction): the device row is
- * accepted (see acceptHeartbeat), then the telemetry row is inserted and queued commands are claimed
- * (FOR UPDATE SKIP LOCKED, at most 50). Concurrent heartbeats of one device serialise on the device
- * row, and a claimed command is never claimed again. When the statement accepts nothing, a second
- * read finds out why (404/401/403/429).
+ * Heartbeats of a whole batch in ONE statement (one round trip, one transaction): each device row is
+ * accepted (see acceptHeartbeats), then the accepted heartbeats' telemetry rows are inserted and their
+ * devices' queued commands claimed (FOR UPDATE SKIP LOCKED, at most 50 each). The batcher puts at most
+ * one heartbeat of a device in a batch, and never one device in two running batches.
  *
- * A heartbeat that claimed no command commits asynchronously (`synchronous_commit = off` for that
+ * A batch that claimed no command commits asynchronously (`synchronous_commit = off` for that
  * transaction only): a PostgreSQL crash may lose the last moments of telemetry and last_seen_at —
  * which the next heartbeats restate — but never a command's delivery, whose commit stays durable.
  */
+export async function runHeartbeatBatch(sql: Sql, settings: HeartbeatRateLimit, items: BatchItem[]) {
+  // Rows are locked in device id order, as bulk approval locks them: the two cannot deadlock.
+  const order = items.map((_, i) => i).sort((a, b) => (items[a]!.deviceId < items[b]!.deviceId ? -1 : 1));
+  const column = <K extends keyof BatchItem>(key: K) => order.map((i) => items[i]![key]);
+  // The payloads travel as one text joined by U+001E, which JSON.stringify always escapes: a text
+  // array would be escaped character by character on the way (a tenth of a heartbeat's server time).
+  const payloads = column("payloadJson").join(PAYLOAD_SEPARATOR);
+  // (Comments stay out of the SQL text, which PostgreSQL copies on every execution.)
+  const rows = await sql<BatchRow[]>`
+    with input as (
+      select * from unnest(${order}::int[], ${column("deviceId")}::uuid[], ${column("tokenHash")}::text[],
+        ${column("schemaHash")}::text[], ${column("schemaJson")}::text[], ${column("eventId")}::uuid[],
+        string_to_array(${payloads}::text, ${PAYLOAD_SEPARATOR}::text))
+        as i(ord, device_id, token_hash, schema_hash, schema_json, event_id, payload)),
+    accepted as (${acceptHeartbeats(sql, settings)}),
+    stored as (${insertTelemetryForAccepted(sql)}),
+    claimed as (${claimCommandsForAccepted(sql)})
+    select a.ord, a.remote_access_requested, c.id, c.type, c.args, c.payload, c.payload_ref, c.public_key, c.queued_at,
+      case when (select count(*) from claimed) = 0 then set_config('synchronous_commit', 'off', true) end as async_commit
+    from accepted a left join claimed c on c.device_id = a.id
+    order by a.ord, c.queued_at, c.id`;
+  const results: BatchResult[] = items.map(() => ({ accepted: false }));
+  for (const row of rows) {
+    let result = results[row.ord]!;
+    if (!result.accepted) {
+      result = { accepted: true, remoteAccessRequested: row.remote_access_requested, commands: [] };
+      results[row.ord] = result;
+    }
+    if (row.id) result.commands.push(row as ClaimedRow);
+  }
+  return results;
+}
+
+export type HeartbeatBatcher = KeyedBatcher<BatchItem, BatchResult>;
+
+/** The batcher of one web process's heartbeats (see KeyedBatcher for how batches form). */
+export function heartbeatBatcher(
+  sql: Sql,
+  settings: () => Promise<HeartbeatRateLimit>,
+  options: KeyedBatcherOptions,
+): HeartbeatBatcher {
+  return new KeyedBatcher(async (items) => runHeartbeatBatch(sql, await settings(), items), options);
+}
+
+/**
+ * One heartbeat: checked here (body, then credentials when the body is bad), written with the other
+ * heartbeats of its batch, answered with exactly its own claims. When its batch accepted nothing for
+ * it, a second read finds out why (404/401/403/429).
+ */
 export async function heartbeat(
   sql: Sql,
+  batcher: HeartbeatBatcher,
   deviceId: string,
   apiKey: string | undefined,
   body: unknown,
@@ -132,20 +204,16 @@ export async function heartbeat(
     throw error;
   }
   if (!apiKey) return refuseHeartbeat(sql, deviceId, apiKey, options.settings);
-  // Nothing claimed: `async_commit` turns off the WAL flush wait for this transaction (see above).
-  // (Comments stay out of the SQL text, which PostgreSQL copies on every execution.)
-  const rows = await sql<HeartbeatRow[]>`
-    with accepted as (${acceptHeartbeat(sql, { deviceId, apiKey, schema: parsed.schema, settings: options.settings })}),
-    stored as (${insertTelemetryForAccepted(sql, { id: Bun.randomUUIDv7(), payloadJson: parsed.payloadJson })}),
-    claimed as (${claimCommandsForAccepted(sql)})
-    select a.remote_access_requested, c.*,
-      case when c.id is null then set_config('synchronous_commit', 'off', true) end as async_commit
-    from accepted a left join claimed c on true
-    order by c.queued_at, c.id`;
-  if (rows.length === 0) return refuseHeartbeat(sql, deviceId, apiKey, options.settings);
-  const reply: HeartbeatReply = { commands: [] };
-  for (const row of rows) if (row.id) reply.commands.push(deliveredCommand(row as ClaimedRow));
-  if (rows[0]!.remote_access_requested) {
+  const id = deviceId.toLowerCase();
+  const result = await batcher.submit(id, {
+    deviceId: id,
+    ...heartbeatInput(apiKey, parsed.schema),
+    eventId: Bun.randomUUIDv7(),
+    payloadJson: parsed.payloadJson,
+  });
+  if (!result.accepted) return refuseHeartbeat(sql, deviceId, apiKey, options.settings);
+  const reply: HeartbeatReply = { commands: result.commands.map(deliveredCommand) };
+  if (result.remoteAccessRequested) {
     const access = await options.remoteAccess?.(deviceId);
     if (access) {
       reply.remote_access_token = access.token;

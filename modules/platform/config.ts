@@ -48,6 +48,10 @@ export interface Config {
   deviceHeartbeatRateLimit: number;
   /** Registrations per client address (TCP peer) per minute. */
   deviceRegisterRateLimit: number;
+  /** Most heartbeats written by one statement (HEARTBEAT_BATCH_SIZE, 256). */
+  heartbeatBatchSize: number;
+  /** Most heartbeat batches one web process runs at once, each on its own connection (2). */
+  heartbeatBatchConcurrency: number;
   /** Command result posts plus payload fetches per device per minute. */
   deviceCommandRateLimit: number;
   telemetryRetentionDays: number;
@@ -208,6 +212,8 @@ export function loadConfig(env: Env = process.env): Config {
     deviceOnlineWindowSeconds: integer(env, "DEVICE_ONLINE_WINDOW_SECONDS", 300, 60, 86_400),
     deviceHeartbeatRateLimit: integer(env, "DEVICE_HEARTBEAT_RATE_LIMIT", 30, 1, 1_000_000),
     deviceRegisterRateLimit: integer(env, "DEVICE_REGISTER_RATE_LIMIT", 60, 1, 1_000_000),
+    heartbeatBatchSize: integer(env, "HEARTBEAT_BATCH_SIZE", 256, 1, 4096),
+    heartbeatBatchConcurrency: integer(env, "HEARTBEAT_BATCH_CONCURRENCY", 2, 1, 8),
     deviceCommandRateLimit: integer(env, "DEVICE_COMMAND_RATE_LIMIT", 600, 1, 1_000_000),
     telemetryRetentionDays: integer(env, "TELEMETRY_RETENTION_DAYS", 30, 1, 3650),
     commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),

@@ -29,9 +29,9 @@ const MAX_SERIES_POINTS = 10_000;
  * parse and re-print the text (the largest part of the insert's cost) and, jsonb's output being
  * wider, push a typical ~1.9 KB heartbeat over the TOAST threshold into pglz compression.
  */
-export function insertTelemetryForAccepted(sql: Sql, event: { id: string; payloadJson: string }) {
+export function insertTelemetryForAccepted(sql: Sql) {
   return sql`insert into telemetry_events (id, device_id, recorded_at, payload)
-    select ${event.id}::uuid, accepted.id, now(), ${event.payloadJson}::json from accepted`;
+    select i.event_id, a.id, now(), i.payload::json from accepted a join input i on i.ord = a.ord`;
 }
 
 /** Stores one event directly (seeding, tests, the benchmark's ceiling). */

@@ -9,7 +9,7 @@ import { TunnelClient } from "../../agent/tunnel-client";
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { signCredential } from "../../modules/remote-access/token";
 import { startTestApp } from "../helpers/app";
-import { deviceWithLease, get, type Json, rawRequest, startDeviceWeb, statusOf, waitFor } from "./helpers";
+import { deviceWithLease, get, rawRequest, startDeviceWeb, statusOf, waitFor } from "./helpers";
 
 const DOMAIN = "remote.test";
 const app = await startTestApp({ BASE_DOMAIN: DOMAIN });

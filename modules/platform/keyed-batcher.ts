@@ -1,0 +1,106 @@
+/**
+ * Group commit for concurrent requests: items submitted while earlier batches are running are
+ * gathered and run together, bounded by count (`maxSize`) and by time (an item waits at most for the
+ * batches already running: there is no timer, so a lone item runs at once and nothing lingers when
+ * the load is light).
+ *
+ * Items with the same key never share a batch and never run in two batches at once: they run one
+ * after another, in the order they came (one device's heartbeats stay serial, and batches touch
+ * disjoint rows, so two batches cannot deadlock each other).
+ *
+ * `run` answers one result per item, in order. When it throws, nothing of the batch was done (one
+ * transaction): each item of a batch of several is run again alone, so one bad item costs the others
+ * nothing and gets its own error; an item alone gets the error.
+ */
+
+export interface KeyedBatcherOptions {
+  /** Most items in one batch. */
+  maxSize: number;
+  /** Most batches running at once (each holds one database connection). */
+  maxInFlight: number;
+}
+
+interface Pending<I, O> {
+  key: string;
+  item: I;
+  resolve(value: O): void;
+  reject(error: unknown): void;
+}
+
+export class KeyedBatcher<I, O> {
+  private queue: Pending<I, O>[] = [];
+  private readonly busyKeys = new Set<string>();
+  private inFlight = 0;
+
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly options: KeyedBatcherOptions,
+  ) {}
+
+  submit(key: string, item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ key, item, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Items waiting for a batch (for metrics and tests). */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
+      const batch = this.take();
+      if (batch.length === 0) return; // every waiting item's key is in a running batch
+      this.inFlight++;
+      void this.execute(batch).finally(() => {
+        for (const pending of batch) this.busyKeys.delete(pending.key);
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  /** The oldest items whose keys are free, at most one per key; the rest keep their order. */
+  private take(): Pending<I, O>[] {
+    const batch: Pending<I, O>[] = [];
+    const rest: Pending<I, O>[] = [];
+    const skipped = new Set<string>();
+    for (const pending of this.queue) {
+      if (
+        batch.length < this.options.maxSize &&
+        !this.busyKeys.has(pending.key) &&
+        !skipped.has(pending.key)
+      ) {
+        this.busyKeys.add(pending.key);
+        batch.push(pending);
+      } else {
+        skipped.add(pending.key); // later items of this key stay behind this one
+        rest.push(pending);
+      }
+    }
+    this.queue = rest;
+    return batch;
+  }
+
+  private async execute(batch: Pending<I, O>[]): Promise<void> {
+    let results: O[];
+    try {
+      results = await this.run(batch.map((pending) => pending.item));
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.reject(error);
+        return;
+      }
+      await Promise.all(batch.map((pending) => this.execute([pending])));
+      return;
+    }
+    if (results.length !== batch.length) {
+      const error = new Error(`a batch of ${batch.length} answered ${results.length} results`);
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    for (const [i, pending] of batch.entries()) pending.resolve(results[i]!);
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Heartbeats are written in batches (modules/heartbeat/service.ts, platform/keyed-batcher.ts): what
+ * batching could change must not change. One batch runs at a time here, so concurrent requests are
+ * gathered behind it; a statement-level trigger counts the telemetry statements to prove they were.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { cancelCommand, queueCommand } from "../../modules/commands/service";
+import { rejectDevices } from "../../modules/devices/service";
+import { startTestApp } from "../helpers/app";
+import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
+
+const RATE_LIMIT = 5;
+const app = await startTestApp({
+  DEVICE_HEARTBEAT_RATE_LIMIT: String(RATE_LIMIT),
+  HEARTBEAT_BATCH_CONCURRENCY: "1",
+});
+const sql = app.database.sql;
+type Device = Awaited<ReturnType<typeof approvedDevice>>;
+
+beforeAll(async () => {
+  await sql.unsafe(`
+    create table test_telemetry_statements (n int not null);
+    insert into test_telemetry_statements values (0);
+    create function test_count_statement() returns trigger language plpgsql as $$
+    begin update test_telemetry_statements set n = n + 1; return null; end $$;
+    create trigger test_count_statement after insert on telemetry_events
+      for each statement execute function test_count_statement();
+    create function test_poison() returns trigger language plpgsql as $$
+    begin
+      if new.payload::text like '%"poison"%' then raise exception 'poisoned heartbeat'; end if;
+      return new;
+    end $$;
+    create trigger test_poison before insert on telemetry_events
+      for each row execute function test_poison();`);
+});
+
+async function statementsSoFar() {
+  const [row] = await sql<{ n: number }[]>`select n from test_telemetry_statements`;
+  return row!.n;
+}
+
+async function telemetryOf(deviceId: string) {
+  return sql<{ uptime: number }[]>`
+    select (payload #>> '{device,uptime_seconds}')::int as uptime from telemetry_events
+    where device_id = ${deviceId} order by recorded_at, id`;
+}
+
+function beat(device: Device, body: unknown = sampleHeartbeat()) {
+  return app.fetch(heartbeatUrl(device.id, device.token), json(body));
+}
+
+function withUptime(uptime: number, extra: Record<string, unknown> = {}) {
+  const body = sampleHeartbeat(extra);
+  (body.telemetry.device as { uptime_seconds: number }).uptime_seconds = uptime;
+  return body;
+}
+
+describe("batched heartbeats", () => {
+  test("concurrent heartbeats share statements, and each is stored and answered as its own", async () => {
+    const devices = await Promise.all(Array.from({ length: 24 }, () => approvedDevice(app)));
+    const before = await statementsSoFar();
+    const responses = await Promise.all(devices.map((device, i) => beat(device, withUptime(1000 + i))));
+    expect(responses.map((r) => r.status)).toEqual(devices.map(() => 200));
+    const statements = (await statementsSoFar()) - before;
+    expect(statements).toBeGreaterThan(0);
+    expect(statements).toBeLessThan(devices.length); // gathered, not one statement each
+    for (const [i, device] of devices.entries())
+      expect((await telemetryOf(device.id)).map((row) => row.uptime)).toEqual([1000 + i]);
+  });
+
+  test("two heartbeats of one device in flight together are both stored, in order, and both counted", async () => {
+    const device = await approvedDevice(app);
+    const responses = await Promise.all([1, 2, 3].map((uptime) => beat(device, withUptime(uptime))));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect((await telemetryOf(device.id)).map((row) => row.uptime).sort()).toEqual([1, 2, 3]);
+    const [row] = await sql<{ count: number }[]>`
+      select heartbeat_window_count as count from devices where id = ${device.id}`;
+    expect(row!.count).toBe(3);
+    // The rate limit still counts every one: 2 more pass, then 429.
+    const more = await Promise.all([4, 5, 6, 7].map((uptime) => beat(device, withUptime(uptime))));
+    expect(more.map((r) => r.status).sort()).toEqual([200, 200, 429, 429]);
+    expect(await telemetryOf(device.id)).toHaveLength(RATE_LIMIT);
+  });
+
+  test("bad heartbeats among good ones get their own errors and cost the others nothing", async () => {
+    const good = await Promise.all(Array.from({ length: 6 }, () => approvedDevice(app)));
+    const rejected = (await register(app)).body.data;
+    await rejectDevices(sql, [rejected.id]);
+    const pending = (await register(app)).body.data;
+    const wrongKey = await approvedDevice(app);
+    const requests = [
+      ...good.map((device, i) => beat(device, withUptime(i))),
+      app.fetch(heartbeatUrl(rejected.id, "anything"), json(sampleHeartbeat())),
+      app.fetch(heartbeatUrl(pending.id, "anything"), json(sampleHeartbeat())),
+      beat({ ...wrongKey, token: `${wrongKey.token}x` }),
+      beat(good[0]!, { telemetry: "not an object" }),
+      app.fetch(heartbeatUrl("8a1b6a4e-59f3-4f5e-9d59-5c8cf3b2c001", "whatever"), json(sampleHeartbeat())),
+    ];
+    const responses = await Promise.all(requests);
+    const codes = await Promise.all(
+      responses.slice(good.length).map(async (r) => [r.status, ((await r.json()) as any).error?.code]),
+    );
+    expect(responses.slice(0, good.length).map((r) => r.status)).toEqual(good.map(() => 200));
+    expect(codes).toEqual([
+      [403, "device_not_approved"],
+      [403, "device_not_approved"],
+      [401, "invalid_api_key"],
+      [400, "invalid_request"],
+      [404, "device_not_found"],
+    ]);
+    for (const [i, device] of good.entries())
+      expect((await telemetryOf(device.id)).map((row) => row.uptime)).toEqual([i]);
+    expect(await telemetryOf(wrongKey.id)).toHaveLength(0);
+  });
+
+  test("a batch failing as a whole is retried heartbeat by heartbeat: only the failing one fails", async () => {
+    const devices = await Promise.all(Array.from({ length: 12 }, () => approvedDevice(app)));
+    const responses = await Promise.all(
+      devices.map((device, i) => beat(device, withUptime(i, i === 5 ? { poison: true } : {}))),
+    );
+    expect(responses.map((r) => r.status)).toEqual(devices.map((_, i) => (i === 5 ? 500 : 200)));
+    expect(((await responses[5]!.json()) as any).error.code).toBe("internal_error");
+    for (const [i, device] of devices.entries())
+      expect((await telemetryOf(device.id)).map((row) => row.uptime)).toEqual(i === 5 ? [] : [i]);
+    // The failed heartbeat changed nothing: its device was not marked seen.
+    const [row] = await sql<{ seen: boolean }[]>`
+      select last_seen_at is not null as seen from devices where id = ${devices[5]!.id}`;
+    expect(row!.seen).toBe(false);
+  });
+
+  test("each heartbeat gets exactly its own device's commands, and a claim racing a cancel delivers it at most once", async () => {
+    const devices = await Promise.all(Array.from({ length: 8 }, () => approvedDevice(app)));
+    const queued = new Map<string, string[]>();
+    for (const device of devices) {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++)
+        ids.push(
+          (await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: 600 })).id,
+        );
+      queued.set(device.id, ids);
+    }
+    const replies = await Promise.all(
+      devices.map(async (device) => {
+        const response = await beat(device);
+        return ((await response.json()) as { data: { commands: { command_id: string }[] } }).data.commands;
+      }),
+    );
+    for (const [i, device] of devices.entries())
+      expect(replies[i]!.map((c) => c.command_id)).toEqual(queued.get(device.id)!);
+
+    // Races: each round queues one command, then a heartbeat and a cancel run together.
+    for (let round = 0; round < 10; round++) {
+      const device = devices[round % devices.length]!;
+      const command = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: 600 });
+      const [response, cancelled] = await Promise.all([beat(device), cancelCommand(sql, command.id)]);
+      const delivered = ((await response.json()) as { data: { commands: { command_id: string }[] } }).data
+        .commands;
+      const got = delivered.some((c) => c.command_id === command.id);
+      expect(got ? "delivered" : "cancelled").toBe(cancelled === "cancelled" ? "cancelled" : "delivered");
+      const [row] = await sql<
+        { n: number }[]
+      >`select count(*)::int as n from pending_commands where id = ${command.id}`;
+      expect(row!.n).toBe(got ? 1 : 0);
+    }
+  });
+
+  test("device rows leave room on their pages, so a heartbeat's update stays heap-only", async () => {
+    const [row] = await sql<{ options: string[] }[]>`
+      select reloptions as options from pg_class where relname = 'devices' and relkind = 'r'`;
+    expect(row!.options).toContain("fillfactor=70");
+  });
+});

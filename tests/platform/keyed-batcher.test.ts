@@ -1,0 +1,76 @@
+import { describe, expect, test } from "bun:test";
+import { KeyedBatcher } from "../../modules/platform/keyed-batcher";
+
+type Item = { key: string; n: number };
+
+/** A batcher whose batches are recorded and finish when the test says so. */
+function recording(options: { maxSize: number; maxInFlight: number }, fail?: (items: Item[]) => boolean) {
+  const batches: Item[][] = [];
+  const release: (() => void)[] = [];
+  let running = 0;
+  let mostRunning = 0;
+  const batcher = new KeyedBatcher<Item, string>(async (items) => {
+    batches.push(items);
+    running++;
+    mostRunning = Math.max(mostRunning, running);
+    await new Promise<void>((resolve) => release.push(resolve));
+    running--;
+    if (fail?.(items)) throw new Error(`failed: ${items.map((i) => i.n).join(",")}`);
+    return items.map((item) => `${item.key}#${item.n}`);
+  }, options);
+  const submit = (key: string, n: number) => batcher.submit(key, { key, n });
+  /** Lets every batch started so far finish, until none is left. */
+  const drain = async () => {
+    for (let i = 0; i < 100 && (release.length > 0 || batcher.waiting > 0); i++) {
+      while (release.length) release.shift()!();
+      await Bun.sleep(1);
+    }
+  };
+  return { batcher, batches, submit, drain, mostRunning: () => mostRunning };
+}
+
+describe("KeyedBatcher", () => {
+  test("a lone item runs at once; items arriving meanwhile are gathered, at most maxSize a batch", async () => {
+    const { batches, submit, drain } = recording({ maxSize: 3, maxInFlight: 1 });
+    const first = submit("a", 1);
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1]]);
+    const rest = [2, 3, 4, 5, 6].map((n) => submit(`k${n}`, n));
+    await drain();
+    expect(await Promise.all([first, ...rest])).toEqual(["a#1", "k2#2", "k3#3", "k4#4", "k5#5", "k6#6"]);
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1], [2, 3, 4], [5, 6]]);
+  });
+
+  test("one key's items never share a batch nor run at once, and keep their order", async () => {
+    const { batches, submit, drain, mostRunning } = recording({ maxSize: 10, maxInFlight: 3 });
+    const results = [submit("a", 1), submit("a", 2), submit("b", 3), submit("a", 4), submit("c", 5)];
+    await drain();
+    expect(await Promise.all(results)).toEqual(["a#1", "a#2", "b#3", "a#4", "c#5"]);
+    const order = batches
+      .flat()
+      .filter((i) => i.key === "a")
+      .map((i) => i.n);
+    expect(order).toEqual([1, 2, 4]);
+    for (const batch of batches) expect(new Set(batch.map((i) => i.key)).size).toBe(batch.length);
+    expect(mostRunning()).toBeLessThanOrEqual(3);
+  });
+
+  test("at most maxInFlight batches run at once", async () => {
+    const { submit, drain, mostRunning } = recording({ maxSize: 1, maxInFlight: 2 });
+    const all = Array.from({ length: 8 }, (_, n) => submit(`k${n}`, n));
+    await drain();
+    await Promise.all(all);
+    expect(mostRunning()).toBe(2);
+  });
+
+  test("a failed batch is run again item by item: only the failing item gets the error", async () => {
+    const { submit, drain, batches } = recording({ maxSize: 10, maxInFlight: 1 }, (items) =>
+      items.some((i) => i.n === 3),
+    );
+    const first = submit("x", 0);
+    const results = [1, 2, 3, 4].map((n) => submit(`k${n}`, n).then(String, (e: Error) => e.message));
+    await drain();
+    expect(await first).toBe("x#0");
+    expect(await Promise.all(results)).toEqual(["k1#1", "k2#2", "failed: 3", "k4#4"]);
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[0], [1, 2, 3, 4], [1], [2], [3], [4]]);
+  });
+});
