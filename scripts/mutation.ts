@@ -62,14 +62,30 @@ export const GROUPS: Record<string, Group> = {
     // Validation, queueing, the claim, results, payloads, expiry, retention and cancelling (not the
     // listing and counts the pages show).
     mutate: [
-      "modules/commands/service.ts:105-363",
-      "modules/commands/service.ts:402-411",
+      "modules/commands/service.ts:105-366",
+      "modules/commands/service.ts:413-424",
       "jobs/command-retention.ts",
     ],
     tests: [
       "tests/commands/validation.test.ts",
       "tests/platform/job-catalog.test.ts",
       "tests/commands/queue-edges.test.ts",
+      "tests/commands/commands.test.ts",
+    ],
+  },
+  heartbeat: {
+    // Batched heartbeats: the batcher (order per device, bounds, retry alone), the batch statement and
+    // what each heartbeat gets back, the devices side (accept, refuse).
+    mutate: [
+      "modules/platform/keyed-batcher.ts",
+      "modules/heartbeat/service.ts",
+      "modules/devices/heartbeat-sql.ts",
+    ],
+    tests: [
+      "tests/platform/keyed-batcher.test.ts",
+      "tests/devices/heartbeat-batch.test.ts",
+      "tests/devices/heartbeat.test.ts",
+      "tests/devices/rate-limits.test.ts",
       "tests/commands/commands.test.ts",
     ],
   },

@@ -2,7 +2,7 @@
  * Agent poll benchmark: wall time of one poll (built-in scripts + 10 test scripts, heartbeat to a local
  * fake server, no commands) and the agent's memory while polling.
  *
- *   bun bench/agent/poll.ts [--polls 20] [--daemon-seconds 8]
+ *   bun bench/agent/poll.ts [--polls 20] [--daemon-seconds 8] [--agent-env NAME=VALUE ...]
  *
  * Part 1 runs pollOnce() in this process. Part 2 runs the real `poll` daemon (from source, or the compiled
  * binary if dist/outpost-agent exists) as a subprocess with poll_interval_s=1 and samples its RSS.
@@ -25,6 +25,10 @@ const arg = (name: string, fallback: number) => {
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
 const POLLS = Math.max(1, Math.min(1000, arg("--polls", 20)));
+/** `--agent-env NAME=VALUE` (repeatable): extra environment for the daemon, e.g. a runtime knob. */
+const AGENT_ENV = Object.fromEntries(
+  args.flatMap((a, i) => (args[i - 1] === "--agent-env" && a.includes("=") ? [a.split(/=(.*)/s, 2)] : [])),
+) as Record<string, string>;
 console.log(
   `machine: ${os.cpus().length} CPUs, load average ${os
     .loadavg()
@@ -156,6 +160,7 @@ async function daemon(config: ReturnType<typeof defaultConfig>) {
       ...(process.env.AGENT_SCRIPT_CONCURRENCY
         ? { OUTPOST_AGENT_SCRIPT_CONCURRENCY: process.env.AGENT_SCRIPT_CONCURRENCY }
         : {}),
+      ...AGENT_ENV,
     },
     stdout: "ignore",
     stderr: "ignore",
@@ -172,7 +177,13 @@ async function daemon(config: ReturnType<typeof defaultConfig>) {
   const code = await proc.exited;
   samples.sort((a, b) => a - b);
   console.log(
-    `== daemon (${cmd[0].endsWith("outpost-agent") ? "compiled binary" : "bun agent/main.ts"}), poll_interval_s=1, ${DAEMON_SECONDS} s`,
+    `== daemon (${cmd[0].endsWith("outpost-agent") ? "compiled binary" : "bun agent/main.ts"}), poll_interval_s=1, ${DAEMON_SECONDS} s${
+      Object.keys(AGENT_ENV).length
+        ? `, ${Object.entries(AGENT_ENV)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(" ")}`
+        : ""
+    }`,
   );
   console.log(`   heartbeats sent: ${heartbeats - before}; exit code after SIGTERM: ${code}`);
   if (samples.length && final) {

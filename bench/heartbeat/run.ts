@@ -636,6 +636,7 @@ async function main() {
     cpu_ms_per_heartbeat: {
       server: +((1000 * cpu.server) / heartbeats).toFixed(3),
       postgres: +((1000 * cpu.postgres) / heartbeats).toFixed(3),
+      load_generator: +((1000 * cpu.client) / heartbeats).toFixed(3),
     },
     ceiling_single_row: Math.round(ceilingRate),
     ceiling_single_row_durable: Math.round(durableCeilingRate),
