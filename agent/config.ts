@@ -130,7 +130,7 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
     script_timeout_ms: 5000,
     script_warn_ms: 3000,
     script_memory_mb: 64,
-    script_concurrency: 16,
+    script_concurrency: 4,
     read_file_allowlist: [...DEFAULT_READ_FILE_ALLOWLIST],
     read_file_max_bytes: 65536,
     exec_allowlist: [],

@@ -42,14 +42,19 @@ const TOKEN = "bench-token";
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "outpost-bench-"));
 let heartbeats = 0;
 let heartbeatBytes = 0;
+/** The agent's own account of each poll's script runs (`telemetry.meta.collect_duration_ms`). */
+const pollDurations: number[] = [];
 const server = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
   async fetch(req) {
     const url = new URL(req.url);
     if (url.pathname.endsWith("/heartbeat")) {
-      heartbeatBytes = (await req.text()).length;
+      const text = await req.text();
+      heartbeatBytes = text.length;
       heartbeats++;
+      const duration = Number(JSON.parse(text)?.telemetry?.meta?.collect_duration_ms);
+      if (Number.isFinite(duration)) pollDurations.push(duration);
       return Response.json({ data: { commands: [] } });
     }
     return Response.json({ data: { acknowledged_count: 0 } }, { status: 202 });
@@ -148,6 +153,7 @@ async function daemon(config: ReturnType<typeof defaultConfig>) {
         "poll",
       ];
   const before = heartbeats;
+  pollDurations.length = 0;
   const proc = Bun.spawn(cmd, {
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -186,6 +192,12 @@ async function daemon(config: ReturnType<typeof defaultConfig>) {
     }`,
   );
   console.log(`   heartbeats sent: ${heartbeats - before}; exit code after SIGTERM: ${code}`);
+  if (pollDurations.length) {
+    const sorted = [...pollDurations].sort((a, b) => a - b);
+    console.log(
+      `   script runs per poll (meta.collect_duration_ms): first ${pollDurations[0]!.toFixed(1)} ms, median ${percentile(sorted, 50).toFixed(1)} ms, max ${sorted[sorted.length - 1]!.toFixed(1)} ms`,
+    );
+  }
   if (samples.length && final) {
     console.log(
       `   RSS while polling: median ${percentile(samples, 50).toFixed(1)} MiB, max ${samples[samples.length - 1].toFixed(1)} MiB, peak (VmHWM) ${final.hwm.toFixed(1)} MiB`,

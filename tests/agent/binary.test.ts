@@ -74,7 +74,11 @@ afterAll(() => {
   tmp.cleanup();
 });
 
+// The environment the systemd unit (deploy/outpost-agent.service) gives the agent.
 const env = () => ({
+  BUN_JSC_useDFGJIT: "0",
+  BUN_JSC_useFTLJIT: "0",
+  BUN_JSC_useOMGJIT: "0",
   HOME: path.join(tmp.dir, "home"),
   OUTPOST_AGENT_STATE_DIR: path.join(tmp.dir, "state"),
   OUTPOST_AGENT_SERVER_URL: `http://127.0.0.1:${server.port}`,
