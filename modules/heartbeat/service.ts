@@ -58,14 +58,15 @@ export interface HeartbeatOptions {
   remoteAccess?(deviceId: string): Promise<HeartbeatRemoteAccess | undefined>;
 }
 
-const BODY_FIELDS = [
-  "telemetry",
-  "telemetry.device",
-  "telemetry.scripts",
-  "telemetry.meta",
-  "connection_status",
-  "ssh_host_key",
-];
+/** The parts of a heartbeat body a 400 names, and what each must be. */
+const BODY_FIELDS: Record<string, string> = {
+  telemetry: "a JSON object",
+  "telemetry.device": "a JSON object",
+  "telemetry.scripts": "a JSON object",
+  "telemetry.meta": "a JSON object",
+  connection_status: "a JSON object or null",
+  ssh_host_key: "a string of at most 2048 characters",
+};
 
 /**
  * Validates a heartbeat body (HeartbeatBody, then the size limits: 422 telemetry_limits_exceeded)
@@ -77,9 +78,9 @@ export function parseHeartbeat(body: unknown): {
   schema: Record<string, unknown> | undefined;
 } {
   if (!heartbeatBody.Check(body)) {
-    const field = firstInvalidField(heartbeatBody, body, BODY_FIELDS);
+    const field = firstInvalidField(heartbeatBody, body, Object.keys(BODY_FIELDS));
     if (!field) throw badRequest("The heartbeat body must be a JSON object");
-    throw badRequest(`${field} must be a JSON object`, { field });
+    throw badRequest(`${field} must be ${BODY_FIELDS[field]}`, { field });
   }
   const { telemetry, connection_status: status } = body;
   const meta = telemetry.meta;
@@ -92,8 +93,7 @@ export function parseHeartbeat(body: unknown): {
   }
   const payload: Record<string, unknown> = { ...telemetry };
   if (storedMeta !== meta) payload.meta = storedMeta;
-  if (status !== undefined && status !== null && payload.connection_status === undefined)
-    payload.connection_status = status;
+  if (status && payload.connection_status === undefined) payload.connection_status = status;
   const violation = jsonLimitViolation(payload, TELEMETRY_LIMITS);
   if (violation) {
     throw new AppError(
@@ -123,6 +123,8 @@ type BatchResult =
   | { accepted: false }
   | { accepted: true; remoteAccessRequested: boolean; commands: ClaimedRow[] };
 
+const REFUSED: BatchResult = { accepted: false };
+
 type BatchRow = { ord: number; remote_access_requested: boolean } & {
   [K in keyof ClaimedRow]: ClaimedRow[K] | null;
 };
@@ -138,16 +140,14 @@ type BatchRow = { ord: number; remote_access_requested: boolean } & {
  * which the next heartbeats restate — but never a command's delivery, whose commit stays durable.
  */
 export async function runHeartbeatBatch(sql: Sql, settings: HeartbeatRateLimit, items: BatchItem[]) {
-  // Rows are locked in device id order, as bulk approval locks them: the two cannot deadlock.
-  const order = items.map((_, i) => i).sort((a, b) => (items[a]!.deviceId < items[b]!.deviceId ? -1 : 1));
-  const column = <K extends keyof BatchItem>(key: K) => order.map((i) => items[i]![key]);
+  const column = <K extends keyof BatchItem>(key: K) => items.map((item) => item[key]);
   // The payloads travel as one text joined by U+001E, which JSON.stringify always escapes: a text
   // array would be escaped character by character on the way (a tenth of a heartbeat's server time).
   const payloads = column("payloadJson").join(PAYLOAD_SEPARATOR);
   // (Comments stay out of the SQL text, which PostgreSQL copies on every execution.)
   const rows = await sql<BatchRow[]>`
     with input as (
-      select * from unnest(${order}::int[], ${column("deviceId")}::uuid[], ${column("tokenHash")}::text[],
+      select * from unnest(${items.map((_, i) => i)}::int[], ${column("deviceId")}::uuid[], ${column("tokenHash")}::text[],
         ${column("schemaHash")}::text[], ${column("schemaJson")}::text[], ${column("eventId")}::uuid[],
         string_to_array(${payloads}::text, ${PAYLOAD_SEPARATOR}::text))
         as i(ord, device_id, token_hash, schema_hash, schema_json, event_id, payload)),
@@ -158,7 +158,7 @@ export async function runHeartbeatBatch(sql: Sql, settings: HeartbeatRateLimit, 
       case when (select count(*) from claimed) = 0 then set_config('synchronous_commit', 'off', true) end as async_commit
     from accepted a left join claimed c on c.device_id = a.id
     order by a.ord, c.queued_at, c.id`;
-  const results: BatchResult[] = items.map(() => ({ accepted: false }));
+  const results: BatchResult[] = items.map(() => REFUSED);
   for (const row of rows) {
     let result = results[row.ord]!;
     if (!result.accepted) {

@@ -6,7 +6,7 @@
  *
  * Items with the same key never share a batch and never run in two batches at once: they run one
  * after another, in the order they came (one device's heartbeats stay serial, and batches touch
- * disjoint rows, so two batches cannot deadlock each other).
+ * disjoint rows: two batches never wait for each other).
  *
  * `run` answers one result per item, in order. When it throws, nothing of the batch was done (one
  * transaction): each item of a batch of several is run again alone, so one bad item costs the others
@@ -44,15 +44,10 @@ export class KeyedBatcher<I, O> {
     });
   }
 
-  /** Items waiting for a batch (for metrics and tests). */
-  get waiting(): number {
-    return this.queue.length;
-  }
-
   private pump(): void {
-    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
+    while (this.inFlight < this.options.maxInFlight) {
       const batch = this.take();
-      if (batch.length === 0) return; // every waiting item's key is in a running batch
+      if (batch.length === 0) return; // nothing waits, or every waiting item's key is in a running batch
       this.inFlight++;
       void this.execute(batch).finally(() => {
         for (const pending of batch) this.busyKeys.delete(pending.key);

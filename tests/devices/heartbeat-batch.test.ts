@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { cancelCommand, queueCommand } from "../../modules/commands/service";
 import { rejectDevices } from "../../modules/devices/service";
+import { openLease } from "../../modules/remote-access/service";
 import { startTestApp } from "../helpers/app";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
 
@@ -168,5 +169,30 @@ describe("batched heartbeats", () => {
     const [row] = await sql<{ options: string[] }[]>`
       select reloptions as options from pg_class where relname = 'devices' and relkind = 'r'`;
     expect(row!.options).toContain("fillfactor=70");
+  });
+
+  test("in one batch, only the device with a remote-access lease gets the token and the fast-poll hint", async () => {
+    const devices = await Promise.all(Array.from({ length: 6 }, () => approvedDevice(app)));
+    await Promise.all(devices.map((device) => beat(device))); // online
+    await openLease(sql, {
+      deviceId: devices[2]!.id,
+      ownerKind: "api",
+      holder: "batch test",
+      ttlSeconds: 300,
+      maxMinutes: 60,
+      onlineWindowSeconds: 300,
+    });
+    const replies = await Promise.all(
+      devices.map(
+        async (device) => ((await (await beat(device)).json()) as { data: Record<string, unknown> }).data,
+      ),
+    );
+    for (const [i, reply] of replies.entries()) {
+      if (i === 2) {
+        expect(reply.remote_access_token).toEqual(expect.any(String));
+        expect(reply.poll_interval_seconds).toBe(5);
+        expect(reply.tunnel_host_key).toMatch(/^SHA256:/);
+      } else expect(reply).toEqual({ commands: [] });
+    }
   });
 });

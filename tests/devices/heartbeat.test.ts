@@ -182,6 +182,60 @@ describe("heartbeat", () => {
     });
   }
 
+  test("a 400 names the part of the body that is wrong and what it must be", async () => {
+    const device = await approvedDevice(app);
+    const cases: [unknown, string | undefined, string][] = [
+      [[], undefined, "The heartbeat body must be a JSON object"],
+      [{ telemetry: "up" }, "telemetry", "telemetry must be a JSON object"],
+      [{ telemetry: { device: [] } }, "telemetry.device", "telemetry.device must be a JSON object"],
+      [{ telemetry: { scripts: 5 } }, "telemetry.scripts", "telemetry.scripts must be a JSON object"],
+      [{ telemetry: { meta: "x" } }, "telemetry.meta", "telemetry.meta must be a JSON object"],
+      [
+        { telemetry: {}, connection_status: 1 },
+        "connection_status",
+        "connection_status must be a JSON object or null",
+      ],
+      [
+        { telemetry: {}, ssh_host_key: 7 },
+        "ssh_host_key",
+        "ssh_host_key must be a string of at most 2048 characters",
+      ],
+    ];
+    for (const [body, field, message] of cases) {
+      const response = await app.fetch(heartbeatUrl(device.id, device.token), json(body));
+      const error = (await response.json()) as {
+        error: { code: string; message: string; details?: { field: string } };
+      };
+      expect({ status: response.status, ...error.error }).toEqual({
+        status: 400,
+        code: "invalid_request",
+        message,
+        ...(field ? { details: { field } } : {}),
+      });
+    }
+    expect(await telemetryCount(device.id)).toBe(0);
+  });
+
+  test("connection_status is stored with the telemetry unless the telemetry has its own; null stores none", async () => {
+    const device = await approvedDevice(app);
+    const stored = async (body: unknown) => {
+      expect((await app.fetch(heartbeatUrl(device.id, device.token), json(body))).status).toBe(200);
+      const [row] = await sql<{ payload: Record<string, unknown> }[]>`
+        select payload from telemetry_events where device_id = ${device.id} order by recorded_at desc, id desc limit 1`;
+      return row!.payload;
+    };
+    expect((await stored({ telemetry: {}, connection_status: { active: true } })).connection_status).toEqual({
+      active: true,
+    });
+    const own = await stored({
+      telemetry: { connection_status: { own: 1 } },
+      connection_status: { active: true },
+    });
+    expect(own.connection_status).toEqual({ own: 1 });
+    expect("connection_status" in (await stored({ telemetry: {}, connection_status: null }))).toBe(false);
+    expect("connection_status" in (await stored({ telemetry: {} }))).toBe(false);
+  });
+
   test("an invalid body from an unknown device is reported as the unknown device", async () => {
     const response = await app.fetch(heartbeatUrl(crypto.randomUUID(), "k"), json({ telemetry: "bad" }));
     expect(response.status).toBe(404);

@@ -21,7 +21,8 @@ function recording(options: { maxSize: number; maxInFlight: number }, fail?: (it
   const submit = (key: string, n: number) => batcher.submit(key, { key, n });
   /** Lets every batch started so far finish, until none is left. */
   const drain = async () => {
-    for (let i = 0; i < 100 && (release.length > 0 || batcher.waiting > 0); i++) {
+    for (let idle = 0, i = 0; idle < 3 && i < 200; i++) {
+      idle = release.length === 0 ? idle + 1 : 0;
       while (release.length) release.shift()!();
       await Bun.sleep(1);
     }
@@ -72,5 +73,27 @@ describe("KeyedBatcher", () => {
     expect(await first).toBe("x#0");
     expect(await Promise.all(results)).toEqual(["k1#1", "k2#2", "failed: 3", "k4#4"]);
     expect(batches.map((b) => b.map((i) => i.n))).toEqual([[0], [1, 2, 3, 4], [1], [2], [3], [4]]);
+  });
+
+  test("a batch answering fewer results than items fails each of its items, and the batcher goes on", async () => {
+    let calls = 0;
+    const batcher = new KeyedBatcher<number, number>(
+      async (items) => {
+        calls++;
+        return calls === 1 ? items.slice(1) : items.map((n) => n * 10);
+      },
+      { maxSize: 4, maxInFlight: 1 },
+    );
+    const outcomes = await Promise.all(
+      [1, 2].map((n) =>
+        batcher.submit(`k${n}`, n).then(
+          (value) => `ok ${value}`,
+          (error: Error) => error.message,
+        ),
+      ),
+    );
+    expect(outcomes[0]).toBe("a batch of 1 answered 0 results");
+    expect(outcomes[1]).toBe("ok 20");
+    expect(await batcher.submit("k3", 3)).toBe(30);
   });
 });
