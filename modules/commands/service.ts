@@ -117,7 +117,7 @@ const SSH_KEY = /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9
 
 function stringField(payload: Record<string, unknown> | undefined, name: string): string | undefined {
   const value = payload?.[name];
-  return typeof value === "string" && value !== "" ? value : undefined;
+  return typeof value === "string" ? value : undefined;
 }
 
 /** Checks a command's shape for its type; throws 400 invalid_request naming the field. */

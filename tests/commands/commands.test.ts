@@ -11,6 +11,7 @@ import {
 } from "../../modules/commands/service";
 import { rejectDevices } from "../../modules/devices/service";
 import { createLogger } from "../../modules/platform/logger";
+import { commandsTotal } from "../../modules/platform/metrics";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 
@@ -189,12 +190,16 @@ describe("command queue and delivery", () => {
     const fresh = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
     await sql`update pending_commands set expires_at = now() - interval '1 second' where id = ${stale.id}`;
     expect((await beat(device)).map((c) => c.command_id)).toEqual([fresh.id]);
+    const expiredSoFar = async () =>
+      (await commandsTotal.get()).values.find((v) => v.labels.event === "expired")?.value ?? 0;
+    const before = await expiredSoFar();
     await expireCommandsJob.run(
       {},
       { config: app.config, database: app.database, logger: createLogger("silent") },
     );
     expect((await getCommand(sql, stale.id))!.status).toBe("expired");
     expect((await getCommand(sql, fresh.id))!.status).toBe("delivered");
+    expect((await expiredSoFar()) - before).toBeGreaterThanOrEqual(1); // counted (other tests may expire too)
   });
 
   test("the retention job deletes history older than COMMAND_RETENTION_DAYS, never a queued or recent command", async () => {
