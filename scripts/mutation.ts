@@ -56,6 +56,8 @@ export const GROUPS: Record<string, Group> = {
       "tests/devices/identity.test.ts",
       "tests/devices/registration.test.ts",
       "tests/devices/heartbeat.test.ts",
+      // Registration with an enrolment token: a known device keeps registering, a new one claims it.
+      "tests/enrolment/tokens.test.ts",
     ],
   },
   commands: {

@@ -16,7 +16,15 @@ import {
   validateSchemaDefinition,
 } from "./validation";
 
-const REGISTRATION_FIELDS = ["mac_address", "product_name", "metadata", "enrolment_token"];
+/** The fields a 400 names (in the spec's order), and what each must be. */
+const REGISTRATION_FIELDS: Record<string, string> = {
+  mac_address: "a MAC address",
+  product_name: `a string of at most ${PRODUCT_NAME_MAX} characters`,
+  metadata: "a JSON object",
+  device_secret: "a string of 32 to 256 characters",
+  api_token: "a string of 1 to 256 characters",
+  enrolment_token: "a string of 1 to 256 characters",
+};
 
 /**
  * Checks a registration body (RegistrationBody, in the spec's field order): 400 invalid_request for
@@ -24,19 +32,14 @@ const REGISTRATION_FIELDS = ["mac_address", "product_name", "metadata", "enrolme
  */
 export function parseRegistration(body: unknown) {
   if (!registrationBody.Check(body)) {
-    const field = firstInvalidField(registrationBody, body, REGISTRATION_FIELDS);
+    const field = firstInvalidField(registrationBody, body, Object.keys(REGISTRATION_FIELDS));
     if (!field) throw badRequest("The request body must be a JSON object");
-    const value = (body as Record<string, unknown>)[field];
     if (field === "mac_address") {
-      if (value === undefined || value === null) throw badRequest("mac_address is required", { field });
+      const value = (body as Record<string, unknown>).mac_address;
+      if (value == null) throw badRequest("mac_address is required", { field });
       normaliseMac(value); // throws its own message: not a string, or not a MAC address
     }
-    if (field === "product_name") {
-      throw badRequest(`product_name must be a string of at most ${PRODUCT_NAME_MAX} characters`, { field });
-    }
-    if (field === "enrolment_token")
-      throw badRequest("enrolment_token must be a non-empty string", { field });
-    throw badRequest("metadata must be a JSON object", { field });
+    throw badRequest(`${field} must be ${REGISTRATION_FIELDS[field]}`, { field });
   }
   const productName = body.product_name?.trim() || null;
   const metadata = body.metadata == null ? undefined : validateMetadata(body.metadata);

@@ -33,6 +33,38 @@ describe("parseRegistration", () => {
     expect(refusal([])).toMatchObject({ status: 400, code: "invalid_request", details: undefined });
   });
 
+  test("each refusal says what the field must be; identity and enrolment fields are named too", () => {
+    const message = (body: unknown) => {
+      try {
+        parseRegistration(body);
+      } catch (error) {
+        return (error as AppError).message;
+      }
+      return "accepted";
+    };
+    const mac = newMac();
+    expect(message({})).toBe("mac_address is required");
+    expect(message({ mac_address: null })).toBe("mac_address is required");
+    expect(message({ mac_address: 1 })).toBe("mac_address must be a string");
+    expect(message({ mac_address: mac, product_name: 1 })).toBe(
+      "product_name must be a string of at most 200 characters",
+    );
+    expect(message({ mac_address: mac, metadata: [1] })).toBe("metadata must be a JSON object");
+    expect(message({ mac_address: mac, device_secret: "short" })).toBe(
+      "device_secret must be a string of 32 to 256 characters",
+    );
+    expect(message({ mac_address: mac, api_token: "" })).toBe(
+      "api_token must be a string of 1 to 256 characters",
+    );
+    expect(message({ mac_address: mac, enrolment_token: "" })).toBe(
+      "enrolment_token must be a string of 1 to 256 characters",
+    );
+    expect(message([])).toBe("The request body must be a JSON object");
+    expect(refusal({ mac_address: mac, device_secret: 5 })).toEqual(field("device_secret"));
+    expect(refusal({ mac_address: mac, api_token: "x".repeat(257) })).toEqual(field("api_token"));
+    expect(refusal({ mac_address: mac, enrolment_token: 1 })).toEqual(field("enrolment_token"));
+  });
+
   test("the product name is trimmed; a blank one is none", () => {
     expect(parseRegistration({ mac_address: newMac(), product_name: "  atom  " }).productName).toBe("atom");
     expect(parseRegistration({ mac_address: newMac(), product_name: "   " }).productName).toBeNull();
