@@ -130,6 +130,19 @@ describe("sign-in redirect target", () => {
       expect(safeNext(bad)).toBe("/");
     expect(safeNext(`/${"a".repeat(1999)}`)).toBe(`/${"a".repeat(1999)}`);
   });
+
+  test("next: relative names, control characters, unparsable and other-host paths all go home", () => {
+    for (const bad of [
+      "dashboard", // not a path: would resolve to /dashboard
+      "/devices\t", // a tab the URL parser would silently drop
+      "/devices\n?x=1",
+      "/a\\b", // a backslash browsers turn into a slash
+      "//exa mple.com/x", // not parsable as a URL
+      "//evil.example/steal", // another host, with a path
+    ])
+      expect(safeNext(bad)).toBe("/");
+    expect(safeNext("/devices?status=pending#list")).toBe("/devices?status=pending#list");
+  });
 });
 
 describe("who may change things, and how they are named", () => {
