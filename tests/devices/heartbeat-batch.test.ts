@@ -195,4 +195,12 @@ describe("batched heartbeats", () => {
       } else expect(reply).toEqual({ commands: [] });
     }
   });
+
+  test("a device flagged for remote access whose lease is gone gets a plain reply, not an error", async () => {
+    const device = await approvedDevice(app);
+    await sql`update devices set remote_access_requested = true where id = ${device.id}`;
+    const response = await beat(device);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ data: { commands: [] } });
+  });
 });

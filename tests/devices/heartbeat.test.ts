@@ -216,6 +216,20 @@ describe("heartbeat", () => {
     expect(await telemetryCount(device.id)).toBe(0);
   });
 
+  test("an invalid announced schema is a 422 naming telemetry.meta.schema_definition", async () => {
+    const device = await approvedDevice(app);
+    const response = await app.fetch(
+      heartbeatUrl(device.id, device.token),
+      json(sampleHeartbeat({ meta: { schema_definition: { type: "object" } } })),
+    );
+    expect(response.status).toBe(422);
+    const error = await errorOf(response);
+    expect(error.code).toBe("invalid_schema_definition");
+    expect((error as { details?: { field?: string } }).details?.field).toBe(
+      "telemetry.meta.schema_definition",
+    );
+  });
+
   test("connection_status is stored with the telemetry unless the telemetry has its own; null stores none", async () => {
     const device = await approvedDevice(app);
     const stored = async (body: unknown) => {
@@ -250,7 +264,11 @@ describe("heartbeat", () => {
     }
     const limited = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
     expect(limited.status).toBe(429);
-    expect((await errorOf(limited)).code).toBe("rate_limited");
+    expect(await errorOf(limited)).toMatchObject({
+      code: "rate_limited",
+      message: "Heartbeat rate limit exceeded",
+      details: { limit: RATE_LIMIT, window_seconds: 60 },
+    });
     const retryAfter = Number(limited.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
