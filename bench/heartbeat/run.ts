@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: one run's phases in the order they happen (seed, load, ceilings, metrics
+// rounds). The heartbeat posted is in ./body.ts, what is read off the machine in ./probes.ts.
 /**
  * Heartbeat benchmark.
  *
@@ -24,12 +26,13 @@
  * (an A/A run: how much two servers differ when nothing does).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
+import { heartbeatBody } from "./body";
+import { cpuSeconds, databaseCounters, freePort, percentile, statements } from "./probes";
 
 /** `--name value` on the command line, else the environment variable, else the default. */
 function knob(flag: string, env: string, fallback: number): number {
@@ -85,162 +88,6 @@ const guard = setTimeout(async () => {
   await cleanup();
   process.exit(2);
 }, HARD_LIMIT_MS);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A realistic heartbeat: five scripts' reports, ~2 KB of JSON. */
-function heartbeatBody(mac: string, uptime: number) {
-  const report = (output: Record<string, unknown>, ms: number) => ({
-    data: { status: "success", validation_status: "valid", duration_ms: ms, output },
-  });
-  return {
-    telemetry: {
-      device: {
-        identity: {
-          mac_address: mac,
-          ip_address: "192.0.2.10",
-          name: `atom-${mac.replaceAll(":", "").toLowerCase()}`,
-        },
-        uptime_seconds: uptime,
-      },
-      scripts: {
-        cpu: report(
-          {
-            load_1m: Math.random() * 4,
-            load_5m: 1.21,
-            load_15m: 0.97,
-            cores: 4,
-            user_percent: 12.5,
-            system_percent: 3.1,
-            iowait_percent: 0.4,
-          },
-          3,
-        ),
-        memory: report(
-          {
-            total_bytes: 8_252_030_976,
-            used_bytes: 4_123_456_789,
-            used_percent: 49.97,
-            swap_total_bytes: 2_147_479_552,
-            swap_used_bytes: 0,
-          },
-          2,
-        ),
-        disk: report(
-          {
-            mounts: [
-              { path: "/", total_bytes: 62_725_623_808, used_bytes: 21_474_836_480, used_percent: 34.2 },
-              { path: "/var", total_bytes: 20_957_446_144, used_bytes: 5_368_709_120, used_percent: 25.6 },
-            ],
-          },
-          5,
-        ),
-        network: report(
-          {
-            interfaces: [
-              {
-                name: "eth0",
-                rx_bytes: 123_456_789_012,
-                tx_bytes: 98_765_432_109,
-                rx_errors: 0,
-                tx_errors: 0,
-                link_up: true,
-              },
-              { name: "wlan0", rx_bytes: 0, tx_bytes: 0, rx_errors: 0, tx_errors: 0, link_up: false },
-            ],
-          },
-          4,
-        ),
-        services: report(
-          {
-            units: {
-              sshd: "active",
-              "outpost-agent": "active",
-              chronyd: "active",
-              nginx: "inactive",
-              "systemd-journald": "active",
-              "systemd-networkd": "active",
-              "systemd-resolved": "active",
-              cron: "active",
-              rsyslog: "active",
-              "unattended-upgrades": "inactive",
-            },
-            failed_units: [],
-            boot_id: "6f1c7a3e-2b1d-4c55-9a0e-7d1f2b3c4d5e",
-            kernel: "6.1.0-18-arm64",
-            os_release: "Debian GNU/Linux 12 (bookworm)",
-          },
-          9,
-        ),
-      },
-      meta: {
-        timestamp: new Date().toISOString(),
-        duration: "23.417ms",
-        errors: ["gpu: no such device /dev/dri/card0"],
-      },
-    },
-    connection_status: {
-      active: false,
-      connection_string: "outpost-tunnel",
-      pid: 0,
-      start_time: "0001-01-01T00:00:00Z",
-    },
-  };
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-type StatRow = { query: string; calls: number; rows: number };
-
-const TICKS_PER_SECOND = 100;
-
-/** CPU seconds (user + system) of a process, and of its children when `withChildren` (PostgreSQL backends). */
-function cpuSeconds(pid: number, withChildren = false): number {
-  const read = (p: number) => {
-    try {
-      const fields = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
-      return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
-    } catch {
-      return undefined;
-    }
-  };
-  let ticks = read(pid)?.ticks ?? 0;
-  if (withChildren) {
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      const stat = read(Number(entry));
-      if (stat?.ppid === pid) ticks += stat.ticks;
-    }
-  }
-  return ticks / TICKS_PER_SECOND;
-}
-
-async function statements(sql: postgres.Sql): Promise<Map<string, StatRow>> {
-  const rows = await sql<StatRow[]>`
-    select query, calls::int as calls, rows::int as rows from pg_stat_statements
-    where dbid = (select oid from pg_database where datname = current_database())`;
-  return new Map(rows.map((r) => [r.query, r]));
-}
-
-async function databaseCounters(sql: postgres.Sql) {
-  const [row] = await sql<{ xact: number; ins: number; upd: number; hot: number }[]>`
-    select d.xact_commit::bigint::float8 as xact, d.tup_inserted::float8 as ins, d.tup_updated::float8 as upd,
-      (select coalesce(sum(n_tup_hot_upd), 0)::float8 from pg_stat_user_tables) as hot
-    from pg_stat_database d where d.datname = current_database()`;
-  return row!;
-}
 
 async function main() {
   console.log(

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import {
+  appendFileSync,
   chmodSync,
   chownSync,
   closeSync,
@@ -282,10 +283,7 @@ function writeTuning(directory: string, user: { uid: number; gid: number } | und
   const main = path.join(directory, "postgresql.conf");
   const include = "include_if_exists = 'outpost.conf'";
   if (!readFileSync(main, "utf8").includes(include)) {
-    writeFileSync(
-      main,
-      `${readFileSync(main, "utf8")}\n# Outpost's tuning (regenerated at every start).\n${include}\n`,
-    );
+    appendFileSync(main, `\n# Outpost's tuning (regenerated at every start).\n${include}\n`);
   }
 }
 

@@ -12,40 +12,40 @@ export function isStorableText(text: string): boolean {
 
 /** The path (`metadata.site`, `items[2]`) of the first string in `value` that cannot be stored. */
 export function unstorableTextPath(value: unknown): string | undefined {
-  // Every JSON body is walked: the common case (all text storable) builds no path strings.
-  return holdsUnstorableText(value, 0) ? pathOfUnstorableText(value, "", 0) : undefined;
+  const trail = unstorableTextTrail(value, 0);
+  if (!trail) return undefined;
+  let path = "";
+  for (const step of trail.reverse())
+    path = typeof step === "number" ? `${path}[${step}]` : path ? `${path}.${step}` : step;
+  return path || "(body)";
 }
 
-function holdsUnstorableText(value: unknown, depth: number): boolean {
-  if (typeof value === "string") return !isStorableText(value);
-  if (typeof value !== "object" || value === null || depth > 64) return false;
-  if (Array.isArray(value)) {
-    for (const item of value) if (holdsUnstorableText(item, depth + 1)) return true;
-    return false;
-  }
-  if (value instanceof Blob) return false; // uploaded files are checked by their feature
-  for (const key in value) {
-    if (!isStorableText(key)) return true;
-    if (holdsUnstorableText((value as Record<string, unknown>)[key], depth + 1)) return true;
-  }
-  return false;
-}
-
-function pathOfUnstorableText(value: unknown, path: string, depth: number): string | undefined {
-  if (typeof value === "string") return isStorableText(value) ? undefined : path || "(body)";
+/**
+ * The keys leading to the first unstorable string, innermost first (a key that is itself unstorable
+ * ends the trail at its object). Every JSON body is walked: the trail is built only on the way back
+ * from a find, so the common case (all text storable) allocates nothing.
+ */
+function unstorableTextTrail(value: unknown, depth: number): (string | number)[] | undefined {
+  if (typeof value === "string") return isStorableText(value) ? undefined : [];
   if (typeof value !== "object" || value === null || depth > 64) return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = pathOfUnstorableText(value[i], `${path}[${i}]`, depth + 1);
-      if (found) return found;
+      const trail = unstorableTextTrail(value[i], depth + 1);
+      if (trail) {
+        trail.push(i);
+        return trail;
+      }
     }
     return undefined;
   }
-  if (value instanceof Blob) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    if (!isStorableText(key)) return path || "(body)";
-    const found = pathOfUnstorableText(item, path ? `${path}.${key}` : key, depth + 1);
-    if (found) return found;
+  if (value instanceof Blob) return undefined; // uploaded files are checked by their feature
+  for (const key in value) {
+    if (!isStorableText(key)) return [];
+    const trail = unstorableTextTrail((value as Record<string, unknown>)[key], depth + 1);
+    if (trail) {
+      trail.push(key);
+      return trail;
+    }
   }
   return undefined;
 }

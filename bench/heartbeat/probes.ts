@@ -1,0 +1,63 @@
+/**
+ * What bench/heartbeat/run.ts reads off the machine and PostgreSQL while it loads Outpost: process CPU
+ * time from /proc, pg_stat_statements and pg_stat_database counters, a free port, percentiles.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import type postgres from "postgres";
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+type StatRow = { query: string; calls: number; rows: number };
+
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) of a process, and of its children when `withChildren` (PostgreSQL backends). */
+export function cpuSeconds(pid: number, withChildren = false): number {
+  const read = (p: number) => {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
+      return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+    } catch {
+      return undefined;
+    }
+  };
+  let ticks = read(pid)?.ticks ?? 0;
+  if (withChildren) {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = read(Number(entry));
+      if (stat?.ppid === pid) ticks += stat.ticks;
+    }
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
+export async function statements(sql: postgres.Sql): Promise<Map<string, StatRow>> {
+  const rows = await sql<StatRow[]>`
+    select query, calls::int as calls, rows::int as rows from pg_stat_statements
+    where dbid = (select oid from pg_database where datname = current_database())`;
+  return new Map(rows.map((r) => [r.query, r]));
+}
+
+export async function databaseCounters(sql: postgres.Sql) {
+  const [row] = await sql<{ xact: number; ins: number; upd: number; hot: number }[]>`
+    select d.xact_commit::bigint::float8 as xact, d.tup_inserted::float8 as ins, d.tup_updated::float8 as upd,
+      (select coalesce(sum(n_tup_hot_upd), 0)::float8 from pg_stat_user_tables) as hot
+    from pg_stat_database d where d.datname = current_database()`;
+  return row!;
+}
