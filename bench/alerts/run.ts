@@ -17,7 +17,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import postgres from "postgres";
@@ -26,6 +25,7 @@ import { approveDevices } from "../../modules/devices/service";
 import { loadConfig } from "../../modules/platform/config";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
+import { freePort } from "../heartbeat/probes";
 
 const DEVICES = Number(process.env.DEVICES ?? 200);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
@@ -51,17 +51,6 @@ const guard = setTimeout(async () => {
   await cleanup();
   process.exit(2);
 }, HARD_LIMIT_MS);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
