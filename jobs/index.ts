@@ -13,6 +13,7 @@ import pruneSessions from "./prune-sessions";
 import remoteAccessSweep from "./remote-access-sweep";
 import telemetryPartitions from "./telemetry-partitions";
 import telemetryRetention from "./telemetry-retention";
+import telemetryRollup from "./telemetry-rollup";
 import terminalRetention from "./terminal-retention";
 
 /** Every durable job Outpost knows. Add new tasks here (one file per task in this folder). */
@@ -25,6 +26,7 @@ const JOBS: JobDefinition<never>[] = [
   commandRetention as JobDefinition<never>,
   telemetryPartitions as JobDefinition<never>,
   telemetryRetention as JobDefinition<never>,
+  telemetryRollup as JobDefinition<never>,
   remoteAccessSweep as JobDefinition<never>,
   alertsEvaluate as JobDefinition<never>,
   alertsOffline as JobDefinition<never>,
@@ -41,6 +43,7 @@ const SCHEDULES: JobSchedule[] = [
   { task: "e2e_cancel_stale_runs", cron: "* * * * *", label: "every minute" },
   { task: "expire_commands", cron: "* * * * *", label: "every minute" },
   { task: "telemetry_partitions", cron: "23 * * * *", label: "hourly at :23" },
+  { task: "telemetry_rollup", cron: "* * * * *", label: "every minute" },
   { task: "telemetry_retention", cron: "41 3 * * *", label: "daily at 03:41" },
   { task: "command_retention", cron: "53 3 * * *", label: "daily at 03:53" },
   { task: "remote_access_sweep", cron: "* * * * *", label: "every 30 seconds" },

@@ -26,7 +26,7 @@ const arg = (name: string, fallback: number) => {
 };
 const RUNS = Math.max(5, Math.min(1000, arg("--runs", 60)));
 const DEVICES = Math.max(1000, Math.min(1_000_000, arg("--devices", 100_000)));
-const TELEMETRY = Math.max(10_000, Math.min(5_000_000, arg("--telemetry", 1_000_000)));
+const TELEMETRY = Math.max(10_000, Math.min(10_000_000, arg("--telemetry", 1_000_000)));
 const BUSY = 200; // devices with a heartbeat every 30 s for 24 h
 const BUSY_ROWS = 2880;
 const HEAVY_ROWS = 20_160; // one device with a heartbeat every 30 s for 7 days

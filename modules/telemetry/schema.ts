@@ -1,4 +1,17 @@
-import { index, json, pgTable, primaryKey, timestamp, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  json,
+  jsonb,
+  pgTable,
+  primaryKey,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 /**
  * Telemetry as received, one row per heartbeat.
@@ -26,5 +39,44 @@ export const telemetryEvents = pgTable(
   (table) => [
     primaryKey({ name: "telemetry_events_pkey", columns: [table.id, table.recordedAt] }),
     index("telemetry_events_device_time_idx").on(table.deviceId, table.recordedAt),
+    // BRIN: rows arrive in time order, so a few kilobytes per day let the rollup job find the last
+    // minute's rows without a btree maintained on every heartbeat.
+    index("telemetry_events_recorded_brin").using("brin", table.recordedAt),
   ],
+);
+
+/**
+ * Hourly rollups per device (./rollups.ts): one row per device and UTC hour with the number of
+ * heartbeats and, per numeric payload field, `[count, sum, min, max]` keyed by the field's path
+ * (`{"scripts.cpu.data.output.usage_pct": [60, 1234.5, 3.1, 88]}`). Charts over days read these.
+ */
+export const telemetryHourly = pgTable(
+  "telemetry_hourly",
+  {
+    deviceId: uuid("device_id").notNull(),
+    hour: timestamp("hour", { withTimezone: true }).notNull(),
+    heartbeats: integer("heartbeats").notNull(),
+    stats: jsonb("stats").$type<Record<string, [number, number, number, number]>>().notNull(),
+  },
+  (table) => [
+    primaryKey({ name: "telemetry_hourly_pkey", columns: [table.deviceId, table.hour] }),
+    index("telemetry_hourly_hour_idx").on(table.hour),
+  ],
+);
+
+/** Per UTC hour: how many devices sent at least one heartbeat, and how many heartbeats (dashboard). */
+export const telemetryFleetHourly = pgTable("telemetry_fleet_hourly", {
+  hour: timestamp("hour", { withTimezone: true }).primaryKey(),
+  devices: integer("devices").notNull(),
+  heartbeats: bigint("heartbeats", { mode: "number" }).notNull(),
+});
+
+/** One row: raw telemetry before `rolled_until` is in the rollups (the job's watermark). */
+export const telemetryRollupProgress = pgTable(
+  "telemetry_rollup_progress",
+  {
+    singleton: boolean("singleton").primaryKey().default(true),
+    rolledUntil: timestamp("rolled_until", { withTimezone: true }).notNull(),
+  },
+  (table) => [check("telemetry_rollup_progress_singleton", sql`${table.singleton}`)],
 );

@@ -6,7 +6,8 @@
 import type { Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
 
-const NUMERIC = "^\\s*-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?\\s*$";
+/** A string that spells a number; the same rule as SQL's telemetry_number (migration 0019). */
+const NUMERIC = /^\s*-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,4})?\s*$/;
 export const MAX_CHART_FIELDS = 12;
 /** Heartbeats a chart reads at most (see deviceChartData). */
 export const MAX_READ = 2000;
@@ -39,10 +40,17 @@ export interface NumericField {
   value: number;
 }
 
+/** Magnitudes PostgreSQL's float8 holds with room to sum: beyond them a value is not charted. */
+const inChartRange = (n: number) => n === 0 || (Math.abs(n) >= 1e-300 && Math.abs(n) <= 1e300);
+
 function asNumber(value: unknown): number | undefined {
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  if (typeof value === "string" && new RegExp(NUMERIC).test(value)) return Number(value);
-  return undefined;
+  const n =
+    typeof value === "number"
+      ? value
+      : typeof value === "string" && NUMERIC.test(value)
+        ? Number(value)
+        : NaN;
+  return inChartRange(n) ? n : undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -150,17 +158,15 @@ export async function deviceChartData(
   buckets = 240,
 ): Promise<ChartData> {
   const fields = paths.slice(0, MAX_CHART_FIELDS);
+  if (to.getTime() - from.getTime() > ROLLUP_RANGE_MS && isUuid(deviceId) && fields.length > 0)
+    return rolledUpChartData(sql, deviceId, fields, from, to, buckets);
   const stepSeconds = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / 1000 / buckets));
   if (!isUuid(deviceId) || fields.length === 0) return { t: [], series: [], events: 0, stepSeconds };
   // One pass over the rows, one aggregate per field (no row multiplication); numbers are read as
-  // numbers, numeric strings are accepted too.
-  const columns = fields.map((field, i) => {
-    const path = field.split(".");
-    return sql`, avg(case jsonb_typeof(payload #> ${path}::text[])
-        when 'number' then (payload #>> ${path}::text[])::float8
-        when 'string' then case when (payload #>> ${path}::text[]) ~ ${NUMERIC} then (payload #>> ${path}::text[])::float8 end
-      end) as ${sql(`v${i}`)}`;
-  });
+  // numbers, numeric strings are accepted too (telemetry_number, as the rollups read them).
+  const columns = fields.map(
+    (field, i) => sql`, avg(telemetry_number(payload #> ${field.split(".")}::text[])) as ${sql(`v${i}`)}`,
+  );
   const fromIso = from.toISOString();
   const toIso = to.toISOString();
   const [counted] = await sql<{ total: number }[]>`
@@ -207,20 +213,88 @@ export async function deviceChartData(
   return { t: times, series, events, stepSeconds };
 }
 
-/** Devices that sent at least one heartbeat per hour over the last 24 hours (dashboard chart). */
+const HOUR_MS = 3_600_000;
+/** Ranges longer than this read the hourly rollups (./rollups.ts) rather than raw heartbeats. */
+export const ROLLUP_RANGE_MS = 48 * HOUR_MS;
+
+/** Raw rows after the rollups' watermark a long-range chart adds, at most this far back. */
+const TAIL_MS = 24 * HOUR_MS;
+
+/**
+ * Per-bucket averages of numeric fields of one device from the hourly rollups: buckets of whole
+ * hours (7 days: 168 of one hour; 30 days: 240 of three), each the average of every heartbeat in it
+ * (sum of sums over sum of counts). What the job has not folded in yet (the last minute or so; up to
+ * a day if it stopped) is read from raw rows, so the chart is as current as a day's.
+ */
+async function rolledUpChartData(
+  sql: Sql,
+  deviceId: string,
+  fields: string[],
+  from: Date,
+  to: Date,
+  buckets: number,
+): Promise<ChartData> {
+  const stepHours = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / HOUR_MS / buckets));
+  const start = new Date(Math.floor(from.getTime() / HOUR_MS) * HOUR_MS).toISOString();
+  const end = to.toISOString();
+  const tailFrom = new Date(to.getTime() - TAIL_MS).toISOString();
+  const rolled = fields.map(
+    (field, i) =>
+      sql`, (stats -> ${field} ->> 1)::float8 as ${sql(`s${i}`)}, (stats -> ${field} ->> 0)::float8 as ${sql(`c${i}`)}`,
+  );
+  const raw = fields.map(
+    (field, i) =>
+      sql`, telemetry_number(e.payload #> ${field.split(".")}::text[]) as ${sql(`s${i}`)}, (telemetry_number(e.payload #> ${field.split(".")}::text[]) is not null)::int::float8 as ${sql(`c${i}`)}`,
+  );
+  const averages = fields.map(
+    (_, i) => sql`, sum(${sql(`s${i}`)}) / nullif(sum(${sql(`c${i}`)}), 0) as ${sql(`v${i}`)}`,
+  );
+  const rows = await sql<({ t: number; n: number } & Record<string, number | null>)[]>`
+    with watermark as (
+      select greatest(coalesce((select rolled_until from telemetry_rollup_progress), ${start}::timestamptz),
+        ${tailFrom}::timestamptz) as at
+    ), hours as (
+      select hour, heartbeats ${rolled} from telemetry_hourly
+      where device_id = ${deviceId}::uuid and hour >= ${start}::timestamptz and hour < ${end}::timestamptz
+      union all
+      select date_trunc('hour', e.recorded_at), 1 ${raw}
+      from (
+        select recorded_at, payload::jsonb as payload from telemetry_events
+        where device_id = ${deviceId}::uuid and recorded_at >= (select at from watermark)
+          and recorded_at >= ${start}::timestamptz and recorded_at < ${end}::timestamptz
+        offset 0
+      ) e
+    )
+    select extract(epoch from date_bin(make_interval(hours => ${stepHours}), hour, ${start}::timestamptz))::float8 as t,
+      sum(heartbeats)::int as n ${averages}
+    from hours group by 1 order by 1`;
+  return {
+    t: rows.map((row) => row.t),
+    series: fields.map((_, i) =>
+      rows.map((row) => {
+        const v = row[`v${i}`];
+        return v === null || v === undefined ? null : Math.round(Number(v) * 1000) / 1000;
+      }),
+    ),
+    events: rows.reduce((sum, row) => sum + row.n, 0),
+    stepSeconds: stepHours * 3600,
+  };
+}
+
+/**
+ * Devices that sent at least one heartbeat per hour over the last 24 hours (dashboard chart), from
+ * the rollups: a few rows whatever the fleet's size; the current hour as far as it is rolled up.
+ */
 export async function fleetActivity(
   sql: Sql,
   hours = 24,
   now = new Date(),
 ): Promise<{ t: number[]; devices: number[] }> {
-  const end = new Date(Math.ceil(now.getTime() / 3_600_000) * 3_600_000);
-  const start = new Date(end.getTime() - hours * 3_600_000);
+  const end = new Date(Math.ceil(now.getTime() / HOUR_MS) * HOUR_MS);
+  const start = new Date(end.getTime() - hours * HOUR_MS);
   const rows = await sql<{ t: number; n: number }[]>`
-    select extract(epoch from date_bin('1 hour', recorded_at, ${start.toISOString()}::timestamptz))::float8 as t,
-      count(distinct device_id)::int as n
-    from telemetry_events
-    where recorded_at >= ${start.toISOString()}::timestamptz and recorded_at < ${end.toISOString()}::timestamptz
-    group by 1 order by 1`;
+    select extract(epoch from hour)::float8 as t, devices as n from telemetry_fleet_hourly
+    where hour >= ${start.toISOString()}::timestamptz and hour < ${end.toISOString()}::timestamptz`;
   const byT = new Map(rows.map((r) => [r.t, r.n]));
   const t: number[] = [];
   const devices: number[] = [];

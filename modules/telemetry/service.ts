@@ -162,6 +162,7 @@ export async function getTelemetryEvent(sql: Sql, id: string): Promise<Telemetry
 /** Called by the devices module when a device is deleted (no foreign key on this hot table). */
 export async function deleteDeviceTelemetry(sql: Sql, deviceId: string): Promise<number> {
   const result = await sql`delete from telemetry_events where device_id = ${deviceId}::uuid`;
+  await sql`delete from telemetry_hourly where device_id = ${deviceId}::uuid`;
   return result.count;
 }
 

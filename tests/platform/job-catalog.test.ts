@@ -7,8 +7,9 @@ test("every schedule names a job of the catalog, and every identifier is used by
   expect(new Set(identifiers).size).toBe(identifiers.length);
   for (const identifier of identifiers) expect(identifier).toMatch(/^[a-z][a-z0-9_]+$/);
   for (const schedule of JOB_CATALOG.schedules) expect(identifiers).toContain(schedule.task);
-  // The retention jobs run on their schedule.
+  // The retention and rollup jobs run on their schedule.
   for (const task of [
+    "telemetry_rollup",
     "telemetry_retention",
     "command_retention",
     "e2e_retention",

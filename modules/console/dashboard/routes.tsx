@@ -8,25 +8,12 @@ import { deviceSettings } from "../../settings/service";
 import { fleetActivity } from "../../telemetry/series";
 import { DashboardPage } from "./page";
 
-const ACTIVITY_CACHE_MS = 30_000;
 const RECENT_DEVICES = 8;
 
 /** The dashboard (`/`): fleet counts, activity over 24 h, the newest devices. */
 export function dashboardRoutes(ctx: AppContext) {
   const { config, database } = ctx;
   const sql = database.sql;
-  let activity: { at: number; value: Awaited<ReturnType<typeof fleetActivity>> } | undefined;
-
-  // The activity chart scans a day of telemetry: one reading per 30 s serves every dashboard.
-  async function cachedActivity() {
-    if (!activity || Date.now() - activity.at > ACTIVITY_CACHE_MS) {
-      const value = await fleetActivity(sql);
-      // An empty chart is not worth keeping: the first heartbeats should show at once.
-      activity = { at: value.devices.some((n) => n > 0) ? Date.now() : 0, value };
-    }
-    return activity.value;
-  }
-
   return new Elysia({ name: "dashboard-page" }).use(ctx.access).get(
     "/",
     async ({ request, principal }) => {
@@ -35,7 +22,7 @@ export function dashboardRoutes(ctx: AppContext) {
       const [counts, recent, chart, alerts] = await Promise.all([
         fleetCounts(sql, onlineWindowSeconds),
         recentDevices(sql, RECENT_DEVICES, onlineWindowSeconds),
-        cachedActivity(),
+        fleetActivity(sql),
         countOpenAlerts(sql),
       ]);
       return htmlPage(

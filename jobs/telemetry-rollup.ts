@@ -1,0 +1,11 @@
+import { defineJob } from "../modules/jobs/task";
+import { rollUpTelemetry } from "../modules/telemetry/rollups";
+
+export default defineJob({
+  identifier: "telemetry_rollup",
+  description: "Folds new telemetry into the hourly rollups that 7- and 30-day charts and the dashboard read",
+  async run(_payload, { database, logger }) {
+    const run = await rollUpTelemetry(database.sql);
+    if (run.windows > 1) logger.info(run, "rolled up telemetry");
+  },
+});

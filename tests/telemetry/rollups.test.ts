@@ -1,0 +1,224 @@
+// Hourly rollups: what the job folds in (per device and hour, per fleet hour), how later windows merge,
+// the settle margin, one runner at a time, retention, deletion, and the charts and dashboard that read them.
+import { describe, expect, test } from "bun:test";
+import telemetryRollupJob from "../../jobs/telemetry-rollup";
+import { createLogger } from "../../modules/platform/logger";
+import { dropExpiredRollups, rollUpTelemetry, SETTLE_MS } from "../../modules/telemetry/rollups";
+import { deviceChartData, fleetActivity, numericFields } from "../../modules/telemetry/series";
+import { deleteDeviceTelemetry, recordTelemetry } from "../../modules/telemetry/service";
+import { startTestApp } from "../helpers/app";
+
+const app = await startTestApp();
+const sql = app.database.sql;
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+// A virtual clock from yesterday 01:00 UTC (its partition exists), moving forward only.
+const yesterday = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 86_400_000;
+const H1 = yesterday + HOUR;
+const at = (ms: number) => () => new Date(ms);
+
+const cpu = (usage: unknown, extra: Record<string, unknown> = {}) => ({
+  scripts: { cpu: { data: { status: "success", output: { usage_pct: usage, ...extra } } } },
+});
+
+async function hourly(deviceId: string, hour: number) {
+  const [row] = await sql<{ heartbeats: number; stats: Record<string, number[]> }[]>`
+    select heartbeats, stats from telemetry_hourly
+    where device_id = ${deviceId}::uuid and hour = ${new Date(hour).toISOString()}::timestamptz`;
+  return row;
+}
+
+async function fleetHour(hour: number) {
+  const [row] = await sql<{ devices: number; heartbeats: number }[]>`
+    select devices, heartbeats::int as heartbeats from telemetry_fleet_hourly
+    where hour = ${new Date(hour).toISOString()}::timestamptz`;
+  return row;
+}
+
+const USAGE = "scripts.cpu.data.output.usage_pct";
+
+describe("telemetry rollups", () => {
+  const [a, b, c] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+
+  test("fold heartbeats into device hours and fleet hours; later windows merge into the same hour", async () => {
+    await recordTelemetry(sql, a, cpu(10, { temp: { core0: 40 } }), new Date(H1 + 5 * MINUTE));
+    await recordTelemetry(sql, a, cpu("30"), new Date(H1 + 10 * MINUTE));
+    await recordTelemetry(sql, b, cpu(50, { model: "arm" }), new Date(H1 + 6 * MINUTE));
+
+    const first = await rollUpTelemetry(sql, { now: at(H1 + 20 * MINUTE) });
+    expect(first.heartbeats).toBe(3);
+    expect(first.rolledUntil?.getTime()).toBe(H1 + 20 * MINUTE - SETTLE_MS);
+    expect(await hourly(a, H1)).toEqual({
+      heartbeats: 2,
+      stats: { [USAGE]: [2, 40, 10, 30], "scripts.cpu.data.output.temp.core0": [1, 40, 40, 40] },
+    });
+    expect(await hourly(b, H1)).toEqual({ heartbeats: 1, stats: { [USAGE]: [1, 50, 50, 50] } });
+    expect(await fleetHour(H1)).toEqual({ devices: 2, heartbeats: 3 });
+
+    // More of the same hour (a again, c new) and the next hour.
+    await recordTelemetry(sql, a, cpu(5), new Date(H1 + 30 * MINUTE));
+    await recordTelemetry(sql, c, { scripts: {} }, new Date(H1 + 40 * MINUTE));
+    await recordTelemetry(sql, a, cpu(100), new Date(H1 + HOUR + MINUTE));
+    const second = await rollUpTelemetry(sql, { now: at(H1 + 2 * HOUR) });
+    expect(second.heartbeats).toBe(3);
+    expect(await hourly(a, H1)).toEqual({
+      heartbeats: 3,
+      stats: { [USAGE]: [3, 45, 5, 30], "scripts.cpu.data.output.temp.core0": [1, 40, 40, 40] },
+    });
+    expect(await hourly(c, H1)).toEqual({ heartbeats: 1, stats: {} });
+    expect(await hourly(a, H1 + HOUR)).toEqual({ heartbeats: 1, stats: { [USAGE]: [1, 100, 100, 100] } });
+    // a was seen in both windows of H1: still one device.
+    expect(await fleetHour(H1)).toEqual({ devices: 3, heartbeats: 5 });
+    expect(await fleetHour(H1 + HOUR)).toEqual({ devices: 1, heartbeats: 1 });
+  });
+
+  test("rows younger than the settle margin wait for the next run; nothing is read twice", async () => {
+    const now = H1 + 3 * HOUR;
+    await recordTelemetry(sql, b, cpu(70), new Date(now - 10_000));
+    const run = await rollUpTelemetry(sql, { now: at(now) });
+    expect(run.rolledUntil?.getTime()).toBe(now - SETTLE_MS);
+    expect(await hourly(b, H1 + 2 * HOUR)).toBeUndefined();
+    const again = await rollUpTelemetry(sql, { now: at(now) });
+    expect(again).toEqual({ windows: 0, heartbeats: 0, rolledUntil: new Date(now - SETTLE_MS) });
+    await rollUpTelemetry(sql, { now: at(now + MINUTE) });
+    expect(await hourly(b, H1 + 2 * HOUR)).toEqual({ heartbeats: 1, stats: { [USAGE]: [1, 70, 70, 70] } });
+  });
+
+  test("two runners at once: one folds, the other finds the watermark held; no hour counted twice", async () => {
+    const start = H1 + 4 * HOUR;
+    for (let i = 0; i < 20; i++) await recordTelemetry(sql, c, cpu(i), new Date(start + i * MINUTE));
+    const runs = await Promise.all([
+      rollUpTelemetry(sql, { now: at(start + 2 * HOUR) }),
+      rollUpTelemetry(sql, { now: at(start + 2 * HOUR) }),
+    ]);
+    expect(runs[0]!.heartbeats + runs[1]!.heartbeats).toBe(20);
+    expect(await hourly(c, start)).toEqual({ heartbeats: 20, stats: { [USAGE]: [20, 190, 0, 19] } });
+    expect(await fleetHour(start)).toEqual({ devices: 1, heartbeats: 20 });
+  });
+
+  test("the numeric fields SQL rolls up are the ones the console charts, odd values included", async () => {
+    const payloads = [
+      cpu(12.5, { cores: 4, spaced: " 7 ", tab: "\t-3e2\n", text: "12 cores", flag: true, none: null }),
+      cpu("1e999", { tiny: 1e-320, huge: "-1e301", big: 1e300, zero: "0", exp: "2E+3", list: [1, 2] }),
+      { scripts: { disk: { data: { root: { used_pct: 60, "dotted.key": 1, deeper: { x: 1 } } } } } },
+      { scripts: { "a.b": { data: { output: { x: 1 } } }, plain: { data: { output: "text" } } } },
+      { scripts: { mem: { data: { output: [1, 2], used: 3 } }, bad: 5, arr: [{ data: { x: 1 } }] } },
+      { scripts: "none" },
+      {},
+    ];
+    for (const payload of payloads) {
+      const rows = await sql<{ path: string; v: number }[]>`
+        select path, v from telemetry_numeric_fields(${JSON.stringify(payload)}::jsonb)`;
+      const fromSql = rows.map((r) => `${r.path}=${r.v}`).sort();
+      const fromTs = numericFields(payload as Record<string, unknown>)
+        .map((f) => `${f.path}=${f.value}`)
+        .sort();
+      expect(fromSql).toEqual(fromTs);
+    }
+    expect(numericFields(payloads[0] as Record<string, unknown>).map((f) => f.label)).toEqual([
+      "cpu.usage_pct",
+      "cpu.cores",
+      "cpu.spaced",
+      "cpu.tab",
+    ]);
+    // A payload full of unchartable values folds in without failing the job.
+    const d = crypto.randomUUID();
+    const hour = H1 + 7 * HOUR;
+    await recordTelemetry(sql, d, payloads[1]!, new Date(hour + MINUTE));
+    await rollUpTelemetry(sql, { now: at(hour + HOUR) });
+    expect(await hourly(d, hour)).toEqual({
+      heartbeats: 1,
+      stats: {
+        "scripts.cpu.data.output.big": [1, 1e300, 1e300, 1e300],
+        "scripts.cpu.data.output.zero": [1, 0, 0, 0],
+        "scripts.cpu.data.output.exp": [1, 2000, 2000, 2000],
+      },
+    });
+  });
+
+  test("charts over 7 and 30 days read the rollups: hourly averages over every heartbeat", async () => {
+    const d = crypto.randomUUID();
+    const now = Date.now();
+    const hour = Math.floor(now / HOUR) * HOUR - 2 * HOUR;
+    for (const [offset, usage] of [
+      [1, 10],
+      [2, 20],
+      [3, 60],
+      [HOUR / MINUTE + 5, 8],
+    ] as const)
+      await recordTelemetry(sql, d, cpu(usage), new Date(hour + offset * MINUTE));
+    await telemetryRollupJob.run(
+      {},
+      { config: app.config, database: app.database, logger: createLogger("silent") },
+    );
+    // The raw rows go: the chart still has them, from the rollups.
+    await sql`delete from telemetry_events where device_id = ${d}::uuid`;
+    const week = await deviceChartData(sql, d, [USAGE], new Date(now - 7 * 86_400_000), new Date(now));
+    expect(week.stepSeconds).toBe(3600);
+    expect(week.events).toBe(4);
+    expect(week.t).toEqual([hour / 1000, hour / 1000 + 3600]);
+    expect(week.series).toEqual([[30, 8]]);
+    const month = await deviceChartData(sql, d, [USAGE], new Date(now - 30 * 86_400_000), new Date(now));
+    expect(month.stepSeconds).toBe(3 * 3600);
+    expect(month.events).toBe(4);
+    // Three-hour buckets from the range's first whole hour: the two hours share one or not.
+    const first = Math.floor((now - 30 * 86_400_000) / HOUR) * HOUR;
+    const bucket = (ms: number) => first + Math.floor((ms - first) / (3 * HOUR)) * 3 * HOUR;
+    expect(month.series[0]).toEqual(
+      bucket(hour) === bucket(hour + HOUR) ? [(10 + 20 + 60 + 8) / 4] : [30, 8],
+    );
+    // A day's chart still reads raw rows (gone here).
+    const day = await deviceChartData(sql, d, [USAGE], new Date(now - 86_400_000), new Date(now));
+    expect(day.events).toBe(0);
+    // A heartbeat the job has not folded in yet is on the chart all the same (read raw).
+    const latest = Date.now();
+    await recordTelemetry(sql, d, cpu(50), new Date(latest));
+    const current = await deviceChartData(
+      sql,
+      d,
+      [USAGE],
+      new Date(latest - 7 * 86_400_000),
+      new Date(latest + 1),
+    );
+    expect(current.events).toBe(5);
+    expect(current.t.at(-1)).toBe(Math.floor(latest / HOUR) * 3600);
+    expect(current.series[0]!.at(-1)).toBe(latest >= hour + 2 * HOUR ? 50 : (8 + 50) / 2);
+
+    // The dashboard's fleet chart: devices per hour from the fleet rollup.
+    const activity = await fleetActivity(sql);
+    expect(activity.t).toHaveLength(24);
+    const [row] = await sql<{ devices: number }[]>`
+      select devices from telemetry_fleet_hourly where hour = ${new Date(hour).toISOString()}::timestamptz`;
+    expect(row!.devices).toBeGreaterThanOrEqual(1);
+    expect(activity.devices[activity.t.indexOf(hour / 1000)]).toBe(row!.devices);
+
+    // Deleting a device's telemetry deletes its rollups.
+    await deleteDeviceTelemetry(sql, d);
+    expect(await hourly(d, hour)).toBeUndefined();
+  });
+
+  test("retention drops rollups older than the retention period, never younger than 30 days", async () => {
+    const d = crypto.randomUUID();
+    const now = Date.now();
+    const ages = [45, 35, 20];
+    for (const age of ages) {
+      const hour = new Date(Math.floor((now - age * 86_400_000) / HOUR) * HOUR).toISOString();
+      await sql`insert into telemetry_hourly (device_id, hour, heartbeats, stats) values (${d}::uuid, ${hour}::timestamptz, 1, '{}')`;
+      await sql`insert into telemetry_fleet_hourly (hour, devices, heartbeats) values (${hour}::timestamptz, 1, 1)
+        on conflict do nothing`;
+    }
+    const left = async () =>
+      (
+        await sql<
+          { n: number }[]
+        >`select count(*)::int as n from telemetry_hourly where device_id = ${d}::uuid`
+      )[0]!.n;
+    // 7 days asked: 30 kept.
+    expect(await dropExpiredRollups(sql, 7, new Date(now))).toBe(4);
+    expect(await left()).toBe(1);
+    await sql`insert into telemetry_hourly (device_id, hour, heartbeats, stats)
+      values (${d}::uuid, ${new Date(now - 50 * 86_400_000).toISOString()}::timestamptz, 1, '{}')`;
+    expect(await dropExpiredRollups(sql, 60, new Date(now))).toBe(0);
+    expect(await left()).toBe(2);
+  });
+});
