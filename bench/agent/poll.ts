@@ -85,11 +85,20 @@ function percentile(sorted: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-function rssOf(pid: number): { rss: number; hwm: number } | null {
+/**
+ * Resident memory in MiB: all of it, its peak, and its two parts: private (anonymous: heaps, JIT code)
+ * and file-backed (pages of the executable and libraries: clean, shared, reclaimable by the kernel).
+ */
+function rssOf(pid: number): { rss: number; hwm: number; anon: number; file: number } | null {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-    return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
+    return {
+      rss: kb("VmRSS") / 1024,
+      hwm: kb("VmHWM") / 1024,
+      anon: kb("RssAnon") / 1024,
+      file: kb("RssFile") / 1024,
+    };
   } catch {
     return null;
   }
@@ -172,11 +181,17 @@ async function daemon(config: ReturnType<typeof defaultConfig>) {
     stderr: "ignore",
   });
   const samples: number[] = [];
+  const anon: number[] = [];
+  const file: number[] = [];
   const deadline = Date.now() + DAEMON_SECONDS * 1000;
   while (Date.now() < deadline) {
     await Bun.sleep(250);
     const m = rssOf(proc.pid);
-    if (m) samples.push(m.rss);
+    if (m) {
+      samples.push(m.rss);
+      anon.push(m.anon);
+      file.push(m.file);
+    }
   }
   const final = rssOf(proc.pid);
   proc.kill("SIGTERM");
@@ -201,6 +216,14 @@ async function daemon(config: ReturnType<typeof defaultConfig>) {
   if (samples.length && final) {
     console.log(
       `   RSS while polling: median ${percentile(samples, 50).toFixed(1)} MiB, max ${samples[samples.length - 1].toFixed(1)} MiB, peak (VmHWM) ${final.hwm.toFixed(1)} MiB`,
+    );
+    const median = (values: number[]) =>
+      percentile(
+        [...values].sort((a, b) => a - b),
+        50,
+      ).toFixed(1);
+    console.log(
+      `   of which private (RssAnon) median ${median(anon)} MiB, file-backed code pages (RssFile) median ${median(file)} MiB`,
     );
   }
 }

@@ -1,4 +1,4 @@
-// Reads of devices for the API and other features: one device, the filtered list, the fleet counts.
+// Reads of devices for the API and other features: one device, the filtered list (counts: ./fleet-counts.ts).
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -151,28 +151,4 @@ export async function listDevices(sql: Sql, options: DeviceListOptions): Promise
   const last = page[page.length - 1];
   const nextCursor = rows.length > limit && last ? encodeKeysetCursor([last.sort_key, last.id]) : undefined;
   return { devices: page.map(toDevice), nextCursor, activeFilters: activeFilters(options) };
-}
-
-export interface FleetCounts {
-  total: number;
-  pending: number;
-  approved: number;
-  rejected: number;
-  online: number;
-  offline: number;
-}
-
-/** Totals for the dashboard; online/offline count approved devices only. */
-export async function fleetCounts(sql: Sql, onlineWindowSeconds: number): Promise<FleetCounts> {
-  const [row] = await sql<FleetCounts[]>`
-    select count(*)::int as total,
-      count(*) filter (where approval_status = 'pending')::int as pending,
-      count(*) filter (where approval_status = 'approved')::int as approved,
-      count(*) filter (where approval_status = 'rejected')::int as rejected,
-      count(*) filter (where approval_status = 'approved'
-        and last_seen_at >= now() - make_interval(secs => ${onlineWindowSeconds}))::int as online,
-      count(*) filter (where approval_status = 'approved'
-        and (last_seen_at is null or last_seen_at < now() - make_interval(secs => ${onlineWindowSeconds})))::int as offline
-    from devices`;
-  return row!;
 }

@@ -132,14 +132,23 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
   };
 }
 
-/** How many devices match the filters. */
-export async function countConsoleDevices(
+/** Matching devices counted exactly up to this many; beyond, the list says "10,000+". */
+export const MATCH_COUNT_CAP = 10_000;
+
+/**
+ * How many devices match the filters, counting no further than `cap` (`more` when there are more):
+ * a broad filter over a large fleet stops after cap + 1 rows instead of reading every one.
+ */
+export async function countMatchingDevices(
   sql: Sql,
   options: DeviceFilters & { onlineWindowSeconds: number },
-): Promise<number> {
+  cap = MATCH_COUNT_CAP,
+): Promise<{ count: number; more: boolean }> {
   const [row] = await sql<{ n: number }[]>`
-    select count(*)::int as n from devices d where true ${filterSql(sql, options)}`;
-  return row!.n;
+    select count(*)::int as n from (
+      select 1 from devices d where true ${filterSql(sql, options)} limit ${cap + 1}
+    ) matching`;
+  return row!.n > cap ? { count: cap, more: true } : { count: row!.n, more: false };
 }
 
 /** The newest registrations, for the dashboard. */

@@ -3,6 +3,7 @@
  * logic lives in the files named below, one concern each.
  */
 export { apiKeyOf, authenticateDevice } from "./device-auth";
+export { countFleet, type FleetCounts, fleetCounts } from "./fleet-counts";
 // The devices side of the heartbeat statement (composed in modules/heartbeat/service.ts).
 export { acceptHeartbeats, type HeartbeatRateLimit, heartbeatInput, refuseHeartbeat } from "./heartbeat-sql";
 export {
@@ -13,8 +14,6 @@ export {
   type DeviceListOptions,
   type DeviceSort,
   deviceNames,
-  type FleetCounts,
-  fleetCounts,
   getDevice,
   listDevices,
   normaliseDeviceFilters,

@@ -12,7 +12,7 @@
  */
 
 import { countOpenAlerts } from "../alerts/lifecycle";
-import { type FleetCounts, fleetCounts } from "../devices/service";
+import { countFleet, type FleetCounts } from "../devices/service";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
 
@@ -128,7 +128,7 @@ export class LiveHub {
     if (this.closed || this.clients.size === 0) return;
     try {
       const window = await this.options.onlineWindowSeconds();
-      const counts = await fleetCounts(this.options.database.sql, window);
+      const counts = await countFleet(this.options.database.sql, window);
       const snapshot: FleetSnapshot = { ...counts, alerts: await countOpenAlerts(this.options.database.sql) };
       const data = JSON.stringify(snapshot);
       if (!force && data === this.last) return;

@@ -18,7 +18,8 @@ const FILTER_LABELS: Record<(typeof FILTER_KEYS)[number] | "search", string> = {
 export interface DevicesPageProps {
   query: DeviceQuery;
   devices: DeviceSummary[];
-  total: number;
+  /** Devices matching the filters, counted up to a cap (`more`: at least that many). */
+  matching: { count: number; more: boolean };
   fleetTotal: number;
   next: string | undefined;
   prev: string | undefined;
@@ -308,8 +309,10 @@ export function DeviceResults({ ctx, props }: { ctx: PageContext; props: Devices
           </div>
           <nav class="pager" aria-label="Pages">
             <span class="muted small" safe>
-              {`${devices.length} shown · ${props.total.toLocaleString("en-US")} matching${
-                props.total !== props.fleetTotal ? ` of ${props.fleetTotal.toLocaleString("en-US")}` : ""
+              {`${devices.length} shown · ${props.matching.count.toLocaleString("en-US")}${props.matching.more ? "+" : ""} matching${
+                props.matching.more || props.matching.count !== props.fleetTotal
+                  ? ` of ${props.fleetTotal.toLocaleString("en-US")}`
+                  : ""
               }`}
             </span>
             <span class="actions">

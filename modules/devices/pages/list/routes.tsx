@@ -6,8 +6,9 @@ import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
 import { formText } from "../../../platform/form";
 import { deviceSettings } from "../../../settings/service";
+import { fleetCounts } from "../../fleet-counts";
 import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../management";
-import { countConsoleDevices, listConsoleDevices } from "../../queries";
+import { countMatchingDevices, listConsoleDevices } from "../../queries";
 import { DeviceResults, DevicesPage, type DevicesPageProps } from "./page";
 import { type DeviceQuery, devicesReturn, listFilters, parseDeviceQuery } from "./query";
 
@@ -27,7 +28,7 @@ export function deviceListRoutes(ctx: AppContext) {
     const filtered = Boolean(
       query.search || query.approval_status || query.connectivity_status || query.product,
     );
-    const [list, fleet, total] = await Promise.all([
+    const [list, fleet, matching] = await Promise.all([
       listConsoleDevices(sql, {
         ...filters,
         sort: query.sort,
@@ -36,16 +37,16 @@ export function deviceListRoutes(ctx: AppContext) {
         after: query.after,
         before: query.before,
       }),
-      countConsoleDevices(sql, { onlineWindowSeconds }),
-      filtered ? countConsoleDevices(sql, filters) : undefined,
+      fleetCounts(sql, onlineWindowSeconds),
+      filtered ? countMatchingDevices(sql, filters) : undefined,
     ]);
     return {
       query,
       devices: list.devices,
       next: list.next,
       prev: list.prev,
-      total: total ?? fleet,
-      fleetTotal: fleet,
+      matching: matching ?? { count: fleet.total, more: false },
+      fleetTotal: fleet.total,
       canManage: canOperate(principal),
       pageSize: PAGE_SIZE,
     };

@@ -1,0 +1,66 @@
+// Fleet totals and match counts at scale: exact for a small fleet, remembered and refreshed in the
+// background for a large one; filtered counts stop at a cap, and the device list says so.
+import { describe, expect, test } from "bun:test";
+import { countFleet, fleetCounts } from "../../modules/devices/fleet-counts";
+import { countMatchingDevices } from "../../modules/devices/queries";
+import { startTestApp } from "../helpers/app";
+
+const app = await startTestApp();
+const sql = app.database.sql;
+const WINDOW = 300;
+
+async function addDevices(n: number, status: "pending" | "approved", product = "p") {
+  await sql`insert into devices (mac_address, product_name, approval_status, metadata)
+    select upper(regexp_replace(lpad(to_hex(i + (select count(*) from devices) + 1), 12, '0'), '(..)(?!$)', '\\1:', 'g')),
+      ${product}, ${status}::device_approval_status, '{}'::jsonb
+    from generate_series(1, ${n}) as i`;
+}
+
+describe("fleet counts", () => {
+  test("a small fleet is counted exactly on every read", async () => {
+    await addDevices(3, "pending");
+    expect((await fleetCounts(sql, WINDOW)).pending).toBe(3);
+    await addDevices(1, "approved");
+    const counts = await fleetCounts(sql, WINDOW);
+    expect(counts).toEqual({ total: 4, pending: 3, approved: 1, rejected: 0, online: 0, offline: 1 });
+  });
+
+  test("a large fleet's counts are served at once and refreshed in the background", async () => {
+    const large = { exactUpTo: 2, refreshMs: 60_000 };
+    await countFleet(sql, WINDOW);
+    await addDevices(2, "pending");
+    // Remembered (4 devices is "large" here) and not due: the last counts, no scan.
+    expect((await fleetCounts(sql, WINDOW, large)).total).toBe(4);
+    // Due: this read still answers at once with the last counts; the refresh lands for the next.
+    expect((await fleetCounts(sql, WINDOW, { ...large, refreshMs: 0 })).total).toBe(4);
+    await Bun.sleep(200);
+    expect((await fleetCounts(sql, WINDOW, large)).total).toBe(6);
+    // Counting afresh (what live updates do) is always exact.
+    await addDevices(1, "pending");
+    expect((await countFleet(sql, WINDOW)).total).toBe(7);
+    expect((await fleetCounts(sql, WINDOW, large)).total).toBe(7);
+  });
+
+  test("matching devices are counted up to the cap; the list shows 10,000+ beyond it", async () => {
+    expect(
+      await countMatchingDevices(sql, { onlineWindowSeconds: WINDOW, approvalStatus: "pending" }, 5),
+    ).toEqual({
+      count: 5,
+      more: true,
+    });
+    expect(
+      await countMatchingDevices(sql, { onlineWindowSeconds: WINDOW, approvalStatus: "pending" }, 6),
+    ).toEqual({
+      count: 6,
+      more: false,
+    });
+    await addDevices(10_001, "pending", "bulk");
+    const { cookie } = await app.session("viewer");
+    const page = await (await app.fetch("/devices?product=bulk", { headers: { cookie } })).text();
+    expect(page).toContain("50 shown · 10,000+ matching of 10,008");
+    const few = await (await app.fetch("/devices?product=p", { headers: { cookie } })).text();
+    expect(few).toContain("7 shown · 7 matching of 10,008");
+    const all = await (await app.fetch("/devices", { headers: { cookie } })).text();
+    expect(all).toContain("50 shown · 10,008 matching<");
+  });
+});
