@@ -3,8 +3,8 @@
  *
  * The `telemetry_rollup` job (every minute) folds raw rows into `telemetry_hourly` (per device and
  * UTC hour: heartbeats, and `[count, sum, min, max]` per numeric field) and `telemetry_fleet_hourly`
- * (per hour: devices seen, heartbeats). It reads raw rows in windows of at most 15 minutes after its
- * watermark (`telemetry_rollup_progress.rolled_until`) and merges each window into the hours it
+ * (per hour: devices seen, heartbeats). It reads raw rows in windows of at most 15 minutes (longer
+ * after empty ones) after its watermark (`telemetry_rollup_progress.rolled_until`) and merges each window into the hours it
  * touches, watermark and rollups in one transaction: a crash repeats nothing and loses nothing.
  * Windows end SETTLE_MS before now, so a heartbeat transaction still open when the window closes
  * (they take milliseconds) is not skipped. Rows inserted later with an older `recorded_at` (seeding)
@@ -16,8 +16,10 @@ import { listTelemetryPartitions } from "./service";
 
 /** Raw rows younger than this are left for the next run (their transaction may still be open). */
 export const SETTLE_MS = 30_000;
-/** The most raw time one transaction folds in (a backfill after an upgrade takes many). */
+/** The most raw time one transaction folds in (a backfill after an upgrade takes many)... */
 const WINDOW_MS = 15 * 60_000;
+/** ...unless the windows before it were empty: each empty one doubles the next, up to this. */
+const EMPTY_WINDOW_MAX_MS = 2 * 3_600_000;
 const HOUR_MS = 3_600_000;
 /** Rollups outlive raw telemetry: the 30-day chart works even when raw rows are kept 7 days. */
 export const MIN_ROLLUP_RETENTION_DAYS = 30;
@@ -61,6 +63,7 @@ export async function rollUpTelemetry(
   await sql`insert into telemetry_rollup_progress (rolled_until) values (${start.toISOString()}::timestamptz)
     on conflict do nothing`;
   const run: RollupRun = { windows: 0, heartbeats: 0, rolledUntil: undefined };
+  let windowMs = WINDOW_MS;
   for (;;) {
     const step = await sql.begin(async (tx) => {
       const [progress] = await tx<{ rolled_until_ms: number }[]>`
@@ -68,7 +71,7 @@ export async function rollUpTelemetry(
         from telemetry_rollup_progress for update skip locked`;
       if (!progress) return { busy: true as const };
       const from = new Date(progress.rolled_until_ms);
-      const until = Math.min(from.getTime() + WINDOW_MS, clock().getTime() - SETTLE_MS);
+      const until = Math.min(from.getTime() + windowMs, clock().getTime() - SETTLE_MS);
       if (until <= from.getTime()) return { busy: false as const, from, until: from, heartbeats: 0 };
       const to = new Date(until);
       const heartbeats = await foldWindow(tx, from, to);
@@ -80,6 +83,8 @@ export async function rollUpTelemetry(
     if (step.until.getTime() === step.from.getTime()) return run;
     run.windows += 1;
     run.heartbeats += step.heartbeats;
+    // A fresh install's first run crosses a day or two of nothing in a few windows, not a hundred.
+    windowMs = step.heartbeats === 0 ? Math.min(windowMs * 2, EMPTY_WINDOW_MAX_MS) : WINDOW_MS;
     if (Date.now() - started >= budgetMs) return run;
   }
 }
