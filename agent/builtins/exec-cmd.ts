@@ -67,7 +67,8 @@ export function resolveAllowedCommand(allowlist: string[], cmd: unknown): string
 /**
  * `exec_cmd(cmd, args?)`: run an allowlisted executable directly (no shell) as the configured user and
  * group (no supplementary groups), with a sanitized environment, stdin closed, a timeout and an output
- * cap. Resolves to trimmed stdout; a non-zero exit is an IoError.
+ * cap; timeout, abort and overflow kill its whole process group. Resolves to trimmed stdout; a
+ * non-zero exit is an IoError.
  */
 export async function execCmdBuiltin(
   policy: ExecPolicy,
@@ -93,6 +94,9 @@ export async function execCmdBuiltin(
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
+      // Its own process group, so a kill reaches what it started: a shell's child would otherwise
+      // keep the output pipes open, and the script waiting, long after the timeout.
+      detached: true,
       ...(ids ?? {}),
     });
   } catch (err) {
@@ -102,7 +106,11 @@ export async function execCmdBuiltin(
   let killedFor: string | null = null;
   const kill = (reason: string) => {
     killedFor ??= reason;
-    proc.kill("SIGKILL");
+    try {
+      process.kill(-proc.pid, "SIGKILL");
+    } catch {
+      proc.kill("SIGKILL"); // the group is gone already (the command exited)
+    }
   };
   const timer = setTimeout(() => kill(`timed out after ${policy.timeoutMs} ms`), policy.timeoutMs);
   const onAbort = () => kill("aborted");

@@ -101,6 +101,16 @@ describe("read_file", () => {
     expect(readFileBuiltin(policy, at("four.txt"))).toBe("1234");
     expect(readError(at("five.txt"))).toContain("exceeds 4 bytes");
   });
+
+  test("every read closes its file, refused or not", () => {
+    const open = () => fs.readdirSync("/proc/self/fd").length;
+    const before = open();
+    for (let i = 0; i < 20; i++) {
+      readFileBuiltin(policy, at("four.txt"));
+      readError(at("five.txt"));
+    }
+    expect(open()).toBe(before);
+  });
 });
 
 describe("exec_cmd", () => {
@@ -156,6 +166,18 @@ describe("exec_cmd", () => {
       }
       expect((error as Error | undefined)?.name).toBe("IoError");
     };
+    const message = (l: string[], cmd: unknown) => {
+      try {
+        resolveAllowedCommand(l, cmd);
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(message([], "echo")).toBe("exec_cmd: capability is not configured (exec_allowlist is empty)");
+    expect(message(list, "")).toBe("exec_cmd: command must be a non-empty string");
+    expect(message(list, "bin/echo")).toBe(
+      "exec_cmd: command must be a basename or an absolute path: bin/echo",
+    );
     refused([], "/bin/echo");
     refused(list, "");
     refused(list, 1);
@@ -238,6 +260,22 @@ describe("exec_cmd", () => {
     );
     // stderr is capped too, but does not end the command.
     expect(await run("sh", ["-c", "head -c 100000 /dev/zero >&2; echo done"], small)).toBe("done");
+    // The cap holds across chunks: the first 8 bytes of stderr, whatever the chunks after it.
+    const chunks =
+      "printf 12345 >&2; sleep 0.1; printf abcdefghij >&2; sleep 0.1; printf KLMNOPQRSTUVWXYZ >&2; exit 1";
+    expect(await failure(run("sh", ["-c", chunks], small))).toBe(
+      "IoError: exec_cmd: /bin/sh exited with code 1: 12345abc",
+    );
+  });
+
+  test("a kill reaches what the command started: a shell's child does not keep the script waiting", async () => {
+    const started = performance.now();
+    // The shell ignores SIGTERM and its child holds the output open: only SIGKILL to the group ends both.
+    const message = await failure(
+      run("sh", ["-c", "trap '' TERM; sleep 10; echo late"], { ...exec, timeoutMs: 200 }),
+    );
+    expect(message).toBe("IoError: exec_cmd: /bin/sh timed out after 200 ms");
+    expect(performance.now() - started).toBeLessThan(5000);
   });
 
   test("the timeout and the script's abort kill the command", async () => {
