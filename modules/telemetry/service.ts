@@ -193,10 +193,11 @@ export async function dropExpiredTelemetry(
   sql: Sql,
   retentionDays: number,
   now = new Date(),
+  lockTimeoutMs = 5000,
 ): Promise<number> {
   const cutoff = utcDay(new Date(now.getTime() - retentionDays * DAY_MS));
   const [row] = await sql.begin(async (tx) => {
-    await tx`set local lock_timeout = '5s'`;
+    await tx`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`;
     return tx<{ dropped: number }[]>`select telemetry_drop_partitions_before(${cutoff}::date) as dropped`;
   });
   return row!.dropped;

@@ -77,6 +77,31 @@ describe("retention job", () => {
 });
 
 describe("seed runs and configuration", () => {
+  test("one pruner at a time: a second waits for the first to commit", async () => {
+    const { loadE2EConfig } = await import("../../modules/e2e/config");
+    const { pruneRetention } = await import("../../modules/e2e/retention");
+    const keepAll = {
+      ...loadE2EConfig(fixture.configFile),
+      retention: { days: 3650, maxRuns: 100_000, maxLogBytes: 1e12 },
+    };
+    const first = await sql.reserve();
+    try {
+      await first`begin`;
+      await first`select pg_advisory_xact_lock(7401501)`; // what a running pruner holds
+      let done = false;
+      const second = pruneRetention(app.database, keepAll).then(() => {
+        done = true;
+      });
+      await Bun.sleep(300);
+      expect(done).toBe(false);
+      await first`commit`;
+      await second;
+      expect(done).toBe(true);
+    } finally {
+      first.release();
+    }
+  });
+
   test("seed run records older than the retention days go with the job; without E2E configured it does nothing", async () => {
     await sql`insert into e2e_seed_runs (environment_label, created_at) values
       ('old-seed', now() - interval '15 days'), ('new-seed', now() - interval '13 days')`;

@@ -82,6 +82,28 @@ test("retention keeps the day exactly at the retention period and drops the day 
   expect(await getTelemetryEvent(sql, firstDropped)).toBeUndefined();
 });
 
+test("retention gives up on a partition a long read holds, instead of queueing every heartbeat behind it", async () => {
+  await sql`select telemetry_ensure_partitions(${day(-45)}::date, ${day(-45)}::date)`;
+  const reader = await sql.reserve();
+  try {
+    await reader`begin`;
+    await reader`lock table telemetry_events in access share mode`;
+    const started = Date.now();
+    const outcome = await dropExpiredTelemetry(sql, 30, new Date(), 200).then(
+      () => "dropped",
+      (error: { code?: string }) => error.code,
+    );
+    expect(outcome).toBe("55P03"); // lock_not_available
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(await listTelemetryPartitions(sql)).toContain(day(-45));
+  } finally {
+    await reader`rollback`;
+    reader.release();
+  }
+  expect(await dropExpiredTelemetry(sql, 30, new Date(), 200)).toBeGreaterThanOrEqual(1);
+  expect(await listTelemetryPartitions(sql)).not.toContain(day(-45));
+});
+
 describe("telemetry reads", () => {
   test("latest event, numeric series within a time range, keyset listing", async () => {
     const deviceId = crypto.randomUUID();
