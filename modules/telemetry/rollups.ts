@@ -48,21 +48,24 @@ async function initialWatermark(sql: Sql, now: Date): Promise<Date> {
 }
 
 /**
- * Folds raw telemetry into the hourly rollups up to `now - SETTLE_MS`, window by window, for at most
+ * Folds raw telemetry into the hourly rollups up to `now - SETTLE_MS` (now: when the run starts),
+ * window by window, for at most
  * `budgetMs` (the next run goes on). One runner at a time: another worker's run finds the watermark
  * locked and returns at once.
  */
 export async function rollUpTelemetry(
   sql: Sql,
-  options: { now?: () => Date; budgetMs?: number } = {},
+  options: { now?: Date; budgetMs?: number } = {},
 ): Promise<RollupRun> {
-  const clock = options.now ?? (() => new Date());
+  const now = options.now ?? new Date();
   const budgetMs = options.budgetMs ?? 45_000;
   const started = Date.now();
-  const start = await initialWatermark(sql, clock());
+  const start = await initialWatermark(sql, now);
   await sql`insert into telemetry_rollup_progress (rolled_until) values (${start.toISOString()}::timestamptz)
     on conflict do nothing`;
   const run: RollupRun = { windows: 0, heartbeats: 0, rolledUntil: undefined };
+  // Fixed for the run: chasing a moving "now" would fold a few milliseconds at a time forever.
+  const target = now.getTime() - SETTLE_MS;
   let windowMs = WINDOW_MS;
   for (;;) {
     const step = await sql.begin(async (tx) => {
@@ -71,7 +74,7 @@ export async function rollUpTelemetry(
         from telemetry_rollup_progress for update skip locked`;
       if (!progress) return { busy: true as const };
       const from = new Date(progress.rolled_until_ms);
-      const until = Math.min(from.getTime() + windowMs, clock().getTime() - SETTLE_MS);
+      const until = Math.min(from.getTime() + windowMs, target);
       if (until <= from.getTime()) return { busy: false as const, from, until: from, heartbeats: 0 };
       const to = new Date(until);
       const heartbeats = await foldWindow(tx, from, to);

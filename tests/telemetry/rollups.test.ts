@@ -15,7 +15,7 @@ const MINUTE = 60_000;
 // A virtual clock from yesterday 01:00 UTC (its partition exists), moving forward only.
 const yesterday = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 86_400_000;
 const H1 = yesterday + HOUR;
-const at = (ms: number) => () => new Date(ms);
+const at = (ms: number) => new Date(ms);
 
 const cpu = (usage: unknown, extra: Record<string, unknown> = {}) => ({
   scripts: { cpu: { data: { status: "success", output: { usage_pct: usage, ...extra } } } },
@@ -147,10 +147,16 @@ describe("telemetry rollups", () => {
       [HOUR / MINUTE + 5, 8],
     ] as const)
       await recordTelemetry(sql, d, cpu(usage), new Date(hour + offset * MINUTE));
+    // The job's run with the real clock ends at its start (less the margin), however fast it folds.
+    const jobStarted = Date.now();
     await telemetryRollupJob.run(
       {},
       { config: app.config, database: app.database, logger: createLogger("silent") },
     );
+    expect(Date.now() - jobStarted).toBeLessThan(5000);
+    const [progress] = await sql<{ ms: number }[]>`
+      select extract(epoch from rolled_until)::float8 * 1000 as ms from telemetry_rollup_progress`;
+    expect(progress!.ms).toBeLessThanOrEqual(jobStarted - SETTLE_MS + 1);
     // The raw rows go: the chart still has them, from the rollups.
     await sql`delete from telemetry_events where device_id = ${d}::uuid`;
     const week = await deviceChartData(sql, d, [USAGE], new Date(now - 7 * 86_400_000), new Date(now));
