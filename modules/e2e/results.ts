@@ -100,8 +100,9 @@ export async function submitResults(
           ),
         ] as never[],
       );
+      // The map keeps the run's order by position (a set() of a present key keeps its place).
       for (const row of updated) current.set(row.journey_id, resultRow(row));
-      const rows = [...current.values()].sort((a, b) => a.position - b.position);
+      const rows = [...current.values()];
       const aggregate = aggregateRunStatus(rows.map((r) => r.status));
       // A final run never reopens (its lock is gone and may already belong to the next run): it
       // follows its journeys only to another final status, e.g. passed → failed.
