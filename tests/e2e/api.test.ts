@@ -306,6 +306,7 @@ describe("POST /e2e/runs validation, in the documented order", () => {
       const { response, json } = await api.create({ ...valid, suite_id: suite });
       expect(response.status).toBe(400);
       expect(json.error.code).toBe("invalid_action_expectation");
+      expect(typeof json.error.details.journey_id).toBe("string");
     }
     const bad = await api.create({ ...valid, suite_id: "broken_expect" });
     expect(bad.json.error.message).toBe(
@@ -468,6 +469,22 @@ describe("create, lock and seed", () => {
     const differentSuite = await api.create({ ...body, suite_id: "three" });
     expect(differentSuite.response.status).toBe(400);
     await api.request("POST", `/e2e/runs/${first.json.data.id}/cancel`);
+    // Same suite, as many journeys, one of them the same: a different selection all the same.
+    const picked = {
+      ...body,
+      suite_id: "three",
+      idempotency_key: `${key}-picked`,
+      journey_ids: ["dashboard", "dashboard_again"],
+    };
+    const pickedRun = await api.create(picked);
+    expect(pickedRun.response.status).toBe(201);
+    const onePlaceDifferent = await api.create({ ...picked, journey_ids: ["dashboard", "auth"] });
+    expect(onePlaceDifferent.response.status).toBe(400);
+    expect(onePlaceDifferent.json.error.details).toEqual({
+      field: "idempotency_key",
+      run_id: pickedRun.json.data.id,
+    });
+    await api.request("POST", `/e2e/runs/${pickedRun.json.data.id}/cancel`);
     const afterFinish = await api.create(body);
     expect(afterFinish.response.status).toBe(200);
     expect(afterFinish.json.data.status).toBe("cancelled");
