@@ -427,6 +427,10 @@ const idleInstances: InstanceLease[] = [];
 async function leaseInstance(memoryMb: number): Promise<InstanceLease> {
   const index = idleInstances.findIndex((l) => l.memoryMb === memoryMb);
   if (index >= 0) return idleInstances.splice(index, 1)[0];
+  return newInstance(memoryMb);
+}
+
+async function newInstance(memoryMb: number): Promise<InstanceLease> {
   const memory = new WebAssembly.Memory({
     initial: BASE_PAGES,
     maximum: Math.max(BASE_PAGES + 1, Math.ceil((memoryMb * 1024 * 1024) / WASM_PAGE)),
@@ -454,7 +458,8 @@ export async function prewarmInstances(memoryMb: number, count: number): Promise
     0,
     Math.min(POOL_MAX, count) - idleInstances.filter((l) => l.memoryMb === memoryMb).length,
   );
-  const leases = await Promise.all(Array.from({ length: wanted }, () => leaseInstance(memoryMb)));
+  // New instances: leasing would take the idle ones out and put them back, adding none.
+  const leases = await Promise.all(Array.from({ length: wanted }, () => newInstance(memoryMb)));
   for (const lease of leases) {
     // A first runtime touches the instance's heap pages; a run then finds them mapped.
     lease.module.newRuntime().dispose();

@@ -6,6 +6,8 @@ import {
   type EvalOutcome,
   type HostBuiltins,
   pooledInstanceCount,
+  prewarmInstances,
+  quickjsModule,
   SandboxSession,
 } from "../../agent/scripts/sandbox.ts";
 
@@ -38,6 +40,11 @@ const builtins: HostBuiltins = {
       lastSignal = signal;
       return new Promise(() => {});
     },
+  },
+  // Settles after the session has given up on it.
+  late: {
+    kind: "async",
+    fn: (args) => Bun.sleep(300).then(() => (args[0] === "fail" ? Promise.reject(new Error("late")) : 1)),
   },
 };
 
@@ -98,6 +105,8 @@ describe("values across the boundary", () => {
 
   test("the result: undefined, a function's placeholder, JSON values; not serialisable is an error", async () => {
     const s = await session();
+    expect(s.didTimeOut).toBe(false);
+    expect(await s.evaluate("Promise.resolve(5)", "t.js")).toEqual({ ok: true, value: 5 });
     expect(await s.evaluate("undefined", "t.js")).toEqual({ ok: true, value: undefined });
     expect(await s.evaluate("(function f() {})", "t.js")).toEqual({ ok: true, value: "[function]" });
     expect(await s.evaluate("({ a: [1, 'b'], c: null })", "t.js")).toEqual({
@@ -135,9 +144,11 @@ describe("console", () => {
     );
     expect(s.logs.slice(0, 5)).toEqual(['a 1 {"b":[2]}', "i", "w", "e", "null"]);
     expect(s.logs[5]).toBe(`${"z".repeat(2000)}…`);
+    await s.evaluate(`console.log("q".repeat(2000))`, "t.js");
+    expect(s.logs[6]).toBe("q".repeat(2000)); // exactly the limit: whole, no ellipsis
     await s.evaluate(`for (let i = 0; i < 300; i++) console.log(i)`, "t.js");
     expect(s.logs).toHaveLength(200);
-    expect(s.logs.at(-1)).toBe("193");
+    expect(s.logs.at(-1)).toBe("192");
     s.close();
   });
 });
@@ -167,6 +178,30 @@ describe("errors are typed", () => {
     expect(await failure(`function main() { throw "oops"; }`, "main")).toEqual({
       type: "execution",
       message: "Error: oops",
+    });
+    // Only QuickJS's own "interrupted" is the deadline; only its empty InternalError is memory.
+    expect(await failure(`function main() { throw new Error("interrupted"); }`, "main")).toMatchObject({
+      type: "execution",
+      message: expect.stringMatching(/^Error: interrupted/),
+    });
+    expect(await failure(`function main() { throw new InternalError(""); }`, "main")).toEqual({
+      type: "execution",
+      message: "script exceeded its memory limit of 32 MiB",
+    });
+    expect(await failure(`function main() { throw new Error(""); }`, "main")).toMatchObject({
+      type: "execution",
+      message: expect.stringMatching(/^Error: /),
+    });
+    expect(await failure(`function main() { throw new InternalError("x"); }`, "main")).toMatchObject({
+      type: "execution",
+      message: expect.stringMatching(/^InternalError: x/),
+    });
+    // Positions past line 9 keep every digit; a load-time error other than a syntax one is execution.
+    const deep = `${"\n".repeat(11)}function main() { throw new RangeError("deep"); }`;
+    expect((await failure(deep, "main")).message).toMatch(/^RangeError: deep \(line 12, column \d+\)$/);
+    expect(await failure(`\nthrow new TypeError("at load");`)).toMatchObject({
+      type: "execution",
+      message: expect.stringMatching(/^TypeError: at load \(line 2,/),
     });
   });
 
@@ -214,6 +249,7 @@ describe("limits and the instance pool", () => {
       error: { type: "timeout", message: "script exceeded its time limit of 200 ms" },
     });
     expect((lastSignal as AbortSignal | undefined)?.aborted).toBe(true);
+    expect(s.didTimeOut).toBe(true);
     // The deadline is per evaluation: the next one has its own.
     expect(await s.evaluate("1 + 1", "t.js")).toEqual({ ok: true, value: 2 });
     s.close();
@@ -243,5 +279,66 @@ describe("limits and the instance pool", () => {
     expect(hungry.needsReset).toBe(true);
     hungry.close();
     expect(pooledInstanceCount()).toBe(before);
+  });
+
+  test("the WebAssembly module is compiled once per process", () => {
+    expect(quickjsModule()).toBe(quickjsModule());
+  });
+
+  test("an instance is leased only for its own memory size; one that grew much is not pooled", async () => {
+    await prewarmInstances(20, 1); // a small instance waits in the pool
+    const big = await SandboxSession.create(builtins, { timeoutMs: 5000, memoryMb: 96 });
+    // 60 MiB fits 96 MiB, not the pooled 20 MiB instance's memory.
+    const grown = await big.evaluate(
+      "const keep = []; for (let i = 0; i < 60; i++) keep.push('x'.repeat(1 << 19) + i); keep.length",
+      "t.js",
+    );
+    expect(grown).toEqual({ ok: true, value: 60 });
+    const before = pooledInstanceCount();
+    big.close(); // grew by far more than 16 MiB: dropped, not pooled
+    expect(pooledInstanceCount()).toBe(before);
+
+    const small = await SandboxSession.create(builtins, { timeoutMs: 5000, memoryMb: 96 });
+    expect(await small.evaluate("const a = 'y'.repeat(1 << 20) + '!'; a.length", "t.js")).toEqual({
+      ok: true,
+      value: (1 << 20) + 1,
+    });
+    small.close(); // grew a little: pooled
+    expect(pooledInstanceCount()).toBe(before + 1);
+  });
+
+  test("prewarming fills the pool up to the count asked for that size, and the pool holds 16 at most", async () => {
+    const size = 28;
+    const before = pooledInstanceCount();
+    await prewarmInstances(size, 2);
+    expect(pooledInstanceCount()).toBe(before + 2);
+    await prewarmInstances(size, 2); // already there
+    expect(pooledInstanceCount()).toBe(before + 2);
+    await prewarmInstances(size, 3);
+    expect(pooledInstanceCount()).toBe(before + 3);
+    // 18 sessions at once, all healthy: the pool keeps 16.
+    const sessions = await Promise.all(
+      Array.from({ length: 18 }, () => SandboxSession.create(builtins, { timeoutMs: 1000, memoryMb: size })),
+    );
+    for (const s of sessions) s.close();
+    expect(pooledInstanceCount()).toBe(16);
+  });
+
+  test("a builtin that settles after the session gave up touches nothing (no error escapes)", async () => {
+    const escaped: unknown[] = [];
+    const record = (error: unknown) => escaped.push(error);
+    process.on("unhandledRejection", record);
+    try {
+      for (const arg of ["ok", "fail"]) {
+        const s = await session({ timeoutMs: 100, memoryMb: 32 });
+        const outcome = await s.evaluate(`late(${JSON.stringify(arg)})`, "t.js");
+        expect(outcome.ok).toBe(false);
+        s.close();
+      }
+      await Bun.sleep(500);
+      expect(escaped).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", record);
+    }
   });
 });
