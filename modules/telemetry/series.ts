@@ -9,8 +9,11 @@ import { isUuid } from "../platform/json-body";
 /** A string that spells a number; the same rule as SQL's telemetry_number (migration 0019). */
 const NUMERIC = /^\s*-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,4})?\s*$/;
 export const MAX_CHART_FIELDS = 12;
-/** Heartbeats a chart reads at most (see deviceChartData). */
-export const MAX_READ = 2000;
+/**
+ * Heartbeats a raw chart (up to 24 h) reads at most (see deviceChartData): 24 hours at the agent's
+ * default 30 s are 2,880, read as 5 per 6-minute bucket; parsing each payload is what a chart costs.
+ */
+export const MAX_READ = 1200;
 
 /** The scripts every agent ships (agent/builtin-scripts; a test keeps the two lists equal). */
 export const AGENT_BUILTIN_SCRIPTS = ["cpu", "disk", "load", "memory", "network", "uptime"] as const;
@@ -174,7 +177,7 @@ export async function deviceChartData(
     where device_id = ${deviceId}::uuid and recorded_at >= ${fromIso}::timestamptz and recorded_at < ${toIso}::timestamptz`;
   const total = counted?.total ?? 0;
   // Work is bounded: up to MAX_READ heartbeats are averaged exactly; beyond that each bucket averages
-  // its first few heartbeats (an index range scan per bucket), so a 30-day range costs what a day does.
+  // its first few heartbeats (an index range scan per bucket), so a dense day costs what a sparse one does.
   // Each payload is parsed once (payload::jsonb works whether the column is json or jsonb; OFFSET 0
   // keeps the subquery from being flattened into one cast per field reference).
   const perBucket = Math.max(1, Math.ceil(MAX_READ / buckets));

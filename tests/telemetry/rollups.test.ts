@@ -203,6 +203,22 @@ describe("telemetry rollups", () => {
     expect(await hourly(d, hour)).toBeUndefined();
   });
 
+  test("a dense day's chart reads a sample of each bucket, and counts every heartbeat", async () => {
+    const d = crypto.randomUUID();
+    const to = Date.now();
+    // 2,880 heartbeats over 24 h (every 30 s), the value constant within each 6-minute bucket.
+    await sql`insert into telemetry_events (id, device_id, recorded_at, payload)
+      select gen_random_uuid(), ${d}::uuid, ${new Date(to - 86_400_000).toISOString()}::timestamptz + make_interval(secs => s * 30),
+        json_build_object('scripts', json_build_object('cpu', json_build_object('data', json_build_object('output',
+          json_build_object('usage_pct', (s / 12) % 100)))))
+      from generate_series(0, 2879) as s`;
+    const day = await deviceChartData(sql, d, [USAGE], new Date(to - 86_400_000), new Date(to));
+    expect(day.events).toBe(2880);
+    expect(day.stepSeconds).toBe(360);
+    expect(day.t).toHaveLength(240);
+    expect(day.series[0]).toEqual(Array.from({ length: 240 }, (_, i) => i % 100));
+  });
+
   test("retention drops rollups older than the retention period, never younger than 30 days", async () => {
     const d = crypto.randomUUID();
     const now = Date.now();
