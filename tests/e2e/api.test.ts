@@ -448,6 +448,33 @@ describe("create, lock and seed", () => {
     await api.request("POST", `/e2e/runs/${[...ids][0]}/cancel`);
   });
 
+  test("a create with a key another request is still creating (seeding) waits for it and replays its run", async () => {
+    const body = {
+      suite_id: "smoke",
+      environment_label: "paced",
+      trigger_source: "ci",
+      idempotency_key: `paced-${crypto.randomUUID()}`,
+    };
+    const first = api.create(body);
+    await Bun.sleep(300); // the first holds the lock and is seeding (1 s)
+    const [lock] =
+      await sql`select idempotency_key, run_id from e2e_environment_locks where environment_label = 'paced'`;
+    expect(lock).toEqual({ idempotency_key: body.idempotency_key, run_id: null });
+    const started = Date.now();
+    const second = await api.create(body);
+    const created = await first;
+    expect(created.response.status).toBe(201);
+    expect(second.response.status).toBe(200);
+    expect(second.response.headers.get("idempotent-replayed")).toBe("true");
+    expect(second.json.data.id).toBe(created.json.data.id);
+    // It waited for the first to commit, not for its own seed or the whole wait budget.
+    expect(Date.now() - started).toBeLessThan(5000);
+    // Another key meanwhile: the environment is locked by that run.
+    const other = await api.create({ ...body, idempotency_key: `other-${crypto.randomUUID()}` });
+    expect(other.response.status).toBe(409);
+    await api.request("POST", `/e2e/runs/${created.json.data.id}/cancel`);
+  });
+
   test("idempotency: a replay returns the run (also after it finished); different suite or journeys → 400; other environment is a new run", async () => {
     const key = "release-42";
     const body = {

@@ -16,7 +16,7 @@ export interface E2EFixture {
 }
 
 /**
- * A throw-away E2E configuration: environments with tiny shell seeds (ok, fail, slow, none),
+ * A throw-away E2E configuration: environments with tiny shell seeds (ok, fail, slow, one second, none),
  * suites whose journeys use registered actions, and two runners.
  */
 export function writeE2EFixture(overrides: { configYaml?: string; extraConfig?: string } = {}): E2EFixture {
@@ -32,6 +32,7 @@ export function writeE2EFixture(overrides: { configYaml?: string; extraConfig?: 
   seed("seed-ok.sh", 'echo "seeded"');
   seed("seed-fail.sh", 'echo "preparing" ; echo "database fixture missing: widgets" >&2 ; exit 3');
   seed("seed-slow.sh", "sleep 30");
+  seed("seed-paced.sh", 'sleep 1 ; echo "seeded"');
   const journey = (id: string, steps: string, description = `Journey ${id}`) =>
     writeFileSync(
       path.join(journeysDir, `${id}.yaml`),
@@ -50,12 +51,13 @@ export function writeE2EFixture(overrides: { configYaml?: string; extraConfig?: 
     configFile,
     overrides.configYaml ??
       `protocol_versions: ["1"]
-allowed_environments: [local, staging, failing, slow, plain, bench]
+allowed_environments: [local, staging, failing, slow, paced, plain, bench]
 environments:
   local: { seed: ["./seed-ok.sh"] }
   staging: { seed: ["sh", "seed-ok.sh"] }
   failing: { seed: ["./seed-fail.sh"] }
   slow: { seed: ["./seed-slow.sh"], seed_timeout_s: 1 }
+  paced: { seed: ["./seed-paced.sh"] }
   plain: {}
   bench: {}
   production: { seed: ["./seed-ok.sh"] }
