@@ -4,8 +4,9 @@
  * The `telemetry_rollup` job (every minute) folds raw rows into `telemetry_hourly` (per device and
  * UTC hour: heartbeats, and `[count, sum, min, max]` per numeric field) and `telemetry_fleet_hourly`
  * (per hour: devices seen, heartbeats). It reads raw rows in windows of at most 15 minutes (longer
- * after empty ones) after its watermark (`telemetry_rollup_progress.rolled_until`) and merges each window into the hours it
- * touches, watermark and rollups in one transaction: a crash repeats nothing and loses nothing.
+ * after empty ones) after its watermark (`telemetry_rollup_progress.rolled_until`) and merges each
+ * window into the hours it touches, watermark and rollups in one transaction: a crash repeats
+ * nothing and loses nothing.
  * Windows end SETTLE_MS before now, so a heartbeat transaction still open when the window closes
  * (they take milliseconds) is not skipped. Rows inserted later with an older `recorded_at` (seeding)
  * are not rolled up.
@@ -49,9 +50,8 @@ async function initialWatermark(sql: Sql, now: Date): Promise<Date> {
 
 /**
  * Folds raw telemetry into the hourly rollups up to `now - SETTLE_MS` (now: when the run starts),
- * window by window, for at most
- * `budgetMs` (the next run goes on). One runner at a time: another worker's run finds the watermark
- * locked and returns at once.
+ * window by window, for at most `budgetMs` (the next run goes on). One runner at a time: another
+ * worker's run finds the watermark locked and returns at once.
  */
 export async function rollUpTelemetry(
   sql: Sql,
