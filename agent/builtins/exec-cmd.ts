@@ -109,7 +109,7 @@ export async function execCmdBuiltin(
     try {
       process.kill(-proc.pid, "SIGKILL");
     } catch {
-      proc.kill("SIGKILL"); // the group is gone already (the command exited)
+      // The group is gone: the command and all it started have exited.
     }
   };
   const timer = setTimeout(() => kill(`timed out after ${policy.timeoutMs} ms`), policy.timeoutMs);
