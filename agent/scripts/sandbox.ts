@@ -1,17 +1,6 @@
-// Over 400 lines on purpose: the QuickJS session, its limits and the host builtins bridge share one
-// lifecycle (instance, interrupt deadline, pooled reuse); split, each part would reach into the others.
-import fs from "node:fs";
-import wasmPath from "@jitl/quickjs-wasmfile-release-sync/wasm" with { type: "file" };
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSContext,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSWASMModule,
-  RELEASE_SYNC,
-} from "quickjs-emscripten";
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten";
 import type { ScriptError } from "./errors.ts";
+import { type InstanceLease, leaseInstance, releaseInstance } from "./instance-pool.ts";
 
 /**
  * QuickJS (WebAssembly) sandbox.
@@ -47,18 +36,8 @@ export class BuiltinIoError extends Error {
   override name = "IoError";
 }
 
-const WASM_PAGE = 65536;
-const BASE_PAGES = 256; // the QuickJS build's initial 16 MiB heap
 const MAX_OUTPUT_CHARS = 256 * 1024;
 const MAX_MESSAGE_CHARS = 2000;
-
-let compiledModule: Promise<WebAssembly.Module> | null = null;
-
-/** Compile the QuickJS WebAssembly module once per process (~25 ms); instances are cheap. */
-export function quickjsModule(): Promise<WebAssembly.Module> {
-  compiledModule ??= WebAssembly.compile(fs.readFileSync(wasmPath));
-  return compiledModule;
-}
 
 function truncate(text: string, max = MAX_MESSAGE_CHARS): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
@@ -413,61 +392,4 @@ export class SandboxSession {
   }
 }
 
-interface InstanceLease {
-  module: QuickJSWASMModule;
-  memory: WebAssembly.Memory;
-  memoryMb: number;
-}
-
-const POOL_MAX = 16;
-const REUSE_MAX_BYTES = BASE_PAGES * WASM_PAGE + 16 * 1024 * 1024;
-const idleInstances: InstanceLease[] = [];
-
-/** A QuickJS WebAssembly instance with its own bounded memory, reused from the pool when possible. */
-async function leaseInstance(memoryMb: number): Promise<InstanceLease> {
-  const index = idleInstances.findIndex((l) => l.memoryMb === memoryMb);
-  if (index >= 0) return idleInstances.splice(index, 1)[0];
-  return newInstance(memoryMb);
-}
-
-async function newInstance(memoryMb: number): Promise<InstanceLease> {
-  const memory = new WebAssembly.Memory({
-    initial: BASE_PAGES,
-    maximum: Math.max(BASE_PAGES + 1, Math.ceil((memoryMb * 1024 * 1024) / WASM_PAGE)),
-  });
-  const variant = newVariant(RELEASE_SYNC, {
-    wasmModule: await quickjsModule(),
-    wasmMemory: memory,
-    emscriptenModule: { printErr: () => {}, print: () => {} } as never,
-  });
-  return { module: await newQuickJSWASMModuleFromVariant(variant), memory, memoryMb };
-}
-
-function releaseInstance(lease: InstanceLease, reusable: boolean) {
-  if (!reusable || lease.memory.buffer.byteLength > REUSE_MAX_BYTES || idleInstances.length >= POOL_MAX)
-    return;
-  idleInstances.push(lease);
-}
-
-/**
- * Compile the WebAssembly module and fill the pool with up to `count` instances, so that the first
- * script runs of a process do not pay for them (the daemon calls this at start).
- */
-export async function prewarmInstances(memoryMb: number, count: number): Promise<void> {
-  const wanted = Math.max(
-    0,
-    Math.min(POOL_MAX, count) - idleInstances.filter((l) => l.memoryMb === memoryMb).length,
-  );
-  // New instances: leasing would take the idle ones out and put them back, adding none.
-  const leases = await Promise.all(Array.from({ length: wanted }, () => newInstance(memoryMb)));
-  for (const lease of leases) {
-    // A first runtime touches the instance's heap pages; a run then finds them mapped.
-    lease.module.newRuntime().dispose();
-    releaseInstance(lease, true);
-  }
-}
-
-/** Number of idle pooled instances (for tests and the benchmark). */
-export function pooledInstanceCount(): number {
-  return idleInstances.length;
-}
+export { pooledInstanceCount, prewarmInstances, quickjsModule } from "./instance-pool.ts";

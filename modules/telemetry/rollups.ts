@@ -60,9 +60,13 @@ export async function rollUpTelemetry(
   const now = options.now ?? new Date();
   const budgetMs = options.budgetMs ?? 45_000;
   const started = Date.now();
-  const start = await initialWatermark(sql, now);
-  await sql`insert into telemetry_rollup_progress (rolled_until) values (${start.toISOString()}::timestamptz)
-    on conflict do nothing`;
+  // Only the first run looks for where to start; every later one has its watermark.
+  const [hasWatermark] = await sql`select 1 from telemetry_rollup_progress`;
+  if (!hasWatermark) {
+    const start = await initialWatermark(sql, now);
+    await sql`insert into telemetry_rollup_progress (rolled_until) values (${start.toISOString()}::timestamptz)
+      on conflict do nothing`;
+  }
   const run: RollupRun = { windows: 0, heartbeats: 0, rolledUntil: undefined };
   // Fixed for the run: chasing a moving "now" would fold a few milliseconds at a time forever.
   const target = now.getTime() - SETTLE_MS;

@@ -203,17 +203,17 @@ export async function deviceChartData(
     ) e
     group by 1 order by 1`
   }`;
-  const times: number[] = [];
-  const series: (number | null)[][] = fields.map(() => []);
-  const events = total;
-  for (const row of rows) {
-    times.push(row.t);
-    fields.forEach((_, i) => {
+  return { t: rows.map((row) => row.t), series: seriesOf(rows, fields.length), events: total, stepSeconds };
+}
+
+/** Per field, the bucket averages `v0`, `v1`, … of the rows, rounded to 3 decimals (null: no value). */
+function seriesOf(rows: Record<string, number | null>[], fieldCount: number): (number | null)[][] {
+  return Array.from({ length: fieldCount }, (_, i) =>
+    rows.map((row) => {
       const v = row[`v${i}`];
-      series[i]!.push(v === null || v === undefined ? null : Math.round(Number(v) * 1000) / 1000);
-    });
-  }
-  return { t: times, series, events, stepSeconds };
+      return v === null || v === undefined ? null : Math.round(Number(v) * 1000) / 1000;
+    }),
+  );
 }
 
 const HOUR_MS = 3_600_000;
@@ -273,12 +273,7 @@ async function rolledUpChartData(
     from hours group by 1 order by 1`;
   return {
     t: rows.map((row) => row.t),
-    series: fields.map((_, i) =>
-      rows.map((row) => {
-        const v = row[`v${i}`];
-        return v === null || v === undefined ? null : Math.round(Number(v) * 1000) / 1000;
-      }),
-    ),
+    series: seriesOf(rows, fields.length),
     events: rows.reduce((sum, row) => sum + row.n, 0),
     stepSeconds: stepHours * 3600,
   };
