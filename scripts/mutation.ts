@@ -103,7 +103,11 @@ export const GROUPS: Record<string, Group> = {
       "modules/e2e/results.ts",
       "modules/e2e/model.ts:102-120",
     ],
-    tests: ["tests/e2e/locks-and-results.test.ts", "tests/e2e/api.test.ts"],
+    tests: [
+      "tests/e2e/locks-and-results.test.ts",
+      "tests/e2e/create.test.ts",
+      "tests/e2e/results-api.test.ts",
+    ],
   },
   builtins: {
     // The agent builtins that reach the device: files and processes.
