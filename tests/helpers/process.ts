@@ -33,12 +33,30 @@ export function killEmbeddedPostgres(directory: string): void {
   }
 }
 
-/** Runs `./outpost start` as a real child process and waits until /readyz answers 200. */
+/**
+ * Runs `./outpost start` as a real child process and waits until /readyz answers 200. Without a PORT
+ * it picks one below the kernel's ephemeral range (32768+, where outgoing connections take theirs) and,
+ * should another process still bind it first, starts again on another.
+ */
 export async function startOutpostProcess(
   env: Record<string, string>,
   timeoutMs = 30_000,
 ): Promise<OutpostProcess> {
-  const port = env.PORT ?? String(20_000 + Math.floor(Math.random() * 20_000));
+  if (env.PORT !== undefined) return startOnPort(env, env.PORT, timeoutMs);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnPort(env, String(20_000 + Math.floor(Math.random() * 12_000)), timeoutMs);
+    } catch (error) {
+      if (attempt === 5 || !/PORT \d+ is already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startOnPort(
+  env: Record<string, string>,
+  port: string,
+  timeoutMs: number,
+): Promise<OutpostProcess> {
   const child = Bun.spawn([OUTPOST, "start"], {
     cwd: REPO,
     // Tunnel listeners on free ports too (the all role starts them), so parallel runs never collide.
@@ -55,8 +73,7 @@ export async function startOutpostProcess(
       output += decoder.decode(chunk.value, { stream: true });
     }
   };
-  void collect(child.stdout);
-  void collect(child.stderr);
+  const collected = Promise.all([collect(child.stdout), collect(child.stderr)]);
   afterAll(async () => {
     // A test that failed midway leaves its process running: stop it the way Ctrl-C does, so it
     // takes its embedded PostgreSQL down too, and only then force.
@@ -72,7 +89,10 @@ export async function startOutpostProcess(
   const deadline = Date.now() + timeoutMs;
   const readyPath = env.OUTPOST_ROLE === "worker" || env.OUTPOST_ROLE === "tunnel" ? undefined : "/readyz";
   while (true) {
-    if (child.exitCode !== null) throw new Error(`outpost exited with ${child.exitCode}:\n${output}`);
+    if (child.exitCode !== null) {
+      await Promise.race([collected, Bun.sleep(2_000)]); // its last words, e.g. "PORT … is already in use"
+      throw new Error(`outpost exited with ${child.exitCode}:\n${output}`);
+    }
     if (readyPath) {
       const ready = await fetch(`${url}${readyPath}`).then(
         (r) => r.status === 200,
