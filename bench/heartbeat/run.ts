@@ -1,38 +1,13 @@
-// Over 400 lines on purpose: one run's phases in the order they happen (seed, load, ceilings, metrics
-// rounds). The heartbeat posted is in ./body.ts, what is read off the machine in ./probes.ts.
-/**
- * Heartbeat benchmark.
- *
- *   node_modules/.bin/bun bench/heartbeat/run.ts
- *
- * Starts a PostgreSQL of its own (or uses BENCH_DATABASE_URL) with pg_stat_statements, runs
- * Outpost (web role) as a separate process on loopback, registers and approves DEVICES devices,
- * then CONCURRENCY simulated devices post realistic heartbeats (5 scripts, ~2 KB) for DURATION
- * seconds after a warm-up. Prints heartbeats/s, latency percentiles, the statements and rows each
- * heartbeat cost, and — in the same run — the ceiling: the rate of inserting the same telemetry rows
- * straight into PostgreSQL with the same pool size. Everything it starts, it stops (bounded in time).
- *
- * Knobs (flag or environment): --devices DEVICES (200,000, seeded with generate_series, not through the
- * API), --telemetry-rows TELEMETRY_ROWS (10,000,000 already present), --concurrency CONCURRENCY (64),
- * --duration DURATION seconds (10), --warmup WARMUP seconds (2), --metrics-rounds METRICS_ROUNDS.
- * The run fails (exit 1) when more than 0.1 % of answers are not 200. The last line is one JSON object.
- * Also:
- * BENCH_EPHEMERAL=1 to run PostgreSQL without fsync (default: durable, like production),
- * BENCH_WITHOUT_LIVE_TRIGGER=1 to disable the devices live-update trigger (to measure its cost),
- * METRICS_ROUNDS (4) and METRICS_PHASE seconds (5): after the main measurement, rounds of the same
- * load against a second server without metrics and the first one (METRICS_TOKEN set, /metrics
- * scraped every METRICS_SCRAPE_EVERY seconds, default 1, 0 = never), alternated, to print the
- * throughput kept with metrics on (0 rounds: skip). METRICS_CONTROL=1 starts both without metrics
- * (an A/A run: how much two servers differ when nothing does).
- */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { heartbeatBody } from "./body";
-import { cpuSeconds, databaseCounters, freePort, percentile, statements } from "./probes";
+import { measureCeilings } from "./ceilings";
+import { cpuSeconds, databaseCounters, percentile, statements } from "./probes";
+import { seedFleet } from "./seed";
+import { startBenchServer } from "./server";
 
 /** `--name value` on the command line, else the environment variable, else the default. */
 function knob(flag: string, env: string, fallback: number): number {
@@ -62,7 +37,6 @@ const WARMUP_S = knob("warmup", "WARMUP", 2);
 const MAX_NON_200 = 0.001;
 const EPHEMERAL = process.env.BENCH_EPHEMERAL === "1";
 const SERVER_POOL = 10; // connectDatabase's default pool size, used by the server
-const ROOT = path.resolve(import.meta.dir, "../..");
 /** Rounds of metrics-off vs metrics-on load, alternated, after the main measurement (0: skip). */
 const METRICS_ROUNDS = knob("metrics-rounds", "METRICS_ROUNDS", 0);
 /** Seconds between scrapes of /metrics while the metrics server is loaded (0: never). */
@@ -127,64 +101,8 @@ async function main() {
 
   // 2. Outpost in its own processes (web role: HTTP only): one serving metrics (METRICS_TOKEN, scraped
   // every second while it is loaded) and one without, against the same database.
-  const startServer = async (extraEnv: Record<string, string>) => {
-    const port = await freePort();
-    const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-bench-data-"));
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    // BENCH_SERVER_PROFILE=<dir>: the server writes a CPU profile (markdown) there when it stops.
-    const profile = process.env.BENCH_SERVER_PROFILE
-      ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROFILE}`]
-      : [];
-    const child: ChildProcess = spawn(
-      path.join(ROOT, "node_modules/.bin/bun"),
-      [...profile, path.join(ROOT, "cli/main.ts"), "start"],
-      {
-        env: {
-          ...process.env,
-          DATABASE_URL: dbUrl.toString(),
-          DATA_DIR: dataDir,
-          PORT: String(port),
-          HOST: "127.0.0.1",
-          OUTPOST_ROLE: "web",
-          // Every simulated device registers (twice) from this one address.
-          DEVICE_REGISTER_RATE_LIMIT: "1000000",
-          // The comparison rounds add heartbeats per device and minute: never refuse them for that.
-          DEVICE_HEARTBEAT_RATE_LIMIT: "1000000",
-          LOG_LEVEL: "warn",
-          SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
-          NODE_ENV: "production",
-          ...extraEnv,
-        },
-        stdio: ["ignore", "ignore", "inherit"],
-      },
-    );
-    cleanups.push(async () => {
-      if (child.exitCode === null) {
-        child.kill("SIGTERM");
-        await new Promise((resolve) => {
-          const timer = setTimeout(() => {
-            child.kill("SIGKILL");
-            resolve(undefined);
-          }, 15_000);
-          child.once("exit", () => {
-            clearTimeout(timer);
-            resolve(undefined);
-          });
-        });
-      }
-    });
-    const url = `http://127.0.0.1:${port}`;
-    for (let i = 0; ; i++) {
-      const ready = await fetch(`${url}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ready) break;
-      if (i > 600 || child.exitCode !== null) throw new Error("Outpost did not become ready");
-      await Bun.sleep(100);
-    }
-    return { child, url };
-  };
+  const startServer = (extraEnv: Record<string, string>) =>
+    startBenchServer({ databaseUrl: dbUrl.toString(), extraEnv, cleanups });
   // METRICS_CONTROL=1: both servers without metrics (an A/A run: what differs between two servers).
   const control = process.env.METRICS_CONTROL === "1";
   const { child: server, url: base } = await startServer(control ? {} : { METRICS_TOKEN: METRICS_TOKEN });
@@ -220,50 +138,7 @@ async function main() {
     // To measure what the console's live-update trigger (migration 0005) costs each heartbeat.
     await db.unsafe("alter table devices disable trigger devices_live_notify_update");
   }
-  const macs = Array.from({ length: DEVICES }, (_, i) =>
-    (0x02_00_00_00_00_00 + i).toString(16).padStart(12, "0").toUpperCase().match(/../g)!.join(":"),
-  );
-  // Devices straight into the table (approved, a known token each: bench-token-<n>, seen in the last
-  // 30 s like a polling fleet, not for the first time: that would run the live trigger's function), then the
-  // telemetry already there, both with generate_series: the API would take hours for a real fleet.
-  let seedStarted = performance.now();
-  for (let from = 0; from < DEVICES; from += 50_000) {
-    const to = Math.min(DEVICES, from + 50_000) - 1;
-    await db`
-      insert into devices (mac_address, product_name, approval_status, api_token_hash, token_issued_at, last_seen_at)
-      select upper(regexp_replace(lpad(to_hex(${0x02_00_00_00_00_00} + i), 12, '0'), '(..)(?!$)', '\\1:', 'g')),
-        'atom', 'approved', encode(sha256(convert_to('bench-token-' || i, 'UTF8')), 'hex'), now(),
-        now() - make_interval(secs => i % 30)
-      from generate_series(${from}::bigint, ${to}::bigint) i`;
-  }
-  const seeded = await db<{ id: string; mac_address: string }[]>`select id, mac_address from devices`;
-  const byMac = new Map(seeded.map((d) => [d.mac_address, d.id]));
-  const devices = macs.map((mac, i) => ({ id: byMac.get(mac)!, token: `bench-token-${i}`, mac }));
-  if (devices.some((d) => !d.id)) throw new Error("a seeded device is missing");
-  console.log(`  ${DEVICES} devices seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
-  if (TELEMETRY_ROWS > 0) {
-    seedStarted = performance.now();
-    await db`select telemetry_ensure_partitions((now() - interval '3 days')::date, (now() + interval '1 day')::date)`;
-    const perDevice = Math.max(1, Math.ceil(TELEMETRY_ROWS / DEVICES));
-    const rows = Math.min(DEVICES, Math.ceil(TELEMETRY_ROWS / perDevice));
-    const payload = JSON.stringify({
-      ...heartbeatBody(macs[0]!, 1).telemetry,
-      connection_status: { active: false },
-    });
-    for (let offset = 0; offset < rows; offset += 10_000) {
-      await db`
-        insert into telemetry_events (id, device_id, recorded_at, payload)
-        select uuidv7(t - now()), d.id, t, ${payload}::json
-        from (select id, row_number() over (order by id) as rank from devices order by id offset ${offset} limit ${Math.min(10_000, rows - offset)}) d
-        cross join lateral (
-          select now() - interval '10 seconds' - make_interval(secs => (172800.0 / ${perDevice}) * k + (d.rank % 97)) as t
-          from generate_series(0, ${perDevice - 1}) k) g`;
-    }
-    await db`analyze telemetry_events`;
-    await db`analyze devices`;
-    const [{ n }] = await db<{ n: number }[]>`select count(*)::int as n from telemetry_events`;
-    console.log(`  ${n} telemetry rows seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
-  }
+  const { devices, macs } = await seedFleet(db, DEVICES, TELEMETRY_ROWS);
   const sampleSize = JSON.stringify(heartbeatBody(macs[0]!, 1)).length;
   console.log(`  heartbeat body ${sampleSize} bytes`);
 
@@ -354,78 +229,14 @@ async function main() {
   perStatement.sort((a, b) => b.calls - a.calls);
   const heartbeats = latencies.length;
 
-  // 5. The ceiling: the same telemetry rows inserted straight into PostgreSQL, same pool size.
-  const ceilingSql = postgres(dbUrl.toString(), { max: SERVER_POOL, onnotice: () => {} });
-  cleanups.push(() => ceilingSql.end({ timeout: 5 }));
-  let inserted = 0;
-  let ceilingStop = false;
-  let ceilingAsync = true;
-  const inserter = async () => {
-    while (!ceilingStop) {
-      const device = devices[next++ % devices.length]!;
-      const body = heartbeatBody(device.mac, next);
-      const payload = JSON.stringify({ ...body.telemetry, connection_status: body.connection_status });
-      if (ceilingAsync) {
-        // The same commit mode as a heartbeat that delivers no command.
-        await ceilingSql`insert into telemetry_events (id, device_id, recorded_at, payload)
-          select ${Bun.randomUUIDv7()}::uuid, ${device.id}::uuid, now(), ${payload}::json
-          from (select set_config('synchronous_commit', 'off', true)) s`;
-      } else {
-        await ceilingSql`insert into telemetry_events (id, device_id, recorded_at, payload)
-          values (${Bun.randomUUIDv7()}::uuid, ${device.id}::uuid, now(), ${payload}::json)`;
-      }
-      inserted++;
-    }
-  };
-  const measureCeiling = async (asyncCommit: boolean) => {
-    ceilingAsync = asyncCommit;
-    ceilingStop = false;
-    const inserters = Array.from({ length: CONCURRENCY }, inserter);
-    await Bun.sleep(1000);
-    inserted = 0;
-    const ceilingStart = performance.now();
-    await Bun.sleep(DURATION_S * 1000);
-    const result = inserted / ((performance.now() - ceilingStart) / 1000);
-    ceilingStop = true;
-    await Promise.all(inserters);
-    return result;
-  };
-  const ceilingRate = await measureCeiling(true);
-  const durableCeilingRate = await measureCeiling(false);
-  // The second ceiling: the same rows as one multi-row INSERT per batch of BATCH_ROWS (how far the
-  // API could go if it batched perfectly), same commit mode as the first.
-  const BATCH_ROWS = 100;
-  let batchStop = false;
-  let batchInserted = 0;
-  const batcher = async () => {
-    while (!batchStop) {
-      const rows = Array.from({ length: BATCH_ROWS }, () => {
-        const device = devices[next++ % devices.length]!;
-        const body = heartbeatBody(device.mac, next);
-        return {
-          id: Bun.randomUUIDv7(),
-          device_id: device.id,
-          payload: JSON.stringify({ ...body.telemetry, connection_status: body.connection_status }),
-        };
-      });
-      await ceilingSql.begin(async (tx) => {
-        await tx`select set_config('synchronous_commit', 'off', true)`;
-        await tx`insert into telemetry_events (id, device_id, recorded_at, payload)
-          select u.id, u.device_id, now(), u.payload::json
-          from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.device_id)}::uuid[],
-            ${rows.map((r) => r.payload)}::text[]) as u(id, device_id, payload)`;
-      });
-      batchInserted += BATCH_ROWS;
-    }
-  };
-  const batchers = Array.from({ length: Math.min(CONCURRENCY, SERVER_POOL) }, batcher);
-  await Bun.sleep(1000);
-  batchInserted = 0;
-  const batchStart = performance.now();
-  await Bun.sleep(DURATION_S * 1000);
-  const batchCeilingRate = batchInserted / ((performance.now() - batchStart) / 1000);
-  batchStop = true;
-  await Promise.all(batchers);
+  // 5. The ceilings: the same telemetry rows straight into PostgreSQL, same pool size.
+  const { BATCH_ROWS, ceilingRate, durableCeilingRate, batchCeilingRate } = await measureCeilings({
+    databaseUrl: dbUrl.toString(),
+    devices,
+    pool: SERVER_POOL,
+    callers: CONCURRENCY,
+    durationS: DURATION_S,
+  });
 
   const fmt = (n: number, digits = 1) => n.toFixed(digits);
   console.log("");

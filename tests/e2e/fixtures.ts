@@ -16,8 +16,9 @@ export interface E2EFixture {
 }
 
 /**
- * A throw-away E2E configuration: environments with tiny shell seeds (ok, fail, slow, one second, none),
- * suites whose journeys use registered actions, and two runners.
+ * A throw-away E2E configuration: environments with tiny shell seeds (ok, fail, slow, gated, none),
+ * suites whose journeys use registered actions, and two runners. The `gated` seed waits until the
+ * test opens its gate (openSeedGate) and fails once if told to (failNextGatedSeed).
  */
 export function writeE2EFixture(overrides: { configYaml?: string; extraConfig?: string } = {}): E2EFixture {
   const dir = mkdtempSync(path.join(tmpdir(), "outpost-e2e-fixture-"));
@@ -32,7 +33,14 @@ export function writeE2EFixture(overrides: { configYaml?: string; extraConfig?: 
   seed("seed-ok.sh", 'echo "seeded"');
   seed("seed-fail.sh", 'echo "preparing" ; echo "database fixture missing: widgets" >&2 ; exit 3');
   seed("seed-slow.sh", "sleep 30");
-  seed("seed-paced.sh", 'sleep 1 ; echo "seeded"');
+  const gate = path.join(dir, "gate");
+  const failOnce = path.join(dir, "fail-once");
+  seed(
+    "seed-gated.sh",
+    // At most about a minute at a closed gate (a seed of a test that died must not wait forever).
+    `i=0; while [ ! -e '${gate}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done\n[ -e '${gate}' ] || exit 4\n` +
+      `if rm '${failOnce}' 2>/dev/null; then echo "failed once" >&2; exit 3; fi\necho "seeded"`,
+  );
   const journey = (id: string, steps: string, description = `Journey ${id}`) =>
     writeFileSync(
       path.join(journeysDir, `${id}.yaml`),
@@ -51,13 +59,13 @@ export function writeE2EFixture(overrides: { configYaml?: string; extraConfig?: 
     configFile,
     overrides.configYaml ??
       `protocol_versions: ["1"]
-allowed_environments: [local, staging, failing, slow, paced, plain, bench]
+allowed_environments: [local, staging, failing, slow, gated, plain, bench]
 environments:
   local: { seed: ["./seed-ok.sh"] }
   staging: { seed: ["sh", "seed-ok.sh"] }
   failing: { seed: ["./seed-fail.sh"] }
   slow: { seed: ["./seed-slow.sh"], seed_timeout_s: 1 }
-  paced: { seed: ["./seed-paced.sh"] }
+  gated: { seed: ["./seed-gated.sh"] }
   plain: {}
   bench: {}
   production: { seed: ["./seed-ok.sh"] }
@@ -76,6 +84,18 @@ max_log_upload_bytes: 4096
 ${overrides.extraConfig ?? ""}`,
   );
   return { dir, configFile, journeysDir };
+}
+
+/** Lets the `gated` environment's seeds through (the one waiting and all later ones) until closed again. */
+export function openSeedGate(fixture: E2EFixture, open = true): void {
+  const gate = path.join(fixture.dir, "gate");
+  if (open) writeFileSync(gate, "");
+  else rmSync(gate, { force: true });
+}
+
+/** The next `gated` seed to pass the gate exits with code 3 (the ones after it succeed again). */
+export function failNextGatedSeed(fixture: E2EFixture): void {
+  writeFileSync(path.join(fixture.dir, "fail-once"), "");
 }
 
 process.env.OUTPOST_TEST_OTHER_RUNNER_TOKEN = OTHER_RUNNER_TOKEN;
@@ -126,8 +146,8 @@ export function e2eClient(app: TestApp) {
 }
 
 /** The run holding an environment's lock, or undefined when it is free. */
-export async function lockOf(app: TestApp, environment: string): Promise<{ run_id: string } | undefined> {
+export async function lockOf(app: TestApp, environment: string): Promise<{ run_id: string | null } | undefined> {
   const [row] = await app.database
     .sql`select run_id::text as run_id from e2e_environment_locks where environment_label = ${environment}`;
-  return row as { run_id: string } | undefined;
+  return row as { run_id: string | null } | undefined;
 }

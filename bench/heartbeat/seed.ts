@@ -1,0 +1,53 @@
+import type postgres from "postgres";
+import { heartbeatBody } from "./body";
+
+/**
+ * `devices` approved devices straight into the table (a known token each: bench-token-<n>, seen in the
+ * last 30 s like a polling fleet) and `telemetryRows` telemetry rows over the last 2 days, both with
+ * generate_series: the API would take hours for a real fleet. Returns the devices as the load uses them.
+ */
+export async function seedFleet(db: postgres.Sql, devices: number, telemetryRows: number) {
+  const macs = Array.from({ length: devices }, (_, i) =>
+    (0x02_00_00_00_00_00 + i).toString(16).padStart(12, "0").toUpperCase().match(/../g)!.join(":"),
+  );
+  // Not seen for the first time: that would run the live trigger's function.
+  let seedStarted = performance.now();
+  for (let from = 0; from < devices; from += 50_000) {
+    const to = Math.min(devices, from + 50_000) - 1;
+    await db`
+    insert into devices (mac_address, product_name, approval_status, api_token_hash, token_issued_at, last_seen_at)
+    select upper(regexp_replace(lpad(to_hex(${0x02_00_00_00_00_00} + i), 12, '0'), '(..)(?!$)', '\\1:', 'g')),
+      'atom', 'approved', encode(sha256(convert_to('bench-token-' || i, 'UTF8')), 'hex'), now(),
+      now() - make_interval(secs => i % 30)
+    from generate_series(${from}::bigint, ${to}::bigint) i`;
+  }
+  const seeded = await db<{ id: string; mac_address: string }[]>`select id, mac_address from devices`;
+  const byMac = new Map(seeded.map((d) => [d.mac_address, d.id]));
+  const fleet = macs.map((mac, i) => ({ id: byMac.get(mac)!, token: `bench-token-${i}`, mac }));
+  if (fleet.some((d) => !d.id)) throw new Error("a seeded device is missing");
+  console.log(`  ${devices} devices seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+  if (telemetryRows > 0) {
+    seedStarted = performance.now();
+    await db`select telemetry_ensure_partitions((now() - interval '3 days')::date, (now() + interval '1 day')::date)`;
+    const perDevice = Math.max(1, Math.ceil(telemetryRows / devices));
+    const rows = Math.min(devices, Math.ceil(telemetryRows / perDevice));
+    const payload = JSON.stringify({
+      ...heartbeatBody(macs[0]!, 1).telemetry,
+      connection_status: { active: false },
+    });
+    for (let offset = 0; offset < rows; offset += 10_000) {
+      await db`
+      insert into telemetry_events (id, device_id, recorded_at, payload)
+      select uuidv7(t - now()), d.id, t, ${payload}::json
+      from (select id, row_number() over (order by id) as rank from devices order by id offset ${offset} limit ${Math.min(10_000, rows - offset)}) d
+      cross join lateral (
+        select now() - interval '10 seconds' - make_interval(secs => (172800.0 / ${perDevice}) * k + (d.rank % 97)) as t
+        from generate_series(0, ${perDevice - 1}) k) g`;
+    }
+    await db`analyze telemetry_events`;
+    await db`analyze devices`;
+    const [{ n }] = await db<{ n: number }[]>`select count(*)::int as n from telemetry_events`;
+    console.log(`  ${n} telemetry rows seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+  }
+  return { devices: fleet, macs };
+}
