@@ -15,6 +15,7 @@ import { consoleRoutes } from "./modules/console/routes";
 import { deviceCsvRoutes } from "./modules/devices/csv-routes";
 import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
+import { closeDeviceWaits } from "./modules/devices/wake";
 import { e2eConfigFor } from "./modules/e2e/config";
 import { e2eRoutes } from "./modules/e2e/routes";
 import { installRoutes } from "./modules/enrolment/install-routes";
@@ -182,6 +183,7 @@ export async function startOutpost(
     if (stopped) return;
     stopped = true;
     await closeLiveHub(database); // ends open live-update streams so HTTP can drain
+    await closeDeviceWaits(database); // answers agents' held waits, for the same reason
     if (server?.server) {
       // (Only once listening: a failed listen, e.g. PORT in use, must still drain and stop the rest.)
       // Stop accepting; give in-flight requests HTTP_DRAIN_MS, then close what is left.

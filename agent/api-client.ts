@@ -70,9 +70,10 @@ export class DeviceApiClient {
     body: unknown,
     expected: number[],
     signal?: AbortSignal,
+    timeoutMs = this.timeoutMs,
   ): Promise<unknown> {
     let response: Response;
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs);
     try {
       response = await fetch(url, {
         method,
@@ -89,7 +90,7 @@ export class DeviceApiClient {
       const reason = signal?.aborted
         ? "aborted: the agent is stopping"
         : e.name === "TimeoutError" || timeout.aborted
-          ? `timed out after ${this.timeoutMs} ms`
+          ? `timed out after ${timeoutMs} ms`
           : e.message;
       throw new ApiError(`${method} ${redact(url)} failed: ${reason}`, 0);
     }
@@ -162,6 +163,34 @@ export class DeviceApiClient {
       result.tunnel_host_key = data.tunnel_host_key;
     }
     return result;
+  }
+
+  /**
+   * `GET /api/v1/devices/{id}/wait?api_key=&timeout_s=&remote_access=` → why to poll now, or null when
+   * the server held the wait for up to `seconds` without work for this device.
+   */
+  async wait(
+    deviceId: string,
+    token: string,
+    seconds: number,
+    holdsRemoteAccess: boolean,
+    signal?: AbortSignal,
+  ): Promise<string | null> {
+    const url = new URL(this.url(`/api/v1/devices/${encodeURIComponent(deviceId)}/wait`, token));
+    url.searchParams.set("timeout_s", String(seconds));
+    url.searchParams.set("remote_access", holdsRemoteAccess ? "1" : "0");
+    const reply = (await this.request(
+      "GET",
+      url.toString(),
+      undefined,
+      [200],
+      signal,
+      seconds * 1000 + this.timeoutMs,
+    )) as {
+      data?: { wake?: unknown };
+    } | null;
+    const wake = reply?.data?.wake;
+    return typeof wake === "string" && wake !== "" ? wake : null;
   }
 
   /** `GET /api/v1/devices/{id}/command_payloads/{ref}?api_key=` → the deferred payload. */

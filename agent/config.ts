@@ -42,6 +42,8 @@ export interface AgentConfig {
   interface: string | null;
   poll_interval_s: number;
   poll_max_backoff_s: number;
+  /** Between polls, hold a wait open on the server, which answers it early when there is work. */
+  long_poll: boolean;
   register_retry_base_ms: number;
   register_retry_max_s: number;
   register_pending_poll_s: number;
@@ -113,6 +115,7 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
     interface: null,
     poll_interval_s: 30,
     poll_max_backoff_s: 300,
+    long_poll: true,
     register_retry_base_ms: 2000,
     register_retry_max_s: 60,
     register_pending_poll_s: 10,
@@ -178,6 +181,7 @@ const ConfigFileSchema = Type.Object(
     interface: Type.Optional(NullableString("^[A-Za-z0-9_.:@-]{1,15}$")),
     poll_interval_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400 })),
     poll_max_backoff_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400 })),
+    long_poll: Type.Optional(Type.Boolean()),
     register_retry_base_ms: Type.Optional(Int(1, 600000)),
     register_retry_max_s: Type.Optional(Type.Number({ minimum: 0.001, maximum: 86400 })),
     register_pending_poll_s: Type.Optional(Type.Number({ minimum: 0.001, maximum: 3600 })),
@@ -271,6 +275,7 @@ const ENV_KEYS: Record<string, JsonType> = {
   interface: "nullable-string",
   poll_interval_s: "number",
   poll_max_backoff_s: "number",
+  long_poll: "boolean",
   register_retry_base_ms: "integer",
   register_retry_max_s: "number",
   register_pending_poll_s: "number",

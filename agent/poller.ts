@@ -8,6 +8,7 @@ import type { AgentConfig } from "./config.ts";
 import { describeIdentity, resolveExecIdentity, spawnIdentity } from "./exec-identity.ts";
 import { type DeviceIdentity, detectIdentity } from "./identity.ts";
 import type { Logger } from "./logger.ts";
+import { idle } from "./long-poll.ts";
 import { registerOnce } from "./register.ts";
 import { runOptionsFromConfig, runScript, type ScriptReport } from "./scripts/runner.ts";
 import { prewarmInstances } from "./scripts/sandbox.ts";
@@ -270,6 +271,9 @@ export async function runPollLoop(
   let failures = 0;
   let polls = 0;
   let current = creds;
+  let lastPoll: PollSummary | undefined;
+  /** Polls in a row started by a wait that answered at once: a third is not taken (see idle). */
+  let immediateWakes = 0;
   while (!options.signal.aborted) {
     const started = Date.now();
     const startedMono = performance.now();
@@ -282,6 +286,7 @@ export async function runPollLoop(
         // keep the credentials we have
       }
       const summary = await pollOnce(ctx, current, options.signal);
+      lastPoll = summary;
       failures = 0;
       // The server's fast-poll hint (remote access starting) wins while it is present.
       const wanted = summary.pollIntervalSeconds ? summary.pollIntervalSeconds * 1000 : intervalMs;
@@ -332,7 +337,12 @@ export async function runPollLoop(
     }
     polls++;
     if (options.maxPolls && polls >= options.maxPolls) break;
-    await sleep(delay, options.signal);
+    if (failures === 0 && lastPoll) {
+      const woken = await idle(ctx, current, delay, lastPoll.remoteAccessRequested, options.signal, {
+        acceptImmediate: immediateWakes < 2,
+      });
+      immediateWakes = woken === "at once" ? immediateWakes + 1 : 0;
+    } else await sleep(delay, options.signal);
   }
   return failures;
 }

@@ -1,6 +1,7 @@
 // Over 400 lines on purpose: the command lifecycle (validate, queue, claim, results, payloads, expiry,
 // retention) shares one row shape and its status rules.
 import { parseScript, ScriptFormatError } from "../../agent/scripts/frontmatter";
+import { wakeDevice } from "../devices/service";
 import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
@@ -222,6 +223,7 @@ export async function queueCommand(sql: Sql, input: QueueCommandInput): Promise<
     returning ${sql.unsafe(COMMAND_COLUMNS)}`;
   if (!row) throw new AppError(404, "device_not_found", "Device not found");
   commandsTotal.inc({ event: "queued" });
+  await wakeDevice(sql, input.deviceId); // delivered at the agent's next poll, which this starts
   return toCommand(row);
 }
 

@@ -45,3 +45,4 @@ export {
 } from "./rows";
 export { findTelemetrySchemas, listTelemetrySchemas, type SchemaReference } from "./telemetry-schemas";
 export { TELEMETRY_LIMITS, validateSchemaDefinition } from "./validation";
+export { wakeDevice } from "./wake";

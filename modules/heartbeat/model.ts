@@ -38,3 +38,25 @@ export const HeartbeatReplySchema = Type.Object({
     tunnel_host_key: Type.Optional(Type.String()),
   }),
 });
+
+/** `GET /api/v1/devices/{id}/wait` query: how long to hold (capped by DEVICE_WAIT_MAX_SECONDS), and
+ * whether the agent holds a remote-access token (a different state on the server wakes it). */
+export const WaitQuery = Type.Object({
+  api_key: Type.Optional(Type.String()),
+  timeout_s: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,3}$" })),
+  remote_access: Type.Optional(Type.Union([Type.Literal("0"), Type.Literal("1")])),
+});
+export type WaitQuery = Static<typeof WaitQuery>;
+export const waitQuery = compileSchema(WaitQuery);
+
+/** `GET /api/v1/devices/{id}/wait` → 200: `wake` set when the agent should poll now. */
+export const WaitReplySchema = Type.Object({
+  data: Type.Object({
+    wake: Type.Union([
+      Type.Literal("remote_access"),
+      Type.Literal("commands"),
+      Type.Literal("notified"),
+      Type.Null(),
+    ]),
+  }),
+});

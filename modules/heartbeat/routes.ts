@@ -1,46 +1,81 @@
 import { Elysia } from "elysia";
 import { apiKeyOf } from "../devices/service";
+import { deviceWaitsFor } from "../devices/wake";
 import type { AppContext } from "../platform/context";
+import { badRequest } from "../platform/errors";
 import { jsonBody, readJsonBody } from "../platform/json-body";
 import { commandsTotal, heartbeatsTotal } from "../platform/metrics";
-import { heartbeatRemoteAccess } from "../remote-access/service";
+import { firstInvalidField } from "../platform/schemas";
+import { activeLeases, heartbeatRemoteAccess } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
 import { noteHostKey, terminalHeartbeatHint } from "../terminal/service";
-import { HEARTBEAT_MAX_BYTES } from "./model";
+import { HEARTBEAT_MAX_BYTES, waitQuery } from "./model";
 import { heartbeat, heartbeatBatcher } from "./service";
 
-/** `POST /api/v1/devices/:device_id/heartbeat` (`?api_key=`). */
+/**
+ * `POST /api/v1/devices/:device_id/heartbeat` (`?api_key=`), and `GET …/wait`, which an agent holds
+ * open between polls so that work for it (remote access, a command) starts its next poll at once.
+ */
 export function heartbeatRoutes(ctx: AppContext) {
   const sql = ctx.database.sql;
   const batcher = heartbeatBatcher(sql, () => deviceSettings(ctx.config), {
     maxSize: ctx.config.heartbeatBatchSize,
     maxInFlight: ctx.config.heartbeatBatchConcurrency,
   });
-  return new Elysia({ name: "heartbeat" }).use(ctx.access).post(
-    "/api/v1/devices/:device_id/heartbeat",
-    async ({ body, params, query }) => {
-      const settings = await deviceSettings(ctx.config);
-      const reply = await heartbeat(sql, batcher, params.device_id, apiKeyOf(query), jsonBody(body), {
-        settings,
-        remoteAccess: async (id) => {
-          const access = await heartbeatRemoteAccess(sql, ctx.config, id);
-          return access && terminalHeartbeatHint(sql, id, access);
-        },
-      });
-      const hostKey = (body as { ssh_host_key?: unknown }).ssh_host_key;
-      if (hostKey !== undefined) await noteHostKey(sql, params.device_id, hostKey);
-      ctx.heartbeatAccepted?.(); // off the hot path (alerts: at most one enqueue per second)
-      if (reply.commands.length > 0) commandsTotal.inc({ event: "delivered" }, reply.commands.length);
-      return { data: reply };
-    },
-    {
-      access: "device",
-      parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES),
-      // Every answer counts, refusals at the credential check included.
-      afterResponse: ({ set }) => {
-        const status = Number(set.status ?? 200);
-        heartbeatsTotal.inc({ result: status === 200 ? "accepted" : `refused_${status}` });
+  return new Elysia({ name: "heartbeat" })
+    .use(ctx.access)
+    .post(
+      "/api/v1/devices/:device_id/heartbeat",
+      async ({ body, params, query }) => {
+        const settings = await deviceSettings(ctx.config);
+        const reply = await heartbeat(sql, batcher, params.device_id, apiKeyOf(query), jsonBody(body), {
+          settings,
+          remoteAccess: async (id) => {
+            const access = await heartbeatRemoteAccess(sql, ctx.config, id);
+            return access && terminalHeartbeatHint(sql, id, access);
+          },
+        });
+        const hostKey = (body as { ssh_host_key?: unknown }).ssh_host_key;
+        if (hostKey !== undefined) await noteHostKey(sql, params.device_id, hostKey);
+        ctx.heartbeatAccepted?.(); // off the hot path (alerts: at most one enqueue per second)
+        if (reply.commands.length > 0) commandsTotal.inc({ event: "delivered" }, reply.commands.length);
+        return { data: reply };
       },
-    },
-  );
+      {
+        access: "device",
+        parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES),
+        // Every answer counts, refusals at the credential check included.
+        afterResponse: ({ set }) => {
+          const status = Number(set.status ?? 200);
+          heartbeatsTotal.inc({ result: status === 200 ? "accepted" : `refused_${status}` });
+        },
+      },
+    )
+    .get(
+      "/api/v1/devices/:device_id/wait",
+      async ({ params, query, request, server }) => {
+        const invalid = firstInvalidField(waitQuery, query, ["timeout_s", "remote_access"]);
+        if (invalid !== undefined)
+          throw badRequest(
+            invalid === "timeout_s"
+              ? "timeout_s must be a whole number of seconds from 1"
+              : "remote_access must be 0 or 1",
+            { field: invalid },
+          );
+        const maxSeconds = ctx.config.deviceWaitMaxSeconds;
+        const seconds = Math.min(maxSeconds, Number(query.timeout_s ?? maxSeconds));
+        // Bun closes a connection quiet for its idle timeout (30 s): this one is quiet on purpose.
+        server?.timeout(request, seconds + 10);
+        const { wake } = await deviceWaitsFor(ctx.database, ctx.logger).wait({
+          deviceId: params.device_id,
+          apiKey: apiKeyOf(query),
+          holdsRemoteAccess: query.remote_access === "1",
+          remoteAccessActive: async (id) => (await activeLeases(sql, id)).length > 0,
+          timeoutMs: seconds * 1000,
+          signal: request.signal,
+        });
+        return { data: { wake: wake ?? null } };
+      },
+      { access: "device" },
+    );
 }

@@ -10,18 +10,19 @@ import { BuilderValidationBody } from "../builder/model";
 import { CommandResultsBody } from "../commands/model";
 import { ApprovalBody, RegistrationBody, RegistrationReply } from "../devices/model";
 import { CreateRunBodySchema, ResultSubmitSchema } from "../e2e/model";
-import { HeartbeatBody, HeartbeatReplySchema } from "../heartbeat/model";
+import { HeartbeatBody, HeartbeatReplySchema, WaitQuery, WaitReplySchema } from "../heartbeat/model";
 import { ResourceDocument } from "../jsonapi/model";
 import { OpenLeaseBody } from "../remote-access/model";
 import { ReportInputSchema } from "../reports/model";
 
-type Reference = { body?: TSchema; response?: Record<number, TSchema> };
+type Reference = { body?: TSchema; query?: TSchema; response?: Record<number, TSchema> };
 
 export const REFERENCES: Record<string, Record<string, Reference>> = {
   "/api/v1/devices/register": { post: { body: RegistrationBody, response: { 201: RegistrationReply } } },
   "/api/v1/devices/:device_id/heartbeat": {
     post: { body: HeartbeatBody, response: { 200: HeartbeatReplySchema } },
   },
+  "/api/v1/devices/:device_id/wait": { get: { query: WaitQuery, response: { 200: WaitReplySchema } } },
   "/api/v1/devices/:device_id/command_results": { post: { body: CommandResultsBody } },
   "/api/v1/devices/approval": { post: { body: ApprovalBody } },
   "/api/v1/audit": { get: { response: { 200: AuditListReply } } },

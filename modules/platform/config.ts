@@ -46,6 +46,8 @@ export interface Config {
   /** Defaults of the device settings (modules/settings/service.ts reads them; docs/device-api.md). */
   deviceOnlineWindowSeconds: number;
   deviceHeartbeatRateLimit: number;
+  /** Longest an agent's wait for work is held (s); 0 answers at once, so agents just sleep. */
+  deviceWaitMaxSeconds: number;
   /** Registrations per client address (TCP peer) per minute. */
   deviceRegisterRateLimit: number;
   /** Most heartbeats written by one statement (HEARTBEAT_BATCH_SIZE, 256). */
@@ -212,6 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
     deviceOnlineWindowSeconds: integer(env, "DEVICE_ONLINE_WINDOW_SECONDS", 300, 60, 86_400),
     deviceHeartbeatRateLimit: integer(env, "DEVICE_HEARTBEAT_RATE_LIMIT", 30, 1, 1_000_000),
     deviceRegisterRateLimit: integer(env, "DEVICE_REGISTER_RATE_LIMIT", 60, 1, 1_000_000),
+    deviceWaitMaxSeconds: integer(env, "DEVICE_WAIT_MAX_SECONDS", 55, 0, 240),
     heartbeatBatchSize: integer(env, "HEARTBEAT_BATCH_SIZE", 256, 1, 4096),
     heartbeatBatchConcurrency: integer(env, "HEARTBEAT_BATCH_CONCURRENCY", 2, 1, 8),
     deviceCommandRateLimit: integer(env, "DEVICE_COMMAND_RATE_LIMIT", 600, 1, 1_000_000),

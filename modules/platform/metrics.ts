@@ -65,6 +65,13 @@ new client.Gauge({
   },
 });
 
+/** Set by modules/devices/wake.ts: the agents' waits this process holds open. */
+export const deviceWaitsHeld = new client.Gauge({
+  name: "outpost_device_waits_held",
+  help: "Agents' waits for work this process holds open (one connection each)",
+  registers,
+});
+
 /** The scrape: this process's metrics plus `stateAtScrape` (gauges a feature read from PostgreSQL now). */
 export async function renderMetrics(stateAtScrape: client.Registry): Promise<string> {
   return client.Registry.merge([metricsRegistry, stateAtScrape]).metrics();

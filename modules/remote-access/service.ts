@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from "postgres";
-import { getDevice, setRemoteAccessRequested } from "../devices/service";
+import { getDevice, setRemoteAccessRequested, wakeDevice } from "../devices/service";
 import type { Config } from "../platform/config";
 import { pgDate } from "../platform/database";
 import { AppError, notFound } from "../platform/errors";
@@ -81,12 +81,15 @@ async function lockDevice(tx: TransactionSql, deviceId: string) {
   await tx`select pg_advisory_xact_lock(hashtextextended(${`remote-access:${deviceId}`}, 0))`;
 }
 
-/** Sets `devices.remote_access_requested` from the leases, inside the caller's transaction. */
+/**
+ * Sets `devices.remote_access_requested` from the leases, inside the caller's transaction; a change
+ * wakes the device's agent at commit, so its tunnel starts (or stops) now, not at its next poll.
+ */
 async function syncDeviceFlag(tx: Sql, deviceId: string) {
   const [row] = await tx<{ active: boolean }[]>`
     select exists (select 1 from remote_access_leases
       where device_id = ${deviceId}::uuid and ended_at is null and expires_at > now()) as active`;
-  await setRemoteAccessRequested(tx, deviceId, row!.active);
+  if (await setRemoteAccessRequested(tx, deviceId, row!.active)) await wakeDevice(tx, deviceId);
 }
 
 export interface OpenLeaseInput {

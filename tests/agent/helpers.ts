@@ -2,8 +2,12 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { DeviceApiClient } from "../../agent/api-client.ts";
 import { type AgentConfig, defaultConfig } from "../../agent/config.ts";
 import { silentLogger } from "../../agent/logger.ts";
+import type { AgentContext } from "../../agent/poller.ts";
+import { ScriptStore } from "../../agent/scripts/store.ts";
+import { DisabledTunnel } from "../../agent/tunnel.ts";
 
 export const REPO_ROOT = path.resolve(import.meta.dir, "../..");
 export const BUN = path.join(REPO_ROOT, "node_modules/.bin/bun");
@@ -103,4 +107,19 @@ export async function runAgent(
   await proc.exited;
   clearTimeout(timer);
   return { code: proc.exitCode ?? -1, stdout, stderr };
+}
+
+/** What the poll loop runs with: `config`, one tiny installed script, a silent log, no tunnel. */
+export function pollerContext(config: AgentConfig): AgentContext {
+  const store = new ScriptStore(config.scripts_dir);
+  store.install(scriptText("tiny", 1, "function main() { return { ok: true }; }"), { force: true });
+  return {
+    config,
+    configSource: null,
+    logger,
+    store,
+    api: new DeviceApiClient(config.server_url, 10000),
+    tunnel: new DisabledTunnel(),
+    startedAt: Date.now(),
+  };
 }

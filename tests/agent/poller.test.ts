@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
-import { DeviceApiClient } from "../../agent/api-client.ts";
 import { type AgentContext, runPollLoop } from "../../agent/poller.ts";
-import { ScriptStore } from "../../agent/scripts/store.ts";
 import { lastPollPath, saveCredentials } from "../../agent/state.ts";
-import { DisabledTunnel } from "../../agent/tunnel.ts";
-import { logger, scriptText, tempDir, testConfig } from "./helpers.ts";
+import { pollerContext, tempDir, testConfig } from "./helpers.ts";
 
 const DEVICE = "9b2f0c3e-5d4a-4b6c-8d7e-1f2a3b4c5d6e";
 const tmp = tempDir("outpost-poller-");
@@ -46,17 +43,7 @@ function context(): AgentContext {
     poll_interval_s: 1,
     poll_max_backoff_s: 300,
   });
-  const store = new ScriptStore(config.scripts_dir);
-  store.install(scriptText("tiny", 1, "function main() { return { ok: true }; }"), { force: true });
-  return {
-    config,
-    configSource: null,
-    logger,
-    store,
-    api: new DeviceApiClient(config.server_url, 10000),
-    tunnel: new DisabledTunnel(),
-    startedAt: Date.now(),
-  };
+  return pollerContext(config);
 }
 
 describe("poll loop", () => {

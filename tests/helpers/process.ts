@@ -133,3 +133,36 @@ export async function runOutpost(args: string[], env: Record<string, string>, st
   ]);
   return { code, stdout, stderr };
 }
+
+/**
+ * A real agent daemon (`agent/main.ts poll`) whose environment holds only PATH, HOME and `settings`
+ * (agent config keys such as `tunnel.server`, passed as OUTPOST_AGENT_TUNNEL_SERVER). `stop()` resumes a frozen one and ends it.
+ */
+export function spawnAgent(settings: Record<string, string>) {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/root",
+  };
+  for (const [key, value] of Object.entries(settings))
+    env[`OUTPOST_AGENT_${key.replace(/\./g, "_").toUpperCase()}`] = value;
+  const agent = Bun.spawn(
+    [path.join(REPO, "node_modules/.bin/bun"), path.join(REPO, "agent/main.ts"), "poll"],
+    {
+      cwd: REPO,
+      env,
+      stdout: "ignore",
+      stderr: "ignore",
+      stdin: "ignore",
+    },
+  );
+  return {
+    agent,
+    async stop() {
+      agent.kill("SIGCONT");
+      agent.kill("SIGTERM");
+      const killer = setTimeout(() => agent.kill("SIGKILL"), 5000);
+      await agent.exited;
+      clearTimeout(killer);
+    },
+  };
+}

@@ -99,6 +99,17 @@ describe("the document", () => {
     expect(check(schemaOf("/api/v1/devices/{device_id}/heartbeat", "post", 200), await beat.json())).toEqual(
       [],
     );
+    // The agent's wait between polls: its reply, and its query parameters documented.
+    const waited = await app.fetch(
+      `/api/v1/devices/${again.data.id}/wait?api_key=${again.data.api_token}&timeout_s=1`,
+    );
+    expect(check(schemaOf("/api/v1/devices/{device_id}/wait", "get", 200), await waited.json())).toEqual([]);
+    const waitParameters = (
+      doc.paths["/api/v1/devices/{device_id}/wait"].get.parameters as { name: string }[]
+    ).map((p) => p.name);
+    expect(waitParameters).toEqual(
+      expect.arrayContaining(["device_id", "api_key", "timeout_s", "remote_access"]),
+    );
     // The audit API, with an event in it (an admin token's approval, recorded after its answer).
     const admin = await app.token("admin");
     const asAdmin = { authorization: `Bearer ${admin}`, "content-type": "application/json" };

@@ -36,6 +36,7 @@ const ACCESS: Record<string, Level> = {
   "POST /api/v1/devices/:device_id/heartbeat": "device",
   "POST /api/v1/devices/:device_id/command_results": "device",
   "GET /api/v1/devices/:device_id/command_payloads/:ref": "device",
+  "GET /api/v1/devices/:device_id/wait": "device",
 
   "GET /e2e/suites": "e2e",
   "GET /e2e/runs": "e2e",
@@ -199,6 +200,7 @@ function urlFor(route: string, caller: Caller): { method: string; url: string } 
   const [method, path] = route.split(" ") as [string, string];
   const values: Record<string, string> = { task: "prune_sessions", name: "app.css", device_id: device.id };
   let url = path.replace(/:(\w+)/g, (_, name: string) => values[name] ?? ZERO);
+  if (url.endsWith("/wait")) url += "?timeout_s=1"; // an agent's wait is held: not for long here
   if (caller === "device") url += `${url.includes("?") ? "&" : "?"}api_key=${device.token}`;
   return { method, url };
 }

@@ -18,7 +18,7 @@ import { signedIn } from "../console/helpers";
 import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, screenshot } from "../helpers/browser";
-import { REPO } from "../helpers/process";
+import { spawnAgent } from "../helpers/process";
 import { get, type Json, statusOf, waitFor } from "./helpers";
 
 const DOMAIN = "remote.test";
@@ -76,34 +76,19 @@ const sshd = Bun.spawn(
 );
 const device = await approvedDevice(app);
 saveCredentials(path.join(tmp.dir, "state"), { uuid: device.id, token: device.token });
-const agent = Bun.spawn(
-  [path.join(REPO, "node_modules/.bin/bun"), path.join(REPO, "agent/main.ts"), "poll"],
-  {
-    cwd: REPO,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: process.env.HOME ?? "/root",
-      OUTPOST_AGENT_SERVER_URL: app.url,
-      OUTPOST_AGENT_STATE_DIR: path.join(tmp.dir, "state"),
-      OUTPOST_AGENT_AUTHORIZED_KEYS_PATH: path.join(tmp.dir, "ssh", "authorized_keys"),
-      OUTPOST_AGENT_INSTALL_BUILTIN_SCRIPTS: "false",
-      OUTPOST_AGENT_POLL_INTERVAL_S: "2",
-      OUTPOST_AGENT_LOG_LEVEL: "warn",
-      OUTPOST_AGENT_TUNNEL_SERVER: `127.0.0.1:${tunnel.sshPort}`,
-      OUTPOST_AGENT_TUNNEL_WEB_TARGET: `http://127.0.0.1:${deviceWeb.port}`,
-      OUTPOST_AGENT_TUNNEL_SSH_TARGET: `127.0.0.1:${sshdPort}`,
-    },
-    stdout: "ignore",
-    stderr: "pipe",
-    stdin: "ignore",
-  },
-);
+const { agent, stop: stopAgent } = spawnAgent({
+  server_url: app.url,
+  state_dir: path.join(tmp.dir, "state"),
+  authorized_keys_path: path.join(tmp.dir, "ssh", "authorized_keys"),
+  install_builtin_scripts: "false",
+  poll_interval_s: "2",
+  log_level: "warn",
+  "tunnel.server": `127.0.0.1:${tunnel.sshPort}`,
+  "tunnel.web_target": `http://127.0.0.1:${deviceWeb.port}`,
+  "tunnel.ssh_target": `127.0.0.1:${sshdPort}`,
+});
 afterAll(async () => {
-  agent.kill("SIGCONT");
-  agent.kill("SIGTERM");
-  const killer = setTimeout(() => agent.kill("SIGKILL"), 5000);
-  await agent.exited;
-  clearTimeout(killer);
+  await stopAgent();
   deviceWeb.stop(true);
   sshd.kill("SIGTERM");
   await sshd.exited;

@@ -5,9 +5,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { saveCredentials } from "../../agent/state";
 import { generateEd25519 } from "../../modules/platform/host-key";
-import { freePort, REPO_ROOT as REPO, tempDir, waitForPort } from "../agent/helpers";
+import { freePort, tempDir, waitForPort } from "../agent/helpers";
 import { approvedDevice } from "../devices/helpers";
 import type { TestApp } from "../helpers/app";
+import { spawnAgent } from "../helpers/process";
 
 export const LOGIN_USER = process.env.USER ?? "root";
 
@@ -75,29 +76,18 @@ export async function startDevice(
       : { url: app.url, tunnelSshPort: app.running.tunnel!.sshPort, device: await approvedDevice(app) };
   const device = target.device;
   saveCredentials(path.join(dir, "state"), { uuid: device.id, token: device.token });
-  const agent = Bun.spawn(
-    [path.join(REPO, "node_modules/.bin/bun"), path.join(REPO, "agent/main.ts"), "poll"],
-    {
-      cwd: REPO,
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: process.env.HOME ?? "/root",
-        OUTPOST_AGENT_SERVER_URL: target.url,
-        OUTPOST_AGENT_STATE_DIR: path.join(dir, "state"),
-        OUTPOST_AGENT_AUTHORIZED_KEYS_PATH: authorizedKeys,
-        OUTPOST_AGENT_SSH_TARGET_USER: LOGIN_USER,
-        OUTPOST_AGENT_SSH_HOST_KEY_PATH: path.join(dir, "host_ed25519.pub"),
-        OUTPOST_AGENT_INSTALL_BUILTIN_SCRIPTS: "false",
-        OUTPOST_AGENT_POLL_INTERVAL_S: String(options.pollSeconds ?? 2),
-        OUTPOST_AGENT_LOG_LEVEL: "warn",
-        OUTPOST_AGENT_TUNNEL_SERVER: `127.0.0.1:${target.tunnelSshPort}`,
-        OUTPOST_AGENT_TUNNEL_SSH_TARGET: `127.0.0.1:${sshdPort}`,
-      },
-      stdout: "ignore",
-      stderr: "ignore",
-      stdin: "ignore",
-    },
-  );
+  const { agent, stop: stopAgent } = spawnAgent({
+    server_url: target.url,
+    state_dir: path.join(dir, "state"),
+    authorized_keys_path: authorizedKeys,
+    ssh_target_user: LOGIN_USER,
+    ssh_host_key_path: path.join(dir, "host_ed25519.pub"),
+    install_builtin_scripts: "false",
+    poll_interval_s: String(options.pollSeconds ?? 2),
+    log_level: "warn",
+    "tunnel.server": `127.0.0.1:${target.tunnelSshPort}`,
+    "tunnel.ssh_target": `127.0.0.1:${sshdPort}`,
+  });
   return {
     id: device.id,
     token: device.token,
@@ -107,11 +97,7 @@ export async function startDevice(
     hostKeyPublic: hostKey.public.trim(),
     agent,
     async stop() {
-      agent.kill("SIGCONT");
-      agent.kill("SIGTERM");
-      const killer = setTimeout(() => agent.kill("SIGKILL"), 5000);
-      await agent.exited;
-      clearTimeout(killer);
+      await stopAgent();
       sshd.kill("SIGTERM");
       await sshd.exited;
       tmp.cleanup();

@@ -1,0 +1,98 @@
+// The agent's side of waiting for work (agent/long-poll.ts) against servers that behave in ways the real
+// one should not: waking at once every time, not holding waits, not knowing the route. The real server's
+// side is tests/devices/wait.test.ts; a real agent process against it is tests/remote-access/wake.test.ts.
+import { afterAll, describe, expect, test } from "bun:test";
+import { type AgentContext, runPollLoop } from "../../agent/poller.ts";
+import { pollerContext, tempDir, testConfig } from "./helpers.ts";
+
+const DEVICE = "4d7c1a52-8b8e-4f0e-9a51-3c2b1e0f6d7a";
+const tmp = tempDir("outpost-long-poll-");
+/** How the fake server answers a wait: after `afterMs`, with `wake` (or a status without body). */
+let waitAnswer: { afterMs: number; wake?: string | null; status?: number } = { afterMs: 0, wake: null };
+const heartbeats: number[] = [];
+const waits: { at: number; query: URLSearchParams }[] = [];
+
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (url.pathname.endsWith("/wait")) {
+      waits.push({ at: performance.now(), query: url.searchParams });
+      await Bun.sleep(waitAnswer.afterMs);
+      if (waitAnswer.status)
+        return Response.json(
+          { error: { code: "not_found", message: "Not found" } },
+          { status: waitAnswer.status },
+        );
+      return Response.json({ data: { wake: waitAnswer.wake ?? null } });
+    }
+    heartbeats.push(performance.now());
+    return Response.json({ data: { commands: [] } });
+  },
+});
+afterAll(() => {
+  server.stop(true);
+  tmp.cleanup();
+});
+
+function context(longPoll = true): AgentContext {
+  const config = testConfig(tmp.dir, {
+    server_url: `http://127.0.0.1:${server.port}`,
+    poll_interval_s: 3,
+    long_poll: longPoll,
+  });
+  return pollerContext(config);
+}
+
+async function run(polls: number, longPoll = true) {
+  heartbeats.length = 0;
+  waits.length = 0;
+  const controller = new AbortController();
+  const started = performance.now();
+  await runPollLoop(
+    context(longPoll),
+    { uuid: DEVICE, token: "t" },
+    { signal: controller.signal, maxPolls: polls },
+  );
+  return { ms: performance.now() - started, gaps: heartbeats.slice(1).map((t, i) => t - heartbeats[i]!) };
+}
+
+describe("waiting for work between polls", () => {
+  test("a wake after a while starts the next poll at once; the wait asks for the interval and says whether a token is held", async () => {
+    waitAnswer = { afterMs: 1000, wake: "commands" };
+    const { gaps } = await run(2);
+    expect(gaps[0]!).toBeGreaterThanOrEqual(900);
+    expect(gaps[0]!).toBeLessThan(2_500); // not the 3 s interval
+    expect(waits[0]!.query.get("timeout_s")).toMatch(/^[12]$/); // the interval minus the poll's own time
+    expect(waits[0]!.query.get("remote_access")).toBe("0");
+    expect(waits[0]!.query.get("api_key")).toBe("t");
+  });
+
+  test("a server that wakes at once every time gets two quick polls, then the interval again", async () => {
+    waitAnswer = { afterMs: 0, wake: "remote_access" };
+    const { gaps } = await run(4);
+    expect(gaps[0]!).toBeLessThan(1_500);
+    expect(gaps[1]!).toBeLessThan(1_500);
+    expect(gaps[2]!).toBeGreaterThanOrEqual(2_000); // the third at-once wake is not taken
+  });
+
+  test("a server that answers at once without work, or does not know the route, leaves the interval to a sleep", async () => {
+    for (const answer of [
+      { afterMs: 0, wake: null },
+      { afterMs: 0, status: 404 },
+    ]) {
+      waitAnswer = answer;
+      const { gaps } = await run(2);
+      expect(gaps[0]!).toBeGreaterThanOrEqual(2_000);
+      expect(waits).toHaveLength(1); // one try per interval, no loop
+    }
+  });
+
+  test("long_poll off: no waits, polls on schedule", async () => {
+    waitAnswer = { afterMs: 0, wake: "commands" };
+    const { gaps } = await run(2, false);
+    expect(waits).toHaveLength(0);
+    expect(gaps[0]!).toBeGreaterThanOrEqual(2_000);
+  });
+});

@@ -1,0 +1,173 @@
+import { describe, expect, test } from "bun:test";
+import postgres from "postgres";
+import { queueCommand } from "../../modules/commands/service";
+import { wakeDevice } from "../../modules/devices/service";
+import { heldWaits } from "../../modules/devices/wake";
+import { startTestApp, type TestApp } from "../helpers/app";
+import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
+
+// `GET /api/v1/devices/{id}/wait`: the agent's wait between polls, answered early when there is work.
+const app = await startTestApp();
+const sql = app.database.sql;
+const operator = await app.token("operator");
+
+/** An approved device that heartbeated just now (online, nothing pending). */
+async function onlineDevice(target: TestApp = app) {
+  const device = await approvedDevice(target);
+  expect((await target.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()))).status).toBe(
+    200,
+  );
+  return device;
+}
+
+/** Starts a wait; resolves its status, body and how long it was held (ms). */
+function wait(id: string, query: string, target: TestApp = app) {
+  const started = performance.now();
+  return target.fetch(`/api/v1/devices/${id}/wait?${query}`).then(async (response) => ({
+    status: response.status,
+    // biome-ignore lint/suspicious/noExplicitAny: checked by the assertions
+    body: (await response.json()) as any,
+    ms: performance.now() - started,
+  }));
+}
+
+/** Resolves once the device's wait is held (registered: a wake from now on is heard). */
+async function held(id: string) {
+  for (let i = 0; i < 500 && heldWaits(id) === 0; i++) await Bun.sleep(10);
+  expect(heldWaits(id)).toBe(1);
+}
+
+async function openLease(id: string) {
+  const response = await app.fetch(`/api/v1/devices/${id}/remote_access`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${operator}`, "content-type": "application/json" },
+    body: "{}",
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { data: { lease_id: string } }).data.lease_id;
+}
+
+describe("waiting for work", () => {
+  test("without work the wait is held for timeout_s and answers wake: null", async () => {
+    const device = await onlineDevice();
+    const result = await wait(device.id, `api_key=${device.token}&timeout_s=1&remote_access=0`);
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual({ data: { wake: null } });
+    expect(result.ms).toBeGreaterThanOrEqual(950);
+  });
+
+  test("opening remote access answers a held wait at once with remote_access; ending it wakes a holder of a token", async () => {
+    const device = await onlineDevice();
+    const pending = wait(device.id, `api_key=${device.token}&timeout_s=30&remote_access=0`);
+    await held(device.id);
+    const opened = performance.now();
+    const leaseId = await openLease(device.id);
+    const result = await pending;
+    expect(result.body).toEqual({ data: { wake: "remote_access" } });
+    expect(performance.now() - opened).toBeLessThan(5_000); // not the 30 s
+    // The agent now holds a token: waits hold again, until the lease ends.
+    const quiet = await wait(device.id, `api_key=${device.token}&timeout_s=1&remote_access=1`);
+    expect(quiet.body.data.wake).toBeNull();
+    const holding = wait(device.id, `api_key=${device.token}&timeout_s=30&remote_access=1`);
+    await held(device.id);
+    const ended = await app.fetch(`/api/v1/devices/${device.id}/remote_access/${leaseId}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${operator}` },
+    });
+    expect(ended.status).toBe(204);
+    const after = await holding;
+    expect(after.body).toEqual({ data: { wake: "remote_access" } });
+    expect(after.ms).toBeLessThan(10_000);
+  });
+
+  test("a queued command answers a held wait with commands; a wait that starts with one queued answers at once", async () => {
+    const device = await onlineDevice();
+    const pending = wait(device.id, `api_key=${device.token}&timeout_s=30`);
+    await held(device.id);
+    await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: 600 });
+    const result = await pending;
+    expect(result.body).toEqual({ data: { wake: "commands" } });
+    expect(result.ms).toBeLessThan(10_000);
+    const again = await wait(device.id, `api_key=${device.token}&timeout_s=30`);
+    expect(again.body).toEqual({ data: { wake: "commands" } });
+    expect(again.ms).toBeLessThan(5_000);
+    // The next heartbeat takes the command: the wait holds again.
+    const beat = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
+    expect(((await beat.json()) as { data: { commands: unknown[] } }).data.commands).toHaveLength(1);
+    expect((await wait(device.id, `api_key=${device.token}&timeout_s=1`)).body.data.wake).toBeNull();
+  });
+
+  test("a remote-access state other than the agent's answers at once; a wake sent by another connection (another web process) is heard", async () => {
+    const device = await onlineDevice();
+    const mismatch = await wait(device.id, `api_key=${device.token}&timeout_s=30&remote_access=1`);
+    expect(mismatch.body).toEqual({ data: { wake: "remote_access" } });
+    expect(mismatch.ms).toBeLessThan(5_000);
+    const pending = wait(device.id, `api_key=${device.token}&timeout_s=30`);
+    await held(device.id);
+    const other = postgres(app.database.url, { max: 1, onnotice: () => {} });
+    try {
+      await wakeDevice(other, device.id);
+    } finally {
+      await other.end();
+    }
+    const result = await pending;
+    expect(result.body).toEqual({ data: { wake: "notified" } }); // woken, but nothing to find
+    expect(result.ms).toBeLessThan(10_000);
+  });
+
+  test("the flag left set by an expired lease (until the sweep) does not answer at once: its heartbeat gives no token", async () => {
+    const device = await onlineDevice();
+    await openLease(device.id);
+    await sql`update remote_access_leases set expires_at = now() - interval '1 second' where device_id = ${device.id}`;
+    const result = await wait(device.id, `api_key=${device.token}&timeout_s=1&remote_access=0`);
+    expect(result.body).toEqual({ data: { wake: null } });
+    expect(result.ms).toBeGreaterThanOrEqual(950);
+  });
+
+  test("the device's credentials are checked as for a heartbeat, and a bad query is a typed 400", async () => {
+    const device = await onlineDevice();
+    const pendingDevice = (await register(app)).body;
+    const cases: [string, string, number, string][] = [
+      ["00000000-0000-4000-8000-000000000000", `api_key=${device.token}`, 404, "device_not_found"],
+      ["not-a-uuid", `api_key=${device.token}`, 404, "device_not_found"],
+      [device.id, "", 401, "missing_api_key"],
+      [device.id, "api_key=wrong-token", 401, "invalid_api_key"],
+      [pendingDevice.data.id, "api_key=anything", 403, "device_not_approved"],
+      [device.id, `api_key=${device.token}&timeout_s=0`, 400, "invalid_request"],
+      [device.id, `api_key=${device.token}&timeout_s=1.5`, 400, "invalid_request"],
+      [device.id, `api_key=${device.token}&remote_access=yes`, 400, "invalid_request"],
+    ];
+    for (const [id, query, status, code] of cases) {
+      const result = await wait(id, query.includes("timeout_s") ? query : `${query}&timeout_s=1`);
+      expect(`${id} ${query}: ${result.status} ${result.body.error?.code}`).toBe(
+        `${id} ${query}: ${status} ${code}`,
+      );
+    }
+    const field = await wait(device.id, `api_key=${device.token}&timeout_s=x`);
+    expect(field.body.error.details).toEqual({ field: "timeout_s" });
+  });
+
+  test("the server caps the wait at DEVICE_WAIT_MAX_SECONDS (0: answers at once), and answers held waits when it stops", async () => {
+    const capped = await startTestApp({ DEVICE_WAIT_MAX_SECONDS: "1" });
+    const device = await onlineDevice(capped);
+    const result = await wait(device.id, `api_key=${device.token}&timeout_s=50`, capped);
+    expect(result.body.data.wake).toBeNull();
+    expect(result.ms).toBeLessThan(5_000);
+    expect(result.ms).toBeGreaterThanOrEqual(950);
+
+    const off = await startTestApp({ DEVICE_WAIT_MAX_SECONDS: "0" });
+    const offDevice = await onlineDevice(off);
+    const immediate = await wait(offDevice.id, `api_key=${offDevice.token}&timeout_s=50`, off);
+    expect(immediate.body).toEqual({ data: { wake: null } });
+    expect(immediate.ms).toBeLessThan(1_000);
+
+    const stopping = await startTestApp();
+    const stoppingDevice = await onlineDevice(stopping);
+    const pending = wait(stoppingDevice.id, `api_key=${stoppingDevice.token}&timeout_s=50`, stopping);
+    await held(stoppingDevice.id);
+    const stopped = performance.now();
+    await stopping.running.stop();
+    expect((await pending).body).toEqual({ data: { wake: null } });
+    expect(performance.now() - stopped).toBeLessThan(5_000);
+  });
+});
