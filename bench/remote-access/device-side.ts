@@ -1,0 +1,90 @@
+/**
+ * The device's side of the remote-access benchmark as the processes a device really runs: its web UI
+ * (a Bun server of its own) and the agent daemon (`agent/main.ts poll`), each in its own process, so
+ * their work runs beside the server's as it would on a real device, not on the benchmark's thread.
+ */
+import path from "node:path";
+import { saveCredentials } from "../../agent/state";
+
+const REPO = path.resolve(import.meta.dir, "../..");
+const BUN = path.join(REPO, "node_modules/.bin/bun");
+
+/** Run as a script: serves `/big` from the file named by argv[2], `/` as "ok"; prints its port. */
+if (import.meta.main) {
+  const file = process.argv[2]!;
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(request) {
+      return new URL(request.url).pathname === "/big" ? new Response(Bun.file(file)) : new Response("ok");
+    },
+  });
+  console.log(server.port);
+}
+
+/** The device web UI in its own process; resolves once it listens. */
+export async function startDeviceWeb(file: string) {
+  const child = Bun.spawn([BUN, import.meta.path, file], {
+    stdout: "pipe",
+    stderr: "inherit",
+    stdin: "ignore",
+  });
+  const reader = child.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const chunk = await reader.read();
+    if (chunk.done) throw new Error("the device web server exited before listening");
+    text += new TextDecoder().decode(chunk.value);
+  }
+  reader.releaseLock();
+  return {
+    port: Number(text.trim()),
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+    },
+  };
+}
+
+export interface AgentProcessOptions {
+  serverUrl: string;
+  stateDir: string;
+  credentials: { uuid: string; token: string };
+  tunnelServer: string;
+  webTarget: string;
+  pollIntervalS: number;
+  longPoll: boolean;
+}
+
+/** The agent daemon for a registered device, in its own process. */
+export function startAgent(options: AgentProcessOptions) {
+  saveCredentials(options.stateDir, options.credentials);
+  const child = Bun.spawn([BUN, path.join(REPO, "agent/main.ts"), "poll"], {
+    cwd: REPO,
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/root",
+      OUTPOST_AGENT_SERVER_URL: options.serverUrl,
+      OUTPOST_AGENT_STATE_DIR: options.stateDir,
+      OUTPOST_AGENT_AUTHORIZED_KEYS_PATH: path.join(options.stateDir, "ssh", "authorized_keys"),
+      OUTPOST_AGENT_INSTALL_BUILTIN_SCRIPTS: "false",
+      OUTPOST_AGENT_POLL_INTERVAL_S: String(options.pollIntervalS),
+      OUTPOST_AGENT_LONG_POLL: String(options.longPoll),
+      // The agents of this benchmark share the machine's MAC: their identity warnings are expected.
+      OUTPOST_AGENT_LOG_LEVEL: "error",
+      OUTPOST_AGENT_TUNNEL_SERVER: options.tunnelServer,
+      OUTPOST_AGENT_TUNNEL_WEB_TARGET: options.webTarget,
+    },
+    stdout: "ignore",
+    stderr: "inherit",
+    stdin: "ignore",
+  });
+  return {
+    async stop() {
+      child.kill("SIGTERM");
+      const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await child.exited;
+      clearTimeout(killer);
+    },
+  };
+}
