@@ -93,6 +93,11 @@ export const GROUPS: Record<string, Group> = {
       "tests/commands/commands.test.ts",
     ],
   },
+  "device-wait": {
+    // The agent's wait for work: its credential check, when it answers early, the agent's use of it.
+    mutate: ["modules/devices/wake.ts", "agent/long-poll.ts"],
+    tests: ["tests/devices/wait.test.ts", "tests/agent/long-poll.test.ts"],
+  },
   "e2e-locks": {
     // The lock, idempotency and run creation (not the body validation or seed messages), results and
     // their aggregation into the run's status.
