@@ -35,9 +35,10 @@ const idleInstances: InstanceLease[] = [];
 
 /** A QuickJS WebAssembly instance with its own bounded memory, reused from the pool when possible. */
 export async function leaseInstance(memoryMb: number): Promise<InstanceLease> {
-  const index = idleInstances.findIndex((l) => l.memoryMb === memoryMb);
-  if (index >= 0) return idleInstances.splice(index, 1)[0];
-  return newInstance(memoryMb);
+  const idle = idleInstances.find((l) => l.memoryMb === memoryMb);
+  if (!idle) return newInstance(memoryMb);
+  idleInstances.splice(idleInstances.indexOf(idle), 1);
+  return idle;
 }
 
 async function newInstance(memoryMb: number): Promise<InstanceLease> {

@@ -137,7 +137,6 @@ export class SandboxSession {
   /** Convert a host value into a new sandbox handle (JSON-like values only). */
   private toVm(value: unknown): QuickJSHandle {
     const { vm } = this;
-    if (value === undefined) return vm.undefined;
     if (value === null) return vm.null;
     if (typeof value === "boolean") return value ? vm.true : vm.false;
     if (typeof value === "number") return vm.newNumber(value);
@@ -161,27 +160,26 @@ export class SandboxSession {
       }
       return obj;
     }
-    return vm.undefined;
+    return vm.undefined; // undefined, functions, symbols
   }
 
   private runPendingJobs() {
-    if (this.dead) return;
+    let result: ReturnType<QuickJSRuntime["executePendingJobs"]>;
     try {
-      const result = this.runtime.executePendingJobs();
-      if (result.error) result.error.dispose();
+      result = this.runtime.executePendingJobs();
     } catch {
-      // An out-of-memory or interrupted job surfaces through the awaited promise or the deadline.
+      return; // A trap in a job: it surfaces through the awaited promise or the deadline.
     }
+    // A job that was interrupted or ran out of memory returns its exception: the deadline or the
+    // awaited promise reports it, the handle is only freed here.
+    if (result.error) result.error.dispose();
   }
 
   /** Turn a thrown sandbox value into a typed error. */
-  private classify(errorHandle: QuickJSHandle, phase: "load" | "run"): ScriptError {
-    let dumped: unknown;
-    try {
-      dumped = this.vm.dump(errorHandle);
-    } catch {
-      dumped = { name: "InternalError", message: "out of memory" };
-    }
+  private classify(errorHandle: QuickJSHandle, loading: boolean): ScriptError {
+    // dump does not throw when memory runs out (QuickJS falls back to a string, at worst an empty
+    // one); a trap here reaches the caller's hostFailure like any other.
+    const dumped = this.vm.dump(errorHandle);
     const err = (dumped && typeof dumped === "object" ? dumped : { message: String(dumped) }) as {
       name?: string;
       message?: string;
@@ -200,9 +198,9 @@ export class SandboxSession {
         message: `script exceeded its memory limit of ${this.limits.memoryMb} MiB`,
       };
     }
-    const where = /:(\d+):(\d+)/.exec(err.stack ?? "");
+    const where = /:(\d+):(\d+)/.exec(String(err.stack));
     const at = where ? ` (line ${where[1]}, column ${where[2]})` : "";
-    if (name === "SyntaxError" && phase === "load") return { type: "syntax", message: `${message}${at}` };
+    if (name === "SyntaxError" && loading) return { type: "syntax", message: `${message}${at}` };
     if (name === "IoError") return { type: "io", message };
     return { type: "execution", message: `${name}: ${message}${at}` };
   }
@@ -226,7 +224,7 @@ export class SandboxSession {
   }
 
   /** Settle a handle that may be a promise, within the remaining time. Takes ownership of `handle`. */
-  private async settle(handle: QuickJSHandle, phase: "load" | "run"): Promise<EvalOutcome> {
+  private async settle(handle: QuickJSHandle, loading: boolean): Promise<EvalOutcome> {
     const { vm } = this;
     const state = vm.getPromiseState(handle);
     if (state.type === "fulfilled" && state.notAPromise) return this.exportValue(handle);
@@ -245,7 +243,7 @@ export class SandboxSession {
       return { ok: false, error: this.timeoutError() };
     }
     if (settled.error) {
-      const error = this.classify(settled.error, phase);
+      const error = this.classify(settled.error, loading);
       settled.error.dispose();
       return { ok: false, error };
     }
@@ -255,12 +253,7 @@ export class SandboxSession {
   /** Copy a sandbox value to the host through JSON (size-capped). Takes ownership of `handle`. */
   private exportValue(handle: QuickJSHandle): EvalOutcome {
     const { vm } = this;
-    const type = vm.typeof(handle);
-    if (type === "undefined") {
-      handle.dispose();
-      return { ok: true, value: undefined };
-    }
-    if (type === "function") {
+    if (vm.typeof(handle) === "function") {
       handle.dispose();
       return { ok: true, value: "[function]" };
     }
@@ -271,7 +264,7 @@ export class SandboxSession {
     json.dispose();
     handle.dispose();
     if (result.error) {
-      const error = this.classify(result.error, "run");
+      const error = this.classify(result.error, false);
       result.error.dispose();
       return {
         ok: false,
@@ -301,11 +294,11 @@ export class SandboxSession {
     try {
       const result = this.vm.evalCode(code, filename, { type: "global" });
       if (result.error) {
-        const error = this.classify(result.error, "load");
+        const error = this.classify(result.error, true);
         result.error.dispose();
         return { ok: false, error };
       }
-      return await this.settle(result.value, "load");
+      return await this.settle(result.value, true);
     } catch (err) {
       return { ok: false, error: this.hostFailure(err) };
     } finally {
@@ -316,7 +309,7 @@ export class SandboxSession {
   /** Call a global function by name with no arguments (e.g. `main`), awaiting a returned promise. */
   async callGlobal(name: string, deadline?: number): Promise<EvalOutcome> {
     if (this.dead) return { ok: false, error: { type: "execution", message: "sandbox was closed" } };
-    if (deadline !== undefined && Date.now() >= deadline) {
+    if (Date.now() >= (deadline ?? Number.POSITIVE_INFINITY)) {
       this.timedOut = true;
       return { ok: false, error: this.timeoutError() };
     }
@@ -330,11 +323,11 @@ export class SandboxSession {
       const result = this.vm.callFunction(fn, this.vm.undefined);
       fn.dispose();
       if (result.error) {
-        const error = this.classify(result.error, "run");
+        const error = this.classify(result.error, false);
         result.error.dispose();
         return { ok: false, error };
       }
-      return await this.settle(result.value, "run");
+      return await this.settle(result.value, false);
     } catch (err) {
       return { ok: false, error: this.hostFailure(err) };
     } finally {

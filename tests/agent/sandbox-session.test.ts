@@ -1,7 +1,7 @@
 // The QuickJS session itself (no script runner around it): what crosses the boundary each way, how
 // errors are typed, console capture and its caps, the output cap, deadlines, and which instances the
 // pool takes back.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import {
   type EvalOutcome,
   type HostBuiltins,
@@ -46,6 +46,8 @@ const builtins: HostBuiltins = {
     kind: "async",
     fn: (args) => Bun.sleep(300).then(() => (args[0] === "fail" ? Promise.reject(new Error("late")) : 1)),
   },
+  // More than a 16 MiB instance can hold: copying it in fails to allocate and overwrites the memory.
+  huge: { kind: "sync", fn: () => "\0".repeat(24 << 20) },
 };
 
 async function session(limits = LIMITS) {
@@ -126,6 +128,10 @@ describe("values across the boundary", () => {
     s.close();
   });
 
+  test("only a real promise is awaited: a thenable is a plain value", async () => {
+    expect(await value("({ then(resolve) { resolve(7); }, n: 1 })")).toEqual({ n: 1 });
+  });
+
   test("the result may hold 256 KiB of JSON, not a character more", async () => {
     const cap = 256 * 1024;
     expect(((await value(`"x".repeat(${cap - 2})`)) as string).length).toBe(cap - 2);
@@ -163,6 +169,21 @@ describe("errors are typed", () => {
     expect(late.type).toBe("execution");
     expect(late.message).toStartWith("SyntaxError: ");
     expect(late.message).toMatch(/\(line \d+, column \d+\)$/);
+  });
+
+  test("a SyntaxError the loaded file's promise rejects with is syntax; from main() or a toJSON it is execution", async () => {
+    expect(await failure(`Promise.reject(new SyntaxError("at load"))`)).toEqual({
+      type: "syntax",
+      message: expect.stringMatching(/^at load \(line 1, column \d+\)$/),
+    });
+    expect(await failure(`async function main() {\n  JSON.parse("{");\n}`, "main")).toEqual({
+      type: "execution",
+      message: expect.stringMatching(/^SyntaxError: .* \(line \d+, column \d+\)$/),
+    });
+    expect(await failure(`({ toJSON() { JSON.parse("{"); } })`)).toEqual({
+      type: "execution",
+      message: expect.stringMatching(/^value is not JSON-serialisable: SyntaxError: /),
+    });
   });
 
   test("thrown errors keep their name; IoError is io; a thrown non-error is an Error", async () => {
@@ -231,6 +252,24 @@ describe("errors are typed", () => {
     expect(await s.callGlobal("main")).toEqual(closed);
     s.setGlobal("_", 1); // no effect, no throw
   });
+
+  test("at the deadline's own millisecond running code goes on, but a call does not start", async () => {
+    const s = await session();
+    await s.evaluate("function main() { return 1; }", "t.js");
+    const now = Date.now();
+    const clock = spyOn(Date, "now").mockImplementation(() => now); // time stands still
+    try {
+      const loop = "let n = 0; for (let i = 0; i < 300000; i++) n += i; n > 0";
+      expect(await s.evaluate(loop, "t.js", now)).toEqual({ ok: true, value: true });
+      expect(await s.callGlobal("main", now)).toEqual({
+        ok: false,
+        error: { type: "timeout", message: "script exceeded its time limit of 1000 ms" },
+      });
+    } finally {
+      clock.mockRestore();
+      s.close();
+    }
+  });
 });
 
 describe("limits and the instance pool", () => {
@@ -252,7 +291,24 @@ describe("limits and the instance pool", () => {
     expect(s.didTimeOut).toBe(true);
     // The deadline is per evaluation: the next one has its own.
     expect(await s.evaluate("1 + 1", "t.js")).toEqual({ ok: true, value: 2 });
+    // The pending builtin still holds handles in the runtime, which cannot be freed: not pooled.
+    const before = pooledInstanceCount();
     s.close();
+    expect(pooledInstanceCount()).toBe(before);
+  });
+
+  test("once a call has returned its deadline is off: a job a builtin starts later runs to its end", async () => {
+    // A loop long enough for QuickJS to ask the interrupt handler, 200 ms after the deadline.
+    const job = `late("ok").then(() => { let n = 0; for (let i = 0; i < 300000; i++) n += i; console.log("ran", n > 0); });`;
+    const evaluated = await session({ timeoutMs: 100, memoryMb: 32 });
+    expect(await evaluated.evaluate(`${job} 1`, "t.js")).toEqual({ ok: true, value: 1 });
+    const called = await session({ timeoutMs: 100, memoryMb: 32 });
+    await called.evaluate(`function main() { ${job} return 2; }`, "t.js");
+    expect(await called.callGlobal("main")).toEqual({ ok: true, value: 2 });
+    for (let i = 0; i < 60 && evaluated.logs.length + called.logs.length < 2; i++) await Bun.sleep(50);
+    expect([evaluated.logs, called.logs]).toEqual([["ran true"], ["ran true"]]);
+    evaluated.close();
+    called.close();
   });
 
   test("a healthy session's instance goes back to the pool; one that ran out of memory does not", async () => {
@@ -281,8 +337,36 @@ describe("limits and the instance pool", () => {
     expect(pooledInstanceCount()).toBe(before);
   });
 
-  test("the WebAssembly module is compiled once per process", () => {
+  test("the WebAssembly module is compiled once per process", async () => {
     expect(quickjsModule()).toBe(quickjsModule());
+    expect(await quickjsModule()).toBeInstanceOf(WebAssembly.Module);
+  });
+
+  test("a memory limit below the instance's 16 MiB base heap still holds", async () => {
+    const s = await session({ timeoutMs: 2000, memoryMb: 8 });
+    expect(await s.evaluate("1 + 1", "t.js")).toEqual({ ok: true, value: 2 });
+    expect(
+      await s.evaluate("const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length);", "t.js"),
+    ).toEqual({
+      ok: false,
+      error: { type: "execution", message: "script exceeded its memory limit of 8 MiB" },
+    });
+    s.close();
+  });
+
+  test("closing frees the runtime: an instance reused again and again does not grow out of the pool", async () => {
+    const memoryMb = 48; // a size no other test uses: each session takes the one pooled instance
+    const before = pooledInstanceCount();
+    for (let i = 0; i < 8; i++) {
+      const s = await SandboxSession.create(builtins, { timeoutMs: 5000, memoryMb });
+      // 4 MiB held by the context until it is freed; unfreed, eight of them outgrow the 16 MiB margin.
+      expect(await s.evaluate("globalThis.keep = 'x'.repeat(4 << 20) + 'y'; keep.length", "t.js")).toEqual({
+        ok: true,
+        value: (4 << 20) + 1,
+      });
+      s.close();
+      expect(pooledInstanceCount()).toBe(before + 1);
+    }
   });
 
   test("an instance is leased only for its own memory size; one that grew much is not pooled", async () => {
@@ -299,10 +383,12 @@ describe("limits and the instance pool", () => {
     expect(pooledInstanceCount()).toBe(before);
 
     const small = await SandboxSession.create(builtins, { timeoutMs: 5000, memoryMb: 96 });
-    expect(await small.evaluate("const a = 'y'.repeat(1 << 20) + '!'; a.length", "t.js")).toEqual({
-      ok: true,
-      value: (1 << 20) + 1,
-    });
+    // 16 MiB kept: the memory grows from 16 to about 23 MiB, within the 16 MiB margin.
+    const kept = await small.evaluate(
+      "const some = []; for (let i = 0; i < 16; i++) some.push('y'.repeat(1 << 20) + i); some.length",
+      "t.js",
+    );
+    expect(kept).toEqual({ ok: true, value: 16 });
     small.close(); // grew a little: pooled
     expect(pooledInstanceCount()).toBe(before + 1);
   });
@@ -339,6 +425,59 @@ describe("limits and the instance pool", () => {
       expect(escaped).toEqual([]);
     } finally {
       process.off("unhandledRejection", record);
+    }
+  });
+});
+
+describe("WebAssembly traps", () => {
+  // Copying a string into an instance that cannot hold it fails to allocate and overwrites the
+  // instance's memory from address 0; QuickJS then traps. Which trap depends on the bytes written:
+  // letters make a bad function pointer, NUL bytes a bad memory access.
+  const traps: [string, RegExp][] = [
+    ["a", /^sandbox failure: \S/],
+    ["\0", /^script exceeded its memory limit of 16 MiB$/],
+  ];
+  const closed: EvalOutcome = { ok: false, error: { type: "execution", message: "sandbox was closed" } };
+
+  test("a source too big for the instance traps: the session is done and its instance dropped", async () => {
+    for (const [fill, message] of traps) {
+      const s = await session({ timeoutMs: 2000, memoryMb: 16 });
+      const outcome = await s.evaluate(fill.repeat(20 << 20), "t.js");
+      expect(outcome).toEqual({
+        ok: false,
+        error: { type: "execution", message: expect.stringMatching(message) },
+      });
+      expect(s.needsReset).toBe(true);
+      expect(await s.evaluate("1", "t.js")).toEqual(closed);
+      expect(await s.callGlobal("main")).toEqual(closed);
+      const before = pooledInstanceCount();
+      s.close();
+      expect(pooledInstanceCount()).toBe(before);
+    }
+  });
+
+  test("a trap in a call ends the session; one in a pending job surfaces at the deadline", async () => {
+    const quiet = spyOn(console, "error").mockImplementation(() => {}); // quickjs-emscripten's own report
+    try {
+      const called = await session({ timeoutMs: 2000, memoryMb: 16 });
+      await called.evaluate("function main() { return huge().length; }", "t.js");
+      expect(await called.callGlobal("main")).toEqual({
+        ok: false,
+        error: { type: "execution", message: "script exceeded its memory limit of 16 MiB" },
+      });
+      expect(await called.evaluate("1", "t.js")).toEqual(closed);
+      called.close();
+
+      const job = await session({ timeoutMs: 300, memoryMb: 16 });
+      expect(await job.evaluate("Promise.resolve().then(() => huge())", "t.js")).toEqual({
+        ok: false,
+        error: { type: "timeout", message: "script exceeded its time limit of 300 ms" },
+      });
+      const before = pooledInstanceCount();
+      job.close(); // its runtime cannot be freed any more: dropped
+      expect(pooledInstanceCount()).toBe(before);
+    } finally {
+      quiet.mockRestore();
     }
   });
 });
