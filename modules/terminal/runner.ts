@@ -150,10 +150,11 @@ export class TerminalRun {
     }
     this.finished = true;
     for (const timer of this.timers) clearInterval(timer);
-    this.options.events.ended(reason, message.trim().replace(/^\[|\]$/g, ""));
     this.options.stream.removeAllListeners("close");
     this.options.client.removeAllListeners("close");
     this.options.client.end();
+    // Recorded and stored before the browser hears of the end: what it then shows (the recording, the
+    // session's end reason) is complete.
     await this.recorder.close();
     await endSession(this.options.sql, this.options.sessionId, reason, exitStatus).catch((error) =>
       this.options.logger.error(
@@ -161,5 +162,6 @@ export class TerminalRun {
         "ending a terminal session failed",
       ),
     );
+    this.options.events.ended(reason, message.trim().replace(/^\[|\]$/g, ""));
   }
 }

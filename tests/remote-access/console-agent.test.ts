@@ -81,7 +81,7 @@ const { agent, stop: stopAgent } = spawnAgent({
   state_dir: path.join(tmp.dir, "state"),
   authorized_keys_path: path.join(tmp.dir, "ssh", "authorized_keys"),
   install_builtin_scripts: "false",
-  poll_interval_s: "2",
+  poll_interval_s: "3",
   log_level: "warn",
   "tunnel.server": `127.0.0.1:${tunnel.sshPort}`,
   "tunnel.web_target": `http://127.0.0.1:${deviceWeb.port}`,

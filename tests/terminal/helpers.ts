@@ -30,7 +30,7 @@ export interface DeviceTarget {
   device: { id: string; token: string };
 }
 
-/** An approved device with sshd and a polling agent (poll every `pollSeconds`). */
+/** An approved device with sshd and a polling agent (poll every `pollSeconds`, 3: with the wakes of terminals starting and ending, under the 30 heartbeats a minute a device may send). */
 export async function startDevice(
   app: TestApp | DeviceTarget,
   options: { pollSeconds?: number } = {},
@@ -83,7 +83,7 @@ export async function startDevice(
     ssh_target_user: LOGIN_USER,
     ssh_host_key_path: path.join(dir, "host_ed25519.pub"),
     install_builtin_scripts: "false",
-    poll_interval_s: String(options.pollSeconds ?? 2),
+    poll_interval_s: String(options.pollSeconds ?? 3),
     log_level: "warn",
     "tunnel.server": `127.0.0.1:${target.tunnelSshPort}`,
     "tunnel.ssh_target": `127.0.0.1:${sshdPort}`,

@@ -189,10 +189,11 @@ describe("browser terminal over the socket", () => {
         select end_reason, exists (select 1 from remote_access_leases l
           where l.id = owned_lease_id and ended_at is null) as lease_open
         from terminal_sessions where id = ${session.session_id}`;
-        return row?.end_reason ? row : undefined;
+        // The session row ends first, its lease right after (the revoke is queued in between).
+        return row?.end_reason && !row.lease_open ? row : undefined;
       },
       10_000,
-      "the end",
+      "the end, and the lease released",
     );
     expect(ended).toEqual({ end_reason: "closed", lease_open: false });
   }, 60_000);
