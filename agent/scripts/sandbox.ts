@@ -43,6 +43,19 @@ function truncate(text: string, max = MAX_MESSAGE_CHARS): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
+/**
+ * A sandbox value as a host value. `vm.dump` disposes a promise's handle (it reports its state), which
+ * its owner disposes again ("Lifetime not alive"): it gets a copy to dispose instead.
+ */
+function dumpValue(vm: QuickJSContext, handle: QuickJSHandle): unknown {
+  const copy = handle.dup();
+  try {
+    return vm.dump(copy);
+  } finally {
+    if (copy.alive) copy.dispose();
+  }
+}
+
 /** A QuickJS context with builtins installed; evaluates code under the deadline and memory cap. */
 export class SandboxSession {
   readonly logs: string[] = [];
@@ -83,7 +96,7 @@ export class SandboxSession {
     const { vm } = this;
     for (const [name, builtin] of Object.entries(builtins)) {
       const handle = vm.newFunction(name, (...argHandles) => {
-        const args = argHandles.map((h) => vm.dump(h));
+        const args = argHandles.map((h) => dumpValue(vm, h));
         if (builtin.kind === "sync") {
           const value = builtin.fn(args, this.abort.signal);
           return this.toVm(value);
@@ -122,7 +135,7 @@ export class SandboxSession {
       const fn = vm.newFunction(level, (...argHandles) => {
         if (this.logs.length >= 200) return;
         const parts = argHandles.map((h) => {
-          const v = vm.dump(h);
+          const v = dumpValue(vm, h);
           return typeof v === "string" ? v : JSON.stringify(v);
         });
         this.logs.push(truncate(parts.join(" ")));
@@ -179,14 +192,15 @@ export class SandboxSession {
   private classify(errorHandle: QuickJSHandle, loading: boolean): ScriptError {
     // dump does not throw when memory runs out (QuickJS falls back to a string, at worst an empty
     // one); a trap here reaches the caller's hostFailure like any other.
-    const dumped = this.vm.dump(errorHandle);
+    const dumped = dumpValue(this.vm, errorHandle);
     const err = (dumped && typeof dumped === "object" ? dumped : { message: String(dumped) }) as {
-      name?: string;
-      message?: string;
-      stack?: string;
+      name?: unknown;
+      message?: unknown;
+      stack?: unknown;
     };
-    const name = err.name ?? "Error";
-    const message = truncate(err.message ?? String(dumped));
+    // A script may throw anything: only a string name or message is taken as one.
+    const name = typeof err.name === "string" ? err.name : "Error";
+    const message = truncate(typeof err.message === "string" ? err.message : String(err.message ?? dumped));
     if (this.timedOut || (name === "InternalError" && message === "interrupted")) {
       this.timedOut = true;
       return this.timeoutError();

@@ -226,6 +226,41 @@ describe("errors are typed", () => {
     });
   });
 
+  test("anything a script throws or hands over is an execution error or a value, never a sandbox failure", async () => {
+    // A promise: QuickJS's dump reports its state and frees the handle its owner frees again.
+    expect(await failure(`function main() { throw Promise.resolve(1); }`, "main")).toEqual({
+      type: "execution",
+      message: "Error: [object Object]",
+    });
+    expect(await failure(`function main() { throw new Promise(() => {}); }`, "main")).toMatchObject({
+      type: "execution",
+    });
+    // A name or message that is not a string.
+    expect(await failure(`function main() { throw { message: { length: 5000 } }; }`, "main")).toEqual({
+      type: "execution",
+      message: "Error: [object Object]",
+    });
+    expect(await failure(`function main() { throw { name: 7, message: "m" }; }`, "main")).toEqual({
+      type: "execution",
+      message: "Error: m",
+    });
+    // A promise given to a builtin or to console.log arrives as its state.
+    received.length = 0;
+    expect(await value(`echo(Promise.resolve(2)); "done"`)).toBe("done");
+    expect(received[0]).toEqual([{ type: "fulfilled", value: 2 }]);
+    const s = await session();
+    try {
+      await s.evaluate(
+        `console.log(Promise.reject(new Error("r")).catch(() => 0), Promise.resolve(3))`,
+        "t.js",
+      );
+      expect(s.logs).toHaveLength(1);
+      expect(s.logs[0]).toContain('{"type":"fulfilled","value":3}');
+    } finally {
+      s.close();
+    }
+  });
+
   test("a missing main, a closed session and a spent deadline are execution or timeout errors", async () => {
     expect(await failure("1", "main")).toEqual({
       type: "execution",
