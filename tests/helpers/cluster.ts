@@ -23,7 +23,10 @@ export function databaseUrl(name: string): string {
 }
 
 /** Starts (or reuses TEST_DATABASE_URL's) PostgreSQL and builds the migrated template database. */
-export async function startTestCluster(): Promise<{ url: string; pid?: number; stop(): Promise<void> }> {
+export async function startTestCluster(
+  /** Told the server's pid as soon as it runs (before the template is built), to stop it on a signal. */
+  onStarted: (pid: number) => void = () => {},
+): Promise<{ url: string; pid?: number; stop(): Promise<void> }> {
   let url = process.env.TEST_DATABASE_URL;
   let pid: number | undefined;
   let stop = async () => {};
@@ -34,6 +37,7 @@ export async function startTestCluster(): Promise<{ url: string; pid?: number; s
     const cluster = await startEmbeddedPostgres({ directory, ephemeral: true });
     url = cluster.url;
     pid = cluster.pid;
+    if (pid) onStarted(pid);
     stop = async () => {
       await cluster.stop();
       for (const suffix of ["", ".password", ".log", ".owner"])

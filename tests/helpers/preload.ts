@@ -2,7 +2,12 @@
 import { afterAll } from "bun:test";
 import { startTestCluster } from "./cluster";
 
-const cluster = await startTestCluster();
+let postgresPid: number | undefined;
+// Set before the cluster starts: a signal while the template is still being built stops it too.
+stopOnSignals();
+const cluster = await startTestCluster((pid) => {
+  postgresPid = pid;
+});
 process.env.OUTPOST_TEST_CLUSTER_URL = cluster.url;
 
 afterAll(async () => {
@@ -10,12 +15,30 @@ afterAll(async () => {
 });
 
 // If the run dies before afterAll (an uncaught error, a signal), still take PostgreSQL down with it.
-process.on("exit", () => {
-  if (cluster.pid) {
+function stopPostgres() {
+  if (postgresPid) {
     try {
-      process.kill(cluster.pid, "SIGQUIT");
+      process.kill(postgresPid, "SIGQUIT");
     } catch {
       // already stopped
     }
   }
-});
+}
+
+/**
+ * A signal ends the process without "exit" (`timeout`, Ctrl-C, a mutation run giving up on a test):
+ * without these handlers every such run left its PostgreSQL behind.
+ */
+function stopOnSignals() {
+  process.on("exit", stopPostgres);
+  for (const [signal, code] of [
+    ["SIGTERM", 143],
+    ["SIGINT", 130],
+    ["SIGHUP", 129],
+  ] as const) {
+    process.on(signal, () => {
+      stopPostgres();
+      process.exit(code);
+    });
+  }
+}
