@@ -111,6 +111,7 @@ export const GROUPS: Record<string, Group> = {
     tests: [
       "tests/e2e/locks-and-results.test.ts",
       "tests/e2e/create.test.ts",
+      "tests/e2e/idempotency.test.ts",
       "tests/e2e/results-api.test.ts",
     ],
   },

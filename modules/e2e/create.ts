@@ -170,7 +170,8 @@ export async function createRun(
   if (!acquired && key) {
     // Another request may be creating the run for this very key: wait for it instead of a 409.
     const waitMs = (environment.seedTimeoutS + e2e.seedPickupGraceS) * 1000;
-    const settled = await waitForNotification(
+    // The run with the key, or null once the key is no longer in flight and no run has it.
+    const settled = await waitForNotification<RunRow | null>(
       sql,
       LOCK_CHANNEL,
       environment.label,
@@ -181,12 +182,11 @@ export async function createRun(
         const [lock] = await sql<{ idempotency_key: string | null; run_id: string | null }[]>`
           select idempotency_key, run_id::text as run_id from e2e_environment_locks where environment_label = ${environment.label}`;
         if (lock && lock.idempotency_key === key && lock.run_id === null) return undefined; // still in flight
-        const hit = await findIdempotentRun(sql, environment.label, key);
-        return hit ? ({ hit } as const) : ({ lock } as const);
+        return (await findIdempotentRun(sql, environment.label, key)) ?? null;
       },
       waitMs,
     );
-    if (settled && "hit" in settled && settled.hit) return replay(settled.hit, body.suite_id, journeys);
+    if (settled) return replay(settled, body.suite_id, journeys);
     acquired = await acquireLock(sql, environment.label, holder, key, input.runnerId);
   }
   if (!acquired) {
@@ -250,7 +250,7 @@ export async function createRun(
         holder,
       });
     } catch (error) {
-      if (error instanceof AppError) throw error;
+      // persistRun throws database errors and the lost lock's Error, never an AppError.
       logger.error({ err: error, environment: environment.label }, "E2E run could not be persisted");
       throw new AppError(422, "database_error", "Failed to create run.");
     }

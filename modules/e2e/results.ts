@@ -71,23 +71,24 @@ export async function submitResults(
       // Absent optional fields keep their stored value; a null clears it.
       const keep = <K extends "failure_step" | "failure_reason" | "log_ref">(r: ResultSubmit, key: K) =>
         key in r ? (clip(r[key]) ?? null) : current.get(r.journey_id)![key];
+      // The input's columns are named apart from the table's, so RESULT_COLUMNS needs no qualifier.
       const updated = await tx.unsafe<ResultRow[]>(
         `update e2e_run_results r set
-           status = i.status,
-           failure_step = i.failure_step,
-           failure_reason = i.failure_reason,
-           log_ref = i.log_ref,
-           started_at = case when r.started_at is null and i.status <> 'queued' then now() else r.started_at end,
+           status = i.new_status,
+           failure_step = i.new_failure_step,
+           failure_reason = i.new_failure_reason,
+           log_ref = i.new_log_ref,
+           started_at = case when r.started_at is null and i.new_status <> 'queued' then now() else r.started_at end,
            finished_at = case when i.final then now() else null end,
-           duration_ms = coalesce(i.duration_ms,
+           duration_ms = coalesce(i.new_duration_ms,
              case when i.final then (extract(epoch from now() - coalesce(r.started_at, now())) * 1000)::bigint end),
            updated_at = now()
-         from (select u.*, u.duration_text::bigint as duration_ms,
-                 u.status in ('passed', 'failed', 'cancelled', 'blocked', 'skipped') as final
+         from (select u.*, u.duration_text::bigint as new_duration_ms,
+                 u.new_status in ('passed', 'failed', 'cancelled', 'blocked', 'skipped') as final
                from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-                 as u(journey_id, status, failure_step, failure_reason, log_ref, duration_text)) i
-         where r.run_id = $1 and r.journey_id = i.journey_id
-         returning ${RESULT_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1r.$2")}`,
+                 as u(journey, new_status, new_failure_step, new_failure_reason, new_log_ref, duration_text)) i
+         where r.run_id = $1 and r.journey_id = i.journey
+         returning ${RESULT_COLUMNS}`,
         [
           runId,
           results.map((r) => r.journey_id),

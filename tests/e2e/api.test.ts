@@ -99,23 +99,6 @@ describe("suites and reads", () => {
       "dashboard_again",
     ]);
   });
-
-  test("unknown or malformed run ids answer 404 on every run route", async () => {
-    for (const id of [crypto.randomUUID(), "not-a-uuid"]) {
-      for (const [method, path] of [
-        ["GET", `/e2e/runs/${id}`],
-        ["POST", `/e2e/runs/${id}/cancel`],
-        ["GET", `/e2e/runs/${id}/results`],
-        ["GET", `/e2e/runs/${id}/results/dashboard/log`],
-      ]) {
-        const response = await api.request(method!, path!);
-        expect(response.status).toBe(404);
-        expect(((await response.json()) as any).error.code).toBe("not_found");
-      }
-      const submitted = await api.submit(id, [{ journey_id: "dashboard", status: "passed" }]);
-      expect(submitted.response.status).toBe(404);
-    }
-  });
 });
 
 describe("GET /e2e/runs", () => {
@@ -290,22 +273,5 @@ describe("POST /e2e/runs validation, in the documented order", () => {
     expect(result.json.error.details.invalid).toEqual(["dashboard"]);
     result = await api.create({ ...valid, journey_ids: ["dashboard", "dashboard"] });
     expect(result.json.error.code).toBe("invalid_request");
-  });
-
-  test("unregistered action, wrong expect or missing journey file → 400 invalid_action_expectation", async () => {
-    for (const suite of ["broken_action", "broken_expect", "missing_file"]) {
-      const { response, json } = await api.create({ ...valid, suite_id: suite });
-      expect(response.status).toBe(400);
-      expect(json.error.code).toBe("invalid_action_expectation");
-      expect(typeof json.error.details.journey_id).toBe("string");
-    }
-    const bad = await api.create({ ...valid, suite_id: "broken_expect" });
-    expect(bad.json.error.message).toBe(
-      "Journey 'bad_expect' action 'fetch_dashboard' does not allow expect 'something_else'.",
-    );
-    // Selecting only the good journey of that suite is fine.
-    const ok = await api.create({ ...valid, suite_id: "broken_expect", journey_ids: ["dashboard"] });
-    expect(ok.response.status).toBe(201);
-    await api.request("POST", `/e2e/runs/${ok.json.data.id}/cancel`);
   });
 });

@@ -1,7 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import { e2eClient, lockOf as lockIn, runnerHeaders, startE2EApp, writeE2EFixture } from "./fixtures";
+import {
+  e2eClient,
+  lockOf as lockIn,
+  openSeedGate,
+  runnerHeaders,
+  startE2EApp,
+  writeE2EFixture,
+} from "./fixtures";
 
-// Run creation: the environment lock, idempotency and the seed (the API's other routes: api.test.ts).
+// Run creation: the environment lock and the seed (idempotency keys: idempotency.test.ts; the API's
+// other routes: api.test.ts).
 const fixture = writeE2EFixture();
 const GRACE_S = 2; // seed_pickup_grace_s (default 30), so the no-worker case ends quickly
 const shortGraceFixture = writeE2EFixture({ extraConfig: `seed_pickup_grace_s: ${GRACE_S}\n` });
@@ -10,7 +18,48 @@ const api = e2eClient(app);
 const { sql } = app.database;
 const lockOf = (environment: string) => lockIn(app, environment);
 
+/** The `gated` environment's seed waits until the test opens its gate: a create stays in flight till then. */
+const gated = { suite_id: "smoke", environment_label: "gated", trigger_source: "ci" };
+const plain = { ...gated, environment_label: "plain" };
+
+/** The environment's lock once a create has taken it (polled: the create was only just sent). */
+async function inFlightLock(environment: string) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const [lock] = await sql`
+      select idempotency_key, run_id::text as run_id from e2e_environment_locks where environment_label = ${environment}`;
+    if (lock || Date.now() > deadline) return lock;
+    await Bun.sleep(20);
+  }
+}
+
+/** Ends a gated create: opens the gate, waits for its answer, cancels its run; closes the gate again. */
+async function settle(create: ReturnType<typeof api.create>) {
+  openSeedGate(fixture);
+  const { response, json } = await create;
+  if (response.status === 201) await api.request("POST", `/e2e/runs/${json.data.id}/cancel`);
+  openSeedGate(fixture, false);
+}
+
 describe("create, lock and seed", () => {
+  // The journeys' registry check is the last of the body's checks (the others: api.test.ts).
+  test("unregistered action, wrong expect or missing journey file → 400 invalid_action_expectation", async () => {
+    for (const suite of ["broken_action", "broken_expect", "missing_file"]) {
+      const { response, json } = await api.create({ ...plain, suite_id: suite });
+      expect(response.status).toBe(400);
+      expect(json.error.code).toBe("invalid_action_expectation");
+      expect(typeof json.error.details.journey_id).toBe("string");
+    }
+    const bad = await api.create({ ...plain, suite_id: "broken_expect" });
+    expect(bad.json.error.message).toBe(
+      "Journey 'bad_expect' action 'fetch_dashboard' does not allow expect 'something_else'.",
+    );
+    // Selecting only the good journey of that suite is fine.
+    const ok = await api.create({ ...plain, suite_id: "broken_expect", journey_ids: ["dashboard"] });
+    expect(ok.response.status).toBe(201);
+    await api.request("POST", `/e2e/runs/${ok.json.data.id}/cancel`);
+  });
+
   test("201 with a queued run, started_at set, finished_at null, one queued result per journey", async () => {
     const { response, json } = await api.create({
       suite_id: "three",
@@ -111,110 +160,22 @@ describe("create, lock and seed", () => {
     await api.request("POST", `/e2e/runs/${created.json.data.id}/cancel`);
   });
 
-  test("20 concurrent creates with one idempotency key → one run (one 201, the rest replay it with 200)", async () => {
-    const key = `ci-build-${crypto.randomUUID()}`;
-    const [{ before }] =
-      (await sql`select count(*)::int as before from e2e_seed_runs where environment_label = 'staging'`) as any;
-    const responses = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        api.create({
-          suite_id: "smoke",
-          environment_label: "staging",
-          trigger_source: "ci",
-          idempotency_key: key,
-        }),
-      ),
-    );
-    const ids = new Set(responses.map((r) => r.json.data?.id));
-    expect(ids.size).toBe(1);
-    expect(responses.filter((r) => r.response.status === 201)).toHaveLength(1);
-    const replays = responses.filter((r) => r.response.status === 200);
-    expect(replays).toHaveLength(19);
-    for (const r of replays) expect(r.response.headers.get("idempotent-replayed")).toBe("true");
-    const [count] = await sql`select count(*)::int as n from e2e_runs where idempotency_key = ${key}`;
-    expect(count!.n).toBe(1);
-    const [seeds] =
-      await sql`select count(*)::int as n from e2e_seed_runs where environment_label = 'staging'`;
-    expect(seeds!.n - before).toBe(1);
-    await api.request("POST", `/e2e/runs/${[...ids][0]}/cancel`);
-  });
-
-  test("a create with a key another request is still creating (seeding) waits for it and replays its run", async () => {
-    const body = {
-      suite_id: "smoke",
-      environment_label: "paced",
-      trigger_source: "ci",
-      idempotency_key: `paced-${crypto.randomUUID()}`,
-    };
-    const first = api.create(body);
-    await Bun.sleep(300); // the first holds the lock and is seeding (1 s)
-    const [lock] =
-      await sql`select idempotency_key, run_id from e2e_environment_locks where environment_label = 'paced'`;
-    expect(lock).toEqual({ idempotency_key: body.idempotency_key, run_id: null });
-    const started = Date.now();
-    const second = await api.create(body);
-    const created = await first;
-    expect(created.response.status).toBe(201);
-    expect(second.response.status).toBe(200);
-    expect(second.response.headers.get("idempotent-replayed")).toBe("true");
-    expect(second.json.data.id).toBe(created.json.data.id);
-    // It waited for the first to commit, not for its own seed or the whole wait budget.
-    expect(Date.now() - started).toBeLessThan(5000);
-    // Another key meanwhile: the environment is locked by that run.
-    const other = await api.create({ ...body, idempotency_key: `other-${crypto.randomUUID()}` });
-    expect(other.response.status).toBe(409);
-    await api.request("POST", `/e2e/runs/${created.json.data.id}/cancel`);
-  });
-
-  test("idempotency: a replay returns the run (also after it finished); different suite or journeys → 400; other environment is a new run", async () => {
-    const key = "release-42";
-    const body = {
-      suite_id: "smoke",
-      environment_label: "plain",
-      trigger_source: "ci",
-      idempotency_key: key,
-    };
-    const first = await api.create(body);
-    expect(first.response.status).toBe(201);
-    expect(first.response.headers.get("idempotent-replayed")).toBeNull();
-    const again = await api.create({ ...body, metadata: { ignored: true } });
-    expect(again.response.status).toBe(200);
-    expect(again.response.headers.get("idempotent-replayed")).toBe("true");
-    expect(again.json.data).toEqual(first.json.data);
-    const differentJourneys = await api.create({ ...body, journey_ids: ["dashboard"] });
-    expect(differentJourneys.response.status).toBe(400);
-    expect(differentJourneys.json.error.details.field).toBe("idempotency_key");
-    const differentSuite = await api.create({ ...body, suite_id: "three" });
-    expect(differentSuite.response.status).toBe(400);
-    await api.request("POST", `/e2e/runs/${first.json.data.id}/cancel`);
-    // Same suite, as many journeys, one of them the same: a different selection all the same.
-    const picked = {
-      ...body,
-      suite_id: "three",
-      idempotency_key: `${key}-picked`,
-      journey_ids: ["dashboard", "dashboard_again"],
-    };
-    const pickedRun = await api.create(picked);
-    expect(pickedRun.response.status).toBe(201);
-    const onePlaceDifferent = await api.create({ ...picked, journey_ids: ["dashboard", "auth"] });
-    expect(onePlaceDifferent.response.status).toBe(400);
-    expect(onePlaceDifferent.json.error.details).toEqual({
-      field: "idempotency_key",
-      run_id: pickedRun.json.data.id,
-    });
-    await api.request("POST", `/e2e/runs/${pickedRun.json.data.id}/cancel`);
-    const afterFinish = await api.create(body);
-    expect(afterFinish.response.status).toBe(200);
-    expect(afterFinish.json.data.status).toBe("cancelled");
-    const elsewhere = await api.create({ ...body, environment_label: "staging" });
-    expect(elsewhere.response.status).toBe(201);
-    expect(elsewhere.json.data.id).not.toBe(first.json.data.id);
-    await api.request("POST", `/e2e/runs/${elsewhere.json.data.id}/cancel`);
-    // After 24 h the key is free again.
-    await sql`update e2e_runs set idempotency_expires_at = now() - interval '1 second' where idempotency_key = ${key}`;
-    const expired = await api.create(body);
-    expect(expired.response.status).toBe(201);
-    await api.request("POST", `/e2e/runs/${expired.json.data.id}/cancel`);
+  test("a lock lost while seeding (cleared meanwhile) → 422 database_error and no run, not a run without a lock", async () => {
+    const first = api.create(gated);
+    try {
+      expect(await inFlightLock("gated")).toEqual({ idempotency_key: null, run_id: null });
+      await sql`delete from e2e_environment_locks where environment_label = 'gated'`;
+      openSeedGate(fixture);
+      const { response, json } = await first;
+      expect(response.status).toBe(422);
+      expect(json.error.code).toBe("database_error");
+      const active =
+        await sql`select count(*)::int as n from e2e_runs where environment_label = 'gated' and status = 'queued'`;
+      expect(active[0]!.n).toBe(0);
+      expect(await lockOf("gated")).toBeUndefined();
+    } finally {
+      await settle(first);
+    }
   });
 
   test("seed failure → 422 seed_failed with exit code and stderr tail; no run; lock released", async () => {

@@ -146,7 +146,10 @@ export function e2eClient(app: TestApp) {
 }
 
 /** The run holding an environment's lock, or undefined when it is free. */
-export async function lockOf(app: TestApp, environment: string): Promise<{ run_id: string | null } | undefined> {
+export async function lockOf(
+  app: TestApp,
+  environment: string,
+): Promise<{ run_id: string | null } | undefined> {
   const [row] = await app.database
     .sql`select run_id::text as run_id from e2e_environment_locks where environment_label = ${environment}`;
   return row as { run_id: string | null } | undefined;

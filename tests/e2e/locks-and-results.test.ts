@@ -129,6 +129,28 @@ describe("results", () => {
     expect(results[1]!.failure_reason).toBe("r".repeat(2000));
   });
 
+  test("a submission that changes neither the run's status nor its end leaves the run's row alone", async () => {
+    const { json } = await api.create({ ...smoke, environment_label: "plain" });
+    const id = json.data.id as string;
+    const row = async () =>
+      (await sql`select status, finished_at, updated_at from e2e_runs where id = ${id}::uuid`)[0]!;
+    await api.submit(id, [{ journey_id: "dashboard", status: "running" }]);
+    const running = await row();
+    expect(running.status).toBe("running");
+    await api.submit(id, [{ journey_id: "dashboard_again", status: "running" }]);
+    expect(await row()).toEqual(running);
+    await api.submit(id, [
+      { journey_id: "dashboard", status: "failed" },
+      { journey_id: "dashboard_again", status: "passed" },
+    ]);
+    const failed = await row();
+    expect(failed.status).toBe("failed");
+    expect(failed.finished_at).not.toBeNull();
+    expect(failed.updated_at).not.toEqual(running.updated_at);
+    await api.submit(id, [{ journey_id: "dashboard_again", status: "skipped" }]);
+    expect(await row()).toEqual(failed);
+  });
+
   test("a run's status from its journeys", () => {
     expect(aggregateRunStatus([])).toBe("passed");
     expect(aggregateRunStatus(["passed", "passed"])).toBe("passed");

@@ -8,6 +8,25 @@ const api = e2eClient(app);
 const { sql } = app.database;
 const lockOf = (environment: string) => lockIn(app, environment);
 
+describe("run ids", () => {
+  test("unknown or malformed run ids answer 404 on every run route", async () => {
+    for (const id of [crypto.randomUUID(), "not-a-uuid"]) {
+      for (const [method, path] of [
+        ["GET", `/e2e/runs/${id}`],
+        ["POST", `/e2e/runs/${id}/cancel`],
+        ["GET", `/e2e/runs/${id}/results`],
+        ["GET", `/e2e/runs/${id}/results/dashboard/log`],
+      ]) {
+        const response = await api.request(method!, path!);
+        expect(response.status).toBe(404);
+        expect(((await response.json()) as any).error.code).toBe("not_found");
+      }
+      const submitted = await api.submit(id, [{ journey_id: "dashboard", status: "passed" }]);
+      expect(submitted.response.status).toBe(404);
+    }
+  });
+});
+
 describe("results", () => {
   async function freshRun(journeys?: string[]) {
     const { response, json } = await api.create({
