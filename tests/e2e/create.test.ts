@@ -1,8 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import {
   e2eClient,
+  GATED_CREATE as gated,
+  inFlightLock as inFlightLockIn,
   lockOf as lockIn,
   openSeedGate,
+  PLAIN_CREATE as plain,
   runnerHeaders,
   startE2EApp,
   writeE2EFixture,
@@ -18,20 +21,7 @@ const api = e2eClient(app);
 const { sql } = app.database;
 const lockOf = (environment: string) => lockIn(app, environment);
 
-/** The `gated` environment's seed waits until the test opens its gate: a create stays in flight till then. */
-const gated = { suite_id: "smoke", environment_label: "gated", trigger_source: "ci" };
-const plain = { ...gated, environment_label: "plain" };
-
-/** The environment's lock once a create has taken it (polled: the create was only just sent). */
-async function inFlightLock(environment: string) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const [lock] = await sql`
-      select idempotency_key, run_id::text as run_id from e2e_environment_locks where environment_label = ${environment}`;
-    if (lock || Date.now() > deadline) return lock;
-    await Bun.sleep(20);
-  }
-}
+const inFlightLock = (environment: string) => inFlightLockIn(app, environment);
 
 /** Ends a gated create: opens the gate, waits for its answer, cancels its run; closes the gate again. */
 async function settle(create: ReturnType<typeof api.create>) {

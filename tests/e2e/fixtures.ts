@@ -154,3 +154,18 @@ export async function lockOf(
     .sql`select run_id::text as run_id from e2e_environment_locks where environment_label = ${environment}`;
   return row as { run_id: string | null } | undefined;
 }
+
+/** A create in the `gated` environment, whose seed waits until the test opens its gate (openSeedGate). */
+export const GATED_CREATE = { suite_id: "smoke", environment_label: "gated", trigger_source: "ci" };
+export const PLAIN_CREATE = { ...GATED_CREATE, environment_label: "plain" };
+
+/** The environment's lock once a create has taken it (polled: the create was only just sent). */
+export async function inFlightLock(app: TestApp, environment: string) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const [lock] = await app.database.sql`
+      select idempotency_key, run_id::text as run_id from e2e_environment_locks where environment_label = ${environment}`;
+    if (lock || Date.now() > deadline) return lock;
+    await Bun.sleep(20);
+  }
+}
