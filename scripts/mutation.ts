@@ -125,7 +125,11 @@ export const GROUPS: Record<string, Group> = {
     // The QuickJS sandbox: its memory and time limits, what crosses the boundary, output caps.
     mutate: ["agent/scripts/sandbox.ts", "agent/scripts/instance-pool.ts"],
     // The session itself first (3 s a run), then scripts through the runner (10 s).
-    tests: ["tests/agent/sandbox-session.test.ts", "tests/agent/sandbox.test.ts"],
+    tests: [
+      "tests/agent/sandbox-session.test.ts",
+      "tests/agent/sandbox-limits.test.ts",
+      "tests/agent/sandbox.test.ts",
+    ],
   },
   retention: {
     mutate: [
