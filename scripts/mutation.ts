@@ -64,8 +64,9 @@ export const GROUPS: Record<string, Group> = {
     // Validation, queueing, the claim, results, payloads, expiry, retention and cancelling (not the
     // listing and counts the pages show).
     mutate: [
-      "modules/commands/service.ts:105-366",
-      "modules/commands/service.ts:413-424",
+      "modules/commands/validation.ts:18-102",
+      "modules/commands/service.ts:104-280",
+      "modules/commands/service.ts:327-337",
       "jobs/command-retention.ts",
     ],
     tests: [

@@ -1,0 +1,102 @@
+// What a queued command may carry, checked before it is stored: its type, arguments, payload and key.
+import { parseScript, ScriptFormatError } from "../../agent/scripts/frontmatter";
+import { AppError, badRequest } from "../platform/errors";
+import { isPlainObject } from "../platform/json-body";
+
+export const COMMAND_TYPES = [
+  "list_scripts",
+  "install_script",
+  "remove_script",
+  "ssh_authorize",
+  "ssh_revoke",
+] as const;
+export type CommandType = (typeof COMMAND_TYPES)[number];
+
+/** Largest payload a command may carry at all. */
+export const MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+const SSH_KEY = /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .{0,200})?$/;
+
+function stringField(payload: Record<string, unknown> | undefined, name: string): string | undefined {
+  const value = payload?.[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** Checks a command's shape for its type; throws 400 invalid_request naming the field. */
+export function validateCommand(input: {
+  type: string;
+  args?: unknown;
+  payload?: unknown;
+  publicKey?: unknown;
+}) {
+  if (!(COMMAND_TYPES as readonly string[]).includes(input.type)) {
+    throw badRequest(`type must be one of ${COMMAND_TYPES.join(", ")}`, { field: "type" });
+  }
+  const type = input.type as CommandType;
+  const args = input.args ?? [];
+  if (
+    !Array.isArray(args) ||
+    args.length > 32 ||
+    !args.every((a) => typeof a === "string" && a.length <= 1024)
+  ) {
+    throw badRequest("args must be a list of at most 32 strings", { field: "args" });
+  }
+  if (input.payload !== undefined && input.payload !== null && !isPlainObject(input.payload)) {
+    throw badRequest("payload must be a JSON object", { field: "payload" });
+  }
+  const payload = (input.payload ?? undefined) as Record<string, unknown> | undefined;
+  if (payload && Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) {
+    throw new AppError(
+      413,
+      "payload_too_large",
+      `A command payload may be at most ${MAX_PAYLOAD_BYTES} bytes`,
+      {
+        field: "payload",
+      },
+    );
+  }
+  if (input.publicKey !== undefined && input.publicKey !== null && typeof input.publicKey !== "string") {
+    throw badRequest("public_key must be a string", { field: "public_key" });
+  }
+  const publicKey = (input.publicKey ?? undefined) as string | undefined;
+  switch (type) {
+    case "install_script":
+      if (!stringField(payload, "name") || typeof payload?.data !== "string" || payload.data === "") {
+        throw badRequest("install_script needs payload.name and payload.data (the script text)", {
+          field: "payload",
+        });
+      }
+      checkScript(payload.data);
+      break;
+    case "remove_script":
+      if (!stringField(payload, "name") && typeof args[0] !== "string") {
+        throw badRequest("remove_script needs the script name in args[0] or payload.name", { field: "args" });
+      }
+      break;
+    case "ssh_authorize":
+      if (!publicKey || !SSH_KEY.test(publicKey.trim())) {
+        throw badRequest("ssh_authorize needs public_key, an OpenSSH public key", { field: "public_key" });
+      }
+      break;
+    case "ssh_revoke":
+      if (!stringField(payload, "name") && typeof args[0] !== "string") {
+        throw badRequest("ssh_revoke needs the session ref in payload.name or args[0]", { field: "payload" });
+      }
+      break;
+  }
+  return { type, args: args as string[], payload: payload ?? null, publicKey: publicKey?.trim() ?? null };
+}
+
+/**
+ * Refuses, at once, a script the agent would refuse on its next poll: both use the agent's own
+ * front-matter parser (CRLF from a browser's textarea is read as LF, as the agent does).
+ */
+export function checkScript(text: string): { name: string; source: string } {
+  try {
+    const parsed = parseScript(text);
+    return { name: parsed.meta.name, source: parsed.source };
+  } catch (error) {
+    if (!(error instanceof ScriptFormatError)) throw error;
+    throw badRequest(`The agent would refuse this script: ${error.message}`, { field: "payload.data" });
+  }
+}
