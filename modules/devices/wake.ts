@@ -15,17 +15,14 @@ import type { Logger } from "../platform/logger";
 import { deviceWaitsHeld } from "../platform/metrics";
 import { type AuthRow, checkCredentials, deviceNotFound } from "./device-auth";
 
-export const WAKE_CHANNEL = "outpost_device_wake";
+const WAKE_CHANNEL = "outpost_device_wake";
 
-/** Held waits per device in this process, across apps (the metrics gauge; tests wait on it). */
+/** Held waits per device in this process, across apps (tests wait on it; the gauge counts them all). */
 const heldPerDevice = new Map<string, number>();
 
-/** Waits this process holds: for one device, or all of them. */
-export function heldWaits(deviceId?: string): number {
-  if (deviceId !== undefined) return heldPerDevice.get(deviceId) ?? 0;
-  let total = 0;
-  for (const n of heldPerDevice.values()) total += n;
-  return total;
+/** Waits this process holds for one device. */
+export function heldWaits(deviceId: string): number {
+  return heldPerDevice.get(deviceId) ?? 0;
 }
 
 /** Why a wait answered early; `notified`: woken, but the work was gone by the time it looked. */
