@@ -117,8 +117,11 @@ describe("waiting for work", () => {
 
   test("the flag left set by an expired lease (until the sweep) does not answer at once: its heartbeat gives no token", async () => {
     const device = await onlineDevice();
-    await openLease(device.id);
-    await sql`update remote_access_leases set expires_at = now() - interval '1 second' where device_id = ${device.id}`;
+    // The state the sweep finds: a lease past its expiry, the flag still set. Written directly, so no
+    // wake from opening the lease is still on its way to this wait.
+    await sql`update devices set remote_access_requested = true where id = ${device.id}`;
+    await sql`insert into remote_access_leases (id, device_id, owner_kind, holder, expires_at, max_expires_at)
+      values (${Bun.randomUUIDv7()}, ${device.id}, 'api', 'test', now() - interval '1 second', now() + interval '1 hour')`;
     const result = await wait(device.id, `api_key=${device.token}&timeout_s=1&remote_access=0`);
     expect(result.body).toEqual({ data: { wake: null } });
     expect(result.ms).toBeGreaterThanOrEqual(950);
