@@ -1,6 +1,7 @@
 import { gunzipSync, gzipSync } from "node:zlib";
 import type { Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
+import type { Logger } from "../platform/logger";
 
 /** A chunk is written at least this often while output flows (a crash loses at most this much). */
 const FLUSH_MS = 3000;
@@ -8,6 +9,8 @@ const FLUSH_MS = 3000;
 const FLUSH_BYTES = 64 * 1024;
 /** A recording stops growing here (a runaway `cat /dev/urandom` must not fill the database). */
 export const RECORDING_MAX_BYTES = 64 * 1024 * 1024;
+/** A chunk whose write failed (a failover, a full pool) is tried again after these pauses, then given up. */
+export const CHUNK_RETRY_MS = [250, 1000, 4000];
 
 /**
  * Records one session as asciicast v2 (https://docs.asciinema.org/manual/asciicast/v2/): a header line,
@@ -27,6 +30,7 @@ export class Recorder {
     private readonly sql: Sql,
     private readonly sessionId: string,
     header: { columns: number; rows: number; title: string; recordsInput: boolean },
+    private readonly logger?: Logger,
   ) {
     this.push(
       `${JSON.stringify({
@@ -80,18 +84,34 @@ export class Recorder {
     this.pendingBytes = 0;
     const seq = this.seq++;
     const raw = Buffer.byteLength(text);
-    this.writing = this.writing
-      .then(async () => {
-        const data = gzipSync(text);
-        await this.sql.begin(async (tx) => {
-          await tx`insert into terminal_recording_chunks (session_id, seq, data)
-          values (${this.sessionId}::uuid, ${seq}, ${data})`;
-          await tx`update terminal_sessions set recording_bytes = recording_bytes + ${raw},
-            stored_bytes = stored_bytes + ${data.length}
-          where id = ${this.sessionId}::uuid`;
-        });
-      })
-      .catch(() => {}); // the next flush tries with the next chunk; playback skips a missing one
+    // One chunk at a time and in order: a chunk that cannot be written holds the later ones back while
+    // it is tried again, so a recording loses a chunk only when the database stays away for seconds.
+    this.writing = this.writing.then(async () => {
+      const data = gzipSync(text);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.sql.begin(async (tx) => {
+            await tx`insert into terminal_recording_chunks (session_id, seq, data)
+            values (${this.sessionId}::uuid, ${seq}, ${data})`;
+            await tx`update terminal_sessions set recording_bytes = recording_bytes + ${raw},
+              stored_bytes = stored_bytes + ${data.length}
+            where id = ${this.sessionId}::uuid`;
+          });
+          return;
+        } catch (error) {
+          const pause = CHUNK_RETRY_MS[attempt];
+          if (pause === undefined) {
+            // Playback joins the chunks it has: the gap shows as a jump in the recording.
+            this.logger?.warn(
+              { session_id: this.sessionId, seq, bytes: raw, error: (error as Error).message },
+              "terminal recording: a chunk could not be stored and is left out",
+            );
+            return;
+          }
+          await Bun.sleep(pause);
+        }
+      }
+    });
     return this.writing;
   }
 

@@ -48,12 +48,17 @@ export class TerminalRun {
       operatorActive(operatorId: string): Promise<boolean>;
     },
   ) {
-    this.recorder = new Recorder(options.sql, options.sessionId, {
-      columns: options.columns,
-      rows: options.rows,
-      title: options.title,
-      recordsInput: options.recordsInput,
-    });
+    this.recorder = new Recorder(
+      options.sql,
+      options.sessionId,
+      {
+        columns: options.columns,
+        rows: options.rows,
+        title: options.title,
+        recordsInput: options.recordsInput,
+      },
+      options.logger,
+    );
     options.stream.on("data", (chunk: Buffer) => this.output(this.decoder.decode(chunk, { stream: true })));
     options.stream.stderr.on("data", (chunk: Buffer) => this.output(chunk.toString("utf8")));
     let exitStatus: number | undefined;
