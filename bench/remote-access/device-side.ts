@@ -3,6 +3,7 @@
  * (a Bun server of its own) and the agent daemon (`agent/main.ts poll`), each in its own process, so
  * their work runs beside the server's as it would on a real device, not on the benchmark's thread.
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { saveCredentials } from "../../agent/state";
 
@@ -56,12 +57,22 @@ export interface AgentProcessOptions {
   longPoll: boolean;
 }
 
-/** The agent daemon for a registered device, in its own process. */
+/** The runtime settings the agent's systemd unit starts it with (`Environment=` lines). */
+function unitEnvironment(): Record<string, string> {
+  const unit = readFileSync(path.join(REPO, "deploy/outpost-agent.service"), "utf8");
+  const pairs = [...unit.matchAll(/^Environment=(.*)$/gm)].flatMap((line) => line[1]!.trim().split(/\s+/));
+  return Object.fromEntries(
+    pairs.map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+  );
+}
+
+/** The agent daemon for a registered device, in its own process, run as its systemd unit runs it. */
 export function startAgent(options: AgentProcessOptions) {
   saveCredentials(options.stateDir, options.credentials);
   const child = Bun.spawn([BUN, path.join(REPO, "agent/main.ts"), "poll"], {
     cwd: REPO,
     env: {
+      ...unitEnvironment(),
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: process.env.HOME ?? "/root",
       OUTPOST_AGENT_SERVER_URL: options.serverUrl,

@@ -65,6 +65,7 @@ describe.skipIf(!canRun)("outpost-agent .deb", () => {
     expect(unit).toContain("ExecStart=/usr/bin/outpost-agent poll");
     expect(unit).toContain("Restart=always");
     expect(unit).toContain("Environment=BUN_JSC_useDFGJIT=0 BUN_JSC_useFTLJIT=0 BUN_JSC_useOMGJIT=0");
+    expect(unit).toContain("Environment=MIMALLOC_PURGE_DELAY=1000");
     if (Bun.which("systemd-analyze")) {
       const verify = sh(["systemd-analyze", "verify", "/lib/systemd/system/outpost-agent.service"]);
       expect({ code: verify.code, out: verify.out }).toEqual({ code: 0, out: "" });

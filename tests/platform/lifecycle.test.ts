@@ -48,6 +48,9 @@ describe("outpost start on embedded PostgreSQL", () => {
     });
     expect(jobs.status).toBe(200);
     expect(postmasterPid()).toBe(pid);
+    // The launcher keeps freed memory a second before giving it back (tunnel throughput, docs/remote-access.md).
+    const environ = readFileSync(`/proc/${outpost.process.pid}/environ`, "utf8").split("\0");
+    expect(environ).toContain(`MIMALLOC_PURGE_DELAY=${process.env.MIMALLOC_PURGE_DELAY ?? "1000"}`);
 
     expect(await outpost.interrupt()).toBe(0);
     const log = outpost.output();
