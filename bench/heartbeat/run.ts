@@ -5,6 +5,7 @@ import postgres from "postgres";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { heartbeatBody } from "./body";
 import { measureCeilings } from "./ceilings";
+import { type Phase, reportMetricsRounds } from "./metrics-rounds";
 import { cpuSeconds, databaseCounters, percentile, statements } from "./probes";
 import { seedFleet } from "./seed";
 import { startBenchServer } from "./server";
@@ -310,14 +311,6 @@ async function main() {
   // 6. Metrics on vs off: alternated rounds (off-on, on-off, …) against the two servers, the metrics
   // one scraped every second. Off = no METRICS_TOKEN/METRICS_PORT: requests are not timed.
   if (!withoutMetrics) return;
-  type Phase = {
-    metrics: boolean;
-    rate: number;
-    p99: number;
-    refused: number;
-    serverCpu: number;
-    pgCpu: number;
-  };
   const phases: Phase[] = [];
   /** Load against one server: WARMUP_S unmeasured, then `seconds` measured. */
   const phase = async (metrics: boolean, seconds: number) => {
@@ -371,48 +364,12 @@ async function main() {
     for (const metrics of round % 2 === 0 ? [false, true] : [true, false])
       phases.push(await phase(metrics, METRICS_PHASE_S));
   }
-  const mean = (metrics: boolean) => {
-    const chosen = phases.filter((p) => p.metrics === metrics);
-    return chosen.reduce((sum, p) => sum + p.rate, 0) / chosen.length;
-  };
-  // Each round's own ratio (its two sides ran back to back, under the same background load).
-  const ratios = Array.from({ length: METRICS_ROUNDS }, (_, round) => {
-    const [a, b] = phases.slice(round * 2, round * 2 + 2) as [Phase, Phase];
-    return (100 * (a.metrics ? a.rate : b.rate)) / (a.metrics ? b.rate : a.rate);
-  }).sort((x, y) => x - y);
-  const median =
-    ratios[Math.floor((ratios.length - 1) / 2)]! / 2 + ratios[Math.ceil((ratios.length - 1) / 2)]! / 2;
-  console.log("");
-  console.log(
-    `  metrics on vs off (${METRICS_ROUNDS} rounds of ${METRICS_PHASE_S}s a side, alternated; ${scrapeMs.length} scrapes of /metrics, every ${SCRAPE_EVERY_S}s, median ${fmt(
-      percentile(
-        [...scrapeMs].sort((a, b) => a - b),
-        50,
-      ),
-    )} ms):`,
-  );
-  for (const p of phases)
-    console.log(
-      `    metrics ${p.metrics ? "on " : "off"}  ${fmt(p.rate, 0)} heartbeats/s, p99 ${fmt(p.p99)} ms, CPU per heartbeat: server ${fmt(p.serverCpu, 3)} ms, PostgreSQL ${fmt(p.pgCpu, 3)} ms${p.refused ? `, ${p.refused} not 200` : ""}`,
-    );
-  const ratio = (100 * mean(true)) / mean(false);
-  // CPU per heartbeat, weighted by heartbeats served: the cost metrics add to each one.
-  const cpuPer = (metrics: boolean, key: "serverCpu" | "pgCpu") => {
-    const chosen = phases.filter((p) => p.metrics === metrics);
-    const beats = chosen.reduce((sum, p) => sum + p.rate, 0);
-    return chosen.reduce((sum, p) => sum + p[key] * p.rate, 0) / beats;
-  };
-  const cpuOff = cpuPer(false, "serverCpu") + cpuPer(false, "pgCpu");
-  const cpuOn = cpuPer(true, "serverCpu") + cpuPer(true, "pgCpu");
-  console.log(
-    `    CPU per heartbeat (server + PostgreSQL): off ${fmt(cpuPer(false, "serverCpu"), 3)} + ${fmt(cpuPer(false, "pgCpu"), 3)} ms, on ${fmt(cpuPer(true, "serverCpu"), 3)} + ${fmt(cpuPer(true, "pgCpu"), 3)} ms: a CPU-bound server keeps ${fmt((100 * cpuOff) / cpuOn)}% of its throughput with metrics on`,
-  );
-  console.log(
-    `    per round (on/off): ${ratios.map((r) => `${fmt(r)}%`).join(", ")}; median ${fmt(median)}%`,
-  );
-  console.log(
-    `    mean: off ${fmt(mean(false), 0)}/s, on ${fmt(mean(true), 0)}/s: ${fmt(ratio)}% of the throughput kept with metrics on (target ≥ 97%: ${ratio >= 97 ? "met" : "NOT met"}; load average ${loadavg()[0].toFixed(1)})`,
-  );
+  reportMetricsRounds(phases, {
+    rounds: METRICS_ROUNDS,
+    phaseSeconds: METRICS_PHASE_S,
+    scrapeMs,
+    scrapeEverySeconds: SCRAPE_EVERY_S,
+  });
 }
 
 /** The machine-readable summary, printed last (after the optional metrics rounds). */
