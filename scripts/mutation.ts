@@ -124,7 +124,7 @@ export const GROUPS: Record<string, Group> = {
   },
   sandbox: {
     // The QuickJS sandbox: its memory and time limits, what crosses the boundary, output caps.
-    mutate: ["agent/scripts/sandbox.ts", "agent/scripts/instance-pool.ts"],
+    mutate: ["agent/scripts/sandbox.ts", "agent/scripts/sandbox-values.ts", "agent/scripts/instance-pool.ts"],
     // The session itself first (3 s a run), then scripts through the runner (10 s).
     tests: [
       "tests/agent/sandbox-session.test.ts",

@@ -1,6 +1,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten";
 import type { ScriptError } from "./errors.ts";
 import { type InstanceLease, leaseInstance, releaseInstance } from "./instance-pool.ts";
+import { dumpValue, toVm, truncate } from "./sandbox-values.ts";
 
 /**
  * QuickJS (WebAssembly) sandbox.
@@ -37,25 +38,6 @@ export class BuiltinIoError extends Error {
 }
 
 const MAX_OUTPUT_CHARS = 256 * 1024;
-const MAX_MESSAGE_CHARS = 2000;
-
-function truncate(text: string, max = MAX_MESSAGE_CHARS): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
-/**
- * A sandbox value as a host value. `vm.dump` disposes a promise's handle (it reports its state), which
- * its owner disposes again ("Lifetime not alive"): it gets a copy to dispose instead.
- */
-function dumpValue(vm: QuickJSContext, handle: QuickJSHandle): unknown {
-  const copy = handle.dup();
-  try {
-    return vm.dump(copy);
-  } finally {
-    if (copy.alive) copy.dispose();
-  }
-}
-
 /** A QuickJS context with builtins installed; evaluates code under the deadline and memory cap. */
 export class SandboxSession {
   readonly logs: string[] = [];
@@ -99,7 +81,7 @@ export class SandboxSession {
         const args = argHandles.map((h) => dumpValue(vm, h));
         if (builtin.kind === "sync") {
           const value = builtin.fn(args, this.abort.signal);
-          return this.toVm(value);
+          return toVm(vm, value);
         }
         const deferred = vm.newPromise();
         Promise.resolve()
@@ -107,7 +89,7 @@ export class SandboxSession {
           .then(
             (value) => {
               if (this.dead || !deferred.alive) return;
-              const h = this.toVm(value);
+              const h = toVm(vm, value);
               deferred.resolve(h);
               h.dispose();
               this.runPendingJobs();
@@ -148,40 +130,16 @@ export class SandboxSession {
   }
 
   /** Convert a host value into a new sandbox handle (JSON-like values only). */
-  private toVm(value: unknown): QuickJSHandle {
-    const { vm } = this;
-    if (value === null) return vm.null;
-    if (typeof value === "boolean") return value ? vm.true : vm.false;
-    if (typeof value === "number") return vm.newNumber(value);
-    if (typeof value === "bigint") return vm.newNumber(Number(value));
-    if (typeof value === "string") return vm.newString(value);
-    if (Array.isArray(value)) {
-      const arr = vm.newArray();
-      value.forEach((item, i) => {
-        const h = this.toVm(item);
-        vm.setProp(arr, i, h);
-        h.dispose();
-      });
-      return arr;
-    }
-    if (typeof value === "object") {
-      const obj = vm.newObject();
-      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-        const h = this.toVm(v);
-        vm.setProp(obj, k, h);
-        h.dispose();
-      }
-      return obj;
-    }
-    return vm.undefined; // undefined, functions, symbols
-  }
-
   private runPendingJobs() {
     let result: ReturnType<QuickJSRuntime["executePendingJobs"]>;
     try {
       result = this.runtime.executePendingJobs();
     } catch {
-      return; // A trap in a job: it surfaces through the awaited promise or the deadline.
+      // A trap in a job leaves the instance unusable (as in a call): the awaited promise never
+      // settles, so the deadline reports it; nothing runs in this session again.
+      this.dead = true;
+      this.broken = true;
+      return;
     }
     // A job that was interrupted or ran out of memory returns its exception: the deadline or the
     // awaited promise reports it, the handle is only freed here.
@@ -353,7 +311,7 @@ export class SandboxSession {
   setGlobal(name: string, value: unknown) {
     if (this.dead) return;
     try {
-      const h = this.toVm(value);
+      const h = toVm(this.vm, value);
       this.vm.setProp(this.vm.global, name, h);
       h.dispose();
     } catch {

@@ -211,6 +211,8 @@ describe("WebAssembly traps", () => {
         ok: false,
         error: { type: "timeout", message: "script exceeded its time limit of 300 ms" },
       });
+      expect(job.needsReset).toBe(true);
+      expect(await job.evaluate("1", "t.js")).toEqual(closed);
       const before = pooledInstanceCount();
       job.close(); // its runtime cannot be freed any more: dropped
       expect(pooledInstanceCount()).toBe(before);
