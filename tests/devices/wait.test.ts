@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { queueCommand } from "../../modules/commands/service";
 import { wakeDevice } from "../../modules/devices/service";
-import { heldWaits } from "../../modules/devices/wake";
+import { DeviceWaits, heldWaits } from "../../modules/devices/wake";
+import { createLogger } from "../../modules/platform/logger";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
 
@@ -31,10 +32,10 @@ function wait(id: string, query: string, target: TestApp = app) {
   }));
 }
 
-/** Resolves once the device's wait is held (registered: a wake from now on is heard). */
-async function held(id: string) {
-  for (let i = 0; i < 500 && heldWaits(id) === 0; i++) await Bun.sleep(10);
-  expect(heldWaits(id)).toBe(1);
+/** Resolves once the device's waits are held (registered: a wake from now on is heard). */
+async function held(id: string, count = 1) {
+  for (let i = 0; i < 500 && heldWaits(id) < count; i++) await Bun.sleep(10);
+  expect(heldWaits(id)).toBe(count);
 }
 
 async function openLease(id: string) {
@@ -113,6 +114,56 @@ describe("waiting for work", () => {
     const result = await pending;
     expect(result.body).toEqual({ data: { wake: "notified" } }); // woken, but nothing to find
     expect(result.ms).toBeLessThan(10_000);
+  });
+
+  test("two waits of one device are both woken; a wait whose request goes away is let go", async () => {
+    const device = await onlineDevice();
+    const first = wait(device.id, `api_key=${device.token}&timeout_s=30`);
+    const second = wait(device.id, `api_key=${device.token}&timeout_s=30`);
+    await held(device.id, 2);
+    await wakeDevice(sql, device.id);
+    expect((await first).body).toEqual({ data: { wake: "notified" } });
+    expect((await second).body).toEqual({ data: { wake: "notified" } });
+    expect(heldWaits(device.id)).toBe(0);
+
+    const gone = new AbortController();
+    const abandoned = app
+      .fetch(`/api/v1/devices/${device.id}/wait?api_key=${device.token}&timeout_s=30`, {
+        signal: gone.signal,
+      })
+      .catch((error: Error) => error.name);
+    await held(device.id);
+    gone.abort();
+    expect(await abandoned).toBe("AbortError");
+    const released = performance.now();
+    while (heldWaits(device.id) > 0 && performance.now() - released < 5_000) await Bun.sleep(10);
+    expect(heldWaits(device.id)).toBe(0); // not held for the 30 s
+  });
+
+  test("a command past its expiry is no work: the wait holds", async () => {
+    const device = await onlineDevice();
+    // Written directly: queueCommand's wake would reach this wait (as "notified") a moment later.
+    await sql`insert into pending_commands (device_id, type, expires_at)
+      values (${device.id}, 'list_scripts', now() - interval '1 second')`;
+    const result = await wait(device.id, `api_key=${device.token}&timeout_s=1`);
+    expect(result.body).toEqual({ data: { wake: null } });
+    expect(result.ms).toBeGreaterThanOrEqual(950);
+  });
+
+  test("once the waits are closed (shutdown), a new wait answers at once without reading anything", async () => {
+    const device = await onlineDevice();
+    const waits = new DeviceWaits(app.database, createLogger("silent"));
+    await waits.close();
+    const started = performance.now();
+    const answer = await waits.wait({
+      deviceId: device.id,
+      apiKey: "not even checked",
+      holdsRemoteAccess: false,
+      remoteAccessActive: async () => false,
+      timeoutMs: 30_000,
+    });
+    expect(answer).toEqual({ wake: undefined });
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 
   test("the flag left set by an expired lease (until the sweep) does not answer at once: its heartbeat gives no token", async () => {
