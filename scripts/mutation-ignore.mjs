@@ -29,13 +29,18 @@ export const strykerPlugins = [
   declareValuePlugin(PluginKind.Ignore, "outpost-messages", {
     shouldIgnore(path) {
       const node = path.node;
-      if (
-        node.type === "CallExpression" &&
-        node.callee.type === "MemberExpression" &&
-        node.callee.object.type === "Identifier" &&
-        LOG_OBJECTS.has(node.callee.object.name)
-      )
-        return "a log call";
+      // logger.warn(…), and the same through a member: this.logger.warn(…), ctx.logger.info(…).
+      const logObject =
+        node.type === "CallExpression" && node.callee.type === "MemberExpression"
+          ? node.callee.object
+          : undefined;
+      const logName =
+        logObject?.type === "Identifier"
+          ? logObject.name
+          : logObject?.type === "MemberExpression" && logObject.property.type === "Identifier"
+            ? logObject.property.name
+            : undefined;
+      if (logName && LOG_OBJECTS.has(logName)) return "a log call";
       if (
         node.type === "ObjectProperty" &&
         node.key.type === "Identifier" &&

@@ -2,13 +2,18 @@
 // one should not: waking at once every time, not holding waits, not knowing the route. The real server's
 // side is tests/devices/wait.test.ts; a real agent process against it is tests/remote-access/wake.test.ts.
 import { afterAll, describe, expect, test } from "bun:test";
+import pino from "pino";
+import { idle } from "../../agent/long-poll.ts";
 import { type AgentContext, runPollLoop } from "../../agent/poller.ts";
 import { pollerContext, tempDir, testConfig } from "./helpers.ts";
 
 const DEVICE = "4d7c1a52-8b8e-4f0e-9a51-3c2b1e0f6d7a";
 const tmp = tempDir("outpost-long-poll-");
 /** How the fake server answers a wait: after `afterMs`, with `wake` (or a status without body). */
-let waitAnswer: { afterMs: number; wake?: string | null; status?: number } = { afterMs: 0, wake: null };
+let waitAnswer: { afterMs: number; wake?: string | null; status?: number; code?: string } = {
+  afterMs: 0,
+  wake: null,
+};
 const heartbeats: number[] = [];
 const waits: { at: number; query: URLSearchParams }[] = [];
 
@@ -22,7 +27,7 @@ const server = Bun.serve({
       await Bun.sleep(waitAnswer.afterMs);
       if (waitAnswer.status)
         return Response.json(
-          { error: { code: "not_found", message: "Not found" } },
+          { error: { code: waitAnswer.code ?? "not_found", message: "Not found" } },
           { status: waitAnswer.status },
         );
       return Response.json({ data: { wake: waitAnswer.wake ?? null } });
@@ -36,19 +41,22 @@ afterAll(() => {
   tmp.cleanup();
 });
 
+/** What the agent logged at warn level and above (pino JSON lines). */
+const warnings: string[] = [];
+const recording = pino({ level: "warn" }, { write: (line: string) => warnings.push(line) });
+
 function context(longPoll = true): AgentContext {
   const config = testConfig(tmp.dir, {
     server_url: `http://127.0.0.1:${server.port}`,
     poll_interval_s: 3,
     long_poll: longPoll,
   });
-  return pollerContext(config);
+  return { ...pollerContext(config), logger: recording };
 }
 
-async function run(polls: number, longPoll = true) {
+async function run(polls: number, longPoll = true, controller = new AbortController()) {
   heartbeats.length = 0;
   waits.length = 0;
-  const controller = new AbortController();
   const started = performance.now();
   await runPollLoop(
     context(longPoll),
@@ -59,6 +67,36 @@ async function run(polls: number, longPoll = true) {
 }
 
 describe("waiting for work between polls", () => {
+  // First: the warning is given once per process, and the other tests reach it too.
+  test("a server without the route is warned about once; a device it does not know is not called that", async () => {
+    const unsupported = () => warnings.filter((line) => line.includes("does not hold waits")).length;
+    const idleOnce = () =>
+      idle(context(), { uuid: DEVICE, token: "t" }, 1_100, false, new AbortController().signal);
+    waitAnswer = { afterMs: 0, status: 404, code: "device_not_found" };
+    expect(await idleOnce()).toBe("slept");
+    expect(unsupported()).toBe(0);
+    waitAnswer = { afterMs: 0, status: 404 };
+    expect(await idleOnce()).toBe("slept");
+    expect(await idleOnce()).toBe("slept");
+    expect(unsupported()).toBe(1);
+  });
+
+  test("a wait answered without work after being held is followed by another for the rest of the interval", async () => {
+    waitAnswer = { afterMs: 1200, wake: null };
+    const { gaps } = await run(2);
+    expect(gaps[0]!).toBeGreaterThanOrEqual(2_000);
+    expect(waits.map((w) => w.query.get("timeout_s"))).toEqual(["2", "1"]);
+  });
+
+  test("stopping the agent during a wait ends it at once", async () => {
+    waitAnswer = { afterMs: 10_000, wake: null };
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 1_500);
+    const { ms } = await run(3, true, controller);
+    expect(waits).toHaveLength(1);
+    expect(ms).toBeLessThan(3_000); // not the wait's 10 s, nor the next interval
+  });
+
   test("a wake after a while starts the next poll at once; the wait asks for the interval and says whether a token is held", async () => {
     waitAnswer = { afterMs: 1000, wake: "commands" };
     const { gaps } = await run(2);
