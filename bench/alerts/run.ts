@@ -15,7 +15,6 @@
  * DURATION (10), RULES (200), SAMPLES (20), EVENTS (5000), ROUNDS (3: throughput phases alternate without
  * and with the rules; the ratio is the median of each round's pair), BENCH_EPHEMERAL=1 (no fsync).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -25,7 +24,7 @@ import { approveDevices } from "../../modules/devices/service";
 import { loadConfig } from "../../modules/platform/config";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
-import { freePort } from "../heartbeat/probes";
+import { startBenchServer } from "../heartbeat/server";
 
 const DEVICES = Number(process.env.DEVICES ?? 200);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
@@ -34,7 +33,6 @@ const RULES = Number(process.env.RULES ?? 200);
 const SAMPLES = Number(process.env.SAMPLES ?? 20);
 const EVENTS = Number(process.env.EVENTS ?? 5000);
 const ROUNDS = Math.max(1, Math.min(10, Number(process.env.ROUNDS ?? 3)));
-const ROOT = path.resolve(import.meta.dir, "../..");
 const HARD_LIMIT_MS = (DURATION_S * (1 + 2 * ROUNDS) + SAMPLES * 35 + 240) * 1000;
 const SCHEMA = {
   product: "bench",
@@ -55,60 +53,6 @@ const guard = setTimeout(async () => {
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 
-async function startOutpost(dbUrl: string) {
-  const port = await freePort();
-  const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-bench-alerts-"));
-  const child: ChildProcess = spawn(
-    path.join(ROOT, "node_modules/.bin/bun"),
-    [path.join(ROOT, "cli/main.ts"), "start"],
-    {
-      env: {
-        ...process.env,
-        DATABASE_URL: dbUrl,
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        OUTPOST_ROLE: "all",
-        DEVICE_REGISTER_RATE_LIMIT: "1000000",
-        DEVICE_HEARTBEAT_RATE_LIMIT: "1000000",
-        LOG_LEVEL: "warn",
-        SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
-      },
-      stdio: ["ignore", "ignore", "inherit"],
-    },
-  );
-  const stop = async () => {
-    if (child.exitCode === null) {
-      child.kill("SIGTERM");
-      await new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          child.kill("SIGKILL");
-          resolve(undefined);
-        }, 15_000);
-        child.once("exit", () => {
-          clearTimeout(timer);
-          resolve(undefined);
-        });
-      });
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  cleanups.push(stop);
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (
-      await fetch(`${base}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    if (i > 600 || child.exitCode !== null) throw new Error("Outpost did not become ready");
-    await Bun.sleep(100);
-  }
-  return { base, stop };
-}
-
 async function main() {
   console.log(
     `alerts benchmark: ${DEVICES} devices, ${CONCURRENCY} concurrent, ${DURATION_S}s per phase, ${RULES} rules`,
@@ -120,13 +64,17 @@ async function main() {
     for (const suffix of ["", ".password", ".log", ".owner"])
       rmSync(`${directory}${suffix}`, { recursive: true, force: true });
   });
-  const outpost = await startOutpost(cluster.url);
+  const outpost = await startBenchServer({
+    databaseUrl: cluster.url,
+    extraEnv: { OUTPOST_ROLE: "all" },
+    cleanups,
+  });
   const db = postgres(cluster.url, { max: 4, onnotice: () => {} });
   cleanups.push(() => db.end({ timeout: 5 }));
 
   const register = async (i: number) => {
     const mac = (0x02_00_00_00_00_00 + i).toString(16).padStart(12, "0").match(/../g)!.join(":");
-    const response = await fetch(`${outpost.base}/api/v1/devices/register`, {
+    const response = await fetch(`${outpost.url}/api/v1/devices/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ mac_address: mac, product_name: "bench", schema_definition: SCHEMA }),
@@ -140,7 +88,7 @@ async function main() {
   );
   const devices = await Promise.all(indexes.map(register));
   const beat = (d: { id: string; api_token?: string }, temp: number) =>
-    fetch(`${outpost.base}/api/v1/devices/${d.id}/heartbeat?api_key=${d.api_token}`, {
+    fetch(`${outpost.url}/api/v1/devices/${d.id}/heartbeat?api_key=${d.api_token}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({

@@ -7,8 +7,9 @@ import { freePort } from "./probes";
 const ROOT = path.resolve(import.meta.dir, "../..");
 
 /**
- * Outpost (web role: HTTP only) in its own process on a free loopback port, ready to serve; its stop
- * (SIGTERM, then SIGKILL after 15 s) and data directory go on `cleanups`.
+ * Outpost (web role: HTTP only, unless `extraEnv` names another) in its own process on a free loopback
+ * port, ready to serve; its stop (SIGTERM, then SIGKILL after 15 s) and data directory go on `cleanups`,
+ * and `stop` ends it earlier.
  */
 export async function startBenchServer({
   databaseUrl,
@@ -18,7 +19,7 @@ export async function startBenchServer({
   databaseUrl: string;
   extraEnv: Record<string, string>;
   cleanups: (() => Promise<void> | void)[];
-}): Promise<{ child: ChildProcess; url: string }> {
+}): Promise<{ child: ChildProcess; url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-bench-data-"));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -44,26 +45,28 @@ export async function startBenchServer({
         LOG_LEVEL: "warn",
         SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
         NODE_ENV: "production",
+        // As the `outpost` launcher sets it (bun is started directly here, for the profile flags).
+        MIMALLOC_PURGE_DELAY: process.env.MIMALLOC_PURGE_DELAY ?? "1000",
         ...extraEnv,
       },
       stdio: ["ignore", "ignore", "inherit"],
     },
   );
-  cleanups.push(async () => {
-    if (child.exitCode === null) {
-      child.kill("SIGTERM");
-      await new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          child.kill("SIGKILL");
-          resolve(undefined);
-        }, 15_000);
-        child.once("exit", () => {
-          clearTimeout(timer);
-          resolve(undefined);
-        });
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    child.kill("SIGTERM");
+    await new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        resolve(undefined);
+      }, 15_000);
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve(undefined);
       });
-    }
-  });
+    });
+  };
+  cleanups.push(stop);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     const ready = await fetch(`${url}/readyz`).then(
@@ -74,5 +77,5 @@ export async function startBenchServer({
     if (i > 600 || child.exitCode !== null) throw new Error("Outpost did not become ready");
     await Bun.sleep(100);
   }
-  return { child, url };
+  return { child, url, stop };
 }
