@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { saveCredentials } from "../../agent/state";
+import { spawnAgent } from "../../tests/helpers/process";
 
 const REPO = path.resolve(import.meta.dir, "../..");
 const BUN = path.join(REPO, "node_modules/.bin/bun");
@@ -69,33 +70,19 @@ function unitEnvironment(): Record<string, string> {
 /** The agent daemon for a registered device, in its own process, run as its systemd unit runs it. */
 export function startAgent(options: AgentProcessOptions) {
   saveCredentials(options.stateDir, options.credentials);
-  const child = Bun.spawn([BUN, path.join(REPO, "agent/main.ts"), "poll"], {
-    cwd: REPO,
-    env: {
-      ...unitEnvironment(),
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: process.env.HOME ?? "/root",
-      OUTPOST_AGENT_SERVER_URL: options.serverUrl,
-      OUTPOST_AGENT_STATE_DIR: options.stateDir,
-      OUTPOST_AGENT_AUTHORIZED_KEYS_PATH: path.join(options.stateDir, "ssh", "authorized_keys"),
-      OUTPOST_AGENT_INSTALL_BUILTIN_SCRIPTS: "false",
-      OUTPOST_AGENT_POLL_INTERVAL_S: String(options.pollIntervalS),
-      OUTPOST_AGENT_LONG_POLL: String(options.longPoll),
+  return spawnAgent(
+    {
+      server_url: options.serverUrl,
+      state_dir: options.stateDir,
+      authorized_keys_path: path.join(options.stateDir, "ssh", "authorized_keys"),
+      install_builtin_scripts: "false",
+      poll_interval_s: String(options.pollIntervalS),
+      long_poll: String(options.longPoll),
       // The agents of this benchmark share the machine's MAC: their identity warnings are expected.
-      OUTPOST_AGENT_LOG_LEVEL: "error",
-      OUTPOST_AGENT_TUNNEL_SERVER: options.tunnelServer,
-      OUTPOST_AGENT_TUNNEL_WEB_TARGET: options.webTarget,
+      log_level: "error",
+      "tunnel.server": options.tunnelServer,
+      "tunnel.web_target": options.webTarget,
     },
-    stdout: "ignore",
-    stderr: "inherit",
-    stdin: "ignore",
-  });
-  return {
-    async stop() {
-      child.kill("SIGTERM");
-      const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await child.exited;
-      clearTimeout(killer);
-    },
-  };
+    { env: unitEnvironment(), stderr: "inherit" },
+  );
 }

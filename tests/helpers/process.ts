@@ -135,11 +135,16 @@ export async function runOutpost(args: string[], env: Record<string, string>, st
 }
 
 /**
- * A real agent daemon (`agent/main.ts poll`) whose environment holds only PATH, HOME and `settings`
- * (agent config keys such as `tunnel.server`, passed as OUTPOST_AGENT_TUNNEL_SERVER). `stop()` resumes a frozen one and ends it.
+ * A real agent daemon (`agent/main.ts poll`) whose environment holds only PATH, HOME, `settings`
+ * (agent config keys such as `tunnel.server`, passed as OUTPOST_AGENT_TUNNEL_SERVER) and `options.env` (runtime
+ * settings). `stop()` resumes a frozen one and ends it.
  */
-export function spawnAgent(settings: Record<string, string>) {
+export function spawnAgent(
+  settings: Record<string, string>,
+  options: { env?: Record<string, string>; stderr?: "inherit" | "ignore" } = {},
+) {
   const env: Record<string, string> = {
+    ...options.env,
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: process.env.HOME ?? "/root",
   };
@@ -151,7 +156,7 @@ export function spawnAgent(settings: Record<string, string>) {
       cwd: REPO,
       env,
       stdout: "ignore",
-      stderr: "ignore",
+      stderr: options.stderr ?? "ignore",
       stdin: "ignore",
     },
   );
