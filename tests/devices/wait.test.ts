@@ -2,8 +2,10 @@ import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { queueCommand } from "../../modules/commands/service";
 import { wakeDevice } from "../../modules/devices/service";
-import { DeviceWaits, heldWaits } from "../../modules/devices/wake";
+import { closeDeviceWaits, deviceWaitsFor, heldWaits } from "../../modules/devices/wake";
+import { connectDatabase } from "../../modules/platform/database";
 import { createLogger } from "../../modules/platform/logger";
+import { deviceWaitsHeld } from "../../modules/platform/metrics";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
 
@@ -118,13 +120,17 @@ describe("waiting for work", () => {
 
   test("two waits of one device are both woken; a wait whose request goes away is let go", async () => {
     const device = await onlineDevice();
+    const gauge = async () => (await deviceWaitsHeld.get()).values[0]?.value ?? 0;
+    const before = await gauge();
     const first = wait(device.id, `api_key=${device.token}&timeout_s=30`);
     const second = wait(device.id, `api_key=${device.token}&timeout_s=30`);
     await held(device.id, 2);
+    expect(await gauge()).toBe(before + 2); // outpost_device_waits_held
     await wakeDevice(sql, device.id);
     expect((await first).body).toEqual({ data: { wake: "notified" } });
     expect((await second).body).toEqual({ data: { wake: "notified" } });
     expect(heldWaits(device.id)).toBe(0);
+    expect(await gauge()).toBe(before);
 
     const gone = new AbortController();
     const abandoned = app
@@ -150,20 +156,36 @@ describe("waiting for work", () => {
     expect(result.ms).toBeGreaterThanOrEqual(950);
   });
 
-  test("once the waits are closed (shutdown), a new wait answers at once without reading anything", async () => {
+  test("once the waits are closed (shutdown), a new wait answers at once; the process's next set holds again", async () => {
     const device = await onlineDevice();
-    const waits = new DeviceWaits(app.database, createLogger("silent"));
-    await waits.close();
-    const started = performance.now();
-    const answer = await waits.wait({
-      deviceId: device.id,
-      apiKey: "not even checked",
-      holdsRemoteAccess: false,
-      remoteAccessActive: async () => false,
-      timeoutMs: 30_000,
-    });
-    expect(answer).toEqual({ wake: undefined });
-    expect(performance.now() - started).toBeLessThan(1_000);
+    const database = connectDatabase(app.database.url, 2);
+    try {
+      const input = {
+        deviceId: device.id,
+        apiKey: device.token,
+        holdsRemoteAccess: false,
+        remoteAccessActive: async () => false,
+        timeoutMs: 1_000,
+      };
+      const logger = createLogger("silent");
+      const waits = deviceWaitsFor(database, logger);
+      expect(deviceWaitsFor(database, logger)).toBe(waits); // one set per process and database
+      await closeDeviceWaits(database);
+      let started = performance.now();
+      expect(await waits.wait({ ...input, apiKey: "not even checked", timeoutMs: 30_000 })).toEqual({
+        wake: undefined,
+      });
+      expect(performance.now() - started).toBeLessThan(1_000);
+      // A restarted app (same database handle) gets a set of its own that holds waits again.
+      const fresh = deviceWaitsFor(database, logger);
+      expect(fresh).not.toBe(waits);
+      started = performance.now();
+      expect(await fresh.wait(input)).toEqual({ wake: undefined });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+      await closeDeviceWaits(database);
+    } finally {
+      await database.close();
+    }
   });
 
   test("the flag left set by an expired lease (until the sweep) does not answer at once: its heartbeat gives no token", async () => {
