@@ -19,6 +19,16 @@ describe("values across the boundary", () => {
     expect(seen.received).toEqual([[1, "a", [1, [2]], { x: { y: null } }, true]]);
   });
 
+  test("what the host reads out is let go: forty 1 MiB objects through console.log and a builtin fit in 16 MiB", async () => {
+    const s = await session({ timeoutMs: 5000, memoryMb: 16 });
+    const script = `for (let i = 0; i < 40; i++) { const o = { big: "x".repeat(1 << 20) + i }; console.log(o); echo(o); } "done"`;
+    seen.received.length = 0;
+    expect(await s.evaluate(script, "t.js")).toEqual({ ok: true, value: "done" });
+    expect(seen.received).toHaveLength(40);
+    seen.received.length = 0; // 40 MiB of host strings
+    s.close();
+  });
+
   test("async builtins resolve into the sandbox; failures arrive as typed errors", async () => {
     expect(await value(`later("k").then((v) => v.got)`)).toBe("k");
     expect(await value(`later().then((v) => v.got)`)).toBe(null);
