@@ -17,12 +17,14 @@ import { type AuthRow, checkCredentials, deviceNotFound } from "./device-auth";
 
 const WAKE_CHANNEL = "outpost_device_wake";
 
-/** Held waits per device in this process, across apps (tests wait on it; the gauge counts them all). */
-const heldPerDevice = new Map<string, number>();
+/** Every open set of waits in this process (an app each; tests run several). */
+const openWaits = new Set<DeviceWaits>();
 
-/** Waits this process holds for one device. */
+/** Waits this process holds for one device, across its apps (tests wait on it). */
 export function heldWaits(deviceId: string): number {
-  return heldPerDevice.get(deviceId) ?? 0;
+  let held = 0;
+  for (const waits of openWaits) held += waits.heldFor(deviceId);
+  return held;
 }
 
 /** Why a wait answered early; `notified`: woken, but the work was gone by the time it looked. */
@@ -82,7 +84,19 @@ export class DeviceWaits {
   constructor(
     private readonly database: Database,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    openWaits.add(this);
+  }
+
+  /** Waits held for one device. */
+  heldFor(deviceId: string): number {
+    return this.waiters.get(deviceId)?.size ?? 0;
+  }
+
+  /** Devices with held waits (a device's entry goes with its last wait). */
+  get devicesWaiting(): number {
+    return this.waiters.size;
+  }
 
   /**
    * Answers `{ wake: reason }` as soon as the device has work, `{ wake: undefined }` after timeoutMs,
@@ -104,7 +118,6 @@ export class DeviceWaits {
     const set = this.waiters.get(input.deviceId) ?? new Set();
     set.add(wake);
     this.waiters.set(input.deviceId, set);
-    heldPerDevice.set(input.deviceId, heldWaits(input.deviceId) + 1);
     deviceWaitsHeld.inc();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
@@ -126,9 +139,6 @@ export class DeviceWaits {
       set.delete(wake);
       if (set.size === 0 && this.waiters.get(input.deviceId) === set) this.waiters.delete(input.deviceId);
       deviceWaitsHeld.dec();
-      const left = heldWaits(input.deviceId) - 1;
-      if (left > 0) heldPerDevice.set(input.deviceId, left);
-      else heldPerDevice.delete(input.deviceId);
     }
   }
 
@@ -139,6 +149,7 @@ export class DeviceWaits {
   /** Answers every held wait (`wake` unset: poll when you like) and stops listening: shutdown. */
   async close(): Promise<void> {
     this.closed = true;
+    openWaits.delete(this);
     for (const set of this.waiters.values()) for (const wake of set) wake(false);
     const listening = this.listening;
     this.listening = undefined;

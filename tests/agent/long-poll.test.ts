@@ -74,11 +74,27 @@ describe("waiting for work between polls", () => {
       idle(context(), { uuid: DEVICE, token: "t" }, 1_100, false, new AbortController().signal);
     waitAnswer = { afterMs: 0, status: 404, code: "device_not_found" };
     expect(await idleOnce()).toBe("slept");
+    waitAnswer = { afterMs: 0, status: 500, code: "internal_error" };
+    expect(await idleOnce()).toBe("slept");
     expect(unsupported()).toBe(0);
     waitAnswer = { afterMs: 0, status: 404 };
     expect(await idleOnce()).toBe("slept");
     expect(await idleOnce()).toBe("slept");
     expect(unsupported()).toBe(1);
+  });
+
+  test("idle tells how the time ended: at once, woken, slept (also when stopped during a wait)", async () => {
+    const creds = { uuid: DEVICE, token: "t" };
+    const live = () => new AbortController().signal;
+    waitAnswer = { afterMs: 0, wake: "commands" };
+    expect(await idle(context(), creds, 1_100, false, live())).toBe("at once"); // accepted unless told not to
+    expect(await idle(context(false), creds, 1_100, false, live())).toBe("slept");
+    waitAnswer = { afterMs: 1_000, wake: "commands" };
+    expect(await idle(context(), creds, 1_100, false, live())).toBe("woken");
+    waitAnswer = { afterMs: 10_000, wake: null };
+    const stopping = new AbortController();
+    setTimeout(() => stopping.abort(), 300);
+    expect(await idle(context(), creds, 5_000, false, stopping.signal)).toBe("slept");
   });
 
   test("a wait answered without work after being held is followed by another for the rest of the interval", async () => {
@@ -109,7 +125,9 @@ describe("waiting for work between polls", () => {
 
   test("a server that wakes at once every time gets two quick polls, then the interval again", async () => {
     waitAnswer = { afterMs: 0, wake: "remote_access" };
+    warnings.length = 0;
     const { gaps } = await run(4);
+    expect(warnings.filter((line) => line.includes("keeps waking")).length).toBe(1); // the third
     expect(gaps[0]!).toBeLessThan(1_500);
     expect(gaps[1]!).toBeLessThan(1_500);
     expect(gaps[2]!).toBeGreaterThanOrEqual(2_000); // the third at-once wake is not taken
@@ -121,9 +139,11 @@ describe("waiting for work between polls", () => {
       { afterMs: 0, status: 404 },
     ]) {
       waitAnswer = answer;
+      warnings.length = 0;
       const { gaps } = await run(2);
       expect(gaps[0]!).toBeGreaterThanOrEqual(2_000);
       expect(waits).toHaveLength(1); // one try per interval, no loop
+      expect(warnings.filter((line) => line.includes("keeps waking"))).toEqual([]); // no wake, no warning
     }
   });
 

@@ -2,12 +2,14 @@ import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { queueCommand } from "../../modules/commands/service";
 import { wakeDevice } from "../../modules/devices/service";
-import { closeDeviceWaits, deviceWaitsFor, heldWaits } from "../../modules/devices/wake";
+import { closeDeviceWaits, DeviceWaits, deviceWaitsFor, heldWaits } from "../../modules/devices/wake";
+import { sha256Hex } from "../../modules/platform/crypto";
 import { connectDatabase } from "../../modules/platform/database";
 import { createLogger } from "../../modules/platform/logger";
 import { deviceWaitsHeld } from "../../modules/platform/metrics";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
+import { clusterUrl, databaseUrl, TEMPLATE_DATABASE } from "../helpers/cluster";
+import { approvedDevice, heartbeatUrl, json, newMac, register, sampleHeartbeat } from "./helpers";
 
 // `GET /api/v1/devices/{id}/wait`: the agent's wait between polls, answered early when there is work.
 const app = await startTestApp();
@@ -118,14 +120,17 @@ describe("waiting for work", () => {
     expect(result.ms).toBeLessThan(10_000);
   });
 
-  test("two waits of one device are both woken; a wait whose request goes away is let go", async () => {
+  test("waits of one device: each ends on its own, a wake reaches all still held; a request that goes away is let go", async () => {
     const device = await onlineDevice();
     const gauge = async () => (await deviceWaitsHeld.get()).values[0]?.value ?? 0;
     const before = await gauge();
+    const short = wait(device.id, `api_key=${device.token}&timeout_s=1`);
     const first = wait(device.id, `api_key=${device.token}&timeout_s=30`);
     const second = wait(device.id, `api_key=${device.token}&timeout_s=30`);
-    await held(device.id, 2);
-    expect(await gauge()).toBe(before + 2); // outpost_device_waits_held
+    await held(device.id, 3);
+    expect(await gauge()).toBe(before + 3); // outpost_device_waits_held
+    expect((await short).body).toEqual({ data: { wake: null } });
+    expect(heldWaits(device.id)).toBe(2); // the others are still held, and still hear a wake
     await wakeDevice(sql, device.id);
     expect((await first).body).toEqual({ data: { wake: "notified" } });
     expect((await second).body).toEqual({ data: { wake: "notified" } });
@@ -158,6 +163,12 @@ describe("waiting for work", () => {
 
   test("once the waits are closed (shutdown), a new wait answers at once; the process's next set holds again", async () => {
     const device = await onlineDevice();
+    const listeners = async () =>
+      (
+        await sql`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and query ilike 'listen%outpost_device_wake%'`
+      )[0]!.n as number;
+    const appListeners = await listeners();
     const database = connectDatabase(app.database.url, 2);
     try {
       const input = {
@@ -182,9 +193,47 @@ describe("waiting for work", () => {
       started = performance.now();
       expect(await fresh.wait(input)).toEqual({ wake: undefined });
       expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+      expect(fresh.devicesWaiting).toBe(0); // nothing kept for a device without waits
+      expect(await listeners()).toBe(appListeners + 1);
       await closeDeviceWaits(database);
+      expect(await listeners()).toBe(appListeners); // closing stops listening
+      await closeDeviceWaits(database); // nothing left to close: fine
     } finally {
       await database.close();
+    }
+  });
+
+  test("a LISTEN that failed is tried again by the next wait, which then hears wakes", async () => {
+    // A database that does not exist yet: the first wait fails (typed by PostgreSQL), then it is created.
+    const name = `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+    const database = connectDatabase(databaseUrl(name), 2);
+    const waits = new DeviceWaits(database, createLogger("silent"));
+    const admin = postgres(clusterUrl(), { max: 1, onnotice: () => {} });
+    try {
+      const input = {
+        deviceId: crypto.randomUUID(),
+        apiKey: "a device token",
+        holdsRemoteAccess: false,
+        remoteAccessActive: async () => false,
+        timeoutMs: 30_000,
+      };
+      expect(await waits.wait(input).catch((error: Error) => error.message)).toMatch(/does not exist/);
+      await admin.unsafe(`create database ${name} template ${TEMPLATE_DATABASE}`);
+      const [device] = await database.sql<
+        { id: string }[]
+      >`insert into devices (mac_address, approval_status, api_token_hash)
+        values (${newMac()}, 'approved', ${sha256Hex(input.apiKey)}) returning id`;
+      const pending = waits.wait({ ...input, deviceId: device!.id });
+      for (let i = 0; i < 500 && waits.heldFor(device!.id) === 0; i++) await Bun.sleep(10);
+      const started = performance.now();
+      await wakeDevice(database.sql, device!.id);
+      expect(await pending).toEqual({ wake: "notified" });
+      expect(performance.now() - started).toBeLessThan(5_000); // heard, not the 30 s
+    } finally {
+      await waits.close();
+      await database.close();
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
     }
   });
 
