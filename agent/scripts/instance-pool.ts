@@ -31,14 +31,16 @@ export interface InstanceLease {
 
 const POOL_MAX = 16;
 const REUSE_MAX_BYTES = BASE_PAGES * WASM_PAGE + 16 * 1024 * 1024;
-const idleInstances: InstanceLease[] = [];
+const idleInstances = new Set<InstanceLease>();
 
 /** A QuickJS WebAssembly instance with its own bounded memory, reused from the pool when possible. */
 export async function leaseInstance(memoryMb: number): Promise<InstanceLease> {
-  const idle = idleInstances.find((l) => l.memoryMb === memoryMb);
-  if (!idle) return newInstance(memoryMb);
-  idleInstances.splice(idleInstances.indexOf(idle), 1);
-  return idle;
+  for (const idle of idleInstances) {
+    if (idle.memoryMb !== memoryMb) continue;
+    idleInstances.delete(idle);
+    return idle;
+  }
+  return newInstance(memoryMb);
 }
 
 async function newInstance(memoryMb: number): Promise<InstanceLease> {
@@ -55,9 +57,8 @@ async function newInstance(memoryMb: number): Promise<InstanceLease> {
 }
 
 export function releaseInstance(lease: InstanceLease, reusable: boolean) {
-  if (!reusable || lease.memory.buffer.byteLength > REUSE_MAX_BYTES || idleInstances.length >= POOL_MAX)
-    return;
-  idleInstances.push(lease);
+  if (!reusable || lease.memory.buffer.byteLength > REUSE_MAX_BYTES || idleInstances.size >= POOL_MAX) return;
+  idleInstances.add(lease);
 }
 
 /**
@@ -67,7 +68,7 @@ export function releaseInstance(lease: InstanceLease, reusable: boolean) {
 export async function prewarmInstances(memoryMb: number, count: number): Promise<void> {
   const wanted = Math.max(
     0,
-    Math.min(POOL_MAX, count) - idleInstances.filter((l) => l.memoryMb === memoryMb).length,
+    Math.min(POOL_MAX, count) - [...idleInstances].filter((l) => l.memoryMb === memoryMb).length,
   );
   // New instances: leasing would take the idle ones out and put them back, adding none.
   const leases = await Promise.all(Array.from({ length: wanted }, () => newInstance(memoryMb)));
@@ -80,5 +81,5 @@ export async function prewarmInstances(memoryMb: number, count: number): Promise
 
 /** Number of idle pooled instances (for tests and the benchmark). */
 export function pooledInstanceCount(): number {
-  return idleInstances.length;
+  return idleInstances.size;
 }
