@@ -1,27 +1,17 @@
 import { describe, expect, test } from "bun:test";
 import {
-  e2eClient,
   GATED_CREATE as gated,
-  inFlightLock as inFlightLockIn,
-  lockOf as lockIn,
   openSeedGate,
   PLAIN_CREATE as plain,
   runnerHeaders,
+  startCreateTests,
   startE2EApp,
-  writeE2EFixture,
 } from "./fixtures";
 
 // Run creation: the environment lock and the seed (idempotency keys: idempotency.test.ts; the API's
 // other routes: api.test.ts).
-const fixture = writeE2EFixture();
 const GRACE_S = 2; // seed_pickup_grace_s (default 30), so the no-worker case ends quickly
-const shortGraceFixture = writeE2EFixture({ extraConfig: `seed_pickup_grace_s: ${GRACE_S}\n` });
-const app = await startE2EApp(fixture);
-const api = e2eClient(app);
-const { sql } = app.database;
-const lockOf = (environment: string) => lockIn(app, environment);
-
-const inFlightLock = (environment: string) => inFlightLockIn(app, environment);
+const { fixture, shortGraceFixture, api, sql, lockOf, inFlightLock } = await startCreateTests(GRACE_S);
 
 /** Ends a gated create: opens the gate, waits for its answer, cancels its run; closes the gate again. */
 async function settle(create: ReturnType<typeof api.create>) {

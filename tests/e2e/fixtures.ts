@@ -169,3 +169,22 @@ export async function inFlightLock(app: TestApp, environment: string) {
     await Bun.sleep(20);
   }
 }
+
+/**
+ * What the run-creation tests share: the fixture (with its `gated` seed), one with a short seed pickup
+ * grace (`graceS`, so a wait that runs out ends quickly), the app and its client, and lock readers.
+ */
+export async function startCreateTests(graceS: number) {
+  const fixture = writeE2EFixture();
+  const shortGraceFixture = writeE2EFixture({ extraConfig: `seed_pickup_grace_s: ${graceS}\n` });
+  const app = await startE2EApp(fixture);
+  return {
+    fixture,
+    shortGraceFixture,
+    app,
+    api: e2eClient(app),
+    sql: app.database.sql,
+    lockOf: (environment: string) => lockOf(app, environment),
+    inFlightLock: (environment: string) => inFlightLock(app, environment),
+  };
+}

@@ -5,23 +5,14 @@ import {
   e2eClient,
   failNextGatedSeed,
   GATED_CREATE as gated,
-  inFlightLock as inFlightLockIn,
-  lockOf as lockIn,
   openSeedGate,
   PLAIN_CREATE as plain,
+  startCreateTests,
   startE2EApp,
-  writeE2EFixture,
 } from "./fixtures";
 
-const fixture = writeE2EFixture();
 const GRACE_S = 2; // seed_pickup_grace_s (default 30), so a wait that runs out ends quickly
-const shortGraceFixture = writeE2EFixture({ extraConfig: `seed_pickup_grace_s: ${GRACE_S}\n` });
-const app = await startE2EApp(fixture);
-const api = e2eClient(app);
-const { sql } = app.database;
-const lockOf = (environment: string) => lockIn(app, environment);
-
-const inFlightLock = (environment: string) => inFlightLockIn(app, environment);
+const { fixture, shortGraceFixture, api, sql, lockOf, inFlightLock } = await startCreateTests(GRACE_S);
 
 async function stillPendingAfter(promise: Promise<unknown>, ms: number): Promise<boolean> {
   const answered = promise.then(
