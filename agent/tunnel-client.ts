@@ -5,6 +5,7 @@ import tls from "node:tls";
 import type { Client } from "ssh2";
 import type { TunnelConfig } from "./config.ts";
 import type { ConnectionStatus, TunnelController } from "./tunnel.ts";
+import { WorkPool } from "./tunnel-work.ts";
 
 interface Logger {
   info(obj: unknown, msg?: string): void;
@@ -46,6 +47,7 @@ export function tunnelServer(config: TunnelConfig, serverUrl: string): { host: s
  */
 export class TunnelClient implements TunnelController {
   private client: Client | undefined;
+  private work: WorkPool | undefined;
   private token: string | undefined;
   private connectedWith: { token: string; server: string } | undefined;
   private pinned: string | undefined;
@@ -93,6 +95,8 @@ export class TunnelClient implements TunnelController {
   private disconnect() {
     const client = this.client;
     this.client = undefined;
+    this.work?.stop();
+    this.work = undefined;
     this.connectedWith = undefined;
     client?.removeAllListeners("close");
     client?.on("error", () => {});
@@ -120,6 +124,18 @@ export class TunnelClient implements TunnelController {
     let failure: string | undefined;
     client.on("ready", () => {
       this.failures = 0;
+      // The data plane (agent/tunnel-work.ts): a server without one refuses, the SSH channels carry all.
+      client.forwardIn("data", 0, (error, dataPort) => {
+        if (error || !dataPort || this.client !== client) return;
+        this.work = new WorkPool({
+          host,
+          port: dataPort,
+          token: () => this.token,
+          openTarget: (forward) => this.openTarget(forward === "http" ? "web" : "ssh"),
+          logger: this.logger,
+        });
+        this.work.start();
+      });
       let pending = 2;
       for (const name of ["http", "ssh"]) {
         client.forwardIn(name, 0, (error) => {
@@ -155,6 +171,8 @@ export class TunnelClient implements TunnelController {
       if (this.client !== client) return;
       this.client = undefined;
       this.connectedWith = undefined;
+      this.work?.stop();
+      this.work = undefined;
       const message = failure ?? "the tunnel connection closed";
       this.state = { state: "disconnected", active: false, error: message };
       if (!this.token) return;

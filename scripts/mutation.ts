@@ -99,6 +99,11 @@ export const GROUPS: Record<string, Group> = {
     mutate: ["modules/devices/wake.ts", "agent/long-poll.ts"],
     tests: ["tests/devices/wait.test.ts", "tests/agent/long-poll.test.ts"],
   },
+  "tunnel-data": {
+    // The tunnel's data plane: who may hold a work connection, the proofs, the agent's pool, the hand-off.
+    mutate: ["agent/tunnel-work.ts", "modules/remote-access/tunnel/data-plane.ts"],
+    tests: ["tests/remote-access/data-plane.test.ts"],
+  },
   "e2e-locks": {
     // The lock, idempotency and run creation (not the body validation or seed messages), results and
     // their aggregation into the run's status.

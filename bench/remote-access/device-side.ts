@@ -41,6 +41,7 @@ export async function startDeviceWeb(file: string) {
   reader.releaseLock();
   return {
     port: Number(text.trim()),
+    pid: child.pid,
     async stop() {
       child.kill("SIGTERM");
       await child.exited;

@@ -229,6 +229,32 @@ function connect(reply: { remote_access_token: string; tunnel_host_key: string }
   return client.apply(reply.remote_access_token, reply.tunnel_host_key).then(() => client);
 }
 
+/** CPU time (user + system) of a process so far, in ms, from /proc (clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const stat = require("node:fs").readFileSync(`/proc/${pid}/stat`, "utf8") as string;
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14 and 15)
+}
+
+/** Runs `work` and reports the CPU each named process and this client spent on it (ms). */
+async function withCpu<T>(pids: Record<string, number>, work: () => Promise<T>) {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]));
+  const client = process.cpuUsage();
+  const result = await work();
+  const spent: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) spent[name] = cpuMsOf(pid) - before[name]!;
+  const used = process.cpuUsage(client);
+  spent.client = (used.user + used.system) / 1000;
+  return [result, spent] as const;
+}
+
+/** "outpost 520, agent 610, …" per 100 MB, leaving out processes that did (next to) nothing. */
+const cpuLine = (spent: Record<string, number>, mb: number) =>
+  Object.entries(spent)
+    .filter(([, ms]) => ms >= 20)
+    .map(([name, ms]) => `${name} ${((ms * 100) / mb).toFixed(0)}`)
+    .join(", ");
+
 const pct = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
 
@@ -261,6 +287,7 @@ try {
   const webProcess = await startDeviceWeb(big);
   stops.push(() => webProcess.stop());
   let agentIndex = 0;
+  const agentPids = new Map<string, number>();
   const agentDevice = async (longPoll: boolean, pollIntervalS: number) => {
     const { id, token } = await registered(4000 + agentIndex);
     const agent = startAgent({
@@ -273,6 +300,7 @@ try {
       longPoll,
     });
     stops.push(() => agent.stop());
+    agentPids.set(id, agent.agent.pid);
     await until(
       async () => (await sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length > 0,
       30_000,
@@ -326,13 +354,23 @@ try {
   const { cookie } = await leaseToWebUi(longPolling);
   const mbps = (r: { bytes: number; ms: number }) => r.bytes / 1024 / 1024 / (r.ms / 1000);
   const ratios: number[] = [];
+  const processes = {
+    outpost: outpost.pid,
+    agent: agentPids.get(longPolling)!,
+    "device web": webProcess.pid,
+  };
   for (let round = 1; round <= 3; round++) {
-    const direct = await rawGet(webProcess.port, "127.0.0.1", "/big");
-    const viaTunnel = await rawGet(httpPort, hostOf(longPolling), "/big", cookie);
+    const [direct, directCpu] = await withCpu(processes, () => rawGet(webProcess.port, "127.0.0.1", "/big"));
+    const [viaTunnel, tunnelCpu] = await withCpu(processes, () =>
+      rawGet(httpPort, hostOf(longPolling), "/big", cookie),
+    );
     const complete = viaTunnel.sha === direct.sha && viaTunnel.bytes === MB * 1024 * 1024;
     ratios.push(mbps(viaTunnel) / mbps(direct));
     console.log(
       `${MB} MB round ${round}: direct ${mbps(direct).toFixed(0)} MB/s, tunnelled ${mbps(viaTunnel).toFixed(0)} MB/s = ${(100 * ratios[ratios.length - 1]!).toFixed(0)} %, same SHA-256: ${complete}`,
+    );
+    console.log(
+      `  CPU ms per 100 MB, tunnelled: ${cpuLine(tunnelCpu, MB)}; direct: ${cpuLine(directCpu, MB)}`,
     );
     if (!complete) throw new Error("the tunnelled download differs");
   }

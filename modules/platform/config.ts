@@ -20,6 +20,8 @@ export interface Config {
   tunnelSshPort: number;
   tunnelHttpPort: number;
   tunnelMuxPort: number;
+  /** The tunnel's data plane (TLS work connections from agents); 0 picks a free port. */
+  tunnelDataPort: number;
   /** Address the TCP multiplexer binds (loopback unless told otherwise: it fronts device sshd). */
   tunnelMuxHost: string;
   /** Address the tunnel SSH server and HTTP vhost front bind. */
@@ -193,6 +195,7 @@ export function loadConfig(env: Env = process.env): Config {
     tunnelSshPort: integer(env, "TUNNEL_SSH_PORT", 7000, 0, 65535),
     tunnelHttpPort: integer(env, "TUNNEL_HTTP_PORT", 8080, 0, 65535),
     tunnelMuxPort: integer(env, "TUNNEL_MUX_PORT", 2022, 0, 65535),
+    tunnelDataPort: integer(env, "TUNNEL_DATA_PORT", 7001, 0, 65535),
     tunnelMuxHost: text(env, "TUNNEL_MUX_HOST") ?? "127.0.0.1",
     tunnelHost: text(env, "TUNNEL_HOST") ?? "0.0.0.0",
     remoteAccessMaxMinutes: integer(env, "REMOTE_ACCESS_MAX_MINUTES", 60, 1, 60),

@@ -18,9 +18,14 @@ export interface Claims {
   o?: string;
 }
 
+/** The signature part of a credential of `kind` whose claims part is `body`. */
+export function signatureOf(secret: string, kind: CredentialKind, body: string): string {
+  return hmacHex(secret, `outpost-remote-access:${kind}:${body}`);
+}
+
 export function signCredential(secret: string, kind: CredentialKind, claims: Claims): string {
   const body = Buffer.from(JSON.stringify(claims)).toString("base64url");
-  return `${body}.${hmacHex(secret, `outpost-remote-access:${kind}:${body}`)}`;
+  return `${body}.${signatureOf(secret, kind, body)}`;
 }
 
 /** The claims of a valid, unexpired credential of `kind`, or undefined (forged, expired, malformed). */
@@ -34,7 +39,7 @@ export function verifyCredential(
   const dot = token.indexOf(".");
   if (dot <= 0) return undefined;
   const body = token.slice(0, dot);
-  if (!constantTimeEqual(token.slice(dot + 1), hmacHex(secret, `outpost-remote-access:${kind}:${body}`))) {
+  if (!constantTimeEqual(token.slice(dot + 1), signatureOf(secret, kind, body))) {
     return undefined;
   }
   let claims: Claims;

@@ -10,6 +10,7 @@ export const TUNNEL_FREE_PORTS = {
   TUNNEL_SSH_PORT: "0",
   TUNNEL_HTTP_PORT: "0",
   TUNNEL_MUX_PORT: "0",
+  TUNNEL_DATA_PORT: "0",
   TUNNEL_HOST: "127.0.0.1",
 };
 

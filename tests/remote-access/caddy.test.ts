@@ -5,11 +5,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import tls from "node:tls";
-import { TunnelClient } from "../../agent/tunnel-client";
+import type { TunnelClient } from "../../agent/tunnel-client";
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { freePort, tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
-import { deviceWithLease, startDeviceWeb, statusOf, waitFor } from "./helpers";
+import { connectTunnel, deviceWithLease, startDeviceWeb, statusOf, tunnelClient, waitFor } from "./helpers";
 
 const DOMAIN = "remote.test";
 const app = await startTestApp({ BASE_DOMAIN: DOMAIN, BASE_URL: "https://console.remote.test" });
@@ -93,18 +93,9 @@ function httpsGet(host: string, pathname: string, headers: Record<string, string
 
 async function connectedDevice(webPort: number) {
   const device = await deviceWithLease(app, operator);
-  const client = new TunnelClient(
-    {
-      server: `127.0.0.1:${tunnel.sshPort}`,
-      web_target: `http://127.0.0.1:${webPort}`,
-      ssh_target: "127.0.0.1:22",
-    },
-    app.url,
-    { info() {}, warn() {} },
-  );
+  const client = tunnelClient(app, `http://127.0.0.1:${webPort}`);
   clients.push(client);
-  await client.apply(device.reply.remote_access_token, device.reply.tunnel_host_key);
-  await waitFor(() => client.status().state === "connected", 10_000, "tunnel connected");
+  await connectTunnel(client, device.reply);
   const host = `dev-${device.hex}.${DOMAIN}`;
   const ticket = await issueTicket(app.database.sql, {
     leaseId: device.lease.lease_id,

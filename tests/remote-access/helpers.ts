@@ -1,4 +1,5 @@
 import net from "node:net";
+import { TunnelClient } from "../../agent/tunnel-client";
 import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
 import type { TestApp } from "../helpers/app";
 
@@ -89,4 +90,22 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     await Bun.sleep(50);
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The agent's tunnel client, aimed at the test app's tunnel server and the given device targets. */
+export function tunnelClient(app: TestApp, webTarget: string, sshTarget = "127.0.0.1:22") {
+  return new TunnelClient(
+    { server: `127.0.0.1:${app.running.tunnel!.sshPort}`, web_target: webTarget, ssh_target: sshTarget },
+    app.url,
+    { info() {}, warn() {} },
+  );
+}
+
+/** Hands `client` the heartbeat reply's token and pinned key, and waits until its tunnel is up. */
+export async function connectTunnel(
+  client: TunnelClient,
+  reply: { remote_access_token: string; tunnel_host_key: string },
+) {
+  await client.apply(reply.remote_access_token, reply.tunnel_host_key);
+  await waitFor(() => client.status().state === "connected", 10_000, "tunnel connected");
 }

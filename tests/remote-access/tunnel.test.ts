@@ -5,17 +5,25 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "ssh2";
-import { TunnelClient } from "../../agent/tunnel-client";
+import type { TunnelClient } from "../../agent/tunnel-client";
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { signCredential } from "../../modules/remote-access/token";
 import { startTestApp } from "../helpers/app";
-import { deviceWithLease, get, rawRequest, startDeviceWeb, statusOf, waitFor } from "./helpers";
+import {
+  connectTunnel,
+  deviceWithLease,
+  get,
+  rawRequest,
+  startDeviceWeb,
+  statusOf,
+  tunnelClient,
+  waitFor,
+} from "./helpers";
 
 const DOMAIN = "remote.test";
 const app = await startTestApp({ BASE_DOMAIN: DOMAIN });
 const tunnel = app.running.tunnel!;
 const operator = await app.token("operator");
-const quiet = { info() {}, warn() {} };
 const BIG = path.join(tmpdir(), `outpost-big-${process.pid}.bin`);
 const BIG_MB = 64;
 {
@@ -43,15 +51,7 @@ afterAll(async () => {
 });
 
 function agentFor(webPort: number) {
-  const client = new TunnelClient(
-    {
-      server: `127.0.0.1:${tunnel.sshPort}`,
-      web_target: `http://127.0.0.1:${webPort}`,
-      ssh_target: `127.0.0.1:${echoPort}`,
-    },
-    app.url,
-    quiet,
-  );
+  const client = tunnelClient(app, `http://127.0.0.1:${webPort}`, `127.0.0.1:${echoPort}`);
   clients.push(client);
   return client;
 }
@@ -59,8 +59,7 @@ function agentFor(webPort: number) {
 async function connected(webPort: number) {
   const device = await deviceWithLease(app, operator);
   const client = agentFor(webPort);
-  await client.apply(device.reply.remote_access_token, device.reply.tunnel_host_key);
-  await waitFor(() => client.status().state === "connected", 10_000, "tunnel connected");
+  await connectTunnel(client, device.reply);
   return { device, client, host: `dev-${device.hex}.${DOMAIN}` };
 }
 
@@ -296,18 +295,9 @@ describe("https web target", () => {
     });
     try {
       const device = await deviceWithLease(app, operator);
-      const client = new TunnelClient(
-        {
-          server: `127.0.0.1:${tunnel.sshPort}`,
-          web_target: `https://127.0.0.1:${secure.port}`,
-          ssh_target: "127.0.0.1:22",
-        },
-        app.url,
-        quiet,
-      );
+      const client = tunnelClient(app, `https://127.0.0.1:${secure.port}`);
       clients.push(client);
-      await client.apply(device.reply.remote_access_token, device.reply.tunnel_host_key);
-      await waitFor(() => client.status().state === "connected", 10_000, "tunnel connected");
+      await connectTunnel(client, device.reply);
       const host = `dev-${device.hex}.${DOMAIN}`;
       const { setCookie } = await cookieFor(device, host);
       const page = await get(tunnel.httpPort, host, "/", { cookie: setCookie });

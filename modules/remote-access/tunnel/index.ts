@@ -5,6 +5,7 @@ import type { Database } from "../../platform/database";
 import { loadHostKey } from "../../platform/host-key";
 import type { Logger } from "../../platform/logger";
 import { CookieChecker } from "../tickets";
+import { createDataServer } from "./data-plane";
 import { createMuxServer } from "./mux";
 import { TunnelRegistry } from "./registry";
 import { createSshServer, watchLeases } from "./ssh-server";
@@ -15,6 +16,7 @@ export interface RunningTunnel {
   sshPort: number;
   httpPort: number;
   muxPort: number;
+  dataPort: number;
   fingerprint: string;
   registry: TunnelRegistry;
   stop(): Promise<void>;
@@ -30,7 +32,9 @@ function listen(server: net.Server, port: number, host: string): Promise<number>
   });
 }
 
-/** Starts the tunnel role: SSH server, HTTP vhost front, TCP multiplexer, and the lease watch. */
+/**
+ * Starts the tunnel role: SSH server, data plane, HTTP vhost front, TCP multiplexer, and the lease watch.
+ */
 export async function startTunnel(
   config: Config,
   database: Database,
@@ -39,6 +43,8 @@ export async function startTunnel(
   const hostKey = loadHostKey(config.dataDir);
   const registry = new TunnelRegistry();
   const instance = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  const data = createDataServer({ secretKey: config.secretKey, registry, logger });
+  const dataPort = await listen(data, config.tunnelDataPort, config.tunnelHost);
   const sshOptions = {
     sql: database.sql,
     secretKey: config.secretKey,
@@ -46,6 +52,7 @@ export async function startTunnel(
     registry,
     instance,
     logger,
+    dataPort,
   };
   const ssh = createSshServer(sshOptions);
   const vhost = createVhostServer({
@@ -73,20 +80,21 @@ export async function startTunnel(
   const muxPort = await listen(mux, config.tunnelMuxPort, config.tunnelMuxHost);
   const stopWatch = watchLeases(sshOptions);
   logger.info(
-    { sshPort, httpPort, muxPort, fingerprint: hostKey.fingerprint, instance },
+    { sshPort, httpPort, muxPort, dataPort, fingerprint: hostKey.fingerprint, instance },
     "tunnel role listening",
   );
   return {
     sshPort,
     httpPort,
     muxPort,
+    dataPort,
     fingerprint: hostKey.fingerprint,
     registry,
     async stop() {
       stopWatch();
       for (const tunnel of registry.all()) tunnel.close("tunnel process stopping");
       await Promise.all(
-        [vhost, mux, ssh as unknown as net.Server].map(
+        [vhost, mux, data, ssh as unknown as net.Server].map(
           (s) => new Promise<void>((resolve) => s.close(() => resolve())),
         ),
       );

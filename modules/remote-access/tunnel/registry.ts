@@ -1,4 +1,5 @@
 import type { Connection } from "ssh2";
+import type { WorkConnections } from "./data-plane";
 
 /** A device's live tunnel in this process: its SSH connection and the forwards it asked for. */
 export interface DeviceTunnel {
@@ -6,6 +7,8 @@ export interface DeviceTunnel {
   client: Connection;
   /** Forward name (`http`, `ssh`) → the port accepted for it (the client matches channels on both). */
   forwards: Map<string, number>;
+  /** The agent's TLS work connections (the data plane); streams fall back to SSH channels without. */
+  work: WorkConnections;
   connectedAt: Date;
   tokenExpiresAt: number;
   close(reason: string): void;

@@ -4,6 +4,7 @@ import ssh2, { type Connection } from "ssh2";
 import type { Logger } from "../../platform/logger";
 import { deviceIdFromLabel } from "../hosts";
 import { verifyCredential } from "../token";
+import { WorkConnections } from "./data-plane";
 import type { DeviceTunnel, TunnelRegistry } from "./registry";
 import { activeLeaseDevices, forgetTunnel, recordTunnel } from "./state";
 
@@ -21,6 +22,8 @@ export interface SshServerOptions {
   registry: TunnelRegistry;
   instance: string;
   logger: Logger;
+  /** The data-plane port told to agents that ask for the `data` forward (none: refused). */
+  dataPort?: number;
 }
 
 /**
@@ -69,6 +72,7 @@ export function createSshServer(options: SshServerOptions) {
         deviceId: id,
         client,
         forwards: new Map(),
+        work: new WorkConnections(),
         connectedAt: new Date(),
         tokenExpiresAt,
         close(reason) {
@@ -77,6 +81,7 @@ export function createSshServer(options: SshServerOptions) {
             logger.info({ deviceId: id, reason }, "tunnel closed");
             write(() => forgetTunnel(options.sql, id, options.instance));
           }
+          current.work.closeAll();
           client.end();
           const socket = (client as unknown as { _sock?: Socket })._sock;
           setTimeout(() => socket?.destroy(), CLOSE_GRACE_MS).unref();
@@ -90,6 +95,11 @@ export function createSshServer(options: SshServerOptions) {
 
     client.on("request", (accept, reject, name, info) => {
       const bind = (info as { bindAddr?: string }).bindAddr ?? "";
+      // Not a forward: how the agent learns the data plane's port (agent/tunnel-work.ts).
+      if (name === "tcpip-forward" && tunnel && bind === "data" && options.dataPort) {
+        accept?.(options.dataPort);
+        return;
+      }
       if (
         name !== "tcpip-forward" ||
         !tunnel ||

@@ -1,5 +1,7 @@
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { LineTimeout } from "../../../agent/tunnel-work";
+import { openWork } from "./data-plane";
 import type { DeviceTunnel } from "./registry";
 
 /** A device that does not confirm a channel within this long is treated as frozen (504). */
@@ -8,16 +10,36 @@ export const OPEN_TIMEOUT_MS = 4000;
 export class ChannelTimeout extends Error {}
 
 /**
- * Opens a channel to one of a device's forwards, with exactly the bind name and port the agent asked
- * for (the client matches channels on both). ssh2's forwardOut has no timeout of its own.
+ * Opens a stream to one of a device's forwards: over an idle work connection when the agent keeps some
+ * (the data plane), else over an SSH channel with exactly the bind name and port the agent asked for
+ * (the client matches channels on both; ssh2's forwardOut has no timeout of its own).
  */
-export function openForward(
+export async function openForward(
   tunnel: DeviceTunnel,
   forward: string,
   timeoutMs = OPEN_TIMEOUT_MS,
 ): Promise<Duplex> {
   const port = tunnel.forwards.get(forward);
-  if (port === undefined) return Promise.reject(new Error(`the device offers no ${forward} forward`));
+  if (port === undefined) throw new Error(`the device offers no ${forward} forward`);
+  const work = tunnel.work.take();
+  if (work) {
+    try {
+      return await openWork(work, forward, timeoutMs);
+    } catch (error) {
+      // A device that does not answer in time is frozen: its SSH channel would not answer either.
+      if (error instanceof LineTimeout) throw new ChannelTimeout("the device did not answer");
+      // A work connection that died while idle: the SSH channel still serves.
+    }
+  }
+  return openChannel(tunnel, forward, port, timeoutMs);
+}
+
+function openChannel(
+  tunnel: DeviceTunnel,
+  forward: string,
+  port: number,
+  timeoutMs: number,
+): Promise<Duplex> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const timer = setTimeout(() => {

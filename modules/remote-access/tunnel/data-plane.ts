@@ -1,0 +1,116 @@
+import type { Duplex } from "node:stream";
+import tls from "node:tls";
+import { readLine, WORK_GREETING, WORK_HANDSHAKE_MS, workProof } from "../../../agent/tunnel-work";
+import { constantTimeEqual } from "../../platform/crypto";
+import type { Logger } from "../../platform/logger";
+import { signatureOf, verifyCredential } from "../token";
+import { selfSignedCertificate } from "./certificate";
+import type { TunnelRegistry } from "./registry";
+
+/** Idle work connections kept per device; more are refused (an agent keeps WORK_POOL_SIZE). */
+const MAX_IDLE_PER_DEVICE = 8;
+
+/**
+ * A device's work connections in this process (agent/tunnel-work.ts has the protocol): idle ones wait
+ * to carry a stream; every one, idle or carrying, is closed with the device's tunnel.
+ */
+export class WorkConnections {
+  private readonly idle = new Set<tls.TLSSocket>();
+  private readonly all = new Set<tls.TLSSocket>();
+  private closed = false;
+
+  /** Adopts an authenticated connection; false when closed or full (the caller drops it). */
+  add(socket: tls.TLSSocket): boolean {
+    if (this.closed || this.idle.size >= MAX_IDLE_PER_DEVICE) return false;
+    this.idle.add(socket);
+    this.all.add(socket);
+    socket.on("close", () => {
+      this.idle.delete(socket);
+      this.all.delete(socket);
+    });
+    return true;
+  }
+
+  /** An idle connection, no longer idle, or undefined. */
+  take(): tls.TLSSocket | undefined {
+    for (const socket of this.idle) {
+      this.idle.delete(socket);
+      if (!socket.destroyed) return socket;
+    }
+    return undefined;
+  }
+
+  get idleCount(): number {
+    return this.idle.size;
+  }
+
+  /** Open connections, idle or carrying a stream. */
+  get size(): number {
+    return this.all.size;
+  }
+
+  closeAll(): void {
+    this.closed = true;
+    for (const socket of this.all) socket.destroy();
+  }
+}
+
+/**
+ * Asks the agent at the other end of a work connection to join it to `forward`. Resolves the stream
+ * once the agent says OK; rejects when it does not within `timeoutMs` (a frozen device) or hangs up.
+ */
+export async function openWork(socket: tls.TLSSocket, forward: string, timeoutMs: number): Promise<Duplex> {
+  socket.write(`OPEN ${forward}\n`);
+  const answer = await readLine(socket, timeoutMs).catch((error: Error) => {
+    socket.destroy();
+    throw error;
+  });
+  if (answer !== "OK") {
+    socket.destroy();
+    throw new Error(`the device answered ${JSON.stringify(answer.slice(0, 40))}`);
+  }
+  return socket;
+}
+
+export interface DataServerOptions {
+  secretKey: string;
+  registry: TunnelRegistry;
+  logger: Logger;
+}
+
+/**
+ * The tunnel's data-plane listener (TUNNEL_DATA_PORT). It takes a work connection only from the agent
+ * of a device whose SSH tunnel is up in this process, proven with that device's current token.
+ */
+export function createDataServer(options: DataServerOptions): tls.Server {
+  const server = tls.createServer(
+    {
+      ...selfSignedCertificate("outpost-tunnel-data"),
+      minVersion: "TLSv1.3",
+      handshakeTimeout: WORK_HANDSHAKE_MS,
+    },
+    (socket) => {
+      socket.on("error", () => {});
+      accept(socket, options).then(
+        (device) => device || socket.destroy(),
+        () => socket.destroy(),
+      );
+    },
+  );
+  server.on("tlsClientError", () => {});
+  return server;
+}
+
+/** Runs the handshake; resolves the device id when the connection was adopted, undefined otherwise. */
+async function accept(socket: tls.TLSSocket, options: DataServerOptions): Promise<string | undefined> {
+  const [greeting, body, proof, extra] = (await readLine(socket, WORK_HANDSHAKE_MS)).split(" ");
+  if (greeting !== WORK_GREETING || !body || !proof || extra !== undefined) return undefined;
+  const key = signatureOf(options.secretKey, "tunnel", body);
+  const claims = verifyCredential(options.secretKey, "tunnel", `${body}.${key}`);
+  const tunnel = claims ? options.registry.get(claims.d) : undefined;
+  if (!tunnel || !constantTimeEqual(proof, workProof(key, "agent", socket))) return undefined;
+  if (!tunnel.work.add(socket)) return undefined;
+  socket.write(`OK ${workProof(key, "server", socket)}\n`);
+  socket.setKeepAlive(true, 30_000);
+  return tunnel.deviceId;
+}
