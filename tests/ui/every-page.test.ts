@@ -184,8 +184,11 @@ describe("every console page", () => {
       const admin = await signedIn(browser, app, "admin", viewport);
       const anonymous = await browser.newContext({ viewport });
       const problems: string[] = [];
-      for (const path of pages) {
-        for (const variant of VARIANTS[path] ?? [""]) {
+      const visits = pages.flatMap((path) => (VARIANTS[path] ?? [""]).map((variant) => ({ path, variant })));
+      // Two pages at a time: most of a visit is waiting (load, settle, screenshot), not CPU.
+      const visitor = async () => {
+        for (let next = visits.shift(); next; next = visits.shift()) {
+          const { path, variant } = next;
           const url = `${app.url}${fill(path)}${variant}`;
           const { page, status, refused, overflow, clipped } = await visit(
             ANONYMOUS.has(path) ? anonymous : admin,
@@ -200,7 +203,8 @@ describe("every console page", () => {
           await screenshot(page, `pages/${name}`);
           await page.close();
         }
-      }
+      };
+      await Promise.all([visitor(), visitor()]);
       await admin.close();
       await anonymous.close();
       expect(problems).toEqual([]);
