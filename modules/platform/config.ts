@@ -27,6 +27,8 @@ export interface Config {
   /** Address the tunnel SSH server and HTTP vhost front bind. */
   tunnelHost: string;
   remoteAccessMaxMinutes: number;
+  /** How long a closed device page's lease waits for another page of the device to take it over. */
+  remoteAccessPageGraceSeconds: number;
   /** Browser terminal: idle cut, hard limit (seconds) and how long recordings are kept (days). */
   terminalIdleSeconds: number;
   terminalMaxSeconds: number;
@@ -199,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     tunnelMuxHost: text(env, "TUNNEL_MUX_HOST") ?? "127.0.0.1",
     tunnelHost: text(env, "TUNNEL_HOST") ?? "0.0.0.0",
     remoteAccessMaxMinutes: integer(env, "REMOTE_ACCESS_MAX_MINUTES", 60, 1, 60),
+    remoteAccessPageGraceSeconds: integer(env, "REMOTE_ACCESS_PAGE_GRACE_SECONDS", 10, 1, 120),
     terminalIdleSeconds: integer(env, "TERMINAL_IDLE_SECONDS", 600, 2, 86_400),
     terminalMaxSeconds: integer(env, "TERMINAL_MAX_SECONDS", 3600, 5, 3600),
     terminalRecordingRetentionDays: integer(env, "TERMINAL_RECORDING_RETENTION_DAYS", 90, 1, 3650),

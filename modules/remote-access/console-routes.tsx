@@ -15,8 +15,6 @@ const PANEL_JS = path.join(import.meta.dir, "static/panel.js");
 const RENEW_MS = 30_000;
 /** …and sends the panel's state this often. */
 const STATE_MS = 3000;
-/** A page whose stream dropped gets this long to reconnect before its lease ends. */
-const RECONNECT_GRACE_MS = 10_000;
 
 const encoder = new TextEncoder();
 const textOf = (value: unknown) => (typeof value === "string" ? value : "");
@@ -24,6 +22,8 @@ const textOf = (value: unknown) => (typeof value === "string" ? value : "");
 /** The device page's Remote access panel: lease by visit, renewed by a live stream, ended on close. */
 export function remoteAccessConsoleRoutes(ctx: AppContext) {
   const { config, database } = ctx;
+  // A page whose stream dropped, or that said it closes, leaves its lease this long to another page.
+  const graceMs = config.remoteAccessPageGraceSeconds * 1000;
   const sql = database.sql;
   /** Open live streams per lease in this process (ends the lease when the last one goes away). */
   const streams = new Map<string, number>();
@@ -83,7 +83,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
           setTimeout(() => {
             if (streams.has(leaseId)) return; // the page reconnected
             endLease(sql, params.id, leaseId, "closed").catch(() => {});
-          }, RECONNECT_GRACE_MS).unref();
+          }, graceMs).unref();
         };
         const stream = new ReadableStream<Uint8Array>({
           async start(controller) {
@@ -157,7 +157,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
           // lease over (it reuses the operator's open console lease): end it only if nobody did.
           setTimeout(() => {
             if (!streams.has(leaseId)) endLease(sql, params.id, leaseId, "closed").catch(() => {});
-          }, RECONNECT_GRACE_MS).unref();
+          }, graceMs).unref();
           set.status = 204;
           return "";
         }

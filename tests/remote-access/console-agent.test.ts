@@ -22,7 +22,11 @@ import { spawnAgent } from "../helpers/process";
 import { get, type Json, statusOf, waitFor } from "./helpers";
 
 const DOMAIN = "remote.test";
-const app = await startTestApp({ BASE_DOMAIN: DOMAIN, TUNNEL_HTTP_PORT: String(await freePort()) });
+const app = await startTestApp({
+  BASE_DOMAIN: DOMAIN,
+  TUNNEL_HTTP_PORT: String(await freePort()),
+  REMOTE_ACCESS_PAGE_GRACE_SECONDS: "2", // a closed page's lease ends 2 s later, not 10 s
+});
 const tunnel = app.running.tunnel!;
 // Device hostnames resolve to loopback, nothing else leaves the machine.
 const browser = await launchBrowser([`--host-resolver-rules=MAP *.${DOMAIN} 127.0.0.1`]);
@@ -123,8 +127,8 @@ describe("remote access with a real agent, in Chromium", () => {
     await screenshot(popup, "remote-access-device-ui");
     await popup.close();
 
-    // pagehide → the lease ends (beacon; after 10 s, the time another page of the device gets to take
-    // it over), the tunnel goes down at the agent's next poll.
+    // pagehide → the lease ends (beacon; after the 2 s another page of the device gets to take it over),
+    // the tunnel goes down at the agent's next poll.
     await page.close();
     await waitFor(
       () => tunnel.registry.get(device.id) === undefined,

@@ -8,7 +8,8 @@ import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser } from "../helpers/browser";
 import { waitFor } from "./helpers";
 
-const app = await startTestApp({ BASE_DOMAIN: "visit.test" });
+// A closed page's lease waits 2 s (not the default 10 s) for another page to take it over.
+const app = await startTestApp({ BASE_DOMAIN: "visit.test", REMOTE_ACCESS_PAGE_GRACE_SECONDS: "2" });
 const browser = await launchBrowser();
 afterAll(() => browser.close());
 
@@ -39,7 +40,7 @@ describe("a device page visit requests remote access", () => {
 
     await page.click('nav.tabs a:has-text("Commands")');
     await page.waitForURL(/tab=commands/);
-    await Bun.sleep(11_000); // past the 10 s the closed page's lease waits for a taker
+    await Bun.sleep(3000); // past the 2 s the closed page's lease waits for a taker
     const after = await openLeases(device.id);
     expect(after.map((l) => l.id)).toEqual([first!.id]);
 
