@@ -65,6 +65,7 @@ const outpost = Bun.spawn([path.join(REPO, "outpost"), "start"], {
     TUNNEL_SSH_PORT: String(sshPort),
     TUNNEL_HTTP_PORT: String(httpPort),
     TUNNEL_MUX_PORT: "0",
+    TUNNEL_DATA_PORT: "0",
     BASE_DOMAIN: "remote.test",
     LOG_LEVEL: "warn",
     SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",

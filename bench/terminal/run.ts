@@ -70,6 +70,7 @@ const outpost = Bun.spawn([path.join(REPO, "outpost"), "start"], {
     TUNNEL_SSH_PORT: String(sshPort),
     TUNNEL_HTTP_PORT: String(httpPort),
     TUNNEL_MUX_PORT: String(muxPort),
+    TUNNEL_DATA_PORT: "0",
     BASE_DOMAIN: "bench-terminal.test",
     LOG_LEVEL: "warn",
     SECRET_KEY,
