@@ -1,10 +1,18 @@
 // The tunnel's data plane (agent/tunnel-work.ts): the agent's TLS work connections carry the streams,
 // SSH channels whatever finds none idle; both ends prove the token's key, bound to their TLS session.
 import { afterAll, describe, expect, test } from "bun:test";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import net from "node:net";
 import tls from "node:tls";
 import type { TunnelClient } from "../../agent/tunnel-client";
-import { readLine, WORK_GREETING, WORK_POOL_SIZE, WorkPool, workProof } from "../../agent/tunnel-work";
+import {
+  LineTimeout,
+  readLine,
+  WORK_GREETING,
+  WORK_POOL_SIZE,
+  WorkPool,
+  workProof,
+} from "../../agent/tunnel-work";
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { signCredential } from "../../modules/remote-access/token";
 import { selfSignedCertificate } from "../../modules/remote-access/tunnel/certificate";
@@ -190,5 +198,46 @@ describe("tunnel data plane", () => {
     await closed;
     await waitFor(() => work.size === 0, 5000, "no work connection left");
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe("data plane pieces", () => {
+  test("readLine hands over the bytes after the line, refuses an over-long one, and times out", async () => {
+    const server = net.createServer((socket) => {
+      socket.write("OK\nbanner bytes");
+      socket.on("data", () => {});
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as net.AddressInfo).port;
+    const socket = net.connect(port, "127.0.0.1");
+    expect(await readLine(socket, 2000)).toBe("OK");
+    const rest = await new Promise<string>((r) => socket.once("data", (c: Buffer) => r(c.toString())));
+    expect(rest).toBe("banner bytes");
+    socket.destroy();
+
+    const long = net.createServer((s) => s.write("x".repeat(3000)));
+    await new Promise<void>((r) => long.listen(0, "127.0.0.1", () => r()));
+    const flooded = net.connect((long.address() as net.AddressInfo).port, "127.0.0.1");
+    await expect(readLine(flooded, 2000)).rejects.toThrow("line too long");
+    flooded.destroy();
+
+    const silent = net.connect(port, "127.0.0.1");
+    await readLine(silent, 2000); // "OK"
+    silent.read();
+    await expect(readLine(silent, 100)).rejects.toBeInstanceOf(LineTimeout);
+    silent.destroy();
+    server.close();
+    long.close();
+  });
+
+  test("the throwaway certificate is a valid self-signed P-256 certificate for ten years", () => {
+    const { key, cert } = selfSignedCertificate("outpost-tunnel-data");
+    const parsed = new X509Certificate(cert);
+    expect(parsed.subject).toBe("CN=outpost-tunnel-data");
+    expect(parsed.verify(parsed.publicKey)).toBe(true);
+    expect(parsed.checkPrivateKey(createPrivateKey(key))).toBe(true);
+    expect(parsed.publicKey.asymmetricKeyDetails?.namedCurve).toBe("prime256v1");
+    expect(Date.parse(parsed.validFrom)).toBeLessThan(Date.now());
+    expect(Date.parse(parsed.validTo)).toBeGreaterThan(Date.now() + 9 * 365 * 86_400_000);
   });
 });
