@@ -22,6 +22,8 @@ describe("configuration", () => {
       tunnelSshPort: 7000,
       tunnelHttpPort: 8080,
       tunnelMuxPort: 2022,
+      tunnelDataPort: 7001,
+      remoteAccessPageGraceSeconds: 10,
       e2eEnabled: false,
       workerConcurrency: 5,
       sessionTtlHours: 12,
@@ -64,6 +66,11 @@ describe("configuration", () => {
       'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
     ],
     [{ LOG_FORMAT: "fancy" }, 'LOG_FORMAT must be one of auto, json, pretty (got "fancy")'],
+    [{ TUNNEL_DATA_PORT: "70000" }, 'TUNNEL_DATA_PORT must be an integer from 0 to 65535 (got "70000")'],
+    [
+      { REMOTE_ACCESS_PAGE_GRACE_SECONDS: "0" },
+      'REMOTE_ACCESS_PAGE_GRACE_SECONDS must be an integer from 1 to 120 (got "0")',
+    ],
   ])("%p is refused with one clear line", (env, message) => {
     expect(() => loadConfig({ DATA_DIR: dataDir, ...env })).toThrow(new ConfigError(message));
   });
