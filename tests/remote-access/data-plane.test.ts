@@ -145,6 +145,8 @@ describe("tunnel data plane", () => {
       "a proof replayed from another session": await handshake(() => greet(body, replayed)),
       "the server's own proof": await handshake((s) => greet(body, workProof(key, "server", s))),
       "not a greeting": await handshake(() => "GET / HTTP/1.1\n"),
+      "no proof": await handshake(() => `${WORK_GREETING} ${body}\n`),
+      "a field too many": await handshake((s) => `${greet(body, workProof(key, "agent", s)).trimEnd()} x\n`),
     };
     for (const [what, { answer, socket }] of Object.entries(refused)) {
       expect({ what, answer }).toEqual({ what, answer: "closed" });
@@ -154,6 +156,54 @@ describe("tunnel data plane", () => {
     expect(recorded.answer).toBe(`OK ${workProof(key, "server", recorded.socket)}`);
     expect(a.work().idleCount).toBe(WORK_POOL_SIZE + 1);
     recorded.socket.destroy();
+  });
+
+  test("the server's side: an agent's refusal falls back to an SSH channel, its silence is a 504, at most 8 idle per device", async () => {
+    const a = await tunnelled();
+    const [body, key] = parts(a.device.reply.remote_access_token);
+    const held = Array.from({ length: WORK_POOL_SIZE }, () => a.work().take()); // the agent's, out of the way
+    const adopt = async () => {
+      const { answer, socket } = await handshake(
+        (s) => `${WORK_GREETING} ${body} ${workProof(key, "agent", s)}\n`,
+      );
+      expect(answer).toStartWith("OK ");
+      return socket;
+    };
+    const nextLine = (socket: tls.TLSSocket) => readLine(socket, 5000);
+
+    const refusing = await adopt();
+    const asked = nextLine(refusing).then((line) => {
+      refusing.write("NO\n");
+      return line;
+    });
+    const page = await get(tunnel.httpPort, a.host, "/", { cookie: a.cookie });
+    expect(await asked).toBe("OPEN http");
+    expect(statusOf(page)).toBe(200); // over an SSH channel
+    expect(page).toContain("device A");
+
+    const silent = await adopt();
+    const started = Date.now();
+    const frozen = await get(tunnel.httpPort, a.host, "/", { cookie: a.cookie });
+    expect(statusOf(frozen)).toBe(504);
+    expect(Date.now() - started).toBeLessThan(5000);
+    silent.resume(); // read on to the end: the server hung up on the device that did not answer
+    await waitFor(() => silent.destroyed, 5000, "the silent connection closed");
+
+    const adopted = [];
+    for (let i = 0; i < 8; i++) adopted.push(await adopt());
+    expect(a.work().idleCount).toBe(8);
+    const ninth = await handshake((s) => `${WORK_GREETING} ${body} ${workProof(key, "agent", s)}\n`);
+    expect(ninth.answer).toBe("closed");
+    // An idle connection the agent hangs up on is noticed (not kept, taking a place), and one that
+    // sends anything while idle is dropped.
+    adopted.shift()!.end();
+    await waitFor(() => a.work().idleCount === 7, 5000, "the hung-up connection gone");
+    adopted.shift()!.write("unexpected\n");
+    await waitFor(() => a.work().idleCount === 6, 5000, "the chatty connection gone");
+    adopted.push(await adopt());
+    expect(a.work().idleCount).toBe(7);
+    for (const socket of [...adopted, ninth.socket, refusing]) socket.destroy();
+    for (const socket of held) socket?.destroy();
   });
 
   test("the agent refuses a data server that cannot prove the key: the device's web UI sees nothing", async () => {

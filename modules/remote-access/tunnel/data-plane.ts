@@ -15,14 +15,18 @@ const MAX_IDLE_PER_DEVICE = 8;
  * to carry a stream; every one, idle or carrying, is closed with the device's tunnel.
  */
 export class WorkConnections {
-  private readonly idle = new Set<tls.TLSSocket>();
+  /** Idle connections, each with the listener that keeps reading it while it waits. */
+  private readonly idle = new Map<tls.TLSSocket, () => void>();
   private readonly all = new Set<tls.TLSSocket>();
   private closed = false;
 
   /** Adopts an authenticated connection; false when closed or full (the caller drops it). */
   add(socket: tls.TLSSocket): boolean {
     if (this.closed || this.idle.size >= MAX_IDLE_PER_DEVICE) return false;
-    this.idle.add(socket);
+    // Read while idle, or the agent's hang-up would go unnoticed; an idle connection carries nothing.
+    const onIdleData = () => socket.destroy();
+    socket.on("data", onIdleData);
+    this.idle.set(socket, onIdleData);
     this.all.add(socket);
     socket.on("close", () => {
       this.idle.delete(socket);
@@ -31,10 +35,12 @@ export class WorkConnections {
     return true;
   }
 
-  /** An idle connection, no longer idle, or undefined. */
+  /** An idle connection, no longer idle (paused, for the hand-off to read), or undefined. */
   take(): tls.TLSSocket | undefined {
-    for (const socket of this.idle) {
+    for (const [socket, onIdleData] of this.idle) {
       this.idle.delete(socket);
+      socket.off("data", onIdleData);
+      socket.pause();
       if (!socket.destroyed) return socket;
     }
     return undefined;
