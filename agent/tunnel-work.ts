@@ -95,6 +95,8 @@ export class WorkPool {
   private readonly open = new Set<tls.TLSSocket>();
   private opening = 0;
   private failures = 0;
+  /** Whether this streak of failures was logged (a blocked port would otherwise log every step). */
+  private warned = false;
   private retry: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
 
@@ -150,6 +152,7 @@ export class WorkPool {
       ready = true;
       this.opening--;
       this.failures = 0;
+      this.warned = false;
       this.idle.add(socket);
     };
     socket.once("secureConnect", () => {
@@ -160,9 +163,10 @@ export class WorkPool {
           this.carry(socket, forward);
         },
         (error: Error) => {
-          // Once per streak of failures: a blocked data port would otherwise log every backoff step.
-          if (!ready && !this.stopped && this.failures === 0)
+          if (!ready && !this.stopped && !this.warned) {
+            this.warned = true;
             this.options.logger.warn({ error: error.message }, "remote-access data connection refused");
+          }
           socket.destroy();
         },
       );

@@ -235,6 +235,55 @@ describe("tunnel data plane", () => {
     expect(JSON.stringify(warnings[0])).toContain("did not prove");
   });
 
+  test("a device whose web UI is down: 502 saying so, over a work connection and over an SSH channel", async () => {
+    const device = await deviceWithLease(app, operator);
+    const client = tunnelClient(app, "http://127.0.0.1:1"); // nothing listens there
+    clients.push(client);
+    await connectTunnel(client, device.reply);
+    const host = `dev-${device.hex}.${DOMAIN}`;
+    const ticket = await issueTicket(app.database.sql, {
+      leaseId: device.lease.lease_id,
+      deviceId: device.id,
+      operatorId: null,
+    });
+    const auth = await get(tunnel.httpPort, host, `/.outpost/auth?ticket=${ticket}`);
+    const cookie = /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
+    const work = () => tunnel.registry.get(device.id)!.work;
+    await waitFor(() => work().idleCount === WORK_POOL_SIZE, 5000, "the idle work connections");
+    const viaWork = await get(tunnel.httpPort, host, "/", { cookie });
+    expect(statusOf(viaWork)).toBe(502);
+    expect(viaWork).toContain("closed the connection without an answer");
+    const held = Array.from({ length: WORK_POOL_SIZE }, () => work().take());
+    const viaChannel = await get(tunnel.httpPort, host, "/", { cookie });
+    expect(statusOf(viaChannel)).toBe(502);
+    for (const socket of held) socket?.destroy();
+  });
+
+  test("the agent backs off from a data port that refuses (0.5 s, 1 s, 2 s …) and says so once", async () => {
+    const a = await deviceWithLease(app, operator);
+    let attempts = 0;
+    const refusing = tls.createServer(selfSignedCertificate("refusing"), (socket) => {
+      attempts++;
+      socket.destroy();
+    });
+    await new Promise<void>((r) => refusing.listen(0, "127.0.0.1", () => r()));
+    const warnings: unknown[] = [];
+    const pool = new WorkPool({
+      host: "127.0.0.1",
+      port: (refusing.address() as net.AddressInfo).port,
+      token: () => a.reply.remote_access_token,
+      openTarget: () => net.connect(web.port, "127.0.0.1"),
+      logger: { warn: (obj) => warnings.push(obj) },
+    });
+    pool.start();
+    // Four at once, again after 0.5 s, after 1 s more, then not before 2 s more.
+    await Bun.sleep(2500);
+    pool.stop();
+    refusing.close();
+    expect(attempts).toBe(3 * WORK_POOL_SIZE);
+    expect(warnings).toHaveLength(1);
+  });
+
   test("a lease's end closes the device's work connections, idle and carrying, within 5 s", async () => {
     const a = await tunnelled();
     const held = await webSocket(a.host, a.cookie);

@@ -100,6 +100,7 @@ async function handle(socket: Socket, options: VhostOptions) {
 /** Passes the device's response through, with its head's connection headers replaced by `close`. */
 function relayResponse(socket: Socket, channel: Duplex) {
   let buffered: Buffer = Buffer.alloc(0);
+  let answered = false;
   const onData = (chunk: Buffer) => {
     buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
     const end = buffered.indexOf("\r\n\r\n");
@@ -115,6 +116,7 @@ function relayResponse(socket: Socket, channel: Duplex) {
     const informational =
       /^HTTP\/1\.[01] 1\d\d/.test(lines[0] ?? "") && !/^HTTP\/1\.[01] 101/.test(lines[0] ?? "");
     if (!informational && !/^HTTP\/1\.[01] 101/.test(lines[0] ?? "")) kept.push("Connection: close");
+    answered = true;
     socket.write(Buffer.from(`${kept.join("\r\n")}\r\n\r\n`, "latin1"));
     const rest = buffered.subarray(end + 4);
     buffered = Buffer.alloc(0);
@@ -129,9 +131,20 @@ function relayResponse(socket: Socket, channel: Duplex) {
   channel.on("data", onData);
   socket.pipe(channel);
   socket.setTimeout(300_000, () => socket.destroy());
+  // Nothing came back (the device's web UI refused or dropped the connection): say so, not an empty reply.
+  const unanswered = () => {
+    if (answered) return false;
+    answered = true;
+    respond(
+      socket,
+      502,
+      page("Device web UI not answering", "The device's web UI closed the connection without an answer."),
+    );
+    return true;
+  };
   // Orderly ends propagate (never destroy on close: queued bytes would be lost); errors destroy.
-  channel.on("close", () => socket.end());
-  channel.on("error", () => socket.destroy());
+  channel.on("close", () => unanswered() || socket.end());
+  channel.on("error", () => unanswered() || socket.destroy());
   socket.on("error", () => channel.destroy());
 }
 
