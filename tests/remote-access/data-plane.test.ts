@@ -41,9 +41,9 @@ afterAll(async () => {
 });
 
 /** A device with a lease whose agent tunnel is up, and its access cookie. */
-async function tunnelled() {
+async function tunnelled(webTarget = `http://127.0.0.1:${web.port}`) {
   const device = await deviceWithLease(app, operator);
-  const client = tunnelClient(app, `http://127.0.0.1:${web.port}`);
+  const client = tunnelClient(app, webTarget);
   clients.push(client);
   await connectTunnel(client, device.reply);
   const host = `dev-${device.hex}.${DOMAIN}`;
@@ -236,20 +236,7 @@ describe("tunnel data plane", () => {
   });
 
   test("a device whose web UI is down: 502 saying so, over a work connection and over an SSH channel", async () => {
-    const device = await deviceWithLease(app, operator);
-    const client = tunnelClient(app, "http://127.0.0.1:1"); // nothing listens there
-    clients.push(client);
-    await connectTunnel(client, device.reply);
-    const host = `dev-${device.hex}.${DOMAIN}`;
-    const ticket = await issueTicket(app.database.sql, {
-      leaseId: device.lease.lease_id,
-      deviceId: device.id,
-      operatorId: null,
-    });
-    const auth = await get(tunnel.httpPort, host, `/.outpost/auth?ticket=${ticket}`);
-    const cookie = /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
-    const work = () => tunnel.registry.get(device.id)!.work;
-    await waitFor(() => work().idleCount === WORK_POOL_SIZE, 5000, "the idle work connections");
+    const { host, cookie, work } = await tunnelled("http://127.0.0.1:1"); // nothing listens there
     const viaWork = await get(tunnel.httpPort, host, "/", { cookie });
     expect(statusOf(viaWork)).toBe(502);
     expect(viaWork).toContain("closed the connection without an answer");
