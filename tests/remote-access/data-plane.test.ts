@@ -271,6 +271,47 @@ describe("tunnel data plane", () => {
     expect(warnings).toHaveLength(1);
   });
 
+  test("the agent connects a target only for a proven server's exact OPEN, and nothing without a token", async () => {
+    const a = await deviceWithLease(app, operator);
+    const [, key] = parts(a.reply.remote_access_token);
+    const requests = ["OPEN httpx", "XOPEN http", "OPEN web", "", "OPEN ssh"];
+    const asked: string[] = [];
+    const server = tls.createServer(selfSignedCertificate("proven"), (socket) => {
+      socket.on("error", () => {});
+      readLine(socket, 5000).then(
+        () => socket.write(`OK ${workProof(key, "server", socket)}\n${requests.shift() ?? "OPEN http"}\n`),
+        () => socket.destroy(),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as net.AddressInfo).port;
+    const pool = (token: () => string | undefined) =>
+      new WorkPool({
+        host: "127.0.0.1",
+        port,
+        token,
+        openTarget: (forward) => {
+          asked.push(forward);
+          return net.connect(web.port, "127.0.0.1");
+        },
+        logger: { warn() {} },
+      });
+    const tokenless = pool(() => undefined);
+    tokenless.start();
+    await Bun.sleep(300);
+    tokenless.stop();
+    expect(asked).toEqual([]);
+    const proven = pool(() => a.reply.remote_access_token);
+    proven.start();
+    await waitFor(() => asked.length >= 1, 5000, "a target connected");
+    await Bun.sleep(200);
+    proven.stop();
+    server.close();
+    // The four malformed requests connected nothing; the exact ones did, each for its own target.
+    expect(asked[0]).toBe("ssh");
+    expect(asked.slice(1).every((forward) => forward === "http")).toBe(true);
+  });
+
   test("a lease's end closes the device's work connections, idle and carrying, within 5 s", async () => {
     const a = await tunnelled();
     const held = await webSocket(a.host, a.cookie);
@@ -300,6 +341,18 @@ describe("data plane pieces", () => {
     const rest = await new Promise<string>((r) => socket.once("data", (c: Buffer) => r(c.toString())));
     expect(rest).toBe("banner bytes");
     socket.destroy();
+
+    // A line in pieces, and an empty one.
+    const pieces = net.createServer((s) => {
+      s.write("OPE");
+      setTimeout(() => s.write("N http\n\nafter"), 50);
+    });
+    await new Promise<void>((r) => pieces.listen(0, "127.0.0.1", () => r()));
+    const split = net.connect((pieces.address() as net.AddressInfo).port, "127.0.0.1");
+    expect(await readLine(split, 2000)).toBe("OPEN http");
+    expect(await readLine(split, 2000)).toBe("");
+    split.destroy();
+    pieces.close();
 
     const long = net.createServer((s) => s.write("x".repeat(3000)));
     await new Promise<void>((r) => long.listen(0, "127.0.0.1", () => r()));
