@@ -92,12 +92,17 @@ export class TunnelClient implements TunnelController {
     return `${host}:${port}`;
   }
 
-  private disconnect() {
-    const client = this.client;
+  /** Lets go of the connection in use and its data plane. */
+  private forget() {
     this.client = undefined;
+    this.connectedWith = undefined;
     this.work?.stop();
     this.work = undefined;
-    this.connectedWith = undefined;
+  }
+
+  private disconnect() {
+    const client = this.client;
+    this.forget();
     client?.removeAllListeners("close");
     client?.on("error", () => {});
     client?.end();
@@ -169,10 +174,7 @@ export class TunnelClient implements TunnelController {
     });
     client.on("close", () => {
       if (this.client !== client) return;
-      this.client = undefined;
-      this.connectedWith = undefined;
-      this.work?.stop();
-      this.work = undefined;
+      this.forget();
       const message = failure ?? "the tunnel connection closed";
       this.state = { state: "disconnected", active: false, error: message };
       if (!this.token) return;

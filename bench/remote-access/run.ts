@@ -12,8 +12,7 @@
  * 4. --devices tunnels at once: the Outpost process's RSS before/after, and per-request latency (new
  *    connection each, as the front serves one request per connection) vs direct, p50/p95.
  */
-import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
@@ -24,6 +23,7 @@ import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { startAgent, startDeviceWeb } from "./device-side";
+import { cpuLine, pct, rawGet, withCpu } from "./measure";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -87,7 +87,7 @@ for (let i = 0; i < 600; i++) {
   await Bun.sleep(100);
 }
 const rssMb = () => {
-  const status = require("node:fs").readFileSync(`/proc/${outpost.pid}/status`, "utf8") as string;
+  const status = readFileSync(`/proc/${outpost.pid}/status`, "utf8") as string;
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 };
 
@@ -115,42 +115,6 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await Bun.sleep(25);
   }
-}
-
-/** Raw GET; resolves status, body byte count, SHA-256 and milliseconds (the front closes after one). */
-function rawGet(portNumber: number, host: string, pathname: string, cookie = "") {
-  return new Promise<{ status: number; bytes: number; sha: string; ms: number }>((resolve, reject) => {
-    const started = performance.now();
-    const socket = net.connect(portNumber, "127.0.0.1");
-    const hash = createHash("sha256");
-    let head = Buffer.alloc(0);
-    let status = 0;
-    let bytes = 0;
-    let length = -1;
-    socket.on("connect", () =>
-      socket.write(
-        `GET ${pathname} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n${cookie ? `Cookie: ${cookie}\r\n` : ""}\r\n`,
-      ),
-    );
-    socket.on("data", (chunk: Buffer) => {
-      if (status === 0) {
-        head = Buffer.concat([head, chunk]);
-        const end = head.indexOf("\r\n\r\n");
-        if (end < 0) return;
-        const text = head.subarray(0, end).toString();
-        status = Number(text.slice(9, 12));
-        length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? -1);
-        chunk = head.subarray(end + 4);
-      }
-      hash.update(chunk);
-      bytes += chunk.length;
-      if (length >= 0 && bytes >= length) socket.end();
-    });
-    socket.on("error", reject);
-    socket.on("close", () =>
-      resolve({ status, bytes, sha: hash.digest("hex"), ms: performance.now() - started }),
-    );
-  });
 }
 
 /** An approved device (registered, approved, registered again for its token). */
@@ -230,35 +194,6 @@ function connect(reply: { remote_access_token: string; tunnel_host_key: string }
   clients.push(client);
   return client.apply(reply.remote_access_token, reply.tunnel_host_key).then(() => client);
 }
-
-/** CPU time (user + system) of a process so far, in ms, from /proc (clock ticks of 10 ms). */
-function cpuMsOf(pid: number): number {
-  const stat = require("node:fs").readFileSync(`/proc/${pid}/stat`, "utf8") as string;
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14 and 15)
-}
-
-/** Runs `work` and reports the CPU each named process and this client spent on it (ms). */
-async function withCpu<T>(pids: Record<string, number>, work: () => Promise<T>) {
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]));
-  const client = process.cpuUsage();
-  const result = await work();
-  const spent: Record<string, number> = {};
-  for (const [name, pid] of Object.entries(pids)) spent[name] = cpuMsOf(pid) - before[name]!;
-  const used = process.cpuUsage(client);
-  spent.client = (used.user + used.system) / 1000;
-  return [result, spent] as const;
-}
-
-/** "outpost 520, agent 610, …" per 100 MB, leaving out processes that did (next to) nothing. */
-const cpuLine = (spent: Record<string, number>, mb: number) =>
-  Object.entries(spent)
-    .filter(([, ms]) => ms >= 20)
-    .map(([name, ms]) => `${name} ${((ms * 100) / mb).toFixed(0)}`)
-    .join(", ");
-
-const pct = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
 
 try {
   // 1. Tunnel start.

@@ -6,10 +6,17 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import tls from "node:tls";
 import type { TunnelClient } from "../../agent/tunnel-client";
-import { issueTicket } from "../../modules/remote-access/tickets";
 import { freePort, tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
-import { connectTunnel, deviceWithLease, startDeviceWeb, statusOf, tunnelClient, waitFor } from "./helpers";
+import {
+  connectTunnel,
+  deviceWithLease,
+  leaseTicket,
+  startDeviceWeb,
+  statusOf,
+  tunnelClient,
+  waitFor,
+} from "./helpers";
 
 const DOMAIN = "remote.test";
 const app = await startTestApp({ BASE_DOMAIN: DOMAIN, BASE_URL: "https://console.remote.test" });
@@ -97,11 +104,7 @@ async function connectedDevice(webPort: number) {
   clients.push(client);
   await connectTunnel(client, device.reply);
   const host = `dev-${device.hex}.${DOMAIN}`;
-  const ticket = await issueTicket(app.database.sql, {
-    leaseId: device.lease.lease_id,
-    deviceId: device.id,
-    operatorId: null,
-  });
+  const ticket = await leaseTicket(app, device);
   const auth = await httpsGet(host, `/.outpost/auth?ticket=${ticket}`);
   expect(statusOf(auth.raw)).toBe(302);
   expect(auth.raw).toMatch(/set-cookie: [^\r\n]*; Secure/i); // Caddy said X-Forwarded-Proto: https

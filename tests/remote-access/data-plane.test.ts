@@ -13,7 +13,6 @@ import {
   WorkPool,
   workProof,
 } from "../../agent/tunnel-work";
-import { issueTicket } from "../../modules/remote-access/tickets";
 import { signCredential } from "../../modules/remote-access/token";
 import { selfSignedCertificate } from "../../modules/remote-access/tunnel/certificate";
 import { startTestApp } from "../helpers/app";
@@ -21,6 +20,7 @@ import {
   connectTunnel,
   deviceWithLease,
   get,
+  openWebUi,
   startDeviceWeb,
   statusOf,
   tunnelClient,
@@ -47,13 +47,7 @@ async function tunnelled(webTarget = `http://127.0.0.1:${web.port}`) {
   clients.push(client);
   await connectTunnel(client, device.reply);
   const host = `dev-${device.hex}.${DOMAIN}`;
-  const ticket = await issueTicket(app.database.sql, {
-    leaseId: device.lease.lease_id,
-    deviceId: device.id,
-    operatorId: null,
-  });
-  const auth = await get(tunnel.httpPort, host, `/.outpost/auth?ticket=${ticket}`);
-  const cookie = /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
+  const { cookie } = await openWebUi(app, device, host);
   const work = () => tunnel.registry.get(device.id)!.work;
   await waitFor(() => work().idleCount === WORK_POOL_SIZE, 5000, "the agent's idle work connections");
   return { device, client, host, cookie, work };

@@ -1,5 +1,6 @@
 import net from "node:net";
 import { TunnelClient } from "../../agent/tunnel-client";
+import { issueTicket } from "../../modules/remote-access/tickets";
 import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
 import type { TestApp } from "../helpers/app";
 
@@ -108,4 +109,24 @@ export async function connectTunnel(
 ) {
   await client.apply(reply.remote_access_token, reply.tunnel_host_key);
   await waitFor(() => client.status().state === "connected", 10_000, "tunnel connected");
+}
+
+/** A ticket for the device's lease, as "Open web UI" issues one (no operator: the test stands in). */
+export function leaseTicket(app: TestApp, device: { id: string; lease: { lease_id: string } }) {
+  return issueTicket(app.database.sql, {
+    leaseId: device.lease.lease_id,
+    deviceId: device.id,
+    operatorId: null,
+  });
+}
+
+/** Redeems a fresh ticket at the device's host on the vhost: the raw answer, the ticket and the cookie. */
+export async function openWebUi(
+  app: TestApp,
+  device: { id: string; lease: { lease_id: string } },
+  host: string,
+) {
+  const ticket = await leaseTicket(app, device);
+  const raw = await get(app.running.tunnel!.httpPort, host, `/.outpost/auth?ticket=${ticket}`);
+  return { raw, ticket, cookie: /set-cookie: ([^;\r\n]+)/i.exec(raw)?.[1] ?? "" };
 }

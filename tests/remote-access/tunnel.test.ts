@@ -6,13 +6,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "ssh2";
 import type { TunnelClient } from "../../agent/tunnel-client";
-import { issueTicket } from "../../modules/remote-access/tickets";
 import { signCredential } from "../../modules/remote-access/token";
 import { startTestApp } from "../helpers/app";
 import {
   connectTunnel,
   deviceWithLease,
   get,
+  leaseTicket,
+  openWebUi,
   rawRequest,
   startDeviceWeb,
   statusOf,
@@ -64,17 +65,11 @@ async function connected(webPort: number) {
 }
 
 async function cookieFor(device: { id: string; lease: { lease_id: string } }, host: string) {
-  const ticket = await issueTicket(app.database.sql, {
-    leaseId: device.lease.lease_id,
-    deviceId: device.id,
-    operatorId: null,
-  });
-  const raw = await get(tunnel.httpPort, host, `/.outpost/auth?ticket=${ticket}`);
+  const { raw, ticket, cookie } = await openWebUi(app, device, host);
   expect(statusOf(raw)).toBe(302);
-  const setCookie = /set-cookie: ([^;\r\n]+)/i.exec(raw)![1]!;
   expect(raw).toMatch(/set-cookie: [^\r\n]*HttpOnly/i);
   expect(raw).not.toMatch(/set-cookie: [^\r\n]*Domain=/i);
-  return { setCookie, ticket };
+  return { setCookie: cookie, ticket };
 }
 
 /** Opens an SSH connection to the tunnel server; resolves "ready" or the error message. */
@@ -125,11 +120,7 @@ describe("tunnel: agent client, SSH server, vhost front, multiplexer", () => {
     const { setCookie } = await cookieFor(a.device, a.host);
     const before = webB.seen.length;
     expect(statusOf(await get(tunnel.httpPort, b.host, "/", { cookie: setCookie }))).toBe(403);
-    const ticket = await issueTicket(app.database.sql, {
-      leaseId: a.device.lease.lease_id,
-      deviceId: a.device.id,
-      operatorId: null,
-    });
+    const ticket = await leaseTicket(app, a.device);
     expect(statusOf(await get(tunnel.httpPort, b.host, `/.outpost/auth?ticket=${ticket}`))).toBe(403);
     expect(webB.seen.length).toBe(before);
   });
