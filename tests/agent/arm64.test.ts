@@ -4,34 +4,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
+import { agentBinary } from "../helpers/agent-binary";
 import { startTestApp } from "../helpers/app";
-import { BUN, REPO_ROOT, runAgent, tempDir } from "./helpers.ts";
+import { REPO_ROOT, runAgent, tempDir } from "./helpers.ts";
 
 const BINARY = path.join(REPO_ROOT, "dist", "outpost-agent-linux-arm64");
 const QEMU = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", BINARY];
 const tmp = tempDir("outpost-arm64-");
 const app = await startTestApp();
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(p) : fs.statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-beforeAll(() => {
-  const fresh =
-    fs.existsSync(BINARY) && fs.statSync(BINARY).mtimeMs > newestSource(path.join(REPO_ROOT, "agent"));
-  if (fresh) return;
-  const r = Bun.spawnSync([BUN, path.join(REPO_ROOT, "scripts/build-agent.ts"), "--arch", "arm64"], {
-    cwd: REPO_ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (r.exitCode !== 0) throw new Error(`build:agent --arch arm64 failed: ${r.stderr.toString()}`);
-}, 180_000);
+beforeAll(() => agentBinary("arm64"), 300_000);
 afterAll(() => tmp.cleanup());
 
 const env = () => ({

@@ -2,12 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
-import { BUN, REPO_ROOT, runAgent, scriptText, tempDir } from "./helpers.ts";
+import { agentBinary } from "../helpers/agent-binary";
+import { REPO_ROOT, runAgent, scriptText, tempDir } from "./helpers.ts";
 
-/**
- * The compiled agent (`npm run build:agent`). The ~100 MB binary is built once and reused while it is
- * newer than every file under agent/ (delete dist/outpost-agent* to force a rebuild).
- */
+/** The compiled agent (`npm run build:agent`, tests/helpers/agent-binary.ts). */
 
 const BINARY = path.join(REPO_ROOT, "dist", "outpost-agent");
 const tmp = tempDir("outpost-bin-");
@@ -15,32 +13,8 @@ const DEVICE_ID = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
 let server: ReturnType<typeof Bun.serve>;
 const seen: string[] = [];
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(p) : fs.statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-function ensureBinary(): string {
-  const fresh =
-    fs.existsSync(BINARY) && fs.statSync(BINARY).mtimeMs > newestSource(path.join(REPO_ROOT, "agent"));
-  if (!fresh) {
-    // What `npm run build:agent` runs, for this machine's architecture only.
-    const r = Bun.spawnSync([BUN, path.join(REPO_ROOT, "scripts/build-agent.ts"), "--arch", "x64"], {
-      cwd: REPO_ROOT,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    if (r.exitCode !== 0) throw new Error(`build:agent failed: ${r.stderr.toString()}`);
-  }
-  return BINARY;
-}
-
-beforeAll(() => {
-  ensureBinary();
+beforeAll(async () => {
+  await agentBinary("x64");
   server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
 import { buildDeb } from "../../scripts/agent-deb";
-import { BUN, REPO_ROOT, tempDir } from "./helpers.ts";
+import { agentBinary } from "../helpers/agent-binary";
+import { REPO_ROOT, tempDir } from "./helpers.ts";
 
 const BINARY = path.join(REPO_ROOT, "dist", "outpost-agent-linux-x64");
 const tmp = tempDir("outpost-deb-");
@@ -29,17 +30,10 @@ function installed(): string | undefined {
 
 let first = "";
 let second = "";
-beforeAll(() => {
+beforeAll(async () => {
   if (!canRun) return;
   if (installed()) throw new Error("outpost-agent is already installed on this machine: not touching it");
-  if (!fs.existsSync(BINARY)) {
-    const r = Bun.spawnSync([BUN, path.join(REPO_ROOT, "scripts/build-agent.ts"), "--arch", "x64"], {
-      cwd: REPO_ROOT,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    if (r.exitCode !== 0) throw new Error(`build:agent failed: ${r.stderr.toString()}`);
-  }
+  await agentBinary("x64");
   first = buildDeb({ binary: BINARY, arch: "x64", version: "0.1.0", outDir: tmp.dir });
   second = buildDeb({ binary: BINARY, arch: "x64", version: "0.1.1", outDir: tmp.dir });
 }, 180_000);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
 import { type Subprocess, spawn } from "bun";
-import { Client, utils } from "ssh2";
+import { Client } from "ssh2";
 import { executeCommands } from "../../agent/commands/executor.ts";
 import type { CommandContext } from "../../agent/commands/types.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
 import { createEnrolmentToken } from "../../modules/enrolment/service";
-import { BUN, REPO_ROOT, tempDir } from "../agent/helpers";
+import { REPO_ROOT, tempDir } from "../agent/helpers";
+import { agentBinary } from "../helpers/agent-binary";
 import { startTestApp } from "../helpers/app";
 
 const BINARY = path.join(REPO_ROOT, "dist/outpost-agent-linux-x64");
@@ -14,25 +15,7 @@ const app = await startTestApp();
 const sql = app.database.sql;
 const tmp = tempDir("outpost-install-");
 
-/** Newest change under agent/ (a build older than that is stale). */
-function newestAgentSource(dir = path.join(REPO_ROOT, "agent")): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestAgentSource(full) : fs.statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-beforeAll(() => {
-  if (fs.existsSync(BINARY) && fs.statSync(BINARY).mtimeMs > newestAgentSource()) return;
-  const r = Bun.spawnSync([BUN, path.join(REPO_ROOT, "scripts/build-agent.ts"), "--arch", "x64"], {
-    cwd: REPO_ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (r.exitCode !== 0) throw new Error(`build:agent failed: ${r.stderr.toString()}`);
-}, 240_000);
+beforeAll(() => agentBinary("x64"), 300_000);
 afterAll(() => tmp.cleanup());
 
 /** Runs `curl …/install.sh | sh -s -- args` (async: the server answering curl is this process). */

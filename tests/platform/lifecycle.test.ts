@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { killEmbeddedPostgres, runOutpost, startOutpostProcess } from "../helpers/process";
+import { alive, killEmbeddedPostgres, runOutpost, startOutpostProcess } from "../helpers/process";
 
 // The real command on the embedded PostgreSQL kept in DATA_DIR, as `npm start` runs it.
 const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-lifecycle-"));
@@ -15,15 +15,6 @@ afterAll(() => {
 function postmasterPid(): number | undefined {
   const file = path.join(dataDir, "postgres", "postmaster.pid");
   return existsSync(file) ? Number(readFileSync(file, "utf8").split("\n")[0]) : undefined;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe("outpost start on embedded PostgreSQL", () => {

@@ -1,92 +1,18 @@
-// The terminal end to end without a browser: the app (all roles), a real agent, a real sshd, the real
-// tunnel. A WebSocket client joins like the page does. Short limits (idle 6 s, hard 12 s) make the
-// timers observable; the refusals use the same device.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+// The browser terminal's sessions over the socket (tests/terminal/socket-fixture.ts): a shell through
+// the tunnel, the idle and hard limits, closing, ending from outside, recording, retention.
+import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import ssh2 from "ssh2";
 import { setOperatorDisabled } from "../../modules/operators/management";
-import { generateEd25519 } from "../../modules/platform/host-key";
-import { signCredential } from "../../modules/remote-access/token";
-import { decryptPrivateKey, parseHostKey } from "../../modules/terminal/keys";
 import { pruneRecordings } from "../../modules/terminal/service";
-import { heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
-import { startTestApp } from "../helpers/app";
-import { LOGIN_USER, openSocket, startDevice, startTerminal, type TestDevice, waitFor } from "./helpers";
+import { type TestDevice, waitFor } from "./helpers";
+import { socketFixture } from "./socket-fixture";
 
-const app = await startTestApp({
-  BASE_DOMAIN: "term.test",
-  TERMINAL_IDLE_SECONDS: "6",
-  TERMINAL_MAX_SECONDS: "12",
-});
+const fixture = await socketFixture();
+const { app, connected, directLogin, commandStatus } = fixture;
 let device: TestDevice;
-
-beforeAll(async () => {
-  device = await startDevice(app);
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${device.id} and last_seen_at is not null`)
-        .length > 0,
-    20_000,
-    "the agent's first heartbeat",
-  );
+beforeAll(() => {
+  device = fixture.device();
 });
-afterAll(() => device?.stop());
-
-type Session = Awaited<ReturnType<typeof startTerminal>>["data"];
-
-function join(socket: ReturnType<typeof openSocket>, session: Session, extra: Record<string, unknown> = {}) {
-  socket.send({
-    event: "join",
-    topic: session.topic,
-    payload: {
-      session_ref: session.session_ref,
-      command_id: session.command_id,
-      columns: 100,
-      rows: 30,
-      ...extra,
-    },
-  });
-}
-
-async function connected(operator: { cookie: string; csrf: string }) {
-  const started = await startTerminal(app, device.id, operator);
-  expect(started.status).toBe(201);
-  const stored = await app.database.sql<{ private_key: Buffer }[]>`
-    select private_key from terminal_sessions where id = ${started.data.session_id}`;
-  const privateKey = decryptPrivateKey(app.config.secretKey, stored[0]!.private_key);
-  const socket = openSocket(app, started.data.socket_token, operator.cookie);
-  await socket.opened;
-  join(socket, started.data);
-  await waitFor(() => socket.frame("joined") ?? socket.frame("join_error"), 40_000, "the join");
-  expect(socket.frame("join_error")).toBeUndefined();
-  return { socket, session: started.data, privateKey };
-}
-
-/** Logs in to the device's sshd directly with a private key: "ok" or the refusal. */
-function directLogin(privateKey: string): Promise<string> {
-  return new Promise((resolve) => {
-    const client = new ssh2.Client();
-    client.on("ready", () => {
-      client.end();
-      resolve("ok");
-    });
-    client.on("error", (error) => resolve(error.message));
-    client.connect({
-      host: "127.0.0.1",
-      port: device.sshdPort,
-      username: LOGIN_USER,
-      privateKey,
-      readyTimeout: 8000,
-    });
-  });
-}
-
-async function commandStatus(type: string, sessionId: string) {
-  const [row] = await app.database.sql<{ status: string }[]>`
-    select status from pending_commands where device_id = ${device.id} and type = ${type}
-      and payload->>'name' = ${sessionId} order by queued_at desc limit 1`;
-  return row?.status;
-}
 
 describe("browser terminal over the socket", () => {
   test("a shell through the tunnel: input, output, resize, exit status; the key is revoked afterwards", async () => {
@@ -282,28 +208,6 @@ describe("browser terminal over the socket", () => {
     }
   }, 60_000);
 
-  test("an expired socket token is refused", async () => {
-    const operator = await app.session("operator");
-    const expired = signCredential(app.config.secretKey, "socket", {
-      d: device.id,
-      o: operator.operatorId,
-      exp: Math.floor(Date.now() / 1000) - 1,
-    });
-    const response = await fetch(`${app.url}/socket?token=${encodeURIComponent(expired)}`, {
-      redirect: "manual",
-      headers: {
-        connection: "Upgrade",
-        upgrade: "websocket",
-        "sec-websocket-version": "13",
-        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
-        origin: app.url,
-        cookie: operator.cookie,
-      },
-    });
-    expect(response.status).toBe(401);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("invalid_socket_token");
-  });
-
   test("retention deletes sessions and recordings ended longer ago than the window, not newer ones", async () => {
     const [old] = await app.database.sql<
       { id: string }[]
@@ -321,151 +225,4 @@ describe("browser terminal over the socket", () => {
     ).toBe(0);
     expect((await app.database.sql`select 1 from terminal_sessions where id = ${young!.id}`).length).toBe(1);
   });
-
-  test("refused: forged or missing socket token, another site, a viewer", async () => {
-    const operator = await app.session("operator");
-    const started = await startTerminal(app, device.id, operator);
-    const upgrade = (token: string, headers: Record<string, string>) =>
-      fetch(`${app.url}/socket?token=${encodeURIComponent(token)}`, {
-        redirect: "manual",
-        headers: {
-          connection: "Upgrade",
-          upgrade: "websocket",
-          "sec-websocket-version": "13",
-          "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
-          origin: app.url,
-          ...headers,
-        },
-      });
-    const forged = `${started.data.socket_token.slice(0, -4)}0000`;
-    expect((await upgrade(forged, { cookie: operator.cookie })).status).toBe(401);
-    expect((await upgrade("", { cookie: operator.cookie })).status).toBe(401);
-    expect((await upgrade(started.data.socket_token, {})).status).toBe(401);
-    expect(
-      (await upgrade(started.data.socket_token, { cookie: operator.cookie, origin: "http://evil.test" }))
-        .status,
-    ).toBe(403);
-    // Another operator's session with this operator's token.
-    const other = await app.session("operator");
-    expect((await upgrade(started.data.socket_token, { cookie: other.cookie })).status).toBe(401);
-    const viewer = await app.session("viewer");
-    expect((await upgrade(started.data.socket_token, { cookie: viewer.cookie })).status).toBe(403);
-    expect((await startTerminal(app, device.id, viewer)).status).toBe(403);
-    const good = await upgrade(started.data.socket_token, { cookie: operator.cookie });
-    expect(good.status).toBe(101);
-  }, 30_000);
-
-  test("refused joins: unknown ref, another device's topic, missing or wrong command id", async () => {
-    const operator = await app.session("operator");
-    const started = await startTerminal(app, device.id, operator);
-    const attempt = async (frame: Record<string, unknown>, payload: Record<string, unknown>) => {
-      const socket = openSocket(app, started.data.socket_token, operator.cookie);
-      await socket.opened;
-      socket.send({ event: "join", topic: started.data.topic, ...frame, payload });
-      const error = await waitFor(() => socket.frame("join_error"), 20_000, "a join error");
-      socket.ws.close();
-      return `${error.payload.reason}/${error.payload.code}`;
-    };
-    const ok = { session_ref: started.data.session_ref, command_id: started.data.command_id };
-    expect(await attempt({}, { ...ok, session_ref: "nope" })).toBe("session_not_found/session_not_found");
-    expect(await attempt({}, { ...ok, command_id: undefined })).toBe(
-      "authorization_required/missing_command_id",
-    );
-    expect(await attempt({}, { ...ok, command_id: crypto.randomUUID() })).toBe(
-      "authorization_invalid/session_mismatch",
-    );
-    const otherDevice = crypto.randomUUID();
-    expect(await attempt({ topic: `terminal:${otherDevice}` }, ok)).toBe("unauthorized/device_mismatch");
-    // A mismatch ends the session: its ref is no use any more.
-    expect(await attempt({}, ok)).toBe("session_expired/session_expired");
-  }, 60_000);
-
-  test("another operator's session ref is refused", async () => {
-    const owner = await app.session("operator");
-    const started = await startTerminal(app, device.id, owner);
-    const intruder = await app.session("operator");
-    const theirs = await startTerminal(app, device.id, intruder);
-    const socket = openSocket(app, theirs.data.socket_token, intruder.cookie);
-    await socket.opened;
-    join(socket, started.data);
-    const error = await waitFor(() => socket.frame("join_error"), 20_000, "a join error");
-    expect(`${error.payload.reason}/${error.payload.code}`).toBe("unauthorized/unauthorized");
-    socket.ws.close();
-  }, 30_000);
-
-  test("host key pinning: a reported change refuses terminals until an admin accepts it; sshd showing another key is refused", async () => {
-    const pinnedKey = async () =>
-      (
-        await app.database.sql<{ public_key: string; reported_key: string | null }[]>`
-          select public_key, reported_key from device_host_keys where device_id = ${device.id}`
-      )[0];
-    const realKey = device.hostKeyPublic.split(" ").slice(0, 2).join(" ");
-    expect(await pinnedKey()).toEqual({ public_key: realKey, reported_key: null });
-    const otherKey = generateEd25519().public.trim().split(" ").slice(0, 2).join(" ");
-    const admin = await app.session("admin");
-    const accept = () =>
-      app.fetch(`/devices/${device.id}/host-key/accept`, {
-        method: "POST",
-        headers: { cookie: admin.cookie, "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ _csrf: admin.csrf }).toString(),
-      });
-    const joinError = async () => {
-      const operator = await app.session("operator");
-      const started = await startTerminal(app, device.id, operator);
-      const socket = openSocket(app, started.data.socket_token, operator.cookie);
-      await socket.opened;
-      join(socket, started.data);
-      const error = await waitFor(
-        () => socket.frame("join_error") ?? socket.frame("joined"),
-        40_000,
-        "the join",
-      );
-      socket.ws.close();
-      return error.event === "joined" ? "joined" : `${error.payload.reason}/${error.payload.code}`;
-    };
-    device.agent.kill("SIGSTOP");
-    try {
-      // The device (or whoever answers for it) reports another key.
-      const beat = await app.fetch(
-        heartbeatUrl(device.id, device.token),
-        json({ ...sampleHeartbeat(), ssh_host_key: `${otherKey} root@elsewhere` }),
-      );
-      expect(beat.status).toBe(200);
-      expect(await pinnedKey()).toEqual({ public_key: realKey, reported_key: otherKey });
-      expect(await joinError()).toBe("host_key_changed/host_key_mismatch");
-      const operatorAccept = await app.fetch(`/devices/${device.id}/host-key/accept`, {
-        method: "POST",
-        headers: { cookie: (await app.session("operator")).cookie },
-      });
-      expect(operatorAccept.status).toBe(403);
-      expect((await accept()).status).toBe(303);
-      expect(await pinnedKey()).toEqual({ public_key: otherKey, reported_key: null });
-    } finally {
-      device.agent.kill("SIGCONT");
-    }
-    // Now the pin is not what the real sshd shows: the agent's next heartbeat reports its real key…
-    await waitFor(async () => (await pinnedKey())?.reported_key === realKey, 15_000, "the real key reported");
-    expect(await joinError()).toBe("host_key_changed/host_key_mismatch");
-    // …and even without a report, the SSH handshake itself refuses a key other than the pin.
-    await app.database.sql`update device_host_keys set reported_key = null, reported_fingerprint = null
-      where device_id = ${device.id}`;
-    expect(await joinError()).toBe("host_key_changed/host_key_mismatch");
-    await app.database.sql`update device_host_keys set reported_key = ${realKey},
-      reported_fingerprint = ${parseHostKey(realKey)!.fingerprint} where device_id = ${device.id}`;
-    expect((await accept()).status).toBe(303);
-    expect(await joinError()).toBe("joined");
-  }, 120_000);
-
-  test("an offline device gets no terminal", async () => {
-    await app.database
-      .sql`update devices set last_seen_at = now() - interval '1 day' where id = ${device.id}`;
-    device.agent.kill("SIGSTOP");
-    try {
-      const started = await startTerminal(app, device.id, await app.session("operator"));
-      expect(started.status).toBe(409);
-      expect(started.error!.code).toBe("device_offline");
-    } finally {
-      device.agent.kill("SIGCONT");
-    }
-  }, 30_000);
 });

@@ -1,0 +1,61 @@
+#!/usr/bin/env bun
+/**
+ * `npm test [-- <files or bun test options>]`: the whole suite, test files spread over worker
+ * processes (`bun test --parallel`), slowest files first (tests/timings.json).
+ *
+ * Why a wrapper: with `--parallel`, a preload's afterAll runs after every file and a worker's exit
+ * handlers never run, so the workers cannot own PostgreSQL. This process starts the one cluster and its
+ * migrated template (tests/helpers/cluster.ts), hands its URL to the workers (the preload then starts
+ * nothing), and stops it when the run ends, however it ends.
+ *
+ * OUTPOST_TEST_WORKERS: worker processes (default: the machine's cores, at most 4; 1 runs the files
+ * one after another in one process, as plain `bun test` does).
+ * `npm test -- --update-timings` rewrites tests/timings.json from the run.
+ */
+import { spawn } from "node:child_process";
+import { availableParallelism } from "node:os";
+import path from "node:path";
+import { startTestCluster } from "../tests/helpers/cluster";
+
+const ROOT = path.resolve(import.meta.dir, "..");
+const TIMINGS = "tests/timings.json";
+
+function workerCount(): number {
+  const raw = process.env.OUTPOST_TEST_WORKERS;
+  if (raw === undefined || raw === "") return Math.min(availableParallelism(), 4);
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 64) {
+    console.error(
+      `npm test: OUTPOST_TEST_WORKERS must be a whole number from 1 to 64, not ${JSON.stringify(raw)}`,
+    );
+    process.exit(2);
+  }
+  return n;
+}
+
+const workers = workerCount();
+let postgresPid: number | undefined;
+const stopPostgres = () => {
+  if (postgresPid === undefined) return;
+  try {
+    process.kill(postgresPid, "SIGQUIT");
+  } catch {
+    // already stopped
+  }
+};
+process.on("exit", stopPostgres);
+
+const cluster = await startTestCluster((pid) => {
+  postgresPid = pid;
+});
+const parallel = workers > 1 ? [`--parallel=${workers}`, "--no-isolate", `--timings=${TIMINGS}`] : [];
+const child = spawn(
+  path.join(ROOT, "node_modules/.bin/bun"),
+  ["test", "--timeout", "60000", ...parallel, ...process.argv.slice(2)],
+  { cwd: ROOT, stdio: "inherit", env: { ...process.env, OUTPOST_TEST_CLUSTER_URL: cluster.url } },
+);
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => child.kill(signal));
+const code: number = await new Promise((resolve) => child.once("exit", (status) => resolve(status ?? 1)));
+await cluster.stop();
+postgresPid = undefined;
+process.exit(code);
