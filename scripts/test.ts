@@ -12,7 +12,7 @@
  * one after another in one process, as plain `bun test` does).
  * `npm test -- --update-timings` rewrites tests/timings.json from the run.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import path from "node:path";
 import { startTestCluster } from "../tests/helpers/cluster";
@@ -34,28 +34,46 @@ function workerCount(): number {
 }
 
 const workers = workerCount();
+let child: ChildProcess | undefined;
 let postgresPid: number | undefined;
-const stopPostgres = () => {
+// Whatever ends this process (an error building the template included) takes PostgreSQL with it.
+process.on("exit", () => {
   if (postgresPid === undefined) return;
   try {
     process.kill(postgresPid, "SIGQUIT");
   } catch {
     // already stopped
   }
-};
-process.on("exit", stopPostgres);
-
-const cluster = await startTestCluster((pid) => {
+});
+const starting = startTestCluster((pid) => {
   postgresPid = pid;
 });
+// A signal while the cluster starts stops it once it is up (killing it mid-start would leave the
+// postmaster running); once the tests run, the signal is passed on and they end the run.
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+  ["SIGHUP", 129],
+] as const) {
+  process.on(signal, () => {
+    if (child) child.kill(signal);
+    else
+      void starting
+        .then((started) => started.stop())
+        .then(() => {
+          postgresPid = undefined;
+        })
+        .finally(() => process.exit(code));
+  });
+}
+const cluster = await starting;
 const parallel = workers > 1 ? [`--parallel=${workers}`, "--no-isolate", `--timings=${TIMINGS}`] : [];
-const child = spawn(
+child = spawn(
   path.join(ROOT, "node_modules/.bin/bun"),
   ["test", "--timeout", "60000", ...parallel, ...process.argv.slice(2)],
   { cwd: ROOT, stdio: "inherit", env: { ...process.env, OUTPOST_TEST_CLUSTER_URL: cluster.url } },
 );
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => child.kill(signal));
-const code: number = await new Promise((resolve) => child.once("exit", (status) => resolve(status ?? 1)));
+const code: number = await new Promise((resolve) => child?.once("exit", (status) => resolve(status ?? 1)));
 await cluster.stop();
 postgresPid = undefined;
 process.exit(code);
