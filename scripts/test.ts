@@ -67,13 +67,38 @@ for (const [signal, code] of [
   });
 }
 const cluster = await starting;
-const parallel = workers > 1 ? [`--parallel=${workers}`, "--no-isolate", `--timings=${TIMINGS}`] : [];
-child = spawn(
-  path.join(ROOT, "node_modules/.bin/bun"),
-  ["test", "--timeout", "60000", ...parallel, ...process.argv.slice(2)],
-  { cwd: ROOT, stdio: "inherit", env: { ...process.env, OUTPOST_TEST_CLUSTER_URL: cluster.url } },
+const args = process.argv.slice(2);
+/**
+ * Files that change the machine itself run alone, after the others: the Debian package test installs
+ * /etc/outpost/agent.yaml, which every agent started without --config reads.
+ */
+const ALONE = ["tests/agent/deb-package.test.ts"];
+const wholeSuite = !args.some(
+  (arg) => arg.startsWith("tests") || arg.startsWith("./") || arg.endsWith(".ts"),
 );
-const code: number = await new Promise((resolve) => child?.once("exit", (status) => resolve(status ?? 1)));
+const env = { ...process.env, OUTPOST_TEST_CLUSTER_URL: cluster.url };
+
+function bunTest(testArgs: string[]): Promise<number> {
+  child = spawn(path.join(ROOT, "node_modules/.bin/bun"), ["test", "--timeout", "60000", ...testArgs], {
+    cwd: ROOT,
+    stdio: "inherit",
+    env,
+  });
+  const running = child;
+  return new Promise((resolve) => running.once("exit", (status) => resolve(status ?? 1)));
+}
+
+const parallel = workers > 1 ? [`--parallel=${workers}`, "--no-isolate", `--timings=${TIMINGS}`] : [];
+let code = await bunTest([
+  ...parallel,
+  ...(wholeSuite && workers > 1 ? ALONE.map((file) => `--path-ignore-patterns=${file}`) : []),
+  ...args,
+]);
+if (wholeSuite && workers > 1) {
+  console.log(`\nnpm test: now the files that run alone: ${ALONE.join(", ")}`);
+  const alone = await bunTest([...args.filter((arg) => arg !== "--update-timings"), ...ALONE]);
+  code ||= alone;
+}
 await cluster.stop();
 postgresPid = undefined;
 process.exit(code);
