@@ -102,7 +102,7 @@ export const GROUPS: Record<string, Group> = {
   "tunnel-data": {
     // The tunnel's data plane: who may hold a work connection, the proofs, the agent's pool, the hand-off.
     mutate: ["agent/tunnel-work.ts", "modules/remote-access/tunnel/data-plane.ts"],
-    tests: ["tests/remote-access/data-plane.test.ts"],
+    tests: ["tests/remote-access/data-plane-pool.test.ts", "tests/remote-access/data-plane.test.ts"],
   },
   "e2e-locks": {
     // The lock, idempotency and run creation (not the body validation or seed messages), results and
