@@ -35,19 +35,7 @@ function workerCount(): number {
 
 const workers = workerCount();
 let child: ChildProcess | undefined;
-let postgresPid: number | undefined;
-// Whatever ends this process (an error building the template included) takes PostgreSQL with it.
-process.on("exit", () => {
-  if (postgresPid === undefined) return;
-  try {
-    process.kill(postgresPid, "SIGQUIT");
-  } catch {
-    // already stopped
-  }
-});
-const starting = startTestCluster((pid) => {
-  postgresPid = pid;
-});
+const starting = startTestCluster();
 // A signal while the cluster starts stops it once it is up (killing it mid-start would leave the
 // postmaster running); once the tests run, the signal is passed on and they end the run.
 for (const [signal, code] of [
@@ -57,13 +45,7 @@ for (const [signal, code] of [
 ] as const) {
   process.on(signal, () => {
     if (child) child.kill(signal);
-    else
-      void starting
-        .then((started) => started.stop())
-        .then(() => {
-          postgresPid = undefined;
-        })
-        .finally(() => process.exit(code));
+    else void starting.then((started) => started.stop()).finally(() => process.exit(code));
   });
 }
 const cluster = await starting;
@@ -102,5 +84,4 @@ if (wholeSuite && workers > 1 && !nameFilter) {
   code ||= alone;
 }
 await cluster.stop();
-postgresPid = undefined;
 process.exit(code);

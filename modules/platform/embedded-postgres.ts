@@ -122,7 +122,8 @@ function postgresUser(): { uid: number; gid: number } | undefined {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists. */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

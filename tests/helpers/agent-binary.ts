@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { alive } from "./process";
+import { isAlive } from "../../modules/platform/embedded-postgres";
 
 const REPO_ROOT = path.resolve(import.meta.dir, "../..");
 const DIST = path.join(REPO_ROOT, "dist");
@@ -35,7 +35,7 @@ async function withLock<T>(name: string, work: () => T): Promise<T> {
       try {
         holder = Number(fs.readFileSync(owner, "utf8"));
       } catch {}
-      if (holder > 0 && !alive(holder)) fs.rmSync(lock, { recursive: true, force: true });
+      if (holder > 0 && !isAlive(holder)) fs.rmSync(lock, { recursive: true, force: true });
       else if (Date.now() > deadline) throw new Error(`${lock} is still held after 300 s`);
       else await Bun.sleep(250);
     }

@@ -22,13 +22,13 @@ export function databaseUrl(name: string): string {
   return url.toString();
 }
 
-/** Starts (or reuses TEST_DATABASE_URL's) PostgreSQL and builds the migrated template database. */
-export async function startTestCluster(
-  /** Told the server's pid as soon as it runs (before the template is built), to stop it on a signal. */
-  onStarted: (pid: number) => void = () => {},
-): Promise<{ url: string; pid?: number; stop(): Promise<void> }> {
+/**
+ * Starts (or reuses TEST_DATABASE_URL's) PostgreSQL and builds the migrated template database. From the
+ * moment it runs until `stop()`, whatever ends this process (an error building the template, a signal
+ * handler's exit) takes a PostgreSQL it started down with it.
+ */
+export async function startTestCluster(): Promise<{ url: string; stop(): Promise<void> }> {
   let url = process.env.TEST_DATABASE_URL;
-  let pid: number | undefined;
   let stop = async () => {};
   if (!url) {
     // mkdtemp's own directory (not a subfolder) so the postgres user can own it.
@@ -36,10 +36,17 @@ export async function startTestCluster(
     chmodSync(directory, 0o700);
     const cluster = await startEmbeddedPostgres({ directory, ephemeral: true });
     url = cluster.url;
-    pid = cluster.pid;
-    if (pid) onStarted(pid);
+    const killOnExit = () => {
+      try {
+        if (cluster.pid) process.kill(cluster.pid, "SIGQUIT");
+      } catch {
+        // already stopped
+      }
+    };
+    process.on("exit", killOnExit);
     stop = async () => {
       await cluster.stop();
+      process.off("exit", killOnExit);
       for (const suffix of ["", ".password", ".log", ".owner"])
         rmSync(`${directory}${suffix}`, { recursive: true, force: true });
     };
@@ -54,5 +61,5 @@ export async function startTestCluster(
   await applyMigrations(template);
   await migrateJobQueue(templateUrl.toString(), createLogger("silent"));
   await template.close();
-  return { url, pid, stop };
+  return { url, stop };
 }

@@ -3,44 +3,28 @@
 import { afterAll } from "bun:test";
 import { startTestCluster } from "./cluster";
 
-let postgresPid: number | undefined;
 if (!process.env.OUTPOST_TEST_CLUSTER_URL) {
-  // Set before the cluster starts: a signal while the template is still being built stops it too.
-  stopOnSignals();
-  const cluster = await startTestCluster((pid) => {
-    postgresPid = pid;
-  });
+  // Set before the cluster starts: a signal while the template is still being built stops it too
+  // (startTestCluster stops its PostgreSQL when the process exits).
+  exitOnSignals();
+  const cluster = await startTestCluster();
   process.env.OUTPOST_TEST_CLUSTER_URL = cluster.url;
   afterAll(async () => {
     await cluster.stop();
   });
 }
 
-// If the run dies before afterAll (an uncaught error, a signal), still take PostgreSQL down with it.
-function stopPostgres() {
-  if (postgresPid) {
-    try {
-      process.kill(postgresPid, "SIGQUIT");
-    } catch {
-      // already stopped
-    }
-  }
-}
-
 /**
  * A signal ends the process without "exit" (`timeout`, Ctrl-C, a mutation run giving up on a test):
- * without these handlers every such run left its PostgreSQL behind.
+ * exiting instead lets the cluster's exit handler take PostgreSQL down, which every such run used to
+ * leave behind.
  */
-function stopOnSignals() {
-  process.on("exit", stopPostgres);
+function exitOnSignals() {
   for (const [signal, code] of [
     ["SIGTERM", 143],
     ["SIGINT", 130],
     ["SIGHUP", 129],
   ] as const) {
-    process.on(signal, () => {
-      stopPostgres();
-      process.exit(code);
-    });
+    process.on(signal, () => process.exit(code));
   }
 }

@@ -14,16 +14,6 @@ export const TUNNEL_FREE_PORTS = {
   TUNNEL_HOST: "127.0.0.1",
 };
 
-/** Whether a process with this pid exists. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export interface OutpostProcess {
   process: Subprocess<"ignore", "pipe", "pipe">;
   url: string;

@@ -2,7 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { alive, killEmbeddedPostgres, runOutpost, startOutpostProcess } from "../helpers/process";
+import { isAlive } from "../../modules/platform/embedded-postgres";
+import { killEmbeddedPostgres, runOutpost, startOutpostProcess } from "../helpers/process";
 
 // The real command on the embedded PostgreSQL kept in DATA_DIR, as `npm start` runs it.
 const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-lifecycle-"));
@@ -22,7 +23,7 @@ describe("outpost start on embedded PostgreSQL", () => {
     const outpost = await startOutpostProcess(env);
     expect(outpost.output()).toMatch(/setup code:\s+[\w-]{12}/);
     const pid = postmasterPid()!;
-    expect(alive(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
 
     // The CLI shares the running server's PostgreSQL instead of starting a second one.
     const created = await runOutpost(
@@ -54,7 +55,7 @@ describe("outpost start on embedded PostgreSQL", () => {
     const positions = order.map((line) => log.indexOf(line));
     expect(positions.every((p) => p > 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
-    expect(alive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
     expect(postmasterPid()).toBeUndefined();
   });
 

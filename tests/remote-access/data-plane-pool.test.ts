@@ -46,16 +46,11 @@ async function standIn(key: string, mode: () => "prove" | "refuse") {
 describe("the agent's work pool", () => {
   test("the agent backs off from a data port that refuses (0.5 s, 1 s, 2 s …) and says so once", async () => {
     const a = await deviceWithLease(app, operator);
-    let attempts = 0;
-    const refusing = tls.createServer(selfSignedCertificate("refusing"), (socket) => {
-      attempts++;
-      socket.destroy();
-    });
-    await new Promise<void>((r) => refusing.listen(0, "127.0.0.1", () => r()));
+    const refusing = await standIn(parts(a.reply.remote_access_token)[1], () => "refuse");
     const warnings: unknown[] = [];
     const pool = new WorkPool({
       host: "127.0.0.1",
-      port: (refusing.address() as net.AddressInfo).port,
+      port: refusing.port,
       token: () => a.reply.remote_access_token,
       openTarget: () => net.connect(web.port, "127.0.0.1"),
       logger: { warn: (obj) => warnings.push(obj) },
@@ -65,7 +60,7 @@ describe("the agent's work pool", () => {
     await Bun.sleep(2500);
     pool.stop();
     refusing.close();
-    expect(attempts).toBe(3 * WORK_POOL_SIZE);
+    expect(refusing.accepted()).toBe(3 * WORK_POOL_SIZE);
     expect(warnings).toHaveLength(1);
   });
 
