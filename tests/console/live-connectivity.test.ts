@@ -69,8 +69,9 @@ describe("live connectivity", () => {
 
     // Silence: nothing is written when a device goes offline; the hub's re-count notices.
     await age(device.id, 2 * 3600);
+    // 15 s: the re-count ticks every 250 ms, but two test files share the two cores (npm test).
     await page.waitForSelector('tbody tr:has-text("tower-3") td.c-online .badge:text-is("offline")', {
-      timeout: 5_000,
+      timeout: 15_000,
     });
     await screenshot(page, "console-devices-live-offline");
 
