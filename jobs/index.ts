@@ -5,6 +5,7 @@ import alertsOffline from "./alerts-offline";
 import alertsRetention from "./alerts-retention";
 import auditRetention from "./audit-retention";
 import commandRetention from "./command-retention";
+import deviceSightingsPrune from "./device-sightings-prune";
 import e2eRetention from "./e2e-retention";
 import e2eSeed from "./e2e-seed";
 import e2eStaleRuns from "./e2e-stale-runs";
@@ -27,6 +28,7 @@ const JOBS: JobDefinition<never>[] = [
   telemetryPartitions as JobDefinition<never>,
   telemetryRetention as JobDefinition<never>,
   telemetryRollup as JobDefinition<never>,
+  deviceSightingsPrune as JobDefinition<never>,
   remoteAccessSweep as JobDefinition<never>,
   alertsEvaluate as JobDefinition<never>,
   alertsOffline as JobDefinition<never>,
@@ -44,6 +46,7 @@ const SCHEDULES: JobSchedule[] = [
   { task: "expire_commands", cron: "* * * * *", label: "every minute" },
   { task: "telemetry_partitions", cron: "23 * * * *", label: "hourly at :23" },
   { task: "telemetry_rollup", cron: "* * * * *", label: "every minute" },
+  { task: "device_sightings_prune", cron: "* * * * *", label: "every minute" },
   { task: "telemetry_retention", cron: "41 3 * * *", label: "daily at 03:41" },
   { task: "command_retention", cron: "53 3 * * *", label: "daily at 03:53" },
   { task: "remote_access_sweep", cron: "* * * * *", label: "every 30 seconds" },

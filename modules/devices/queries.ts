@@ -5,6 +5,7 @@
  * migration 0005 (docs/console.md).
  */
 
+import type { Row as AnyRow, PendingQuery } from "postgres";
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -17,6 +18,13 @@ import {
   summaryColumns,
   toDeviceSummary,
 } from "./rows";
+import {
+  fewSeenWithin,
+  recentSightings,
+  seenWithinCondition,
+  sightingsEdge,
+  withinRetention,
+} from "./sightings";
 import { DEVICE_NAME_MAX, normaliseMac, PRODUCT_NAME_MAX } from "./validation";
 
 export const CONSOLE_SORTS = [
@@ -61,13 +69,24 @@ export interface ConsoleList {
   prev: string | undefined;
 }
 
-/** The WHERE conditions of the filters (shared by the page and its count). */
-function filterSql(sql: Sql, options: DeviceFilters & { onlineWindowSeconds: number }) {
+/**
+ * The WHERE conditions of the filters (shared by the page and its count). The online filter also
+ * narrows to the devices sighted within the window when those are few (modules/devices/sightings.ts):
+ * with few devices online it would otherwise read every device row to find them.
+ */
+async function filterSql(
+  sql: Sql,
+  options: DeviceFilters & { onlineWindowSeconds: number },
+): Promise<{ where: Fragment }> {
   const search = options.search?.trim();
   // device_search_text() is lower case: so is the pattern.
   const pattern = likeContains(search?.toLowerCase() ?? "");
-  return sql`
+  const fewOnline =
+    options.connectivityStatus === "online" && (await fewSeenWithin(sql, options.onlineWindowSeconds));
+  // Wrapped: a fragment is a thenable, and resolving a promise with it would run it as a query.
+  const where = sql`
     ${filterConditions(sql, options, options.onlineWindowSeconds)}
+    ${fewOnline ? seenWithinCondition(sql, options.onlineWindowSeconds) : sql``}
     ${
       search
         ? isUuid(search)
@@ -75,13 +94,19 @@ function filterSql(sql: Sql, options: DeviceFilters & { onlineWindowSeconds: num
           : sql`and device_search_text(d.mac_address, d.product_name, d.ipv4_address, d.metadata) like ${pattern}`
         : sql``
     }`;
+  return { where };
 }
 
+type Fragment = PendingQuery<AnyRow[]>;
 type Row = DeviceSummaryRow & { k0: string; k1: string | null };
+/** A page read from the sightings also says whether it is certain to be the page (see sightingsPage). */
+type SightedRow = Row & { certain: boolean; edge_reached: boolean; fresh: boolean };
 
 /**
  * One page of devices with keyset pagination in either direction: every page, however deep, is an
- * index range scan of `limit + 1` rows (except the last_seen_at sort, which is not indexed).
+ * index range scan of `limit + 1` rows. The last_seen_at sort is not indexed: newest first (and
+ * Previous from any recent page) it walks the sightings backwards (sightingsPage), else it is a top-N
+ * sort over the filtered rows.
  */
 export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions): Promise<ConsoleList> {
   const keys = SORT_KEYS[options.sort];
@@ -100,24 +125,35 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
       : sql`and (${sql.unsafe(keys[0]!.expr)}, ${sql.unsafe(keys[1]!.expr)}, d.id) ${sql.unsafe(op)}
           (${values[0]!}::${sql.unsafe(keys[0]!.cast)}, ${values[1]!}::${sql.unsafe(keys[1]!.cast)}, ${values[2]!}::uuid)`
     : sql``;
-  // Deferred join: the page is chosen carrying only ids and sort keys, then its rows are read.
-  const rows = await sql<Row[]>`
+  const filters = (await filterSql(sql, options)).where;
+  const columns = sql`${summaryColumns(sql, options.onlineWindowSeconds)},
+      (${sql.unsafe(keys[0]!.expr)})::text as k0,
+      ${keys[1] ? sql`(${sql.unsafe(keys[1].expr)})::text` : sql`null::text`} as k1`;
+  const read = <R extends Row>(query: Promise<R[]>) =>
+    query.catch((error: { code?: string }) => {
+      // A cursor whose values do not fit this sort (a hand-edited URL): invalid, not a server error.
+      if (values && typeof error.code === "string" && error.code.startsWith("22")) {
+        throw badRequest("The page link is not valid any more", { field: "cursor" });
+      }
+      throw error;
+    });
+  const sighted =
+    options.sort === "last_seen_at" && (scanOrder === "desc" || values)
+      ? await read(sightingsPage(sql, { scanOrder, from: values?.[0], filters, boundSql, columns, limit }))
+      : undefined;
+  const rows =
+    sighted && sightedPageIsCertain(sighted, scanOrder, limit)
+      ? sighted
+      : // Deferred join: the page is chosen carrying only ids and sort keys, then its rows are read.
+        await read(sql<Row[]>`
     with page as (
       select d.id from devices d
-      where true ${filterSql(sql, options)} ${boundSql}
+      where true ${filters} ${boundSql}
       order by ${sql.unsafe(orderBy)}
       limit ${limit + 1})
-    select ${summaryColumns(sql, options.onlineWindowSeconds)},
-      (${sql.unsafe(keys[0]!.expr)})::text as k0,
-      ${keys[1] ? sql`(${sql.unsafe(keys[1].expr)})::text` : sql`null::text`} as k1
+    select ${columns}
     from page join devices d on d.id = page.id
-    order by ${sql.unsafe(orderBy)}`.catch((error: { code?: string }) => {
-    // A cursor whose values do not fit this sort (a hand-edited URL): invalid, not a server error.
-    if (values && typeof error.code === "string" && error.code.startsWith("22")) {
-      throw badRequest("The page link is not valid any more", { field: "cursor" });
-    }
-    throw error;
-  });
+    order by ${sql.unsafe(orderBy)}`);
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backwards) page.reverse();
@@ -130,6 +166,54 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
     next: backwards ? (values ? cursorOf(last) : undefined) : more ? cursorOf(last) : undefined,
     prev: backwards ? (more ? cursorOf(first) : undefined) : values ? cursorOf(first) : undefined,
   };
+}
+
+interface SightingsPageQuery {
+  scanOrder: "asc" | "desc";
+  /** The cursor's last_seen_at, when paging on from one. */
+  from: string | undefined;
+  filters: Fragment;
+  boundSql: Fragment;
+  columns: Fragment;
+  limit: number;
+}
+
+/**
+ * The last-seen page read from the newest sightings (modules/devices/sightings.ts) instead of from
+ * every device row: each sighted device joined at its latest sighting (`last_seen_at = seen_at`),
+ * filtered, in (seen_at, id) order. Every row also carries whether it is certain (seen strictly
+ * inside the sightings read), whether the read stopped at its limit, and whether the cursor's time
+ * is within the retention: sightedPageIsCertain decides from them.
+ */
+function sightingsPage(sql: Sql, q: SightingsPageQuery) {
+  const dir = sql.unsafe(q.scanOrder);
+  const edge = sightingsEdge(sql, q.scanOrder, q.from);
+  return sql<SightedRow[]>`
+    with page as (
+      select distinct r.seen_at, d.id from (${recentSightings(sql, q.scanOrder, q.from)}) r
+        join devices d on d.id = r.id and d.last_seen_at = r.seen_at
+      where true ${q.filters} ${q.boundSql}
+      order by r.seen_at ${dir}, d.id ${dir}
+      limit ${q.limit + 1}),
+    edge as (select ${edge} as at)
+    select ${q.columns},
+      coalesce(page.seen_at ${sql.unsafe(q.scanOrder === "desc" ? ">" : "<")} edge.at, true) as certain,
+      edge.at is not null as edge_reached,
+      ${q.from ? withinRetention(sql, q.from) : sql`true`} as fresh
+    from page join devices d on d.id = page.id cross join edge
+    order by page.seen_at ${dir}, d.id ${dir}`;
+}
+
+/**
+ * Whether a page read from the sightings is the page. Newest first it must be full (limit + 1 rows,
+ * else older devices may belong on it) and end inside what was read. Oldest first from a recent
+ * cursor every device seen since has its sighting, so a short page is complete when all of them
+ * were read.
+ */
+function sightedPageIsCertain(rows: SightedRow[], scanOrder: "asc" | "desc", limit: number) {
+  const last = rows.at(-1);
+  if (!last?.certain || !last.fresh) return false;
+  return rows.length === limit + 1 || (scanOrder === "asc" && !last.edge_reached);
 }
 
 /** Matching devices counted exactly up to this many; beyond, the list says "10,000+". */
@@ -146,7 +230,7 @@ export async function countMatchingDevices(
 ): Promise<{ count: number; more: boolean }> {
   const [row] = await sql<{ n: number }[]>`
     select count(*)::int as n from (
-      select 1 from devices d where true ${filterSql(sql, options)} limit ${cap + 1}
+      select 1 from devices d where true ${(await filterSql(sql, options)).where} limit ${cap + 1}
     ) matching`;
   return row!.n > cap ? { count: cap, more: true } : { count: row!.n, more: false };
 }

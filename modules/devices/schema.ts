@@ -55,6 +55,22 @@ export const devices = pgTable(
 export type DeviceRow = typeof devices.$inferSelect;
 
 /**
+ * Which devices each heartbeat batch accepted, stamped with the batch's `now()`, the very value it
+ * wrote to their `last_seen_at`: an index on `last_seen_at` would cost every heartbeat its HOT update,
+ * one row here costs a batch one small insert. The device list reads it backwards to find the most
+ * recently seen devices and who is online without reading the fleet (modules/devices/sightings.ts).
+ * Kept for SIGHTINGS_RETENTION_SECONDS by the `device_sightings_prune` job.
+ */
+export const deviceSightings = pgTable(
+  "device_sightings",
+  {
+    seenAt: timestamp("seen_at", { withTimezone: true }).notNull(),
+    deviceIds: uuid("device_ids").array().notNull(),
+  },
+  (table) => [index("device_sightings_seen_at_idx").on(table.seenAt)],
+);
+
+/**
  * Fixed-window counters of the device API limits that have no device row to live on: registrations
  * per client address (`register:<ip>`), command results and payload fetches per device
  * (`commands:<uuid>`). Heartbeats count on the device row instead (inside their one statement).

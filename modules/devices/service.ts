@@ -43,6 +43,7 @@ export {
   type Device,
   type DeviceSummary,
 } from "./rows";
+export { pruneSightings, recordSightings } from "./sightings";
 export { findTelemetrySchemas, listTelemetrySchemas, type SchemaReference } from "./telemetry-schemas";
 export { TELEMETRY_LIMITS, validateSchemaDefinition } from "./validation";
 export { wakeDevice } from "./wake";

@@ -7,6 +7,7 @@
  * schema_json, event_id, payload`, one row per heartbeat of the batch) and `accepted` (`id,
  * remote_access_requested, ord` of each device whose heartbeat was accepted, no row when refused):
  *   - devices/heartbeat-sql.ts   acceptHeartbeats()           the body of `accepted` (and refuseHeartbeat)
+ *   - devices/sightings.ts       recordSightings()            one `device_sightings` row of the accepted ids
  *   - telemetry/service.ts       insertTelemetryForAccepted() inserts the event of each `accepted` row
  *   - commands/service.ts        claimCommandsForAccepted()   claims queued commands of `accepted.id`
  * Only this file writes the `with input as (...), accepted as (...)` that binds them; a feature
@@ -23,6 +24,7 @@ import {
   authenticateDevice,
   type HeartbeatRateLimit,
   heartbeatInput,
+  recordSightings,
   refuseHeartbeat,
   TELEMETRY_LIMITS,
   validateSchemaDefinition,
@@ -152,6 +154,7 @@ export async function runHeartbeatBatch(sql: Sql, settings: HeartbeatRateLimit, 
         string_to_array(${payloads}::text, ${PAYLOAD_SEPARATOR}::text))
         as i(ord, device_id, token_hash, schema_hash, schema_json, event_id, payload)),
     accepted as (${acceptHeartbeats(sql, settings)}),
+    sighted as (${recordSightings(sql)}),
     stored as (${insertTelemetryForAccepted(sql)}),
     claimed as (${claimCommandsForAccepted(sql)})
     select a.ord, a.remote_access_requested, c.id, c.type, c.args, c.payload, c.payload_ref, c.public_key, c.queued_at,

@@ -10,6 +10,7 @@ test("every schedule names a job of the catalog, and every identifier is used by
   // The retention and rollup jobs run on their schedule.
   for (const task of [
     "telemetry_rollup",
+    "device_sightings_prune",
     "telemetry_retention",
     "command_retention",
     "e2e_retention",

@@ -1,0 +1,9 @@
+-- Which devices each heartbeat batch accepted, stamped with the now() it wrote to their last_seen_at:
+-- the device list finds the most recently seen devices and who is online from it, without an index
+-- on last_seen_at (which would make every heartbeat's device update non-HOT). See modules/devices/sightings.ts.
+CREATE TABLE "device_sightings" (
+	"seen_at" timestamp with time zone NOT NULL,
+	"device_ids" uuid[] NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX "device_sightings_seen_at_idx" ON "device_sightings" USING btree ("seen_at");

@@ -1,0 +1,247 @@
+/**
+ * Device sightings (modules/devices/sightings.ts): every heartbeat batch records which devices it
+ * accepted at the moment it wrote to their last_seen_at, and the device list reads them for the
+ * newest-first last-seen order and the online filter. Pages read that way must be exactly the pages
+ * the full read gives: checked against plain SQL over the devices table, page by page, both ways.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+  type ConsoleListOptions,
+  countMatchingDevices,
+  listConsoleDevices,
+} from "../../modules/devices/queries";
+import { approveDevices } from "../../modules/devices/service";
+import {
+  pruneSightings,
+  SIGHTINGS_READ_MAX,
+  SIGHTINGS_RETENTION_SECONDS,
+} from "../../modules/devices/sightings";
+import { startTestApp } from "../helpers/app";
+import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
+
+const app = await startTestApp();
+const sql = app.database.sql;
+type Device = Awaited<ReturnType<typeof approvedDevice>>;
+const WINDOW = 300;
+const devices: Device[] = [];
+
+async function beat(device: Device) {
+  const response = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
+  expect(response.status).toBe(200);
+}
+
+/** The last-seen order read straight from the devices table: what every page must match. */
+async function expectedOrder(where = sql`true`) {
+  const rows = await sql<{ id: string }[]>`
+    select id from devices d where ${where}
+    order by coalesce(last_seen_at, '-infinity') desc, id desc`;
+  return rows.map((row) => row.id);
+}
+
+function options(extra: Partial<ConsoleListOptions> = {}): ConsoleListOptions {
+  return { onlineWindowSeconds: WINDOW, sort: "last_seen_at", order: "desc", limit: 3, ...extra };
+}
+
+/** Every page Next from the first, then Previous back: the ids in order, and the pages' own. */
+async function walk(extra: Partial<ConsoleListOptions> = {}) {
+  const pages: string[][] = [];
+  let page = await listConsoleDevices(sql, options(extra));
+  pages.push(page.devices.map((d) => d.id));
+  while (page.next) {
+    page = await listConsoleDevices(sql, options({ ...extra, after: page.next }));
+    pages.push(page.devices.map((d) => d.id));
+  }
+  const back: string[][] = [];
+  while (page.prev) {
+    page = await listConsoleDevices(sql, options({ ...extra, before: page.prev }));
+    back.unshift(page.devices.map((d) => d.id));
+  }
+  return { ids: pages.flat(), pages, back };
+}
+
+beforeAll(async () => {
+  for (let i = 0; i < 12; i++)
+    devices.push(await approvedDevice(app, { product_name: i % 2 ? "odd" : "even" }));
+  // In three rounds, so devices have older sightings too (only the latest one may count).
+  for (const round of [devices, devices.slice(4), devices.slice(8)])
+    for (const device of round) await beat(device);
+});
+
+afterAll(() => app.stop());
+
+describe("recording", () => {
+  test("a batch's sighting holds exactly the devices it accepted, at their last_seen_at", async () => {
+    const [device] = devices;
+    const wrong = { ...devices[1]!, token: "not-the-token" };
+    await Promise.all([
+      beat(device!),
+      app.fetch(heartbeatUrl(wrong.id, wrong.token), json(sampleHeartbeat())),
+    ]);
+    const rows = await sql<{ ok: boolean; others: string[] }[]>`
+      select d.last_seen_at = s.seen_at as ok,
+        array(select unnest(s.device_ids) except select ${device!.id}::uuid)::text[] as others
+      from devices d join device_sightings s on s.seen_at = d.last_seen_at and d.id = any(s.device_ids)
+      where d.id = ${device!.id}`;
+    expect([...rows]).toEqual([{ ok: true, others: [] }]);
+    // The refused heartbeat left no sighting of its device at its (older) last_seen_at or later.
+    const [refused] = await sql<{ n: number }[]>`
+      select count(*)::int as n from device_sightings s join devices d on d.id = ${wrong.id}
+      where ${wrong.id}::uuid = any(s.device_ids) and s.seen_at > d.last_seen_at`;
+    expect(refused!.n).toBe(0);
+  });
+
+  test("a batch that accepted nothing records no sighting", async () => {
+    const [before] = await sql<{ n: number }[]>`select count(*)::int as n from device_sightings`;
+    const pending = await register(app);
+    const response = await app.fetch(heartbeatUrl(pending.body.data.id, "no-token"), json(sampleHeartbeat()));
+    expect(response.status).toBe(403); // pending: refused
+    const [after] = await sql<{ n: number }[]>`select count(*)::int as n from device_sightings`;
+    expect(after!.n).toBe(before!.n);
+  });
+});
+
+describe("the last-seen order read from the sightings", () => {
+  test("every page, Next and Previous, is the page the devices table gives", async () => {
+    const expected = await expectedOrder();
+    const { ids, pages, back } = await walk();
+    expect(ids).toEqual(expected);
+    expect(back).toEqual(pages.slice(0, back.length));
+    const odd = await walk({ product: "odd" });
+    expect(odd.ids).toEqual(await expectedOrder(sql`d.product_name = 'odd'`));
+  });
+
+  test("a full newest-first page comes from the sightings, not from every device row", async () => {
+    // A device seen without a sighting (only possible by writing last_seen_at by hand) is missing
+    // from a full page read from the sightings: that proves which read made the page.
+    const [unsighted] = await sql<{ id: string }[]>`
+      update devices set last_seen_at = now() + interval '1 minute' where id = ${devices[11]!.id}
+      returning id`;
+    try {
+      const page = await listConsoleDevices(sql, options());
+      expect(page.devices.map((d) => d.id)).not.toContain(unsighted!.id);
+      expect(page.devices).toHaveLength(3);
+      // A short page (fewer sighted devices match than fit) reads the devices table: it is there.
+      const wide = await listConsoleDevices(sql, options({ limit: 200 }));
+      expect(wide.devices[0]!.id).toBe(unsighted!.id);
+    } finally {
+      await beat(devices[11]!);
+    }
+  });
+
+  test("a page past what the read may take (SIGHTINGS_READ_MAX) is read from the devices table", async () => {
+    // A flood of newer sightings of devices that do not exist fills the read; the page must still be right.
+    await sql`insert into device_sightings (seen_at, device_ids)
+      select now() + interval '1 hour', array_agg(gen_random_uuid()) from generate_series(1, ${SIGHTINGS_READ_MAX})`;
+    try {
+      const { ids } = await walk();
+      expect(ids).toEqual(await expectedOrder());
+    } finally {
+      await sql`delete from device_sightings where seen_at > now() + interval '30 minutes'`;
+    }
+  });
+
+  test("a cursor older than the retention pages on from the devices table, both ways", async () => {
+    // Two devices seen before the retention: Previous from the older must still find the newer one.
+    const [older, newer] = [devices[5]!, devices[6]!];
+    await sql`update devices set last_seen_at = now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS + 120})
+      where id = ${older.id}`;
+    await sql`update devices set last_seen_at = now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS + 60})
+      where id = ${newer.id}`;
+    try {
+      for (const limit of [1, 2, 3]) {
+        const { ids, pages, back } = await walk({ limit });
+        expect(ids).toEqual(await expectedOrder());
+        expect(back).toEqual(pages.slice(0, back.length));
+      }
+    } finally {
+      await beat(older);
+      await beat(newer);
+    }
+  });
+
+  test("devices seen at the same moment as the last sighting read are not trusted to it", async () => {
+    // The read stops inside a batch of three devices seen at one moment: it took the two with the
+    // smaller ids, but the third (largest id) comes first in the order: the page must hold it.
+    const [x, ...batch] = devices.slice(0, 4).map((d) => d.id);
+    const sorted = [...batch].sort();
+    // One timestamp per sighting, written to last_seen_at as well: the invariant the heartbeat keeps.
+    const [at] = await sql<{ x: string; batch: string }[]>`
+      select (now() + interval '30 minutes')::text as x, (now() + interval '20 minutes')::text as batch`;
+    await sql`update devices set last_seen_at = ${at!.x}::timestamptz where id = ${x!}`;
+    await sql`update devices set last_seen_at = ${at!.batch}::timestamptz where id = any(${batch}::uuid[])`;
+    await sql`insert into device_sightings (seen_at, device_ids) values
+      (${at!.x}::timestamptz, array[${x!}::uuid]), (${at!.batch}::timestamptz, ${sorted}::uuid[])`;
+    await sql`insert into device_sightings (seen_at, device_ids)
+      select now() + interval '1 hour', array_agg(gen_random_uuid()) from generate_series(1, ${SIGHTINGS_READ_MAX - 3})`;
+    try {
+      const page = await listConsoleDevices(sql, options({ limit: 2 }));
+      expect(page.devices.map((d) => d.id)).toEqual([x!, sorted[2]!]);
+      expect((await walk({ limit: 2 })).ids).toEqual(await expectedOrder());
+    } finally {
+      await sql`delete from device_sightings where seen_at > now() + interval '10 minutes'`;
+      for (const device of devices.slice(0, 4)) await beat(device);
+    }
+  });
+  test("Previous past a read cut short by SIGHTINGS_READ_MAX is read from the devices table", async () => {
+    // Newest first: a (+30 min), a flood of sightings (+25), c (+22), b (+20). Previous from the
+    // page that starts at b reads b, c and the flood's start, but not a: that page must still hold a.
+    const [a, c, b] = devices.slice(0, 3).map((d) => d.id);
+    const [at] = await sql<{ a: string; c: string; b: string }[]>`
+      select (now() + interval '30 minutes')::text as a, (now() + interval '22 minutes')::text as c,
+        (now() + interval '20 minutes')::text as b`;
+    for (const [id, time] of [
+      [a!, at!.a],
+      [c!, at!.c],
+      [b!, at!.b],
+    ] as const) {
+      await sql`update devices set last_seen_at = ${time}::timestamptz where id = ${id}`;
+      await sql`insert into device_sightings (seen_at, device_ids) values (${time}::timestamptz, array[${id}::uuid])`;
+    }
+    await sql`insert into device_sightings (seen_at, device_ids)
+      select now() + interval '25 minutes', array_agg(gen_random_uuid()) from generate_series(1, ${SIGHTINGS_READ_MAX})`;
+    try {
+      const first = await listConsoleDevices(sql, options({ limit: 2 }));
+      expect(first.devices.map((d) => d.id)).toEqual([a!, c!]);
+      const second = await listConsoleDevices(sql, options({ limit: 2, after: first.next }));
+      expect(second.devices[0]!.id).toBe(b!);
+      const back = await listConsoleDevices(sql, options({ limit: 2, before: second.prev }));
+      expect(back.devices.map((d) => d.id)).toEqual([a!, c!]);
+    } finally {
+      await sql`delete from device_sightings where seen_at > now() + interval '10 minutes'`;
+      for (const device of devices.slice(0, 3)) await beat(device);
+    }
+  });
+});
+
+describe("the online filter", () => {
+  test("with few devices online it narrows to the sighted ones, and counts them", async () => {
+    const filters = { onlineWindowSeconds: WINDOW, connectivityStatus: "online" as const };
+    const online = await expectedOrder(sql`d.last_seen_at >= now() - make_interval(secs => ${WINDOW})`);
+    const page = await listConsoleDevices(sql, { ...options(filters), limit: 200 });
+    expect(page.devices.map((d) => d.id)).toEqual(online);
+    expect(await countMatchingDevices(sql, filters)).toEqual({ count: online.length, more: false });
+    const created = await listConsoleDevices(sql, { ...options(filters), sort: "created_at", limit: 200 });
+    expect(new Set(created.devices.map((d) => d.id))).toEqual(new Set(online));
+    // An unsighted device online (last_seen_at written by hand) is not found: the sightings were read.
+    const pending = await register(app);
+    await approveDevices(sql, [pending.body.data.id]);
+    await sql`update devices set last_seen_at = now() where id = ${pending.body.data.id}`;
+    expect(await countMatchingDevices(sql, filters)).toEqual({ count: online.length, more: false });
+  });
+});
+
+describe("pruning", () => {
+  test("deletes sightings past the retention and keeps the rest", async () => {
+    await sql`insert into device_sightings (seen_at, device_ids) values
+      (now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS + 1}), array[gen_random_uuid()])`;
+    const [before] = await sql<{ n: number }[]>`
+      select count(*)::int as n from device_sightings
+      where seen_at >= now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS})`;
+    expect(await pruneSightings(sql)).toBe(1);
+    const [after] = await sql<{ n: number; old: number }[]>`
+      select count(*)::int as n,
+        count(*) filter (where seen_at < now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS}))::int as old
+      from device_sightings`;
+    expect(after).toEqual({ n: before!.n, old: 0 });
+  });
+});
