@@ -11,6 +11,7 @@ import {
   deviceColumns,
   toDevice,
 } from "./rows";
+import { fewSeenWithin, seenWithinCondition } from "./sightings";
 
 export async function getDevice(
   sql: Sql,
@@ -132,11 +133,14 @@ export async function listDevices(sql: Sql, options: DeviceListOptions): Promise
   const after = options.cursor ? parseKeysetCursor(options.cursor) : undefined;
   const window = options.onlineWindowSeconds;
   const op = order === "desc" ? "<" : ">";
+  // With few devices online, the online filter looks only at those sighted (see sightings.ts).
+  const fewOnline = options.connectivityStatus === "online" && (await fewSeenWithin(sql, window));
   const rows = await sql<(DeviceRow & { sort_key: string })[]>`
     select ${deviceColumns(sql, window)}, (${sql.unsafe(sort.expr)})::text as sort_key
     from devices d
     where true
       ${filterConditions(sql, options, window)}
+      ${fewOnline ? seenWithinCondition(sql, window) : sql``}
       ${
         options.search
           ? sql`and (d.mac_address ilike ${likeContains(options.search)} or d.product_name ilike ${likeContains(options.search)}

@@ -10,7 +10,7 @@ import {
   countMatchingDevices,
   listConsoleDevices,
 } from "../../modules/devices/queries";
-import { approveDevices } from "../../modules/devices/service";
+import { approveDevices, listDevices } from "../../modules/devices/service";
 import {
   pruneSightings,
   SIGHTINGS_READ_MAX,
@@ -227,6 +227,9 @@ describe("the online filter", () => {
     await approveDevices(sql, [pending.body.data.id]);
     await sql`update devices set last_seen_at = now() where id = ${pending.body.data.id}`;
     expect(await countMatchingDevices(sql, filters)).toEqual({ count: online.length, more: false });
+    // The JSON API's list filters the same way.
+    const api = await listDevices(sql, { ...filters, limit: 500 });
+    expect(new Set(api.devices.map((d) => d.id))).toEqual(new Set(online));
   });
 });
 
