@@ -333,8 +333,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (!ephemeral) writeTuning(directory, user);
   const port = await freePort();
   const logFile = openSync(`${directory}.log`, "a", 0o600);
+  // Scratch clusters (tests, benchmarks) hold many databases at once, each app with its own pool:
+  // a `bun test -t` run keeps the pools of files whose tests were all skipped (their afterAll never runs).
   const flags = ephemeral
-    ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+    ? [
+        "-c",
+        "fsync=off",
+        "-c",
+        "synchronous_commit=off",
+        "-c",
+        "full_page_writes=off",
+        "-c",
+        "max_connections=1000",
+      ]
     : [];
   const child = spawn(
     postgres,
