@@ -6,4 +6,6 @@ CREATE TABLE "device_sightings" (
 	"device_ids" uuid[] NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX "device_sightings_seen_at_idx" ON "device_sightings" USING btree ("seen_at");
+CREATE INDEX "device_sightings_seen_at_idx" ON "device_sightings" USING btree ("seen_at");--> statement-breakpoint
+-- The device list filtered by approval and product together, newest first, and its count (10,001 at most).
+CREATE INDEX "devices_approval_product_idx" ON "devices" USING btree ("approval_status","product_name","created_at","id");

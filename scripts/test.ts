@@ -35,6 +35,8 @@ function workerCount(): number {
 
 const workers = workerCount();
 let child: ChildProcess | undefined;
+/** The exit code of the first signal received: the run ends after the step it interrupted. */
+let interrupted: number | undefined;
 const starting = startTestCluster();
 // A signal while the cluster starts stops it once it is up (killing it mid-start would leave the
 // postmaster running); once the tests run, the signal is passed on and they end the run.
@@ -44,6 +46,7 @@ for (const [signal, code] of [
   ["SIGHUP", 129],
 ] as const) {
   process.on(signal, () => {
+    interrupted ??= code;
     if (child) child.kill(signal);
     else void starting.then((started) => started.stop()).finally(() => process.exit(code));
   });
@@ -78,10 +81,10 @@ let code = await bunTest([
 ]);
 // With a name filter, bun fails a file run whose tests all miss it: the lone files are left out then.
 const nameFilter = args.some((arg) => arg === "-t" || arg.startsWith("--test-name-pattern"));
-if (wholeSuite && workers > 1 && !nameFilter) {
+if (wholeSuite && workers > 1 && !nameFilter && interrupted === undefined) {
   console.log(`\nnpm test: now the files that run alone: ${ALONE.join(", ")}`);
   const alone = await bunTest([...args.filter((arg) => arg !== "--update-timings"), ...ALONE]);
   code ||= alone;
 }
 await cluster.stop();
-process.exit(code);
+process.exit(interrupted ?? code);

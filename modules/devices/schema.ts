@@ -49,6 +49,14 @@ export const devices = pgTable(
     index("devices_created_at_idx").on(table.createdAt, table.id),
     index("devices_approval_status_idx").on(table.approvalStatus, table.createdAt),
     index("devices_product_name_idx").on(table.productName),
+    // The list filtered by approval and product together (a fleet's pending devices of one model),
+    // newest first, and its count: without it, the count reads every pending device to find 10,001.
+    index("devices_approval_product_idx").on(
+      table.approvalStatus,
+      table.productName,
+      table.createdAt,
+      table.id,
+    ),
   ],
 );
 
