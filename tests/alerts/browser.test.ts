@@ -8,6 +8,7 @@ import { saveMonitoringSettings } from "../../modules/settings/store";
 import { signedIn } from "../console/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, screenshot } from "../helpers/browser";
+import { markSeen } from "../helpers/seen";
 import { beat, sensorDevice } from "./helpers";
 
 const app = await startTestApp(); // all roles: the job worker evaluates
@@ -101,7 +102,7 @@ describe("alerts in the browser", () => {
       offline_alert_minutes: "1",
       telemetry_retention_days: "30",
     });
-    await sql`update devices set last_seen_at = now() - interval '2 minutes' where id = ${device.id}::uuid`;
+    await markSeen(sql, device.id, 120);
     await checkOfflineDevices(sql, app.config); // the alerts_offline task (cron waits for the minute)
     await dashboard.waitForSelector('[data-live="alerts"]:text-is("1")', { timeout: 20_000 });
     await page.goto(`${app.url}/alerts`);

@@ -7,6 +7,7 @@ import { createRule } from "../../modules/alerts/rules";
 import { createLogger } from "../../modules/platform/logger";
 import { recordTelemetry } from "../../modules/telemetry/service";
 import { startTestApp } from "../helpers/app";
+import { markSeen } from "../helpers/seen";
 import { beat, openAlerts, rewindCursor, sensorDevice } from "./helpers";
 
 // Web role only: evaluation runs when the test calls it, so each step is deterministic.
@@ -126,7 +127,7 @@ describe("evaluation", () => {
     const device = await sensorDevice(app, "ev-offline");
     await beat(app, device, { temp: 1 });
     await evaluate();
-    await sql`update devices set last_seen_at = now() - interval '11 minutes' where id = ${device.id}::uuid`;
+    await markSeen(sql, device.id, 660);
     await checkOfflineDevices(sql, app.config);
     await checkOfflineDevices(sql, app.config);
     const [alert, ...more] = await openAlerts(sql, device.id);

@@ -9,6 +9,7 @@ import { queueCommand } from "../../modules/commands/service";
 import { AGENT_MAIN, BUN, tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
+import { markSeen } from "../helpers/seen";
 import { agentHeartbeat, approvedDevice, heartbeat, postResults, registerDevice, signedIn } from "./helpers";
 
 const app = await startTestApp();
@@ -379,8 +380,7 @@ describe("device detail", () => {
   }, 60_000);
 
   test("an offline device says so and when it was last seen; a pending one offers approval", async () => {
-    await app.database
-      .sql`update devices set last_seen_at = now() - interval '2 hours' where id = ${device.id}::uuid`;
+    await markSeen(app.database.sql, device.id, 7200);
     const context = await signedIn(browser, app, "operator");
     const page = await context.newPage();
     await page.goto(`${app.url}/devices/${device.id}`);

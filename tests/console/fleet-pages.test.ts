@@ -9,6 +9,7 @@ import { loadConfig } from "../../modules/platform/config";
 import { createLogger } from "../../modules/platform/logger";
 import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
+import { markSeen } from "../helpers/seen";
 import { agentHeartbeat, approve, approvedDevice, heartbeat, registerDevice, signedIn } from "./helpers";
 
 const app = await startTestApp();
@@ -56,7 +57,7 @@ describe("dashboard", () => {
 
     // Online and offline count approved devices; their links list exactly those, even when a
     // pending device has a recent last_seen_at (it is in neither figure).
-    await app.database.sql`update devices set last_seen_at = now() where id = ${pending[0]!.id}::uuid`;
+    await markSeen(app.database.sql, pending[0]!.id, 0);
     await page.goto(`${app.url}/`);
     const onlineFigure = await statValue(page, "online");
     expect(onlineFigure).toBe(1);
@@ -72,7 +73,7 @@ describe("dashboard", () => {
     await page.waitForURL(/connectivity_status=offline/);
     expect(new URL(page.url()).searchParams.get("approval_status")).toBe("approved");
     expect(await page.locator("tbody tr").count()).toBe(1);
-    await app.database.sql`update devices set last_seen_at = null where id = ${pending[0]!.id}::uuid`;
+    await markSeen(app.database.sql, pending[0]!.id, null);
     await page.goto(`${app.url}/`);
     await screenshot(page, "console-dashboard");
     await page.setViewportSize(PHONE);

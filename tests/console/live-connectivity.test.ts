@@ -5,6 +5,7 @@ import { setLiveTickMs } from "../../modules/live/hub";
 import { deviceSettings } from "../../modules/settings/service";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, screenshot } from "../helpers/browser";
+import { markSeen } from "../helpers/seen";
 import { agentHeartbeat, approvedDevice, heartbeat, notificationsDuring, signedIn } from "./helpers";
 
 const app = await startTestApp({ DEVICE_ONLINE_WINDOW_SECONDS: "60" });
@@ -12,9 +13,7 @@ const app = await startTestApp({ DEVICE_ONLINE_WINDOW_SECONDS: "60" });
 setLiveTickMs(app.config, 250);
 const browser = await launchBrowser();
 
-const age = (id: string, seconds: number) =>
-  app.database.sql`update devices set last_seen_at = now() - make_interval(secs => ${seconds})
-    where id = ${id}::uuid`;
+const age = (id: string, seconds: number) => markSeen(app.database.sql, id, seconds);
 
 describe("live connectivity", () => {
   test("the trigger uses the env online window when no operator saved one", async () => {

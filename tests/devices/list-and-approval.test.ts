@@ -8,6 +8,7 @@ import {
   updateDevice,
 } from "../../modules/devices/service";
 import { startTestApp } from "../helpers/app";
+import { markSeen } from "../helpers/seen";
 import { json, newMac, register } from "./helpers";
 
 const app = await startTestApp();
@@ -88,8 +89,8 @@ describe("GET /api/v1/devices", () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await register(app, { product_name: product })).body.data.id);
     await approveDevices(sql, ids.slice(0, 3));
-    await sql`update devices set last_seen_at = now() where id = ${ids[0]!}`;
-    await sql`update devices set last_seen_at = now() - interval '10 minutes' where id = ${ids[1]!}`;
+    await markSeen(sql, ids[0]!, 0);
+    await markSeen(sql, ids[1]!, 600);
     const token = await app.token("viewer");
     const get = async (query: string) => {
       const response = await app.fetch(`/api/v1/devices?${query}`, {
@@ -158,7 +159,7 @@ describe("GET /api/v1/devices", () => {
     const before = await fleetCounts(sql, 300);
     const id = (await register(app)).body.data.id;
     await approveDevices(sql, [id]);
-    await sql`update devices set last_seen_at = now() where id = ${id}`;
+    await markSeen(sql, id, 0);
     const after = await fleetCounts(sql, 300);
     expect(after.total).toBe(before.total + 1);
     expect(after.approved).toBe(before.approved + 1);

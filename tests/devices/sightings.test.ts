@@ -5,6 +5,8 @@
  * the full read gives: checked against plain SQL over the devices table, page by page, both ways.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import {
   type ConsoleListOptions,
   countMatchingDevices,
@@ -17,6 +19,7 @@ import {
   SIGHTINGS_RETENTION_SECONDS,
 } from "../../modules/devices/sightings";
 import { startTestApp } from "../helpers/app";
+import { markSeen } from "../helpers/seen";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
 
 const app = await startTestApp();
@@ -246,5 +249,28 @@ describe("pruning", () => {
         count(*) filter (where seen_at < now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS}))::int as old
       from device_sightings`;
     expect(after).toEqual({ n: before!.n, old: 0 });
+  });
+});
+
+describe("the upgrade (migration 0020)", () => {
+  test("gives every device seen within the retention its sighting", async () => {
+    const migration = readFileSync(
+      path.join(import.meta.dir, "../../migrations/0020_device_sightings.sql"),
+      "utf8",
+    );
+    const backfill = migration.split("--> statement-breakpoint").find((part) => /INSERT INTO/.test(part));
+    await markSeen(sql, devices[0]!.id, 60);
+    await markSeen(sql, devices[1]!.id, SIGHTINGS_RETENTION_SECONDS + 60);
+    await sql`truncate device_sightings`;
+    await sql.unsafe(backfill!);
+    const unsighted = await sql<{ id: string }[]>`
+      select d.id from devices d
+      where d.last_seen_at >= now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS})
+        and not exists (select 1 from device_sightings s where s.seen_at = d.last_seen_at and d.id = any(s.device_ids))`;
+    expect(unsighted).toHaveLength(0);
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from device_sightings where ${devices[0]!.id}::uuid = any(device_ids)`;
+    expect(row!.n).toBe(1);
+    expect((await walk()).ids).toEqual(await expectedOrder());
   });
 });

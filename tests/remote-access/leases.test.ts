@@ -5,6 +5,7 @@ import { renewLease } from "../../modules/remote-access/service";
 import { verifyCredential } from "../../modules/remote-access/token";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
+import { markSeen } from "../helpers/seen";
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by the assertions themselves
 type Json = any;
@@ -149,7 +150,7 @@ describe("remote access leases through the API", () => {
     await open(goingOffline.id, operator);
     await open(staying.id, operator);
     await sql`update remote_access_leases set expires_at = now() - interval '1 second' where id = ${lease.lease_id}`;
-    await sql`update devices set last_seen_at = now() - interval '1 day' where id = ${goingOffline.id}`;
+    await markSeen(sql, goingOffline.id, 86_400);
 
     await remoteAccessSweep.run(
       {},

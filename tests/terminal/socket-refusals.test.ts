@@ -6,6 +6,7 @@ import { generateEd25519 } from "../../modules/platform/host-key";
 import { signCredential } from "../../modules/remote-access/token";
 import { parseHostKey } from "../../modules/terminal/keys";
 import { heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
+import { markSeen } from "../helpers/seen";
 import { openSocket, startTerminal, type TestDevice, waitFor } from "./helpers";
 import { socketFixture } from "./socket-fixture";
 
@@ -167,8 +168,7 @@ describe("browser terminal over the socket: refusals", () => {
   }, 120_000);
 
   test("an offline device gets no terminal", async () => {
-    await app.database
-      .sql`update devices set last_seen_at = now() - interval '1 day' where id = ${device.id}`;
+    await markSeen(app.database.sql, device.id, 86_400);
     device.agent.kill("SIGSTOP");
     try {
       const started = await startTerminal(app, device.id, await app.session("operator"));

@@ -14,6 +14,7 @@ import { sensorDevice } from "../alerts/helpers";
 import { agentHeartbeat, approvedDevice, heartbeat, registerDevice, signedIn } from "../console/helpers";
 import { startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
+import { markSeen } from "../helpers/seen";
 
 const app = await startE2EApp(writeE2EFixture());
 const browser = await launchBrowser();
@@ -58,8 +59,7 @@ const ruleResponse = await app.fetch("/api/json/alert_rules", {
   }),
 });
 const ruleId = String(((await ruleResponse.json()) as { data: { id: string } }).data.id);
-await app.database
-  .sql`update devices set last_seen_at = now() - interval '1 hour' where id = ${sensor.id}::uuid`;
+await markSeen(app.database.sql, sensor.id, 3600);
 await checkOfflineDevices(app.database.sql, app.config);
 const [alert] = await app.database.sql<{ id: string }[]>`select id::text from alerts limit 1`;
 
