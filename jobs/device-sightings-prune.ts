@@ -4,9 +4,9 @@ import { defineJob } from "../modules/jobs/task";
 export default defineJob({
   identifier: "device_sightings_prune",
   description:
-    "Deletes device sightings older than 15 minutes (the device list reads the recent ones to find who was seen last and who is online)",
+    "Deletes device sightings older than 15 minutes, keeping each silent device's latest (the device list reads them to order by last seen and to find who is online)",
   async run(_payload, { database, logger }) {
-    const deleted = await pruneSightings(database.sql);
-    if (deleted > 0) logger.debug({ deleted }, "pruned device sightings");
+    const { pruned, kept } = await pruneSightings(database.sql);
+    if (pruned > 0) logger.debug({ pruned, kept }, "pruned device sightings");
   },
 });

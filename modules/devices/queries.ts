@@ -18,13 +18,7 @@ import {
   summaryColumns,
   toDeviceSummary,
 } from "./rows";
-import {
-  fewSeenWithin,
-  recentSightings,
-  seenWithinCondition,
-  sightingsEdge,
-  withinRetention,
-} from "./sightings";
+import { fewSeenWithin, readSightings, seenWithinCondition, sightingsEdge } from "./sightings";
 import { DEVICE_NAME_MAX, normaliseMac, PRODUCT_NAME_MAX } from "./validation";
 
 export const CONSOLE_SORTS = [
@@ -100,7 +94,7 @@ async function filterSql(
 type Fragment = PendingQuery<AnyRow[]>;
 type Row = DeviceSummaryRow & { k0: string; k1: string | null };
 /** A page read from the sightings also says whether it is certain to be the page (see sightingsPage). */
-type SightedRow = Row & { certain: boolean; edge_reached: boolean; fresh: boolean };
+type SightedRow = Row & { certain: boolean; edge_reached: boolean };
 
 /**
  * One page of devices with keyset pagination in either direction: every page, however deep, is an
@@ -137,8 +131,10 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
       }
       throw error;
     });
+  // Oldest first from the start, or from a device never seen, the page holds devices never seen:
+  // they have no sighting.
   const sighted =
-    options.sort === "last_seen_at" && (scanOrder === "desc" || values)
+    options.sort === "last_seen_at" && (scanOrder === "desc" || (values && values[0] !== "-infinity"))
       ? await read(sightingsPage(sql, { scanOrder, from: values?.[0], filters, boundSql, columns, limit }))
       : undefined;
   const rows =
@@ -179,18 +175,17 @@ interface SightingsPageQuery {
 }
 
 /**
- * The last-seen page read from the newest sightings (modules/devices/sightings.ts) instead of from
- * every device row: each sighted device joined at its latest sighting (`last_seen_at = seen_at`),
- * filtered, in (seen_at, id) order. Every row also carries whether it is certain (seen strictly
- * inside the sightings read), whether the read stopped at its limit, and whether the cursor's time
- * is within the retention: sightedPageIsCertain decides from them.
+ * The last-seen page read from the sightings (modules/devices/sightings.ts) instead of from every
+ * device row: each sighted device joined at its latest sighting (`last_seen_at = seen_at`), filtered,
+ * in (seen_at, id) order. Every row also carries whether it is certain (seen strictly inside the
+ * sightings read) and whether the read stopped at its limit: sightedPageIsCertain decides from them.
  */
 function sightingsPage(sql: Sql, q: SightingsPageQuery) {
   const dir = sql.unsafe(q.scanOrder);
   const edge = sightingsEdge(sql, q.scanOrder, q.from);
   return sql<SightedRow[]>`
     with page as (
-      select distinct r.seen_at, d.id from (${recentSightings(sql, q.scanOrder, q.from)}) r
+      select distinct r.seen_at, d.id from (${readSightings(sql, q.scanOrder, q.from)}) r
         join devices d on d.id = r.id and d.last_seen_at = r.seen_at
       where true ${q.filters} ${q.boundSql}
       order by r.seen_at ${dir}, d.id ${dir}
@@ -198,21 +193,20 @@ function sightingsPage(sql: Sql, q: SightingsPageQuery) {
     edge as (select ${edge} as at)
     select ${q.columns},
       coalesce(page.seen_at ${sql.unsafe(q.scanOrder === "desc" ? ">" : "<")} edge.at, true) as certain,
-      edge.at is not null as edge_reached,
-      ${q.from ? withinRetention(sql, q.from) : sql`true`} as fresh
+      edge.at is not null as edge_reached
     from page join devices d on d.id = page.id cross join edge
     order by page.seen_at ${dir}, d.id ${dir}`;
 }
 
 /**
- * Whether a page read from the sightings is the page. Newest first it must be full (limit + 1 rows,
- * else older devices may belong on it) and end inside what was read. Oldest first from a recent
- * cursor every device seen since has its sighting, so a short page is complete when all of them
- * were read.
+ * Whether a page read from the sightings is the page. Newest first it must be full (limit + 1 rows;
+ * a short one may go on with devices never seen, which have no sighting) and end inside what was
+ * read. Oldest first from a cursor every device seen since has its sighting, so a short page is
+ * complete when all of them were read.
  */
 function sightedPageIsCertain(rows: SightedRow[], scanOrder: "asc" | "desc", limit: number) {
   const last = rows.at(-1);
-  if (!last?.certain || !last.fresh) return false;
+  if (!last?.certain) return false;
   return rows.length === limit + 1 || (scanOrder === "asc" && !last.edge_reached);
 }
 

@@ -67,7 +67,8 @@ export type DeviceRow = typeof devices.$inferSelect;
  * wrote to their `last_seen_at`: an index on `last_seen_at` would cost every heartbeat its HOT update,
  * one row here costs a batch one small insert. The device list reads it backwards to find the most
  * recently seen devices and who is online without reading the fleet (modules/devices/sightings.ts).
- * Kept for SIGHTINGS_RETENTION_SECONDS by the `device_sightings_prune` job.
+ * Kept SIGHTINGS_RETENTION_SECONDS; then the `device_sightings_prune` job moves each sighting that is
+ * still its device's latest to `device_last_sightings` and deletes the rest.
  */
 export const deviceSightings = pgTable(
   "device_sightings",
@@ -76,6 +77,23 @@ export const deviceSightings = pgTable(
     deviceIds: uuid("device_ids").array().notNull(),
   },
   (table) => [index("device_sightings_seen_at_idx").on(table.seenAt)],
+);
+
+/**
+ * The latest sighting of each device not seen for SIGHTINGS_RETENTION_SECONDS (a silent device), moved
+ * here from `device_sightings` by the prune job: with it, every device that was ever seen has its
+ * latest sighting in one of the two tables. A row whose device was seen again since is stale (its
+ * `seen_at` is not the device's `last_seen_at`) until the device falls silent again and it is replaced.
+ */
+export const deviceLastSightings = pgTable(
+  "device_last_sightings",
+  {
+    deviceId: uuid("device_id")
+      .primaryKey()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    seenAt: timestamp("seen_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [index("device_last_sightings_seen_at_idx").on(table.seenAt, table.deviceId)],
 );
 
 /**

@@ -12,7 +12,7 @@ import {
   countMatchingDevices,
   listConsoleDevices,
 } from "../../modules/devices/queries";
-import { approveDevices, listDevices } from "../../modules/devices/service";
+import { approveDevices, deleteDevice, listDevices } from "../../modules/devices/service";
 import {
   pruneSightings,
   SIGHTINGS_READ_MAX,
@@ -143,13 +143,12 @@ describe("the last-seen order read from the sightings", () => {
     }
   });
 
-  test("a cursor older than the retention pages on from the devices table, both ways", async () => {
-    // Two devices seen before the retention: Previous from the older must still find the newer one.
+  test("devices silent past the retention are ordered by the latest sighting kept for them, both ways", async () => {
+    // Two devices last seen before the retention: pruning keeps their latest sightings only.
     const [older, newer] = [devices[5]!, devices[6]!];
-    await sql`update devices set last_seen_at = now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS + 120})
-      where id = ${older.id}`;
-    await sql`update devices set last_seen_at = now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS + 60})
-      where id = ${newer.id}`;
+    await markSeen(sql, older.id, SIGHTINGS_RETENTION_SECONDS + 120);
+    await markSeen(sql, newer.id, SIGHTINGS_RETENTION_SECONDS + 60);
+    await pruneSightings(sql);
     try {
       for (const limit of [1, 2, 3]) {
         const { ids, pages, back } = await walk({ limit });
@@ -159,6 +158,24 @@ describe("the last-seen order read from the sightings", () => {
     } finally {
       await beat(older);
       await beat(newer);
+    }
+  });
+
+  test("a silent fleet's newest-first page comes from the kept sightings", async () => {
+    // Everyone last seen over an hour ago (kept sightings only), then one device's last_seen_at
+    // written by hand, newer than all: a page read from the sightings does not know it.
+    for (const [i, device] of devices.entries()) await markSeen(sql, device.id, 3600 + i);
+    await pruneSightings(sql);
+    const [unsighted] = await sql<{ id: string }[]>`
+      update devices set last_seen_at = now() - interval '30 minutes' where id = ${devices[11]!.id}
+      returning id`;
+    try {
+      const page = await listConsoleDevices(sql, options());
+      expect(page.devices).toHaveLength(3);
+      expect(page.devices.map((d) => d.id)).toEqual(devices.slice(0, 3).map((d) => d.id));
+      expect(page.devices.map((d) => d.id)).not.toContain(unsighted!.id);
+    } finally {
+      for (const device of devices) await beat(device);
     }
   });
 
@@ -233,44 +250,82 @@ describe("the online filter", () => {
     // The JSON API's list filters the same way.
     const api = await listDevices(sql, { ...filters, limit: 500 });
     expect(new Set(api.devices.map((d) => d.id))).toEqual(new Set(online));
+    await markSeen(sql, pending.body.data.id, null);
+  });
+  test("an online window longer than the retention finds the devices seen in it from their kept sightings", async () => {
+    const hour = { onlineWindowSeconds: 3600, connectivityStatus: "online" as const };
+    const device = await approvedDevice(app); // no sighting of its own but this one
+    await markSeen(sql, device.id, SIGHTINGS_RETENTION_SECONDS + 300);
+    await pruneSightings(sql);
+    try {
+      const page = await listConsoleDevices(sql, { ...options(hour), limit: 200 });
+      expect(page.devices.map((d) => d.id)).toContain(device.id);
+      const expected = await expectedOrder(sql`d.last_seen_at >= now() - interval '1 hour'`);
+      expect(page.devices.map((d) => d.id)).toEqual(expected);
+      expect(await countMatchingDevices(sql, hour)).toEqual({ count: expected.length, more: false });
+    } finally {
+      await beat(device);
+    }
   });
 });
 
 describe("pruning", () => {
-  test("deletes sightings past the retention and keeps the rest", async () => {
+  test("deletes sightings past the retention and keeps each device's latest of them", async () => {
+    const [silent, back] = [await approvedDevice(app), await approvedDevice(app)];
+    await markSeen(sql, silent.id, SIGHTINGS_RETENTION_SECONDS + 30);
+    await markSeen(sql, back.id, SIGHTINGS_RETENTION_SECONDS + 30);
+    await beat(back); // seen again since: its aged sighting is not its latest
     await sql`insert into device_sightings (seen_at, device_ids) values
       (now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS + 1}), array[gen_random_uuid()])`;
     const [before] = await sql<{ n: number }[]>`
       select count(*)::int as n from device_sightings
       where seen_at >= now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS})`;
-    expect(await pruneSightings(sql)).toBe(1);
+    const { pruned, kept } = await pruneSightings(sql);
+    expect(pruned).toBeGreaterThanOrEqual(3);
+    expect(kept).toBeGreaterThanOrEqual(1);
     const [after] = await sql<{ n: number; old: number }[]>`
       select count(*)::int as n,
         count(*) filter (where seen_at < now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS}))::int as old
       from device_sightings`;
     expect(after).toEqual({ n: before!.n, old: 0 });
+    const lastOf = async (id: string) =>
+      (
+        await sql<{ ok: boolean }[]>`
+        select l.seen_at = d.last_seen_at as ok from device_last_sightings l join devices d on d.id = l.device_id
+        where l.device_id = ${id}`
+      ).map((row) => row.ok);
+    expect(await lastOf(silent.id)).toEqual([true]);
+    expect(await lastOf(back.id)).toEqual([]);
+    expect(await pruneSightings(sql)).toEqual({ pruned: 0, kept: 0 });
+    await beat(silent);
+  });
+
+  test("a device's kept sighting goes with the device", async () => {
+    const device = await approvedDevice(app);
+    await markSeen(sql, device.id, SIGHTINGS_RETENTION_SECONDS + 30);
+    await pruneSightings(sql);
+    await deleteDevice(sql, device.id);
+    const rows = await sql`select 1 from device_last_sightings where device_id = ${device.id}`;
+    expect(rows).toHaveLength(0);
   });
 });
 
 describe("the upgrade (migration 0020)", () => {
-  test("gives every device seen within the retention its sighting", async () => {
+  test("gives every device ever seen its latest sighting", async () => {
     const migration = readFileSync(
       path.join(import.meta.dir, "../../migrations/0020_device_sightings.sql"),
       "utf8",
     );
     const backfill = migration.split("--> statement-breakpoint").find((part) => /INSERT INTO/.test(part));
     await markSeen(sql, devices[0]!.id, 60);
-    await markSeen(sql, devices[1]!.id, SIGHTINGS_RETENTION_SECONDS + 60);
-    await sql`truncate device_sightings`;
+    await markSeen(sql, devices[1]!.id, 86_400);
+    await sql`truncate device_sightings, device_last_sightings`;
     await sql.unsafe(backfill!);
     const unsighted = await sql<{ id: string }[]>`
       select d.id from devices d
-      where d.last_seen_at >= now() - make_interval(secs => ${SIGHTINGS_RETENTION_SECONDS})
-        and not exists (select 1 from device_sightings s where s.seen_at = d.last_seen_at and d.id = any(s.device_ids))`;
-    expect(unsighted).toHaveLength(0);
-    const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from device_sightings where ${devices[0]!.id}::uuid = any(device_ids)`;
-    expect(row!.n).toBe(1);
+      where d.last_seen_at is not null and not exists (
+        select 1 from device_last_sightings l where l.device_id = d.id and l.seen_at = d.last_seen_at)`;
+    expect([...unsighted]).toEqual([]);
     expect((await walk()).ids).toEqual(await expectedOrder());
   });
 });
