@@ -41,9 +41,17 @@ const SORT_KEYS: Record<ConsoleSort, { expr: string; cast: string }[]> = {
     { expr: "d.approval_status", cast: "device_approval_status" },
     { expr: "d.created_at", cast: "timestamptz" },
   ],
-  // Not indexed on purpose (heartbeats rewrite it): a top-N sort over the filtered rows.
+  // Devices never seen come last in both orders (see sortKeys). Not indexed on purpose
+  // (heartbeats rewrite it): read from the sightings, else a top-N sort over the filtered rows.
   last_seen_at: [{ expr: "coalesce(d.last_seen_at, '-infinity'::timestamptz)", cast: "timestamptz" }],
 };
+
+/** The sort's keys in this order: oldest first, devices never seen sort as +infinity (last). */
+function sortKeys(sort: ConsoleSort, order: "asc" | "desc") {
+  const keys = SORT_KEYS[sort];
+  if (sort !== "last_seen_at" || order === "desc") return keys;
+  return [{ expr: "coalesce(d.last_seen_at, 'infinity'::timestamptz)", cast: "timestamptz" }];
+}
 
 export interface ConsoleListOptions extends DeviceFilters {
   onlineWindowSeconds: number;
@@ -98,12 +106,12 @@ type SightedRow = Row & { certain: boolean; edge_reached: boolean };
 
 /**
  * One page of devices with keyset pagination in either direction: every page, however deep, is an
- * index range scan of `limit + 1` rows. The last_seen_at sort is not indexed: newest first (and
- * Previous from any recent page) it walks the sightings backwards (sightingsPage), else it is a top-N
- * sort over the filtered rows.
+ * index range scan of `limit + 1` rows. The last_seen_at sort is not indexed: its pages walk the
+ * sightings in order (sightingsPage) and, when such a page is not certain, are a top-N sort over the
+ * filtered rows.
  */
 export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions): Promise<ConsoleList> {
-  const keys = SORT_KEYS[options.sort];
+  const keys = SORT_KEYS[options.sort] && sortKeys(options.sort, options.order);
   if (!keys) throw badRequest(`sort must be one of ${CONSOLE_SORTS.join(", ")}`, { field: "sort" });
   const limit = Math.max(1, Math.min(options.limit, 200));
   const backwards = options.before !== undefined && options.after === undefined;
@@ -131,14 +139,13 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
       }
       throw error;
     });
-  // Oldest first from the start, or from a device never seen, the page holds devices never seen:
-  // they have no sighting.
+  // Previous from a device never seen may hold other devices never seen: they have no sighting.
   const sighted =
-    options.sort === "last_seen_at" && (scanOrder === "desc" || (values && values[0] !== "-infinity"))
+    options.sort === "last_seen_at" && (!backwards || (values && !values[0]!.endsWith("infinity")))
       ? await read(sightingsPage(sql, { scanOrder, from: values?.[0], filters, boundSql, columns, limit }))
       : undefined;
   const rows =
-    sighted && sightedPageIsCertain(sighted, scanOrder, limit)
+    sighted && sightedPageIsCertain(sighted, backwards, limit)
       ? sighted
       : // Deferred join: the page is chosen carrying only ids and sort keys, then its rows are read.
         await read(sql<Row[]>`
@@ -199,15 +206,15 @@ function sightingsPage(sql: Sql, q: SightingsPageQuery) {
 }
 
 /**
- * Whether a page read from the sightings is the page. Newest first it must be full (limit + 1 rows;
- * a short one may go on with devices never seen, which have no sighting) and end inside what was
- * read. Oldest first from a cursor every device seen since has its sighting, so a short page is
+ * Whether a page read from the sightings is the page. Next (toward the devices never seen, which
+ * have no sighting and come last in both orders) it must be full and end inside what was read.
+ * Previous every device between the cursor and the start has its sighting, so a short page is
  * complete when all of them were read.
  */
-function sightedPageIsCertain(rows: SightedRow[], scanOrder: "asc" | "desc", limit: number) {
+function sightedPageIsCertain(rows: SightedRow[], backwards: boolean, limit: number) {
   const last = rows.at(-1);
   if (!last?.certain) return false;
-  return rows.length === limit + 1 || (scanOrder === "asc" && !last.edge_reached);
+  return rows.length === limit + 1 || (backwards && !last.edge_reached);
 }
 
 /** Matching devices counted exactly up to this many; beyond, the list says "10,000+". */

@@ -33,11 +33,18 @@ async function beat(device: Device) {
   expect(response.status).toBe(200);
 }
 
-/** The last-seen order read straight from the devices table: what every page must match. */
-async function expectedOrder(where = sql`true`) {
+/**
+ * The last-seen order read straight from the devices table: what every page must match. Devices
+ * never seen come last, oldest first too.
+ */
+async function expectedOrder(where = sql`true`, order: "asc" | "desc" = "desc") {
   const rows = await sql<{ id: string }[]>`
     select id from devices d where ${where}
-    order by coalesce(last_seen_at, '-infinity') desc, id desc`;
+    order by ${
+      order === "desc"
+        ? sql`coalesce(last_seen_at, '-infinity') desc, id desc`
+        : sql`coalesce(last_seen_at, 'infinity') asc, id asc`
+    }`;
   return rows.map((row) => row.id);
 }
 
@@ -111,6 +118,33 @@ describe("the last-seen order read from the sightings", () => {
     expect(back).toEqual(pages.slice(0, back.length));
     const odd = await walk({ product: "odd" });
     expect(odd.ids).toEqual(await expectedOrder(sql`d.product_name = 'odd'`));
+    for (const limit of [1, 2, 3]) {
+      const oldest = await walk({ order: "asc", limit });
+      expect(oldest.ids).toEqual(await expectedOrder(sql`true`, "asc"));
+      expect(oldest.back).toEqual(oldest.pages.slice(0, oldest.back.length));
+    }
+  });
+
+  test("oldest first, a silent fleet's first page comes from the kept sightings; devices never seen come last", async () => {
+    for (const [i, device] of devices.entries()) await markSeen(sql, device.id, 3600 + i);
+    await pruneSightings(sql);
+    // A device seen before all of them, by a hand-written last_seen_at: the sightings do not know it.
+    const [unsighted] = await sql<{ id: string }[]>`
+      update devices set last_seen_at = now() - interval '1 day' where id = ${devices[0]!.id} returning id`;
+    try {
+      const page = await listConsoleDevices(sql, options({ order: "asc" }));
+      expect(page.devices.map((d) => d.id)).toEqual(
+        devices
+          .slice(-3)
+          .reverse()
+          .map((d) => d.id),
+      );
+      expect(page.devices.map((d) => d.id)).not.toContain(unsighted!.id);
+      const all = await listConsoleDevices(sql, options({ order: "asc", limit: 200 }));
+      expect(all.devices.at(-1)!.lastSeenAt).toBeNull();
+    } finally {
+      for (const device of devices) await beat(device);
+    }
   });
 
   test("a full newest-first page comes from the sightings, not from every device row", async () => {
