@@ -104,6 +104,12 @@ export const GROUPS: Record<string, Group> = {
     mutate: ["agent/tunnel-work.ts", "modules/remote-access/tunnel/data-plane.ts"],
     tests: ["tests/remote-access/data-plane-pool.test.ts", "tests/remote-access/data-plane.test.ts"],
   },
+  "device-sightings": {
+    // Which heartbeats leave a sighting, what pruning keeps, and when a last-seen page read from them
+    // is trusted over the full read of the devices table.
+    mutate: ["modules/devices/sightings.ts", "modules/devices/queries.ts"],
+    tests: ["tests/devices/sightings.test.ts", "tests/devices/list-and-approval.test.ts"],
+  },
   "e2e-locks": {
     // The lock, idempotency and run creation (not the body validation or seed messages), results and
     // their aggregation into the run's status.
