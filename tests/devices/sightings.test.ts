@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import sightingsPrune from "../../jobs/device-sightings-prune";
 import {
   type ConsoleListOptions,
   countMatchingDevices,
@@ -18,6 +19,7 @@ import {
   SIGHTINGS_READ_MAX,
   SIGHTINGS_RETENTION_SECONDS,
 } from "../../modules/devices/sightings";
+import { createLogger } from "../../modules/platform/logger";
 import { startTestApp } from "../helpers/app";
 import { markSeen } from "../helpers/seen";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
@@ -332,6 +334,19 @@ describe("pruning", () => {
     expect(await lastOf(back.id)).toEqual([]);
     expect(await pruneSightings(sql)).toEqual({ pruned: 0, kept: 0 });
     await beat(silent);
+  });
+
+  test("the device_sightings_prune job prunes", async () => {
+    const device = await approvedDevice(app);
+    await markSeen(sql, device.id, SIGHTINGS_RETENTION_SECONDS + 30);
+    await sightingsPrune.run(
+      {},
+      { config: app.config, database: app.database, logger: createLogger("silent") },
+    );
+    const [row] = await sql<{ recent: number; kept: number }[]>`
+      select (select count(*) from device_sightings where ${device.id}::uuid = any(device_ids))::int as recent,
+        (select count(*) from device_last_sightings where device_id = ${device.id})::int as kept`;
+    expect(row).toEqual({ recent: 0, kept: 1 });
   });
 
   test("a device's kept sighting goes with the device", async () => {
