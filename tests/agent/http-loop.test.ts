@@ -451,6 +451,7 @@ describe("agent against a fake device API", () => {
     expect(registerCalls - before).toBe(1);
 
     registerMode = "pending";
+    const called = registerCalls;
     const proc = Bun.spawn([BUN, AGENT_MAIN, "register"], {
       cwd: REPO_ROOT,
       env: {
@@ -461,7 +462,10 @@ describe("agent against a fake device API", () => {
       stderr: "pipe",
     });
     try {
-      await Bun.sleep(1500);
+      // In the pending-approval wait once it was answered "pending" (a fixed sleep could end before a
+      // loaded machine had even started the agent, whose default SIGTERM exit is 143).
+      for (let i = 0; i < 300 && registerCalls === called; i++) await Bun.sleep(50);
+      await Bun.sleep(300);
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(1);
       expect(await new Response(proc.stderr).text()).toContain("error: registration interrupted");
