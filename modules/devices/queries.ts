@@ -46,7 +46,7 @@ const SORT_KEYS: Record<ConsoleSort, { expr: string; cast: string }[]> = {
   last_seen_at: [{ expr: "coalesce(d.last_seen_at, '-infinity'::timestamptz)", cast: "timestamptz" }],
 };
 
-/** The sort's keys in this order: oldest first, devices never seen sort as +infinity (last). */
+/** The sort's keys in this order (undefined for an unknown sort): oldest first, devices never seen sort as +infinity (last). */
 function sortKeys(sort: ConsoleSort, order: "asc" | "desc") {
   const keys = SORT_KEYS[sort];
   if (sort !== "last_seen_at" || order === "desc") return keys;
@@ -111,7 +111,7 @@ type SightedRow = Row & { certain: boolean; edge_reached: boolean };
  * filtered rows.
  */
 export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions): Promise<ConsoleList> {
-  const keys = SORT_KEYS[options.sort] && sortKeys(options.sort, options.order);
+  const keys = sortKeys(options.sort, options.order);
   if (!keys) throw badRequest(`sort must be one of ${CONSOLE_SORTS.join(", ")}`, { field: "sort" });
   const limit = Math.max(1, Math.min(options.limit, 200));
   const backwards = options.before !== undefined && options.after === undefined;
