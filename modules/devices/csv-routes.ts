@@ -3,7 +3,7 @@ import type { AppContext } from "../platform/context";
 import { csvResponse, keysetBatches } from "../platform/csv";
 import { deviceSettings } from "../settings/service";
 import { listFilters, parseDeviceQuery } from "./pages/list/query";
-import { listConsoleDevices } from "./queries";
+import { consoleFilters, listConsoleDevices } from "./queries";
 
 const COLUMNS = [
   "id",
@@ -29,13 +29,13 @@ export function deviceCsvRoutes(ctx: AppContext) {
     async ({ query }) => {
       const listQuery = parseDeviceQuery(query);
       const { onlineWindowSeconds } = await deviceSettings(ctx.config);
+      const filters = await consoleFilters(sql, { ...listFilters(listQuery), onlineWindowSeconds });
       const batches = keysetBatches(
         async (after: string | undefined) => {
           const page = await listConsoleDevices(sql, {
-            ...listFilters(listQuery),
+            ...filters,
             sort: listQuery.sort,
             order: listQuery.order,
-            onlineWindowSeconds,
             limit: 200,
             after,
           });

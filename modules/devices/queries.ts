@@ -53,8 +53,28 @@ function sortKeys(sort: ConsoleSort, order: "asc" | "desc") {
   return [{ expr: "coalesce(d.last_seen_at, 'infinity'::timestamptz)", cast: "timestamptz" }];
 }
 
-export interface ConsoleListOptions extends DeviceFilters {
+/** The list's filters, with the online filter's one question to the sightings answered (consoleFilters). */
+export interface ConsoleFilters extends DeviceFilters {
   onlineWindowSeconds: number;
+  /** Online, and few devices sighted in the window: narrow to those (a superset of the online ones). */
+  sightedOnly: boolean;
+}
+
+/**
+ * The console's filters ready for a page and its count, which share them: with few devices online the
+ * online filter narrows to the devices sighted in the window (modules/devices/sightings.ts), as it would
+ * otherwise read every device row to find them. Asked once per request, not once per query.
+ */
+export async function consoleFilters(
+  sql: Sql,
+  filters: DeviceFilters & { onlineWindowSeconds: number },
+): Promise<ConsoleFilters> {
+  const sightedOnly =
+    filters.connectivityStatus === "online" && (await fewSeenWithin(sql, filters.onlineWindowSeconds));
+  return { ...filters, sightedOnly };
+}
+
+export interface ConsoleListOptions extends ConsoleFilters {
   sort: ConsoleSort;
   order: "asc" | "desc";
   limit: number;
@@ -71,24 +91,14 @@ export interface ConsoleList {
   prev: string | undefined;
 }
 
-/**
- * The WHERE conditions of the filters (shared by the page and its count). The online filter also
- * narrows to the devices sighted within the window when those are few (modules/devices/sightings.ts):
- * with few devices online it would otherwise read every device row to find them.
- */
-async function filterSql(
-  sql: Sql,
-  options: DeviceFilters & { onlineWindowSeconds: number },
-): Promise<{ where: Fragment }> {
+/** The WHERE conditions of the filters (shared by the page and its count). */
+function filterSql(sql: Sql, options: ConsoleFilters): Fragment {
   const search = options.search?.trim();
   // device_search_text() is lower case: so is the pattern.
   const pattern = likeContains(search?.toLowerCase() ?? "");
-  const fewOnline =
-    options.connectivityStatus === "online" && (await fewSeenWithin(sql, options.onlineWindowSeconds));
-  // Wrapped: a fragment is a thenable, and resolving a promise with it would run it as a query.
-  const where = sql`
+  return sql`
     ${filterConditions(sql, options, options.onlineWindowSeconds)}
-    ${fewOnline ? seenWithinCondition(sql, options.onlineWindowSeconds) : sql``}
+    ${options.sightedOnly ? seenWithinCondition(sql, options.onlineWindowSeconds) : sql``}
     ${
       search
         ? isUuid(search)
@@ -96,7 +106,6 @@ async function filterSql(
           : sql`and device_search_text(d.mac_address, d.product_name, d.ipv4_address, d.metadata) like ${pattern}`
         : sql``
     }`;
-  return { where };
 }
 
 type Fragment = PendingQuery<AnyRow[]>;
@@ -127,7 +136,7 @@ export async function listConsoleDevices(sql: Sql, options: ConsoleListOptions):
       : sql`and (${sql.unsafe(keys[0]!.expr)}, ${sql.unsafe(keys[1]!.expr)}, d.id) ${sql.unsafe(op)}
           (${values[0]!}::${sql.unsafe(keys[0]!.cast)}, ${values[1]!}::${sql.unsafe(keys[1]!.cast)}, ${values[2]!}::uuid)`
     : sql``;
-  const filters = (await filterSql(sql, options)).where;
+  const filters = filterSql(sql, options);
   const columns = sql`${summaryColumns(sql, options.onlineWindowSeconds)},
       (${sql.unsafe(keys[0]!.expr)})::text as k0,
       ${keys[1] ? sql`(${sql.unsafe(keys[1].expr)})::text` : sql`null::text`} as k1`;
@@ -226,12 +235,12 @@ export const MATCH_COUNT_CAP = 10_000;
  */
 export async function countMatchingDevices(
   sql: Sql,
-  options: DeviceFilters & { onlineWindowSeconds: number },
+  options: ConsoleFilters,
   cap = MATCH_COUNT_CAP,
 ): Promise<{ count: number; more: boolean }> {
   const [row] = await sql<{ n: number }[]>`
     select count(*)::int as n from (
-      select 1 from devices d where true ${(await filterSql(sql, options)).where} limit ${cap + 1}
+      select 1 from devices d where true ${filterSql(sql, options)} limit ${cap + 1}
     ) matching`;
   return row!.n > cap ? { count: cap, more: true } : { count: row!.n, more: false };
 }

@@ -43,13 +43,21 @@ describe("fleet counts", () => {
 
   test("matching devices are counted up to the cap; the list shows 10,000+ beyond it", async () => {
     expect(
-      await countMatchingDevices(sql, { onlineWindowSeconds: WINDOW, approvalStatus: "pending" }, 5),
+      await countMatchingDevices(
+        sql,
+        { onlineWindowSeconds: WINDOW, approvalStatus: "pending", sightedOnly: false },
+        5,
+      ),
     ).toEqual({
       count: 5,
       more: true,
     });
     expect(
-      await countMatchingDevices(sql, { onlineWindowSeconds: WINDOW, approvalStatus: "pending" }, 6),
+      await countMatchingDevices(
+        sql,
+        { onlineWindowSeconds: WINDOW, approvalStatus: "pending", sightedOnly: false },
+        6,
+      ),
     ).toEqual({
       count: 6,
       more: false,

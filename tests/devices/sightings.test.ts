@@ -10,6 +10,7 @@ import path from "node:path";
 import sightingsPrune from "../../jobs/device-sightings-prune";
 import {
   type ConsoleListOptions,
+  consoleFilters,
   countMatchingDevices,
   listConsoleDevices,
 } from "../../modules/devices/queries";
@@ -51,7 +52,14 @@ async function expectedOrder(where = sql`true`, order: "asc" | "desc" = "desc") 
 }
 
 function options(extra: Partial<ConsoleListOptions> = {}): ConsoleListOptions {
-  return { onlineWindowSeconds: WINDOW, sort: "last_seen_at", order: "desc", limit: 3, ...extra };
+  return {
+    onlineWindowSeconds: WINDOW,
+    sightedOnly: false,
+    sort: "last_seen_at",
+    order: "desc",
+    limit: 3,
+    ...extra,
+  };
 }
 
 /** Every page Next from the first, then Previous back: the ids in order, and the pages' own. */
@@ -271,7 +279,8 @@ describe("the last-seen order read from the sightings", () => {
 
 describe("the online filter", () => {
   test("with few devices online it narrows to the sighted ones, and counts them", async () => {
-    const filters = { onlineWindowSeconds: WINDOW, connectivityStatus: "online" as const };
+    const filters = await consoleFilters(sql, { onlineWindowSeconds: WINDOW, connectivityStatus: "online" });
+    expect(filters.sightedOnly).toBe(true);
     const online = await expectedOrder(sql`d.last_seen_at >= now() - make_interval(secs => ${WINDOW})`);
     const page = await listConsoleDevices(sql, { ...options(filters), limit: 200 });
     expect(page.devices.map((d) => d.id)).toEqual(online);
@@ -289,7 +298,8 @@ describe("the online filter", () => {
     await markSeen(sql, pending.body.data.id, null);
   });
   test("an online window longer than the retention finds the devices seen in it from their kept sightings", async () => {
-    const hour = { onlineWindowSeconds: 3600, connectivityStatus: "online" as const };
+    const hour = await consoleFilters(sql, { onlineWindowSeconds: 3600, connectivityStatus: "online" });
+    expect(hour.sightedOnly).toBe(true);
     const device = await approvedDevice(app); // no sighting of its own but this one
     await markSeen(sql, device.id, SIGHTINGS_RETENTION_SECONDS + 300);
     await pruneSightings(sql);

@@ -8,7 +8,7 @@ import { formText } from "../../../platform/form";
 import { deviceSettings } from "../../../settings/service";
 import { fleetCounts } from "../../fleet-counts";
 import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../management";
-import { countMatchingDevices, listConsoleDevices } from "../../queries";
+import { consoleFilters, countMatchingDevices, listConsoleDevices } from "../../queries";
 import { DeviceResults, DevicesPage, type DevicesPageProps } from "./page";
 import { type DeviceQuery, devicesReturn, listFilters, parseDeviceQuery } from "./query";
 
@@ -24,7 +24,7 @@ export function deviceListRoutes(ctx: AppContext) {
     query: DeviceQuery,
   ): Promise<DevicesPageProps> {
     const { onlineWindowSeconds } = await deviceSettings(config);
-    const filters = { ...listFilters(query), onlineWindowSeconds };
+    const filters = await consoleFilters(sql, { ...listFilters(query), onlineWindowSeconds });
     const filtered = Boolean(
       query.search || query.approval_status || query.connectivity_status || query.product,
     );
