@@ -8,7 +8,7 @@ import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { authRow, checkCredentials } from "./device-auth";
 import { rateLimited } from "./rate-limits";
-import { schemaHash } from "./validation";
+import type { AnnouncedSchema } from "./validation";
 
 export interface HeartbeatRateLimit {
   heartbeatRateLimit: number;
@@ -42,11 +42,11 @@ export function acceptHeartbeats(sql: Sql, settings: HeartbeatRateLimit) {
 }
 
 /** What the `input` row of a heartbeat holds about its device (see acceptHeartbeats). */
-export function heartbeatInput(apiKey: string, schema: Record<string, unknown> | undefined) {
+export function heartbeatInput(apiKey: string, schema: AnnouncedSchema | undefined) {
   return {
     tokenHash: sha256Hex(apiKey),
-    schemaHash: schema ? schemaHash(schema) : null,
-    schemaJson: schema ? JSON.stringify(schema) : null,
+    schemaHash: schema?.hash ?? null,
+    schemaJson: schema?.json ?? null,
   };
 }
 

@@ -7,14 +7,7 @@ import { AppError, badRequest } from "../platform/errors";
 import { firstInvalidField } from "../platform/schemas";
 import { registrationBody } from "./model";
 import { type Device, type DeviceRow, deviceColumns, toDevice } from "./rows";
-import {
-  ipv4From,
-  normaliseMac,
-  PRODUCT_NAME_MAX,
-  schemaHash,
-  validateMetadata,
-  validateSchemaDefinition,
-} from "./validation";
+import { announcedSchema, ipv4From, normaliseMac, PRODUCT_NAME_MAX, validateMetadata } from "./validation";
 
 /** The fields a 400 names (in the spec's order), and what each must be. */
 const REGISTRATION_FIELDS: Record<string, string> = {
@@ -43,8 +36,7 @@ export function parseRegistration(body: unknown) {
   }
   const productName = body.product_name?.trim() || null;
   const metadata = body.metadata == null ? undefined : validateMetadata(body.metadata);
-  const schema =
-    body.schema_definition == null ? undefined : validateSchemaDefinition(body.schema_definition);
+  const schema = body.schema_definition == null ? undefined : announcedSchema(body.schema_definition);
   return {
     macAddress: normaliseMac(body.mac_address),
     productName,
@@ -87,8 +79,8 @@ export async function registerDevice(
   const tokenHash = sha256Hex(token);
   const secretHash = input.deviceSecret === undefined ? null : sha256Hex(input.deviceSecret);
   const proofHash = input.apiToken === undefined ? null : sha256Hex(input.apiToken);
-  const schemaJson = input.schema ? JSON.stringify(input.schema) : null;
-  const hash = input.schema ? schemaHash(input.schema) : null;
+  const schemaJson = input.schema?.json ?? null;
+  const hash = input.schema?.hash ?? null;
   // With an enrolment token: one transaction that locks the token, so concurrent registrations never
   // use it more often than it allows; a new device is created approved (with its token) or pending.
   const upsert = async (tx: Sql) => {

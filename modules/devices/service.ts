@@ -45,5 +45,5 @@ export {
 } from "./rows";
 export { pruneSightings, recordSightings } from "./sightings";
 export { findTelemetrySchemas, listTelemetrySchemas, type SchemaReference } from "./telemetry-schemas";
-export { TELEMETRY_LIMITS, validateSchemaDefinition } from "./validation";
+export { type AnnouncedSchema, announcedSchema, TELEMETRY_LIMITS } from "./validation";
 export { wakeDevice } from "./wake";

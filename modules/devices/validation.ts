@@ -70,6 +70,37 @@ export function validateSchemaDefinition(
 }
 
 /** Stable hash of a schema: key order does not matter. */
+/** A schema definition a device announced, checked: its JSON text as stored, and its hash. */
+export interface AnnouncedSchema {
+  json: string;
+  hash: string;
+}
+
+/**
+ * Schemas already checked, by JSON text → hash. The agent announces its schema in every heartbeat
+ * (~2.6 KB for the built-in scripts), and checking and hashing it again each time cost more server CPU
+ * than the rest of the heartbeat. A fleet announces a handful of distinct schemas; the map forgets the
+ * oldest past KNOWN_SCHEMAS_MAX (at most 256 × 64 KB).
+ */
+const knownSchemas = new Map<string, string>();
+const KNOWN_SCHEMAS_MAX = 256;
+
+/**
+ * validateSchemaDefinition (422 invalid_schema_definition) and schemaHash of a schema parsed from a
+ * request's JSON, remembered by its JSON text: the same text is the same value, so the same verdict.
+ */
+export function announcedSchema(schema: unknown, field = "schema_definition"): AnnouncedSchema {
+  const json = isPlainObject(schema) ? JSON.stringify(schema) : undefined;
+  const known = json === undefined ? undefined : knownSchemas.get(json);
+  if (json !== undefined && known !== undefined) return { json, hash: known };
+  const checked = validateSchemaDefinition(schema, field);
+  const hash = schemaHash(checked);
+  const text = json ?? JSON.stringify(checked);
+  if (knownSchemas.size >= KNOWN_SCHEMAS_MAX) knownSchemas.delete(knownSchemas.keys().next().value!);
+  knownSchemas.set(text, hash);
+  return { json: text, hash };
+}
+
 export function schemaHash(schema: Record<string, unknown>): string {
   return createHash("sha256").update(canonicalJson(schema)).digest("hex");
 }

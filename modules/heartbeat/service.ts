@@ -20,14 +20,15 @@ import {
   deliveredCommand,
 } from "../commands/service";
 import {
+  type AnnouncedSchema,
   acceptHeartbeats,
+  announcedSchema,
   authenticateDevice,
   type HeartbeatRateLimit,
   heartbeatInput,
   recordSightings,
   refuseHeartbeat,
   TELEMETRY_LIMITS,
-  validateSchemaDefinition,
 } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
@@ -77,7 +78,7 @@ const BODY_FIELDS: Record<string, string> = {
  */
 export function parseHeartbeat(body: unknown): {
   payloadJson: string;
-  schema: Record<string, unknown> | undefined;
+  schema: AnnouncedSchema | undefined;
 } {
   if (!heartbeatBody.Check(body)) {
     const field = firstInvalidField(heartbeatBody, body, Object.keys(BODY_FIELDS));
@@ -86,10 +87,10 @@ export function parseHeartbeat(body: unknown): {
   }
   const { telemetry, connection_status: status } = body;
   const meta = telemetry.meta;
-  let schema: Record<string, unknown> | undefined;
+  let schema: AnnouncedSchema | undefined;
   let storedMeta = meta;
   if (meta && meta.schema_definition !== undefined) {
-    schema = validateSchemaDefinition(meta.schema_definition, "telemetry.meta.schema_definition");
+    schema = announcedSchema(meta.schema_definition, "telemetry.meta.schema_definition");
     const { schema_definition: _, ...rest } = meta;
     storedMeta = rest;
   }
@@ -143,14 +144,16 @@ type BatchRow = { ord: number; remote_access_requested: boolean } & {
  */
 export async function runHeartbeatBatch(sql: Sql, settings: HeartbeatRateLimit, items: BatchItem[]) {
   const column = <K extends keyof BatchItem>(key: K) => items.map((item) => item[key]);
-  // The payloads travel as one text joined by U+001E, which JSON.stringify always escapes: a text
-  // array would be escaped character by character on the way (a tenth of a heartbeat's server time).
+  // The payloads and announced schemas travel as texts joined by U+001E, which JSON.stringify always
+  // escapes: a text array would be escaped character by character on the way (a tenth of a heartbeat's
+  // server time). No schema is an empty element, which string_to_array turns into NULL.
   const payloads = column("payloadJson").join(PAYLOAD_SEPARATOR);
+  const schemas = items.map((item) => item.schemaJson ?? "").join(PAYLOAD_SEPARATOR);
   // (Comments stay out of the SQL text, which PostgreSQL copies on every execution.)
   const rows = await sql<BatchRow[]>`
     with input as (
       select * from unnest(${items.map((_, i) => i)}::int[], ${column("deviceId")}::uuid[], ${column("tokenHash")}::text[],
-        ${column("schemaHash")}::text[], ${column("schemaJson")}::text[], ${column("eventId")}::uuid[],
+        ${column("schemaHash")}::text[], string_to_array(${schemas}::text, ${PAYLOAD_SEPARATOR}::text, ''), ${column("eventId")}::uuid[],
         string_to_array(${payloads}::text, ${PAYLOAD_SEPARATOR}::text))
         as i(ord, device_id, token_hash, schema_hash, schema_json, event_id, payload)),
     accepted as (${acceptHeartbeats(sql, settings)}),

@@ -69,6 +69,47 @@ describe("batched heartbeats", () => {
       expect((await telemetryOf(device.id)).map((row) => row.uptime)).toEqual([1000 + i]);
   });
 
+  test("in one batch each device gets the schema it announced, or keeps its own when it announced none", async () => {
+    const registered = { product: "atom", properties: { old: { type: "number" } } };
+    const devices = await Promise.all(
+      Array.from({ length: 8 }, () => approvedDevice(app, { schema_definition: registered })),
+    );
+    // A control character, a separator and odd Unicode in the schema's text: it travels joined by U+001E.
+    const announced = (i: number) => ({
+      product: "atom",
+      version: `v${i}\u001e\t"ü😀`,
+      properties: { [`field_${i}`]: { type: "string", description: "a\u001eb\r\nc" } },
+    });
+    const announcing = (i: number) => i % 2 === 0;
+    const before = await statementsSoFar();
+    const responses = await Promise.all(
+      devices.map((device, i) =>
+        beat(
+          device,
+          withUptime(i, {
+            meta: {
+              timestamp: new Date().toISOString(),
+              ...(announcing(i) ? { schema_definition: announced(i) } : {}),
+            },
+          }),
+        ),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(devices.map(() => 200));
+    expect((await statementsSoFar()) - before).toBeLessThan(devices.length);
+    for (const [i, device] of devices.entries()) {
+      const [row] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${device.id}`;
+      expect(row!.schema).toEqual(announcing(i) ? announced(i) : registered);
+    }
+    // The same schema announced again (its check remembered) still replaces one that changed since.
+    await sql`update devices set schema = '{"product":"other"}', schema_hash = 'changed' where id = ${devices[0]!.id}`;
+    expect(
+      (await beat(devices[0]!, withUptime(9, { meta: { schema_definition: announced(0) } }))).status,
+    ).toBe(200);
+    const [row] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${devices[0]!.id}`;
+    expect(row!.schema).toEqual(announced(0));
+  });
+
   test("two heartbeats of one device in flight together are both stored, in order, and both counted", async () => {
     const device = await approvedDevice(app);
     const responses = await Promise.all([1, 2, 3].map((uptime) => beat(device, withUptime(uptime))));
