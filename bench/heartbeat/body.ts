@@ -1,5 +1,20 @@
-/** The heartbeat the benchmark posts (bench/heartbeat/run.ts). */
-/** A realistic heartbeat: five scripts' reports, ~2 KB of JSON. */
+import { BUILTIN_SCRIPT_SOURCES } from "../../agent/builtin-scripts/index.ts";
+import { parseScript } from "../../agent/scripts/frontmatter.ts";
+import { buildSchemaDefinition } from "../../agent/telemetry.ts";
+
+/**
+ * The schema definition the agent announces in every heartbeat (`telemetry.meta.schema_definition`),
+ * as it builds it for its built-in scripts: ~2.6 KB that the server validates and hashes each time.
+ */
+export const SCHEMA_DEFINITION = buildSchemaDefinition(
+  "atom",
+  BUILTIN_SCRIPT_SOURCES.map((source) => ({ ...parseScript(source), path: "" })),
+);
+
+/**
+ * The heartbeat the benchmark posts (bench/heartbeat/run.ts), as the agent sends it: five scripts'
+ * reports and the schema definition, ~4.5 KB of JSON.
+ */
 export function heartbeatBody(mac: string, uptime: number) {
   const report = (output: Record<string, unknown>, ms: number) => ({
     data: { status: "success", validation_status: "valid", duration_ms: ms, output },
@@ -85,6 +100,7 @@ export function heartbeatBody(mac: string, uptime: number) {
         ),
       },
       meta: {
+        schema_definition: SCHEMA_DEFINITION,
         timestamp: new Date().toISOString(),
         duration: "23.417ms",
         errors: ["gpu: no such device /dev/dri/card0"],
@@ -96,5 +112,45 @@ export function heartbeatBody(mac: string, uptime: number) {
       pid: 0,
       start_time: "0001-01-01T00:00:00Z",
     },
+  };
+}
+
+/** What the server stores of a heartbeat (modules/heartbeat/service.ts parseHeartbeat): its payload. */
+export function storedPayload(body: ReturnType<typeof heartbeatBody>): string {
+  const { schema_definition: _, ...meta } = body.telemetry.meta;
+  return JSON.stringify({ ...body.telemetry, meta, connection_status: body.connection_status });
+}
+
+/**
+ * `heartbeatBody` as JSON text, built from a template serialised once: the load generator sends one
+ * per request, and a fresh `JSON.stringify` of ~2 KB would cost it more CPU than the answer's parse.
+ * The varying fields (MAC, name, uptime, load, timestamp) change per call, as a device's do.
+ */
+export function heartbeatBodyText(): (mac: string, uptime: number) => string {
+  const MAC = "02:00:5E:00:00:00";
+  const UPTIME = 271_828_182;
+  const LOAD = 0.123456789;
+  const TIMESTAMP = "2000-01-01T00:00:00.000Z";
+  const sample = heartbeatBody(MAC, UPTIME);
+  sample.telemetry.scripts.cpu.data.output.load_1m = LOAD;
+  sample.telemetry.meta.timestamp = TIMESTAMP;
+  const name = sample.telemetry.device.identity.name;
+  const parts = JSON.stringify(sample).split(
+    new RegExp(
+      `(${[MAC, name, UPTIME, LOAD, TIMESTAMP].map((s) => String(s).replaceAll(".", "\\.")).join("|")})`,
+    ),
+  );
+  if (parts.length !== 11) throw new Error("the heartbeat template lost a field");
+  return (mac, uptime) => {
+    const values: Record<string, string> = {
+      [MAC]: mac,
+      [name]: `atom-${mac.replaceAll(":", "").toLowerCase()}`,
+      [UPTIME]: String(uptime),
+      [LOAD]: String(Math.random() * 4),
+      [TIMESTAMP]: new Date().toISOString(),
+    };
+    let text = "";
+    for (let i = 0; i < parts.length; i++) text += i % 2 ? values[parts[i]!] : parts[i];
+    return text;
   };
 }

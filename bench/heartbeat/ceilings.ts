@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import { heartbeatBody } from "./body";
+import { heartbeatBody, storedPayload } from "./body";
 
 /** Rows per statement of the multi-row ceiling. */
 const BATCH_ROWS = 100;
@@ -24,8 +24,7 @@ export async function measureCeilings({ databaseUrl, devices, pool, callers, dur
   let next = 0;
   const row = () => {
     const device = devices[next++ % devices.length]!;
-    const body = heartbeatBody(device.mac, next);
-    const payload = JSON.stringify({ ...body.telemetry, connection_status: body.connection_status });
+    const payload = storedPayload(heartbeatBody(device.mac, next));
     return { id: Bun.randomUUIDv7(), device_id: device.id, payload };
   };
   /** Rows per second of `callers` loops running `insert` for durationS after a second's warm-up. */

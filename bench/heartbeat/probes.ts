@@ -55,9 +55,13 @@ export async function statements(sql: postgres.Sql): Promise<Map<string, StatRow
 }
 
 export async function databaseCounters(sql: postgres.Sql) {
-  const [row] = await sql<{ xact: number; ins: number; upd: number; hot: number }[]>`
+  const [row] = await sql<
+    { xact: number; ins: number; upd: number; hot: number; deviceUpd: number; deviceHot: number }[]
+  >`
     select d.xact_commit::bigint::float8 as xact, d.tup_inserted::float8 as ins, d.tup_updated::float8 as upd,
-      (select coalesce(sum(n_tup_hot_upd), 0)::float8 from pg_stat_user_tables) as hot
-    from pg_stat_database d where d.datname = current_database()`;
+      (select coalesce(sum(n_tup_hot_upd), 0)::float8 from pg_stat_user_tables) as hot,
+      t.n_tup_upd::float8 as "deviceUpd", t.n_tup_hot_upd::float8 as "deviceHot"
+    from pg_stat_database d, pg_stat_user_tables t
+    where d.datname = current_database() and t.relid = 'devices'::regclass`;
   return row!;
 }

@@ -1,9 +1,10 @@
 import type postgres from "postgres";
-import { heartbeatBody } from "./body";
+import { schemaHash } from "../../modules/devices/validation";
+import { heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "./body";
 
 /**
  * `devices` approved devices straight into the table (a known token each: bench-token-<n>, seen in the
- * last 30 s like a polling fleet) and `telemetryRows` telemetry rows over the last 2 days, both with
+ * last 30 s like a polling fleet, the agent's schema stored as its registration stores it) and `telemetryRows` telemetry rows over the last 2 days, both with
  * generate_series: the API would take hours for a real fleet. Returns the devices as the load uses them.
  */
 export async function seedFleet(db: postgres.Sql, devices: number, telemetryRows: number) {
@@ -15,10 +16,11 @@ export async function seedFleet(db: postgres.Sql, devices: number, telemetryRows
   for (let from = 0; from < devices; from += 50_000) {
     const to = Math.min(devices, from + 50_000) - 1;
     await db`
-    insert into devices (mac_address, product_name, approval_status, api_token_hash, token_issued_at, last_seen_at)
+    insert into devices (mac_address, product_name, approval_status, api_token_hash, token_issued_at, last_seen_at,
+      schema, schema_hash)
     select upper(regexp_replace(lpad(to_hex(${0x02_00_00_00_00_00} + i), 12, '0'), '(..)(?!$)', '\\1:', 'g')),
       'atom', 'approved', encode(sha256(convert_to('bench-token-' || i, 'UTF8')), 'hex'), now(),
-      now() - make_interval(secs => i % 30)
+      now() - make_interval(secs => i % 30), ${JSON.stringify(SCHEMA_DEFINITION)}::jsonb, ${schemaHash({ ...SCHEMA_DEFINITION })}
     from generate_series(${from}::bigint, ${to}::bigint) i`;
   }
   const seeded = await db<{ id: string; mac_address: string }[]>`select id, mac_address from devices`;
@@ -31,10 +33,7 @@ export async function seedFleet(db: postgres.Sql, devices: number, telemetryRows
     await db`select telemetry_ensure_partitions((now() - interval '3 days')::date, (now() + interval '1 day')::date)`;
     const perDevice = Math.max(1, Math.ceil(telemetryRows / devices));
     const rows = Math.min(devices, Math.ceil(telemetryRows / perDevice));
-    const payload = JSON.stringify({
-      ...heartbeatBody(macs[0]!, 1).telemetry,
-      connection_status: { active: false },
-    });
+    const payload = storedPayload(heartbeatBody(macs[0]!, 1));
     for (let offset = 0; offset < rows; offset += 10_000) {
       await db`
       insert into telemetry_events (id, device_id, recorded_at, payload)

@@ -14,7 +14,7 @@ import { heartbeatInput } from "../../modules/devices/service";
 import { runHeartbeatBatch } from "../../modules/heartbeat/service";
 import { applyMigrations, connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
-import { heartbeatBody } from "./body";
+import { heartbeatBody, storedPayload } from "./body";
 import { cpuSeconds } from "./probes";
 import { seedFleet } from "./seed";
 
@@ -44,7 +44,7 @@ try {
   await sql.unsafe(`
     create function bench_drop_sighting() returns trigger language plpgsql as $$ begin return null; end $$`);
   const settings = { heartbeatRateLimit: 1_000_000, heartbeatRateWindowSeconds: 60 };
-  const payloadJson = JSON.stringify(heartbeatBody(macs[0]!, 1).telemetry);
+  const payloadJson = storedPayload(heartbeatBody(macs[0]!, 1));
   const inputs = devices.map((device) => ({
     deviceId: device.id,
     ...heartbeatInput(device.token, undefined),
