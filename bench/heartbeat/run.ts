@@ -28,8 +28,9 @@ if (process.argv.includes("--help")) {
   (or the environment variables in the file's header)`);
   process.exit(0);
 }
-/** Registered devices, written straight into the table; the load visits them in turn, so at the
- * measured rate no device comes near its 30 heartbeats a minute (no cheap 429s in the figure). */
+/** Registered devices, written straight into the table; the load visits each once per round (in a fixed
+ * shuffled order, below), so at the measured rate no device comes near its 30 heartbeats a minute (no
+ * cheap 429s in the figure). */
 const DEVICES = knob("devices", "DEVICES", 200_000);
 /** Telemetry rows already present (spread over the last 2 days), so indexes have a real fleet's size. */
 const TELEMETRY_ROWS = knob("telemetry-rows", "TELEMETRY_ROWS", 10_000_000);
