@@ -3,7 +3,7 @@
  * statement (runHeartbeatBatch) run back to back over a seeded fleet, in alternating rounds with the
  * sighting's insert on and off (off: a BEFORE INSERT trigger that drops the row, so the difference is
  * the insert itself, heap, index and WAL, less one trigger call). Alternating rounds keep a machine
- * whose speed drifts from favouring one side.
+ * whose speed drifts from favouring one side. Then the prune job's cost per heartbeat it reads.
  *
  *   npm run bench:sightings -- [--devices 100000] [--batch 20] [--batches 300] [--rounds 10]
  */
@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { heartbeatInput } from "../../modules/devices/service";
+import { pruneSightings } from "../../modules/devices/sightings";
 import { runHeartbeatBatch } from "../../modules/heartbeat/service";
 import { applyMigrations, connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
@@ -103,10 +104,47 @@ try {
       without: median(results.without.map((r) => r.postgresMs)),
     },
   };
+  // The prune job, per heartbeat it reads, twice. Steady: one more pass over the whole fleet, then the
+  // sightings from before it pruned: each is superseded, as in a fleet polling more often than the
+  // retention. Silent: then the pass's own sightings, each still its device's latest, so each is also
+  // kept in device_last_sightings (the fleet fell silent at once: the dearest case).
+  await sql`drop trigger if exists bench_drop_sighting on device_sightings`;
+  const passStarted = Date.now();
+  for (let i = 0; i < inputs.length; i += BATCH) {
+    const items = inputs
+      .slice(i, i + BATCH)
+      .map((input) => ({ ...input, eventId: Bun.randomUUIDv7(), payloadJson }));
+    await runHeartbeatBatch(sql, settings, items);
+  }
+  const measurePrune = async (retentionSeconds: number) => {
+    const [{ ids }] = await sql<{ ids: number }[]>`
+      select coalesce(sum(cardinality(device_ids)), 0)::int as ids from device_sightings
+      where seen_at < now() - make_interval(secs => ${retentionSeconds})`;
+    const cpuBefore = cluster.pid ? cpuSeconds(cluster.pid, true) : Number.NaN;
+    const started = performance.now();
+    const pruned = await pruneSightings(sql, retentionSeconds);
+    const wallMs = performance.now() - started;
+    const postgresMs = ((cluster.pid ? cpuSeconds(cluster.pid, true) : Number.NaN) - cpuBefore) * 1000;
+    return {
+      sightings: pruned.pruned,
+      heartbeats: ids,
+      kept: pruned.kept,
+      wall_ms: Math.round(wallMs),
+      postgres_ms_per_heartbeat: +(postgresMs / ids).toFixed(5),
+    };
+  };
+  const prune = {
+    steady: await measurePrune((Date.now() - passStarted) / 1000 + 1),
+    silent: await measurePrune(0),
+  };
+  for (const [kind, result] of Object.entries(prune))
+    console.log(
+      `prune (${kind}): ${result.sightings} sightings of ${result.heartbeats} heartbeats (${result.kept} kept as a device's latest) in ${result.wall_ms} ms, ${result.postgres_ms_per_heartbeat} ms PostgreSQL CPU per heartbeat`,
+    );
   console.log(
     `median: wall ${summary.wall_ms_per_heartbeat.with.toFixed(4)} vs ${summary.wall_ms_per_heartbeat.without.toFixed(4)} ms, PostgreSQL CPU ${summary.postgres_ms_per_heartbeat.with.toFixed(4)} vs ${summary.postgres_ms_per_heartbeat.without.toFixed(4)} ms per heartbeat (with vs without the sighting)`,
   );
-  console.log(JSON.stringify(summary));
+  console.log(JSON.stringify({ ...summary, prune }));
 } finally {
   await database.close();
   await cluster.stop();
