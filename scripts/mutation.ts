@@ -107,7 +107,13 @@ export const GROUPS: Record<string, Group> = {
   "device-sightings": {
     // Which heartbeats leave a sighting, what pruning keeps, and when a last-seen page read from them
     // is trusted over the full read of the devices table.
-    mutate: ["modules/devices/sightings.ts", "modules/devices/queries.ts"],
+    mutate: [
+      "modules/devices/sightings.ts",
+      "modules/devices/queries.ts:49-75", // sortKeys (never-seen last), consoleFilters
+      "modules/devices/queries.ts:101-101", // filterSql: the sighted-only condition
+      "modules/devices/queries.ts:150-158", // when a page is read from the sightings
+      "modules/devices/queries.ts:193-228", // sightingsPage, sightedPageIsCertain
+    ],
     tests: ["tests/devices/sightings.test.ts", "tests/devices/list-and-approval.test.ts"],
   },
   "e2e-locks": {

@@ -175,6 +175,45 @@ describe("the last-seen order read from the sightings", () => {
     }
   });
 
+  test("pages after a cursor and Previous, both orders, come from the sightings, also when the read is full", async () => {
+    // As above: a device seen without a sighting is missing from a page read from the sightings. Put
+    // where the devices table would show it first on the second page.
+    const readFromSightings = async (order: "asc" | "desc") => {
+      const first = await listConsoleDevices(sql, options({ order }));
+      // The last of the fleet in this order, moved to just after the first page.
+      const ours = new Set(devices.map((d) => d.id));
+      const last = (await expectedOrder(sql`true`, order)).findLast((id) => ours.has(id))!;
+      const edge = first.devices.at(-1)!.lastSeenAt!.toISOString();
+      await sql`update devices set last_seen_at = ${edge}::timestamptz
+        ${sql.unsafe(order === "desc" ? "-" : "+")} interval '1 millisecond' where id = ${last}`;
+      try {
+        const second = await listConsoleDevices(sql, options({ order, after: first.next }));
+        expect(second.devices).toHaveLength(3);
+        expect(second.devices.map((d) => d.id)).not.toContain(last);
+        // Previous back to the first page (short: nothing before it) is complete from the sightings.
+        const back = await listConsoleDevices(sql, options({ order, before: second.prev }));
+        expect(back.devices.map((d) => d.id)).toEqual(first.devices.map((d) => d.id));
+      } finally {
+        await beat(devices.find((d) => d.id === last)!);
+      }
+    };
+    for (const order of ["desc", "asc"] as const) await readFromSightings(order);
+    // With the read at its limit (older sightings of no device newest first, newer ones oldest first):
+    // the page ends strictly inside what was read, so it is still taken from the sightings.
+    for (const [order, offset] of [
+      ["desc", "- interval '2 hours'"],
+      ["asc", "+ interval '2 hours'"],
+    ] as const) {
+      await sql`insert into device_sightings (seen_at, device_ids)
+        select now() ${sql.unsafe(offset)}, array_agg(gen_random_uuid()) from generate_series(1, ${SIGHTINGS_READ_MAX})`;
+      try {
+        await readFromSightings(order);
+      } finally {
+        await sql`delete from device_sightings where cardinality(device_ids) = ${SIGHTINGS_READ_MAX}`;
+      }
+    }
+  });
+
   test("a page past what the read may take (SIGHTINGS_READ_MAX) is read from the devices table", async () => {
     // A flood of newer sightings of devices that do not exist fills the read; the page must still be right.
     await sql`insert into device_sightings (seen_at, device_ids)
@@ -226,24 +265,27 @@ describe("the last-seen order read from the sightings", () => {
   test("devices seen at the same moment as the last sighting read are not trusted to it", async () => {
     // The read stops inside a batch of three devices seen at one moment: it took the two with the
     // smaller ids, but the third (largest id) comes first in the order: the page must hold it.
-    const [x, ...batch] = devices.slice(0, 4).map((d) => d.id);
+    const [x, y, ...batch] = devices.slice(0, 5).map((d) => d.id);
     const sorted = [...batch].sort();
     // One timestamp per sighting, written to last_seen_at as well: the invariant the heartbeat keeps.
-    const [at] = await sql<{ x: string; batch: string }[]>`
-      select (now() + interval '30 minutes')::text as x, (now() + interval '20 minutes')::text as batch`;
+    const [at] = await sql<{ x: string; y: string; batch: string }[]>`
+      select (now() + interval '30 minutes')::text as x, (now() + interval '25 minutes')::text as y,
+        (now() + interval '20 minutes')::text as batch`;
     await sql`update devices set last_seen_at = ${at!.x}::timestamptz where id = ${x!}`;
+    await sql`update devices set last_seen_at = ${at!.y}::timestamptz where id = ${y!}`;
     await sql`update devices set last_seen_at = ${at!.batch}::timestamptz where id = any(${batch}::uuid[])`;
-    await sql`insert into device_sightings (seen_at, device_ids) values
-      (${at!.x}::timestamptz, array[${x!}::uuid]), (${at!.batch}::timestamptz, ${sorted}::uuid[])`;
+    await sql`insert into device_sightings (seen_at, device_ids) values (${at!.x}::timestamptz, array[${x!}::uuid]),
+      (${at!.y}::timestamptz, array[${y!}::uuid]), (${at!.batch}::timestamptz, ${sorted}::uuid[])`;
     await sql`insert into device_sightings (seen_at, device_ids)
-      select now() + interval '1 hour', array_agg(gen_random_uuid()) from generate_series(1, ${SIGHTINGS_READ_MAX - 3})`;
+      select now() + interval '1 hour', array_agg(gen_random_uuid()) from generate_series(1, ${SIGHTINGS_READ_MAX - 4})`;
     try {
-      const page = await listConsoleDevices(sql, options({ limit: 2 }));
-      expect(page.devices.map((d) => d.id)).toEqual([x!, sorted[2]!]);
-      expect((await walk({ limit: 2 })).ids).toEqual(await expectedOrder());
+      // The read ends after x, y and the batch's first two: only x and y are certain.
+      const page = await listConsoleDevices(sql, options({ limit: 3 }));
+      expect(page.devices.map((d) => d.id)).toEqual([x!, y!, sorted[2]!]);
+      expect((await walk({ limit: 3 })).ids).toEqual(await expectedOrder());
     } finally {
       await sql`delete from device_sightings where seen_at > now() + interval '10 minutes'`;
-      for (const device of devices.slice(0, 4)) await beat(device);
+      for (const device of devices.slice(0, 5)) await beat(device);
     }
   });
   test("Previous past a read cut short by SIGHTINGS_READ_MAX is read from the devices table", async () => {
@@ -277,7 +319,63 @@ describe("the last-seen order read from the sightings", () => {
   });
 });
 
+describe("the other sorts", () => {
+  test("are not read from the sightings, even when the last-seen order differs from theirs", async () => {
+    // Seen in an order unlike creation's (every device sighted, newest first = 5, 10, 3, 8, …).
+    for (const [i, device] of devices.entries())
+      await markSeen(sql, device.id, 60 + ((i * 5) % devices.length));
+    try {
+      for (const order of ["asc", "desc"] as const) {
+        const created = await sql<{ id: string }[]>`
+          select id from devices order by created_at ${sql.unsafe(order)}, id ${sql.unsafe(order)}`;
+        const { ids, pages, back } = await walk({ sort: "created_at", order });
+        expect(ids).toEqual(created.map((row) => row.id));
+        expect(back).toEqual(pages.slice(0, back.length));
+      }
+      expect((await walk()).ids).toEqual(await expectedOrder()); // and last seen still is
+    } finally {
+      for (const device of devices) await beat(device);
+    }
+  });
+});
+
 describe("the online filter", () => {
+  test("asks the sightings only for the online filter, and only while at most SIGHTINGS_READ_MAX are in the window", async () => {
+    for (const connectivityStatus of [undefined, "offline"] as const)
+      expect(
+        (await consoleFilters(sql, { onlineWindowSeconds: WINDOW, connectivityStatus })).sightedOnly,
+      ).toBe(false);
+    const online = { onlineWindowSeconds: WINDOW, connectivityStatus: "online" as const };
+    const [row] = await sql<{ n: number }[]>`
+      select (select coalesce(sum(cardinality(device_ids)), 0) from device_sightings
+        where seen_at >= now() - make_interval(secs => ${WINDOW}))::int
+      + (select count(*) from device_last_sightings where seen_at >= now() - make_interval(secs => ${WINDOW}))::int as n`;
+    // Ids of no device: they change how many sightings there are, not which devices match.
+    const flooded: string[] = [];
+    const flood = async (n: number) => {
+      const [at] = await sql<{ at: string }[]>`insert into device_sightings (seen_at, device_ids)
+        select now() - interval '1 second', array_agg(gen_random_uuid()) from generate_series(1, ${n})
+        returning seen_at::text as at`;
+      flooded.push(at!.at);
+    };
+    try {
+      await flood(SIGHTINGS_READ_MAX - row!.n);
+      expect((await consoleFilters(sql, online)).sightedOnly).toBe(true); // exactly the limit
+      await flood(1);
+      const many = await consoleFilters(sql, online);
+      expect(many.sightedOnly).toBe(false);
+      // Found among every device row then, with the same answer.
+      const expected = await expectedOrder(sql`d.last_seen_at >= now() - make_interval(secs => ${WINDOW})`);
+      expect(
+        (await listConsoleDevices(sql, { ...options(many), limit: 200 })).devices.map((d) => d.id),
+      ).toEqual(expected);
+    } finally {
+      for (const at of flooded)
+        await sql`delete from device_sightings where seen_at = ${at}::timestamptz and not exists (
+          select 1 from devices d where d.id = any(device_ids))`;
+    }
+  });
+
   test("with few devices online it narrows to the sighted ones, and counts them", async () => {
     const filters = await consoleFilters(sql, { onlineWindowSeconds: WINDOW, connectivityStatus: "online" });
     expect(filters.sightedOnly).toBe(true);
