@@ -125,13 +125,13 @@ describe("the last-seen order read from the sightings", () => {
     const expected = await expectedOrder();
     const { ids, pages, back } = await walk();
     expect(ids).toEqual(expected);
-    expect(back).toEqual(pages.slice(0, back.length));
+    expect(back).toEqual(pages.slice(0, -1));
     const odd = await walk({ product: "odd" });
     expect(odd.ids).toEqual(await expectedOrder(sql`d.product_name = 'odd'`));
     for (const limit of [1, 2, 3]) {
       const oldest = await walk({ order: "asc", limit });
       expect(oldest.ids).toEqual(await expectedOrder(sql`true`, "asc"));
-      expect(oldest.back).toEqual(oldest.pages.slice(0, oldest.back.length));
+      expect(oldest.back).toEqual(oldest.pages.slice(0, -1));
     }
   });
 
@@ -154,6 +154,22 @@ describe("the last-seen order read from the sightings", () => {
       expect(all.devices.at(-1)!.lastSeenAt).toBeNull();
     } finally {
       for (const device of devices) await beat(device);
+    }
+  });
+
+  test("pages of devices never seen, and Previous from them, hold every one of them, both orders", async () => {
+    // More devices never seen than fit on a page: they have no sighting, so no page among them may
+    // be read from the sightings, Previous from one of them included.
+    const silent = [];
+    for (let i = 0; i < 5; i++) silent.push(await approvedDevice(app));
+    try {
+      for (const order of ["desc", "asc"] as const) {
+        const { ids, pages, back } = await walk({ order, limit: 2 });
+        expect(ids).toEqual(await expectedOrder(sql`true`, order));
+        expect(back).toEqual(pages.slice(0, -1));
+      }
+    } finally {
+      await sql`delete from devices where id = any(${silent.map((d) => d.id)}::uuid[])`;
     }
   });
 
@@ -236,7 +252,7 @@ describe("the last-seen order read from the sightings", () => {
       for (const limit of [1, 2, 3]) {
         const { ids, pages, back } = await walk({ limit });
         expect(ids).toEqual(await expectedOrder());
-        expect(back).toEqual(pages.slice(0, back.length));
+        expect(back).toEqual(pages.slice(0, -1));
       }
     } finally {
       await beat(older);
@@ -330,7 +346,7 @@ describe("the other sorts", () => {
           select id from devices order by created_at ${sql.unsafe(order)}, id ${sql.unsafe(order)}`;
         const { ids, pages, back } = await walk({ sort: "created_at", order });
         expect(ids).toEqual(created.map((row) => row.id));
-        expect(back).toEqual(pages.slice(0, back.length));
+        expect(back).toEqual(pages.slice(0, -1));
       }
       expect((await walk()).ids).toEqual(await expectedOrder()); // and last seen still is
     } finally {
