@@ -1,4 +1,5 @@
 import { AppError } from "./errors";
+import { noteParsedJson } from "./text-input";
 
 /**
  * Reads a JSON request body with a size limit of its own (the app-wide limit is far larger):
@@ -9,12 +10,18 @@ import { AppError } from "./errors";
  * hook throws into a generic parse error, so problems are returned as a BodyError instead and the
  * handler raises them with `jsonBody(body)`.
  */
+/** Shared: a decoder per request cost more than the decoding (replacing invalid UTF-8, never throwing). */
+const utf8 = new TextDecoder();
+
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   const bytes = await request.arrayBuffer();
   if (bytes.byteLength > maxBytes) return new BodyError(tooLarge(maxBytes));
   if (bytes.byteLength === 0) return undefined;
   try {
-    return JSON.parse(new TextDecoder().decode(bytes));
+    const text = utf8.decode(bytes);
+    const value: unknown = JSON.parse(text);
+    noteParsedJson(text, value);
+    return value;
   } catch {
     return new BodyError(new AppError(400, "invalid_json", "The request body is not valid JSON"));
   }

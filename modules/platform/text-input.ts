@@ -10,8 +10,27 @@ export function isStorableText(text: string): boolean {
   return !text.includes("\u0000") && text.isWellFormed();
 }
 
+/**
+ * The only JSON escapes that can put NUL or a lone surrogate into a parsed value: `\u0000` and
+ * `\uD800`–`\uDFFF`. Unescaped, neither can be in parsed JSON text: JSON forbids raw control
+ * characters in strings, and text decoded from UTF-8 (with replacement) holds no lone surrogate.
+ */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+/** Values parsed from JSON text without such an escape: their walk would find nothing. */
+const storableJson = new WeakSet<object>();
+
+/**
+ * Notes that `value` was parsed from `text` (readJsonBody): when the text has none of the escapes that
+ * could make it unstorable, the request's walk (unstorableTextPath) is skipped: it cost a heartbeat
+ * about as much server time as parsing it. Any such escape (a valid surrogate pair too) means a walk.
+ */
+export function noteParsedJson(text: string, value: unknown): void {
+  if (typeof value === "object" && value !== null && !UNSTORABLE_ESCAPE.test(text)) storableJson.add(value);
+}
+
 /** The path (`metadata.site`, `items[2]`) of the first string in `value` that cannot be stored. */
 export function unstorableTextPath(value: unknown): string | undefined {
+  if (typeof value === "object" && value !== null && storableJson.has(value)) return undefined;
   const trail = unstorableTextTrail(value, 0);
   if (!trail) return undefined;
   let path = "";

@@ -30,6 +30,41 @@ describe("text PostgreSQL cannot store is refused at the edge, never a 500", () 
     expect((await response.json()).error).toMatchObject({ code: "invalid_text", details: { field } });
   });
 
+  test.each([
+    ["NUL", String.raw`{"telemetry":{"scripts":{"x":"a\u0000b"}}}`, "telemetry.scripts.x"],
+    [
+      "an upper-case lone surrogate",
+      String.raw`{"telemetry":{"scripts":{"x":"\uDA00"}}}`,
+      "telemetry.scripts.x",
+    ],
+    [
+      "a lone low surrogate after a pair",
+      String.raw`{"telemetry":{"a":"\ud83d\ude00","b":"\udc00"}}`,
+      "telemetry.b",
+    ],
+    ["NUL in a key", String.raw`{"telemetry":{"k\u0000":1}}`, "telemetry"],
+  ])(
+    "a JSON body read as text (the heartbeat) with %s: 400 invalid_text naming the field",
+    async (_name, text, field) => {
+      const response = await app.fetch(`/api/v1/devices/${crypto.randomUUID()}/heartbeat?api_key=k`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: text,
+      });
+      expect(response.status).toBe(400);
+      expect((await response.json()).error).toMatchObject({ code: "invalid_text", details: { field } });
+    },
+  );
+
+  test("storable text that only looks suspect passes: an escaped backslash before u0000, a surrogate pair", async () => {
+    const response = await app.fetch(`/api/v1/devices/${crypto.randomUUID()}/heartbeat?api_key=k`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: String.raw`{"telemetry":{"scripts":{"x":"\\u0000 \ud83d\ude00 ✓"}}}`,
+    });
+    expect((await response.json()).error.code).toBe("device_not_found"); // past the text check
+  });
+
   test("query parameters and path segments: typed 400 on the API, an error page in the console", async () => {
     const token = await app.token("viewer");
     const auth = { headers: { authorization: `Bearer ${token}` } };
