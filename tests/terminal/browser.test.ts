@@ -127,7 +127,13 @@ describe("browser terminal in Chromium", () => {
       };
       root.player.seekTo(root.player.duration());
     });
-    const played = await screenText(page, "#player");
+    // xterm.js draws what the seek wrote a moment later (later still on a loaded machine).
+    let played = "";
+    for (let i = 0; i < 50; i++) {
+      played = await screenText(page, "#player");
+      if (played.split("\n").some((l) => l.trim() === marker)) break;
+      await Bun.sleep(100);
+    }
     expect(played.split("\n").some((l) => l.trim() === marker)).toBe(true);
     expect(played).toContain("héllo → ✓ 日本");
     await screenshot(page, "terminal-playback-laptop");
