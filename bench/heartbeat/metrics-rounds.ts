@@ -1,7 +1,8 @@
 // The metrics on vs off rounds of bench:heartbeat: what each side served, and the share of throughput
 // (and the CPU per heartbeat) a server keeps with metrics on.
 import { loadavg } from "node:os";
-import { percentile } from "./probes";
+import type { FleetLoad } from "./load";
+import { cpuSeconds, percentile } from "./probes";
 
 /** One side of a round: load against one server for a few seconds. */
 export type Phase = {
@@ -62,4 +63,69 @@ export function reportMetricsRounds(
   console.log(
     `    mean: off ${fmt(mean(false), 0)}/s, on ${fmt(mean(true), 0)}/s: ${fmt(ratio)}% of the throughput kept with metrics on (target ≥ 97%: ${ratio >= 97 ? "met" : "NOT met"}; load average ${loadavg()[0].toFixed(1)})`,
   );
+}
+
+interface RoundsOptions {
+  load: FleetLoad;
+  concurrency: number;
+  warmupS: number;
+  /** The first measurement's duration: the server without metrics is warmed that long first. */
+  warmServerS: number;
+  rounds: number;
+  phaseSeconds: number;
+  withMetrics: { url: string; pid: number };
+  withoutMetrics: { url: string; pid: number };
+  postgresPid: number | undefined;
+  /** Turns the scraper of the metrics server on or off. */
+  scrape(on: boolean): void;
+}
+
+/** Alternated rounds of load (off-on, on-off, …) against the server with metrics and the one without. */
+export async function runMetricsRounds(o: RoundsOptions): Promise<Phase[]> {
+  /** Load against one server: warmupS unmeasured, then `seconds` measured. */
+  const phase = async (metrics: boolean, seconds: number): Promise<Phase> => {
+    const target = metrics ? o.withMetrics : o.withoutMetrics;
+    const latencies: number[] = [];
+    let refused = 0;
+    let measuring = false;
+    let stop = false;
+    o.scrape(metrics);
+    const callers = o.load.callers(
+      o.concurrency,
+      target.url,
+      () => stop,
+      (status, ms) => {
+        if (!measuring) return;
+        if (status === 200) latencies.push(ms);
+        else refused++;
+      },
+    );
+    await Bun.sleep(o.warmupS * 1000);
+    // CPU seconds spent per heartbeat hold up better than throughput on a busy machine.
+    const cpu0 = {
+      server: cpuSeconds(target.pid),
+      pg: o.postgresPid ? cpuSeconds(o.postgresPid, true) : Number.NaN,
+    };
+    measuring = true;
+    const started = performance.now();
+    await Bun.sleep(seconds * 1000);
+    measuring = false;
+    const elapsed = (performance.now() - started) / 1000;
+    const served = latencies.length;
+    const serverCpu = (1000 * (cpuSeconds(target.pid) - cpu0.server)) / served;
+    const pgCpu = o.postgresPid ? (1000 * (cpuSeconds(o.postgresPid, true) - cpu0.pg)) / served : Number.NaN;
+    stop = true;
+    await callers;
+    o.scrape(false);
+    latencies.sort((a, b) => a - b);
+    return { metrics, rate: served / elapsed, p99: percentile(latencies, 99), refused, serverCpu, pgCpu };
+  };
+  // The server without metrics has served nothing yet: warm it (JIT, connections) as the other was.
+  await phase(false, o.warmServerS);
+  const phases: Phase[] = [];
+  for (let round = 0; round < o.rounds; round++) {
+    for (const metrics of round % 2 === 0 ? [false, true] : [true, false])
+      phases.push(await phase(metrics, o.phaseSeconds));
+  }
+  return phases;
 }

@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { heartbeatBodyText } from "./body";
 import { measureCeilings } from "./ceilings";
-import { KeepAliveConnection } from "./http-client";
-import { type Phase, reportMetricsRounds } from "./metrics-rounds";
-import { cpuSeconds, databaseCounters, percentile, statements } from "./probes";
+import { FleetLoad, shuffle } from "./load";
+import { reportMetricsRounds, runMetricsRounds } from "./metrics-rounds";
+import { cpuSeconds, databaseCounters, statements } from "./probes";
+import { reportHeartbeatRun, statementDeltas } from "./report";
 import { seedFleet } from "./seed";
 import { startBenchServer } from "./server";
 
@@ -155,53 +156,26 @@ async function main() {
   const bodyText = heartbeatBodyText();
   console.log(`  heartbeat body ${bodyText(macs[0]!, 1).length} bytes`);
 
-  // 4. Load: CONCURRENCY loops, each posting heartbeats of the next device in turn.
-  let next = 0;
+  // 4. Load: CONCURRENCY callers, each posting heartbeats of the next device in turn.
+  const load = new FleetLoad(devices, bodyText);
   let measuring = false;
   let stop = false;
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
-  let errors = 0;
-  /** One simulated caller: heartbeats of the next device in turn to `target` until `done()`, on one
-   * keep-alive connection (a new one after a network error). */
-  const heartbeatLoop = async (
-    target: string,
-    done: () => boolean,
-    record: (status: number | undefined, ms: number) => void,
-  ) => {
-    let connection: KeepAliveConnection | undefined;
-    while (!done()) {
-      const device = devices[next++ % devices.length]!;
-      const body = bodyText(device.mac, next);
-      const started = performance.now();
-      try {
-        connection ??= await KeepAliveConnection.open(target);
-        const answer = await connection.post(
-          `/api/v1/devices/${device.id}/heartbeat?api_key=${device.token}`,
-          body,
-        );
-        record(answer.status, performance.now() - started);
-      } catch {
-        connection = undefined;
-        record(undefined, 0);
+  let networkErrors = 0;
+  const callers = load.callers(
+    CONCURRENCY,
+    base,
+    () => stop,
+    (status, ms) => {
+      if (!measuring) return;
+      if (status === undefined) networkErrors++;
+      else {
+        latencies.push(ms);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
       }
-    }
-    connection?.close();
-  };
-  const worker = () =>
-    heartbeatLoop(
-      base,
-      () => stop,
-      (status, ms) => {
-        if (!measuring) return;
-        if (status === undefined) errors++;
-        else {
-          latencies.push(ms);
-          statuses.set(status, (statuses.get(status) ?? 0) + 1);
-        }
-      },
-    );
-  const workers = Array.from({ length: CONCURRENCY }, worker);
+    },
+  );
   await Bun.sleep(WARMUP_S * 1000);
   const statsBefore = await statements(db);
   const countersBefore = await databaseCounters(db);
@@ -214,7 +188,7 @@ async function main() {
   const startedAt = performance.now();
   await Bun.sleep(DURATION_S * 1000);
   measuring = false;
-  const elapsed = (performance.now() - startedAt) / 1000;
+  const elapsedS = (performance.now() - startedAt) / 1000;
   const clientCpu = process.cpuUsage(cpuBefore.client);
   const cpu = {
     server: cpuSeconds(server.pid!) - cpuBefore.server,
@@ -224,187 +198,60 @@ async function main() {
   const countersAfter = await databaseCounters(db);
   const statsAfter = await statements(db);
   stop = true;
-  await Promise.all(workers);
-
-  const ok = statuses.get(200) ?? 0;
+  await callers;
   latencies.sort((a, b) => a - b);
-  const rate = ok / elapsed;
-  const perStatement: { query: string; calls: number }[] = [];
-  let calls = 0;
-  for (const [query, after] of statsAfter) {
-    if (/pg_stat|pg_database|pg_catalog/.test(query)) continue;
-    const delta = after.calls - (statsBefore.get(query)?.calls ?? 0);
-    if (delta > 0) {
-      calls += delta;
-      perStatement.push({ query: query.replace(/\s+/g, " ").slice(0, 90), calls: delta });
-    }
-  }
-  perStatement.sort((a, b) => b.calls - a.calls);
-  const heartbeats = latencies.length;
 
   // 5. The ceilings: the same telemetry rows straight into PostgreSQL, same pool size.
-  const { BATCH_ROWS, ceilingRate, durableCeilingRate, batchCeilingRate } = await measureCeilings({
+  const ceilings = await measureCeilings({
     databaseUrl: dbUrl.toString(),
     devices,
     pool: SERVER_POOL,
     callers: CONCURRENCY,
     durationS: DURATION_S,
   });
-
-  const fmt = (n: number, digits = 1) => n.toFixed(digits);
-  console.log("");
-  console.log(
-    `  heartbeats:       ${heartbeats} in ${fmt(elapsed)}s (status ${JSON.stringify(Object.fromEntries(statuses))}, network errors ${errors})`,
-  );
-  console.log(`  throughput:       ${fmt(rate, 0)} heartbeats/s`);
-  console.log(
-    `  latency:          p50 ${fmt(percentile(latencies, 50))} ms, p90 ${fmt(percentile(latencies, 90))} ms, p99 ${fmt(percentile(latencies, 99))} ms, max ${fmt(latencies[latencies.length - 1] ?? Number.NaN)} ms`,
-  );
-  console.log(
-    `  ceiling:          ${fmt(ceilingRate, 0)} raw telemetry inserts/s (same rows and commit mode, ${SERVER_POOL} connections, ${CONCURRENCY} callers)`,
-  );
-  console.log(`                    ${fmt(durableCeilingRate, 0)} raw inserts/s with every commit durable`);
-  console.log(
-    `  ratio:            ${fmt((100 * rate) / ceilingRate)}% of the ceiling (${fmt((100 * rate) / durableCeilingRate)}% of the durable one)`,
-  );
-  console.log(
-    `  per heartbeat:    ${fmt(calls / heartbeats, 2)} SQL statements (pg_stat_statements), ${fmt((countersAfter.xact - countersBefore.xact) / heartbeats, 2)} transactions`,
-  );
-  console.log(
-    `                    ${fmt((countersAfter.ins - countersBefore.ins) / heartbeats, 2)} rows inserted, ${fmt((countersAfter.upd - countersBefore.upd) / heartbeats, 2)} rows updated (${fmt((countersAfter.hot - countersBefore.hot) / heartbeats, 2)} HOT)`,
-  );
-  console.log(
-    `                    devices: ${fmt((100 * (countersAfter.deviceHot - countersBefore.deviceHot)) / (countersAfter.deviceUpd - countersBefore.deviceUpd))}% of row updates HOT`,
-  );
-  const ms = (seconds: number) => fmt((1000 * seconds) / heartbeats, 3);
-  console.log(
-    `  CPU per heartbeat: server ${ms(cpu.server)} ms, PostgreSQL ${ms(cpu.postgres)} ms, load generator ${ms(cpu.client)} ms (machine: ${navigator.hardwareConcurrency} cores, load average ${loadavg()[0].toFixed(1)})`,
-  );
-  for (const s of perStatement.slice(0, 5)) console.log(`    ${String(s.calls).padStart(8)}  ${s.query}`);
-  console.log(
-    `                    ${fmt(batchCeilingRate, 0)} rows/s as multi-row INSERTs of ${BATCH_ROWS} (the API reaches ${fmt((100 * rate) / batchCeilingRate)}% of it)`,
-  );
-  const answered = heartbeats + errors;
-  const notOk = answered - ok;
-  const refusedShare = answered === 0 ? 1 : notOk / answered;
-  console.log(
-    `  not 200:          ${notOk} of ${answered} (${fmt(100 * refusedShare, 3)}%; 429s ${statuses.get(429) ?? 0}, network errors ${errors}); at most ${MAX_NON_200 * 100}% allowed`,
-  );
-  const pass = rate >= 10_000 && percentile(latencies, 99) < 100;
-  console.log(
-    `  target (≥ 10,000/s, p99 < 100 ms at ${CONCURRENCY} concurrent): ${pass ? "met" : "NOT met"}`,
-  );
-  const summary = {
-    bench: "heartbeat",
+  const { summary, failed } = reportHeartbeatRun({
     devices: DEVICES,
-    order: IN_REGISTRATION_ORDER ? "registration" : "shuffled",
-    device_updates_hot_percent: +(
-      (100 * (countersAfter.deviceHot - countersBefore.deviceHot)) /
-      (countersAfter.deviceUpd - countersBefore.deviceUpd)
-    ).toFixed(1),
-    telemetry_rows_before: TELEMETRY_ROWS,
+    inRegistrationOrder: IN_REGISTRATION_ORDER,
+    telemetryRows: TELEMETRY_ROWS,
     concurrency: CONCURRENCY,
-    duration_s: DURATION_S,
-    rate: Math.round(rate),
-    p50_ms: +percentile(latencies, 50).toFixed(2),
-    p95_ms: +percentile(latencies, 95).toFixed(2),
-    p99_ms: +percentile(latencies, 99).toFixed(2),
-    not_200: notOk,
-    status_429: statuses.get(429) ?? 0,
-    network_errors: errors,
-    cpu_ms_per_heartbeat: {
-      server: +((1000 * cpu.server) / heartbeats).toFixed(3),
-      postgres: +((1000 * cpu.postgres) / heartbeats).toFixed(3),
-      load_generator: +((1000 * cpu.client) / heartbeats).toFixed(3),
-    },
-    ceiling_single_row: Math.round(ceilingRate),
-    ceiling_single_row_durable: Math.round(durableCeilingRate),
-    ceiling_multi_row: Math.round(batchCeilingRate),
-    load_average: +loadavg()[0].toFixed(2),
-  };
-  if (refusedShare > MAX_NON_200) {
-    console.log(`  FAILED: ${fmt(100 * refusedShare, 3)}% of answers were not 200 (the rate would flatter)`);
-    process.exitCode = 1;
-  }
-  finalLine = JSON.stringify(summary);
+    durationS: DURATION_S,
+    pool: SERVER_POOL,
+    elapsedS,
+    latencies,
+    statuses,
+    networkErrors,
+    cpu,
+    counters: { before: countersBefore, after: countersAfter },
+    statements: statementDeltas(statsBefore, statsAfter),
+    ceilings,
+    maxNon200: MAX_NON_200,
+  });
+  if (failed) process.exitCode = 1;
+  finalLine = summary;
 
   // 6. Metrics on vs off: alternated rounds (off-on, on-off, …) against the two servers, the metrics
   // one scraped every second. Off = no METRICS_TOKEN/METRICS_PORT: requests are not timed.
   if (!withoutMetrics) return;
-  const phases: Phase[] = [];
-  /** Load against one server: WARMUP_S unmeasured, then `seconds` measured. */
-  const phase = async (metrics: boolean, seconds: number) => {
-    const phaseLatencies: number[] = [];
-    let refused = 0;
-    let phaseMeasuring = false;
-    let phaseStop = false;
-    scraping = metrics;
-    const loops = Array.from({ length: CONCURRENCY }, () =>
-      heartbeatLoop(
-        metrics ? base : withoutMetrics.url,
-        () => phaseStop,
-        (status, ms) => {
-          if (!phaseMeasuring) return;
-          if (status === 200) phaseLatencies.push(ms);
-          else refused++;
-        },
-      ),
-    );
-    await Bun.sleep(WARMUP_S * 1000);
-    // CPU seconds spent per heartbeat hold up better than throughput on a busy machine.
-    const serverPid = (metrics ? server : withoutMetrics.child).pid!;
-    const cpu0 = {
-      server: cpuSeconds(serverPid),
-      pg: postgresPid ? cpuSeconds(postgresPid, true) : Number.NaN,
-    };
-    phaseMeasuring = true;
-    const phaseStart = performance.now();
-    await Bun.sleep(seconds * 1000);
-    phaseMeasuring = false;
-    const elapsedPhase = (performance.now() - phaseStart) / 1000;
-    const served = phaseLatencies.length;
-    const serverCpu = (1000 * (cpuSeconds(serverPid) - cpu0.server)) / served;
-    const pgCpu = postgresPid ? (1000 * (cpuSeconds(postgresPid, true) - cpu0.pg)) / served : Number.NaN;
-    phaseStop = true;
-    await Promise.all(loops);
-    scraping = false;
-    phaseLatencies.sort((a, b) => a - b);
-    return {
-      metrics,
-      rate: served / elapsedPhase,
-      p99: percentile(phaseLatencies, 99),
-      refused,
-      serverCpu,
-      pgCpu,
-    } satisfies Phase;
-  };
-  // The server without metrics has served nothing yet: warm it (JIT, connections) as the other was.
-  await phase(false, DURATION_S);
-  for (let round = 0; round < METRICS_ROUNDS; round++) {
-    for (const metrics of round % 2 === 0 ? [false, true] : [true, false])
-      phases.push(await phase(metrics, METRICS_PHASE_S));
-  }
+  const phases = await runMetricsRounds({
+    load,
+    concurrency: CONCURRENCY,
+    warmupS: WARMUP_S,
+    warmServerS: DURATION_S,
+    rounds: METRICS_ROUNDS,
+    phaseSeconds: METRICS_PHASE_S,
+    withMetrics: { url: base, pid: server.pid! },
+    withoutMetrics: { url: withoutMetrics.url, pid: withoutMetrics.child.pid! },
+    postgresPid,
+    scrape: (on) => {
+      scraping = on;
+    },
+  });
   reportMetricsRounds(phases, {
     rounds: METRICS_ROUNDS,
     phaseSeconds: METRICS_PHASE_S,
     scrapeMs,
     scrapeEverySeconds: SCRAPE_EVERY_S,
   });
-}
-
-/** Fisher-Yates with a fixed seed (mulberry32): the same order on every run. */
-function shuffle<T>(items: T[]) {
-  let seed = 0x9e3779b9;
-  const random = () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [items[i], items[j]] = [items[j]!, items[i]!];
-  }
 }
 
 /** The machine-readable summary, printed last (after the optional metrics rounds). */

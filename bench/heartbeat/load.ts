@@ -1,0 +1,73 @@
+/**
+ * The load of bench:heartbeat: simulated callers posting heartbeats of a fleet's devices, each device
+ * in turn, over keep-alive connections.
+ */
+import type { heartbeatBodyText } from "./body";
+import { KeepAliveConnection } from "./http-client";
+
+export interface BenchDevice {
+  id: string;
+  mac: string;
+  token: string;
+}
+
+/** What one answer was: its status, or undefined for a network error. */
+export type RecordAnswer = (status: number | undefined, ms: number) => void;
+
+/** The fleet visited in turn by every caller: each heartbeat goes to the next device. */
+export class FleetLoad {
+  private next = 0;
+
+  constructor(
+    private readonly devices: BenchDevice[],
+    private readonly bodyText: ReturnType<typeof heartbeatBodyText>,
+  ) {}
+
+  /**
+   * One simulated caller: heartbeats of the next device in turn to `target` until `done()`, on one
+   * keep-alive connection (a new one after a network error).
+   */
+  async caller(target: string, done: () => boolean, record: RecordAnswer): Promise<void> {
+    let connection: KeepAliveConnection | undefined;
+    while (!done()) {
+      const device = this.devices[this.next++ % this.devices.length]!;
+      const body = this.bodyText(device.mac, this.next);
+      const started = performance.now();
+      try {
+        connection ??= await KeepAliveConnection.open(target);
+        const answer = await connection.post(
+          `/api/v1/devices/${device.id}/heartbeat?api_key=${device.token}`,
+          body,
+        );
+        record(answer.status, performance.now() - started);
+      } catch {
+        connection = undefined;
+        record(undefined, 0);
+      }
+    }
+    connection?.close();
+  }
+
+  /** `count` callers to `target` until `done()`; resolves when all have stopped. */
+  async callers(count: number, target: string, done: () => boolean, record: RecordAnswer): Promise<void> {
+    await Promise.all(Array.from({ length: count }, () => this.caller(target, done, record)));
+  }
+}
+
+/**
+ * Devices poll at independent moments, so consecutive heartbeats touch unrelated rows: Fisher-Yates
+ * with a fixed seed (mulberry32), the same order on every run.
+ */
+export function shuffle<T>(items: T[]) {
+  let seed = 0x9e3779b9;
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * What bench:heartbeat prints after its main measurement: the figures for people, then (returned) the
+ * one line of JSON for tracking them over time.
+ */
+import { loadavg } from "node:os";
+import { percentile } from "./probes";
+
+type Counters = { xact: number; ins: number; upd: number; hot: number; deviceUpd: number; deviceHot: number };
+
+export interface Measurement {
+  devices: number;
+  inRegistrationOrder: boolean;
+  telemetryRows: number;
+  concurrency: number;
+  durationS: number;
+  pool: number;
+  elapsedS: number;
+  /** Latencies of every answer, sorted ascending. */
+  latencies: number[];
+  statuses: Map<number, number>;
+  networkErrors: number;
+  /** CPU seconds spent while measuring. */
+  cpu: { server: number; client: number; postgres: number };
+  counters: { before: Counters; after: Counters };
+  /** Statements PostgreSQL ran while measuring, most called first. */
+  statements: { query: string; calls: number }[];
+  ceilings: { ceilingRate: number; durableCeilingRate: number; batchCeilingRate: number; BATCH_ROWS: number };
+  /** More than this share of answers that are not 200 fails the run. */
+  maxNon200: number;
+}
+
+/** Prints the report; returns the JSON summary and whether too many answers were not 200. */
+export function reportHeartbeatRun(m: Measurement): { summary: string; failed: boolean } {
+  const fmt = (n: number, digits = 1) => n.toFixed(digits);
+  const { latencies, statuses, counters, cpu, ceilings } = m;
+  const heartbeats = latencies.length;
+  const ok = statuses.get(200) ?? 0;
+  const rate = ok / m.elapsedS;
+  const delta = (key: keyof Counters) => counters.after[key] - counters.before[key];
+  const perHeartbeat = (key: keyof Counters) => fmt(delta(key) / heartbeats, 2);
+  const hotPercent = (100 * delta("deviceHot")) / delta("deviceUpd");
+  const calls = m.statements.reduce((sum, s) => sum + s.calls, 0);
+  const p = (q: number) => percentile(latencies, q);
+  const cpuMs = (seconds: number) => (1000 * seconds) / heartbeats;
+
+  console.log("");
+  console.log(
+    `  heartbeats:       ${heartbeats} in ${fmt(m.elapsedS)}s (status ${JSON.stringify(Object.fromEntries(statuses))}, network errors ${m.networkErrors})`,
+  );
+  console.log(`  throughput:       ${fmt(rate, 0)} heartbeats/s`);
+  console.log(
+    `  latency:          p50 ${fmt(p(50))} ms, p90 ${fmt(p(90))} ms, p99 ${fmt(p(99))} ms, max ${fmt(latencies[heartbeats - 1] ?? Number.NaN)} ms`,
+  );
+  console.log(
+    `  ceiling:          ${fmt(ceilings.ceilingRate, 0)} raw telemetry inserts/s (same rows and commit mode, ${m.pool} connections, ${m.concurrency} callers)`,
+  );
+  console.log(
+    `                    ${fmt(ceilings.durableCeilingRate, 0)} raw inserts/s with every commit durable`,
+  );
+  console.log(
+    `  ratio:            ${fmt((100 * rate) / ceilings.ceilingRate)}% of the ceiling (${fmt((100 * rate) / ceilings.durableCeilingRate)}% of the durable one)`,
+  );
+  console.log(
+    `  per heartbeat:    ${fmt(calls / heartbeats, 2)} SQL statements (pg_stat_statements), ${perHeartbeat("xact")} transactions`,
+  );
+  console.log(
+    `                    ${perHeartbeat("ins")} rows inserted, ${perHeartbeat("upd")} rows updated (${perHeartbeat("hot")} HOT)`,
+  );
+  console.log(`                    devices: ${fmt(hotPercent)}% of row updates HOT`);
+  console.log(
+    `  CPU per heartbeat: server ${fmt(cpuMs(cpu.server), 3)} ms, PostgreSQL ${fmt(cpuMs(cpu.postgres), 3)} ms, load generator ${fmt(cpuMs(cpu.client), 3)} ms (machine: ${navigator.hardwareConcurrency} cores, load average ${loadavg()[0].toFixed(1)})`,
+  );
+  for (const s of m.statements.slice(0, 5)) console.log(`    ${String(s.calls).padStart(8)}  ${s.query}`);
+  console.log(
+    `                    ${fmt(ceilings.batchCeilingRate, 0)} rows/s as multi-row INSERTs of ${ceilings.BATCH_ROWS} (the API reaches ${fmt((100 * rate) / ceilings.batchCeilingRate)}% of it)`,
+  );
+  const answered = heartbeats + m.networkErrors;
+  const notOk = answered - ok;
+  const refusedShare = answered === 0 ? 1 : notOk / answered;
+  console.log(
+    `  not 200:          ${notOk} of ${answered} (${fmt(100 * refusedShare, 3)}%; 429s ${statuses.get(429) ?? 0}, network errors ${m.networkErrors}); at most ${m.maxNon200 * 100}% allowed`,
+  );
+  const pass = rate >= 10_000 && p(99) < 100;
+  console.log(
+    `  target (≥ 10,000/s, p99 < 100 ms at ${m.concurrency} concurrent): ${pass ? "met" : "NOT met"}`,
+  );
+  const failed = refusedShare > m.maxNon200;
+  if (failed)
+    console.log(`  FAILED: ${fmt(100 * refusedShare, 3)}% of answers were not 200 (the rate would flatter)`);
+  const summary = {
+    bench: "heartbeat",
+    devices: m.devices,
+    order: m.inRegistrationOrder ? "registration" : "shuffled",
+    device_updates_hot_percent: +hotPercent.toFixed(1),
+    telemetry_rows_before: m.telemetryRows,
+    concurrency: m.concurrency,
+    duration_s: m.durationS,
+    rate: Math.round(rate),
+    p50_ms: +p(50).toFixed(2),
+    p95_ms: +p(95).toFixed(2),
+    p99_ms: +p(99).toFixed(2),
+    not_200: notOk,
+    status_429: statuses.get(429) ?? 0,
+    network_errors: m.networkErrors,
+    cpu_ms_per_heartbeat: {
+      server: +cpuMs(cpu.server).toFixed(3),
+      postgres: +cpuMs(cpu.postgres).toFixed(3),
+      load_generator: +cpuMs(cpu.client).toFixed(3),
+    },
+    ceiling_single_row: Math.round(ceilings.ceilingRate),
+    ceiling_single_row_durable: Math.round(ceilings.durableCeilingRate),
+    ceiling_multi_row: Math.round(ceilings.batchCeilingRate),
+    load_average: +loadavg()[0].toFixed(2),
+  };
+  return { summary: JSON.stringify(summary), failed };
+}
+
+/** pg_stat_statements' calls between two snapshots, most called first, without the probes' own. */
+export function statementDeltas(
+  before: Map<string, { calls: number }>,
+  after: Map<string, { calls: number }>,
+): { query: string; calls: number }[] {
+  const deltas: { query: string; calls: number }[] = [];
+  for (const [query, stat] of after) {
+    if (/pg_stat|pg_database|pg_catalog/.test(query)) continue;
+    const calls = stat.calls - (before.get(query)?.calls ?? 0);
+    if (calls > 0) deltas.push({ query: query.replace(/\s+/g, " ").slice(0, 90), calls });
+  }
+  return deltas.sort((a, b) => b.calls - a.calls);
+}
