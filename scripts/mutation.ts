@@ -114,7 +114,11 @@ export const GROUPS: Record<string, Group> = {
       "modules/devices/queries.ts:150-158", // when a page is read from the sightings
       "modules/devices/queries.ts:193-228", // sightingsPage, sightedPageIsCertain
     ],
-    tests: ["tests/devices/sightings.test.ts", "tests/devices/list-and-approval.test.ts"],
+    tests: [
+      "tests/devices/sightings.test.ts",
+      "tests/devices/sightings-order.test.ts",
+      "tests/devices/list-and-approval.test.ts",
+    ],
   },
   "e2e-locks": {
     // The lock, idempotency and run creation (not the body validation or seed messages), results and
