@@ -18,6 +18,31 @@
       event.detail.isError = false;
     }
   });
+  // A click is a press and a release on the same element: a refresh (live or polled) swapped in between
+  // would drop it. So a swap into the part of the page under a pressed pointer waits for the release
+  // (and the click it makes), then puts in what the server sent.
+  let pressed = null;
+  const waitingSwaps = new Map();
+  document.addEventListener("pointerdown", (event) => (pressed = event.target), true);
+  const release = () => {
+    pressed = null;
+    setTimeout(() => {
+      for (const swap of waitingSwaps.values()) swap();
+      waitingSwaps.clear();
+    });
+  };
+  for (const type of ["pointerup", "pointercancel"]) document.addEventListener(type, release, true);
+  window.addEventListener("blur", release);
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const { target, elt, serverResponse, swapOverride, select } = event.detail;
+    if (!pressed || !event.detail.shouldSwap || !target?.contains(pressed)) return;
+    event.detail.shouldSwap = false;
+    const swapStyle = (swapOverride || elt?.getAttribute("hx-swap") || "innerHTML").split(" ")[0];
+    const selected = select || elt?.getAttribute("hx-select") || undefined;
+    waitingSwaps.set(target, () => {
+      if (target.isConnected) window.htmx.swap(target, serverResponse, { swapStyle }, { select: selected });
+    });
+  });
   document.addEventListener("click", (event) => {
     const toggle = event.target.closest("[data-nav-toggle]");
     if (toggle) {
