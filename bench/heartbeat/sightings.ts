@@ -60,7 +60,9 @@ try {
         eventId: Bun.randomUUIDv7(),
         payloadJson,
       }));
-      await runHeartbeatBatch(sql, settings, items);
+      await runHeartbeatBatch(sql, settings, items, (error) => {
+        throw error;
+      });
     }
     const heartbeats = BATCHES * BATCH;
     return {
@@ -114,7 +116,9 @@ try {
     const items = inputs
       .slice(i, i + BATCH)
       .map((input) => ({ ...input, eventId: Bun.randomUUIDv7(), payloadJson }));
-    await runHeartbeatBatch(sql, settings, items);
+    await runHeartbeatBatch(sql, settings, items, (error) => {
+      throw error;
+    });
   }
   const measurePrune = async (retentionSeconds: number) => {
     const [{ ids }] = await sql<{ ids: number }[]>`

@@ -17,10 +17,12 @@ export interface HeartbeatRateLimit {
 
 /**
  * Body of the `accepted` CTE over a batch: `input` is the heartbeat's CTE of one row per heartbeat
- * (`ord, device_id, token_hash, schema_hash, schema_json`, at most one row per device). Updates each
- * device row (last_seen_at, the rate-limit window, the schema when it changed) only if the token hash
- * matches, the device is approved and the rate limit allows, and returns `id, remote_access_requested,
- * ord` of the accepted ones: a refused heartbeat has no row.
+ * (`ord, device_id, token_hash, schema_hash`, at most one row per device). Updates each device row
+ * (last_seen_at, the rate-limit window) only if the token hash matches, the device is approved and the
+ * rate limit allows, and returns `id, remote_access_requested, ord, schema_stale` of the accepted
+ * ones: a refused heartbeat has no row. `schema_stale`: the heartbeat announced a schema whose hash is
+ * not the device's, which storeAnnouncedSchemas then stores (the schema's text is sent only then, not
+ * with every heartbeat that announces it).
  */
 export function acceptHeartbeats(sql: Sql, settings: HeartbeatRateLimit) {
   const { heartbeatRateLimit: limit, heartbeatRateWindowSeconds: window } = settings;
@@ -29,16 +31,35 @@ export function acceptHeartbeats(sql: Sql, settings: HeartbeatRateLimit) {
         heartbeat_window_started_at = case when d.heartbeat_window_started_at > now() - make_interval(secs => ${window})
           then d.heartbeat_window_started_at else now() end,
         heartbeat_window_count = case when d.heartbeat_window_started_at > now() - make_interval(secs => ${window})
-          then d.heartbeat_window_count + 1 else 1 end,
-        schema = case when i.schema_hash is not null and d.schema_hash is distinct from i.schema_hash
-          then i.schema_json::jsonb else d.schema end,
-        schema_hash = coalesce(i.schema_hash, d.schema_hash)
+          then d.heartbeat_window_count + 1 else 1 end
       from input i
       where d.id = i.device_id and d.api_token_hash = i.token_hash and d.approval_status = 'approved'
         and (d.heartbeat_window_started_at is null
           or d.heartbeat_window_started_at <= now() - make_interval(secs => ${window})
           or d.heartbeat_window_count < ${limit})
-      returning d.id, d.remote_access_requested, i.ord`;
+      returning d.id, d.remote_access_requested, i.ord,
+        i.schema_hash is not null and d.schema_hash is distinct from i.schema_hash as schema_stale`;
+}
+
+/** A schema a heartbeat announced that its device does not have yet. */
+export interface StaleSchema {
+  deviceId: string;
+  hash: string;
+  /** The schema as JSON text (JSON.stringify's: U+001E, which joins the texts here, is escaped in it). */
+  json: string;
+}
+
+const SCHEMA_SEPARATOR = "\u001e";
+
+/** Stores the announced schemas the batch statement found stale (see acceptHeartbeats). */
+export async function storeAnnouncedSchemas(sql: Sql, schemas: StaleSchema[]): Promise<void> {
+  if (schemas.length === 0) return;
+  await sql`
+    update devices d set schema = s.json::jsonb, schema_hash = s.hash
+    from unnest(${schemas.map((s) => s.deviceId)}::uuid[], ${schemas.map((s) => s.hash)}::text[],
+      string_to_array(${schemas.map((s) => s.json).join(SCHEMA_SEPARATOR)}::text, ${SCHEMA_SEPARATOR}::text))
+      as s(id, hash, json)
+    where d.id = s.id and d.schema_hash is distinct from s.hash`;
 }
 
 /** What the `input` row of a heartbeat holds about its device (see acceptHeartbeats). */

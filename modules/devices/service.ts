@@ -5,7 +5,14 @@
 export { apiKeyOf, authenticateDevice } from "./device-auth";
 export { countFleet, type FleetCounts, fleetCounts } from "./fleet-counts";
 // The devices side of the heartbeat statement (composed in modules/heartbeat/service.ts).
-export { acceptHeartbeats, type HeartbeatRateLimit, heartbeatInput, refuseHeartbeat } from "./heartbeat-sql";
+export {
+  acceptHeartbeats,
+  type HeartbeatRateLimit,
+  heartbeatInput,
+  refuseHeartbeat,
+  type StaleSchema,
+  storeAnnouncedSchemas,
+} from "./heartbeat-sql";
 export {
   activeFilters,
   DEVICE_SORTS,

@@ -4,8 +4,8 @@
  *
  * Direction: heartbeat → devices, telemetry, commands (never back). Each feature exports its part of
  * the statement as a fragment over two named CTEs: `input` (`ord, device_id, token_hash, schema_hash,
- * schema_json, event_id, payload`, one row per heartbeat of the batch) and `accepted` (`id,
- * remote_access_requested, ord` of each device whose heartbeat was accepted, no row when refused):
+ * event_id, payload`, one row per heartbeat of the batch) and `accepted` (`id, remote_access_requested,
+ * ord, schema_stale` of each device whose heartbeat was accepted, no row when refused):
  *   - devices/heartbeat-sql.ts   acceptHeartbeats()           the body of `accepted` (and refuseHeartbeat)
  *   - devices/sightings.ts       recordSightings()            one `device_sightings` row of the accepted ids
  *   - telemetry/service.ts       insertTelemetryForAccepted() inserts the event of each `accepted` row
@@ -28,6 +28,8 @@ import {
   heartbeatInput,
   recordSightings,
   refuseHeartbeat,
+  type StaleSchema,
+  storeAnnouncedSchemas,
   TELEMETRY_LIMITS,
 } from "../devices/service";
 import type { Sql } from "../platform/database";
@@ -128,7 +130,7 @@ type BatchResult =
 
 const REFUSED: BatchResult = { accepted: false };
 
-type BatchRow = { ord: number; remote_access_requested: boolean } & {
+type BatchRow = { ord: number; remote_access_requested: boolean; schema_stale: boolean } & {
   [K in keyof ClaimedRow]: ClaimedRow[K] | null;
 };
 
@@ -141,38 +143,50 @@ type BatchRow = { ord: number; remote_access_requested: boolean } & {
  * A batch that claimed no command commits asynchronously (`synchronous_commit = off` for that
  * transaction only): a PostgreSQL crash may lose the last moments of telemetry and last_seen_at —
  * which the next heartbeats restate — but never a command's delivery, whose commit stays durable.
+ *
+ * An announced schema travels as its hash; the few the statement finds stale (a device whose scripts
+ * changed) are stored by a second statement. Should that one fail, the heartbeats stay stored and
+ * answered (`onSchemaError` hears of it) and the device's next heartbeat announces the schema again.
  */
-export async function runHeartbeatBatch(sql: Sql, settings: HeartbeatRateLimit, items: BatchItem[]) {
+export async function runHeartbeatBatch(
+  sql: Sql,
+  settings: HeartbeatRateLimit,
+  items: BatchItem[],
+  onSchemaError: (error: unknown) => void,
+) {
   const column = <K extends keyof BatchItem>(key: K) => items.map((item) => item[key]);
-  // The payloads and announced schemas travel as texts joined by U+001E, which JSON.stringify always
-  // escapes: a text array would be escaped character by character on the way (a tenth of a heartbeat's
-  // server time). No schema is an empty element, which string_to_array turns into NULL.
+  // The payloads travel as one text joined by U+001E, which JSON.stringify always escapes: a text
+  // array would be escaped character by character on the way (a tenth of a heartbeat's server time).
   const payloads = column("payloadJson").join(PAYLOAD_SEPARATOR);
-  const schemas = items.map((item) => item.schemaJson ?? "").join(PAYLOAD_SEPARATOR);
   // (Comments stay out of the SQL text, which PostgreSQL copies on every execution.)
   const rows = await sql<BatchRow[]>`
     with input as (
       select * from unnest(${items.map((_, i) => i)}::int[], ${column("deviceId")}::uuid[], ${column("tokenHash")}::text[],
-        ${column("schemaHash")}::text[], string_to_array(${schemas}::text, ${PAYLOAD_SEPARATOR}::text, ''), ${column("eventId")}::uuid[],
-        string_to_array(${payloads}::text, ${PAYLOAD_SEPARATOR}::text))
-        as i(ord, device_id, token_hash, schema_hash, schema_json, event_id, payload)),
+        ${column("schemaHash")}::text[], ${column("eventId")}::uuid[], string_to_array(${payloads}::text, ${PAYLOAD_SEPARATOR}::text))
+        as i(ord, device_id, token_hash, schema_hash, event_id, payload)),
     accepted as (${acceptHeartbeats(sql, settings)}),
     sighted as (${recordSightings(sql)}),
     stored as (${insertTelemetryForAccepted(sql)}),
     claimed as (${claimCommandsForAccepted(sql)})
-    select a.ord, a.remote_access_requested, c.id, c.type, c.args, c.payload, c.payload_ref, c.public_key, c.queued_at,
+    select a.ord, a.remote_access_requested, a.schema_stale, c.id, c.type, c.args, c.payload, c.payload_ref, c.public_key, c.queued_at,
       case when (select count(*) from claimed) = 0 then set_config('synchronous_commit', 'off', true) end as async_commit
     from accepted a left join claimed c on c.device_id = a.id
     order by a.ord, c.queued_at, c.id`;
   const results: BatchResult[] = items.map(() => REFUSED);
+  const staleSchemas: StaleSchema[] = [];
   for (const row of rows) {
     let result = results[row.ord]!;
     if (!result.accepted) {
       result = { accepted: true, remoteAccessRequested: row.remote_access_requested, commands: [] };
       results[row.ord] = result;
+      const item = items[row.ord]!;
+      if (row.schema_stale && item.schemaHash && item.schemaJson)
+        staleSchemas.push({ deviceId: item.deviceId, hash: item.schemaHash, json: item.schemaJson });
     }
     if (row.id) result.commands.push(row as ClaimedRow);
   }
+  // Never thrown: the batch is committed, and a batch that throws is run again (keyed-batcher.ts).
+  await storeAnnouncedSchemas(sql, staleSchemas).catch(onSchemaError);
   return results;
 }
 
@@ -182,9 +196,12 @@ export type HeartbeatBatcher = KeyedBatcher<BatchItem, BatchResult>;
 export function heartbeatBatcher(
   sql: Sql,
   settings: () => Promise<HeartbeatRateLimit>,
-  options: KeyedBatcherOptions,
+  options: KeyedBatcherOptions & { onSchemaError(error: unknown): void },
 ): HeartbeatBatcher {
-  return new KeyedBatcher(async (items) => runHeartbeatBatch(sql, await settings(), items), options);
+  return new KeyedBatcher(
+    async (items) => runHeartbeatBatch(sql, await settings(), items, options.onSchemaError),
+    options,
+  );
 }
 
 /**

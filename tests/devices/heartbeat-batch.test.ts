@@ -110,6 +110,29 @@ describe("batched heartbeats", () => {
     expect(row!.schema).toEqual(announced(0));
   });
 
+  test("a schema that cannot be stored leaves the heartbeat stored once and answered; the next one stores it", async () => {
+    const device = await approvedDevice(app);
+    const schema = { product: "sensor", version: "2", properties: { rpm: { type: "integer" } } };
+    const announcing = (uptime: number) => withUptime(uptime, { meta: { schema_definition: schema } });
+    await sql.unsafe(`
+      create function test_refuse_schema() returns trigger language plpgsql as $$
+      begin raise exception 'schema refused'; end $$;
+      create trigger test_refuse_schema before update of schema on devices
+        for each row execute function test_refuse_schema();`);
+    try {
+      expect((await beat(device, announcing(1))).status).toBe(200);
+      expect((await telemetryOf(device.id)).map((row) => row.uptime)).toEqual([1]); // not run again
+      const [kept] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${device.id}`;
+      expect(kept!.schema).not.toEqual(schema);
+    } finally {
+      await sql.unsafe("drop trigger test_refuse_schema on devices; drop function test_refuse_schema();");
+    }
+    expect((await beat(device, announcing(2))).status).toBe(200);
+    const [row] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${device.id}`;
+    expect(row!.schema).toEqual(schema);
+    expect((await telemetryOf(device.id)).map((r) => r.uptime)).toEqual([1, 2]);
+  });
+
   test("two heartbeats of one device in flight together are both stored, in order, and both counted", async () => {
     const device = await approvedDevice(app);
     const responses = await Promise.all([1, 2, 3].map((uptime) => beat(device, withUptime(uptime))));
