@@ -54,14 +54,27 @@ export async function statements(sql: postgres.Sql): Promise<Map<string, StatRow
   return new Map(rows.map((r) => [r.query, r]));
 }
 
-export async function databaseCounters(sql: postgres.Sql) {
-  const [row] = await sql<
-    { xact: number; ins: number; upd: number; hot: number; deviceUpd: number; deviceHot: number }[]
-  >`
+export type DatabaseCounters = {
+  xact: number;
+  ins: number;
+  upd: number;
+  hot: number;
+  deviceUpd: number;
+  deviceHot: number;
+  /** Cluster-wide: WAL written, full-page images among its records, buffers checkpoints wrote. */
+  walBytes: number;
+  walFpi: number;
+  checkpointBuffers: number;
+};
+
+export async function databaseCounters(sql: postgres.Sql): Promise<DatabaseCounters> {
+  const [row] = await sql<DatabaseCounters[]>`
     select d.xact_commit::bigint::float8 as xact, d.tup_inserted::float8 as ins, d.tup_updated::float8 as upd,
       (select coalesce(sum(n_tup_hot_upd), 0)::float8 from pg_stat_user_tables) as hot,
-      t.n_tup_upd::float8 as "deviceUpd", t.n_tup_hot_upd::float8 as "deviceHot"
-    from pg_stat_database d, pg_stat_user_tables t
+      t.n_tup_upd::float8 as "deviceUpd", t.n_tup_hot_upd::float8 as "deviceHot",
+      w.wal_bytes::float8 as "walBytes", w.wal_fpi::float8 as "walFpi",
+      c.buffers_written::float8 as "checkpointBuffers"
+    from pg_stat_database d, pg_stat_user_tables t, pg_stat_wal w, pg_stat_checkpointer c
     where d.datname = current_database() and t.relid = 'devices'::regclass`;
   return row!;
 }

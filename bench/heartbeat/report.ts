@@ -3,9 +3,7 @@
  * one line of JSON for tracking them over time.
  */
 import { loadavg } from "node:os";
-import { percentile } from "./probes";
-
-type Counters = { xact: number; ins: number; upd: number; hot: number; deviceUpd: number; deviceHot: number };
+import { type DatabaseCounters as Counters, percentile } from "./probes";
 
 export interface Measurement {
   devices: number;
@@ -68,6 +66,9 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   );
   console.log(`                    devices: ${fmt(hotPercent)}% of row updates HOT`);
   console.log(
+    `                    WAL ${fmt(delta("walBytes") / heartbeats / 1024, 2)} KB (${perHeartbeat("walFpi")} full-page images); checkpoints wrote ${fmt((delta("checkpointBuffers") * 8) / 1024)} MB while measuring`,
+  );
+  console.log(
     `  CPU per heartbeat: server ${fmt(cpuMs(cpu.server), 3)} ms, PostgreSQL ${fmt(cpuMs(cpu.postgres), 3)} ms, load generator ${fmt(cpuMs(cpu.client), 3)} ms (machine: ${navigator.hardwareConcurrency} cores, load average ${loadavg()[0].toFixed(1)})`,
   );
   for (const s of m.statements.slice(0, 5)) console.log(`    ${String(s.calls).padStart(8)}  ${s.query}`);
@@ -92,6 +93,9 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     devices: m.devices,
     order: m.inRegistrationOrder ? "registration" : "shuffled",
     device_updates_hot_percent: +hotPercent.toFixed(1),
+    wal_kb_per_heartbeat: +(delta("walBytes") / heartbeats / 1024).toFixed(2),
+    wal_fpi_per_heartbeat: +(delta("walFpi") / heartbeats).toFixed(3),
+    checkpoint_mb_while_measuring: +((delta("checkpointBuffers") * 8) / 1024).toFixed(1),
     telemetry_rows_before: m.telemetryRows,
     concurrency: m.concurrency,
     duration_s: m.durationS,
