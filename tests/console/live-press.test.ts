@@ -6,7 +6,7 @@ import type { Page } from "playwright-core";
 import { queueCommand } from "../../modules/commands/service";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser } from "../helpers/browser";
-import { approvedDevice, signedIn } from "./helpers";
+import { approvedDevice, registerDevice, signedIn } from "./helpers";
 
 const app = await startTestApp();
 const browser = await launchBrowser();
@@ -73,6 +73,29 @@ describe("a live refresh under a pressed pointer", () => {
     await page.mouse.up();
     await secondRow.waitFor({ timeout: 5_000 });
     expect(await page.locator("#tab-panel").count()).toBe(1); // swapped in place, not nested
+    await context.close();
+  }, 60_000);
+
+  test("the device list's refresh held back by a press that ticks a row is not put over the selection", async () => {
+    const device = await approvedDevice(app);
+    const context = await signedIn(browser, app, "operator");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/devices`);
+    await page.waitForSelector('[data-live-status][data-state="live"]');
+    const box = page.locator(`tr:has(a[href="/devices/${device.id}"]) [data-select-row]`);
+    const place = (await box.boundingBox())!;
+    await page.mouse.move(place.x + place.width / 2, place.y + place.height / 2);
+    await page.mouse.down();
+    const refreshed = page.waitForResponse(
+      (response) => response.request().method() === "GET" && new URL(response.url()).pathname === "/devices",
+    );
+    await registerDevice(app); // a fleet event: the list refreshes
+    await refreshed;
+    await page.waitForTimeout(300);
+    await page.mouse.up();
+    await page.locator("[data-live-notice]:not([hidden])").waitFor({ timeout: 5_000 });
+    expect(await box.isChecked()).toBe(true); // the list was not swapped under the selection
+    expect(await page.locator("[data-select-row]:checked").count()).toBe(1);
     await context.close();
   }, 60_000);
 });

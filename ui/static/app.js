@@ -40,7 +40,11 @@
     const swapStyle = (swapOverride || elt?.getAttribute("hx-swap") || "innerHTML").split(" ")[0];
     const selected = select || elt?.getAttribute("hx-select") || undefined;
     waitingSwaps.set(target, () => {
-      if (target.isConnected) window.htmx.swap(target, serverResponse, { swapStyle }, { select: selected });
+      if (!target.isConnected) return;
+      // The page may refuse it now (the click may have changed what it protects, e.g. ticked a row).
+      const replay = new CustomEvent("outpost:replay-swap", { bubbles: true, cancelable: true });
+      if (target.dispatchEvent(replay))
+        window.htmx.swap(target, serverResponse, { swapStyle }, { select: selected });
     });
   });
   document.addEventListener("click", (event) => {

@@ -82,6 +82,13 @@
       offerRefresh();
     }
   });
+  // A refresh held back while a pointer was pressed in the list (ui/static/app.js): not over a selection
+  // the press made either.
+  document.addEventListener("outpost:replay-swap", (event) => {
+    if (event.target.id !== "device-results" || !rows().some((box) => box.checked)) return;
+    event.preventDefault();
+    offerRefresh();
+  });
   document.addEventListener("click", (event) => {
     if (!event.target.closest("[data-live-refresh]")) return;
     document.querySelector("[data-live-notice]")?.setAttribute("hidden", "");
