@@ -40,6 +40,8 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   const calls = m.statements.reduce((sum, s) => sum + s.calls, 0);
   const p = (q: number) => percentile(latencies, q);
   const cpuMs = (seconds: number) => (1000 * seconds) / heartbeats;
+  const walKb = delta("walBytes") / heartbeats / 1024;
+  const checkpointMb = (delta("checkpointBuffers") * 8) / 1024;
 
   console.log("");
   console.log(
@@ -66,7 +68,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   );
   console.log(`                    devices: ${fmt(hotPercent)}% of row updates HOT`);
   console.log(
-    `                    WAL ${fmt(delta("walBytes") / heartbeats / 1024, 2)} KB (${perHeartbeat("walFpi")} full-page images); checkpoints wrote ${fmt((delta("checkpointBuffers") * 8) / 1024)} MB while measuring`,
+    `                    WAL ${fmt(walKb, 2)} KB (${perHeartbeat("walFpi")} full-page images); checkpoints wrote ${fmt(checkpointMb)} MB while measuring`,
   );
   console.log(
     `  CPU per heartbeat: server ${fmt(cpuMs(cpu.server), 3)} ms, PostgreSQL ${fmt(cpuMs(cpu.postgres), 3)} ms, load generator ${fmt(cpuMs(cpu.client), 3)} ms (machine: ${navigator.hardwareConcurrency} cores, load average ${loadavg()[0].toFixed(1)})`,
@@ -93,9 +95,9 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     devices: m.devices,
     order: m.inRegistrationOrder ? "registration" : "shuffled",
     device_updates_hot_percent: +hotPercent.toFixed(1),
-    wal_kb_per_heartbeat: +(delta("walBytes") / heartbeats / 1024).toFixed(2),
+    wal_kb_per_heartbeat: +walKb.toFixed(2),
     wal_fpi_per_heartbeat: +(delta("walFpi") / heartbeats).toFixed(3),
-    checkpoint_mb_while_measuring: +((delta("checkpointBuffers") * 8) / 1024).toFixed(1),
+    checkpoint_mb_while_measuring: +checkpointMb.toFixed(1),
     telemetry_rows_before: m.telemetryRows,
     concurrency: m.concurrency,
     duration_s: m.durationS,

@@ -5,7 +5,7 @@
  */
 import { sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
+import { jsonTextsParam, pgDate } from "../platform/database";
 import { authRow, checkCredentials } from "./device-auth";
 import { rateLimited } from "./rate-limits";
 import type { AnnouncedSchema } from "./validation";
@@ -45,11 +45,9 @@ export function acceptHeartbeats(sql: Sql, settings: HeartbeatRateLimit) {
 export interface StaleSchema {
   deviceId: string;
   hash: string;
-  /** The schema as JSON text (JSON.stringify's: U+001E, which joins the texts here, is escaped in it). */
+  /** The schema as JSON text (JSON.stringify's). */
   json: string;
 }
-
-const SCHEMA_SEPARATOR = "\u001e";
 
 /** Stores the announced schemas the batch statement found stale (see acceptHeartbeats). */
 export async function storeAnnouncedSchemas(sql: Sql, schemas: StaleSchema[]): Promise<void> {
@@ -57,7 +55,10 @@ export async function storeAnnouncedSchemas(sql: Sql, schemas: StaleSchema[]): P
   await sql`
     update devices d set schema = s.json::jsonb, schema_hash = s.hash
     from unnest(${schemas.map((s) => s.deviceId)}::uuid[], ${schemas.map((s) => s.hash)}::text[],
-      string_to_array(${schemas.map((s) => s.json).join(SCHEMA_SEPARATOR)}::text, ${SCHEMA_SEPARATOR}::text))
+      ${jsonTextsParam(
+        sql,
+        schemas.map((s) => s.json),
+      )})
       as s(id, hash, json)
     where d.id = s.id and d.schema_hash is distinct from s.hash`;
 }

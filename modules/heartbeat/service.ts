@@ -32,7 +32,7 @@ import {
   storeAnnouncedSchemas,
   TELEMETRY_LIMITS,
 } from "../devices/service";
-import type { Sql } from "../platform/database";
+import { jsonTextsParam, type Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid, jsonLimitViolation } from "../platform/json-body";
 import { KeyedBatcher, type KeyedBatcherOptions } from "../platform/keyed-batcher";
@@ -111,8 +111,6 @@ export function parseHeartbeat(body: unknown): {
   return { payloadJson: JSON.stringify(payload), schema };
 }
 
-const PAYLOAD_SEPARATOR = "\u001e";
-
 /** One heartbeat waiting for its batch: its row of the `input` CTE. */
 interface BatchItem {
   deviceId: string;
@@ -155,14 +153,11 @@ export async function runHeartbeatBatch(
   onSchemaError: (error: unknown) => void,
 ) {
   const column = <K extends keyof BatchItem>(key: K) => items.map((item) => item[key]);
-  // The payloads travel as one text joined by U+001E, which JSON.stringify always escapes: a text
-  // array would be escaped character by character on the way (a tenth of a heartbeat's server time).
-  const payloads = column("payloadJson").join(PAYLOAD_SEPARATOR);
   // (Comments stay out of the SQL text, which PostgreSQL copies on every execution.)
   const rows = await sql<BatchRow[]>`
     with input as (
       select * from unnest(${items.map((_, i) => i)}::int[], ${column("deviceId")}::uuid[], ${column("tokenHash")}::text[],
-        ${column("schemaHash")}::text[], ${column("eventId")}::uuid[], string_to_array(${payloads}::text, ${PAYLOAD_SEPARATOR}::text))
+        ${column("schemaHash")}::text[], ${column("eventId")}::uuid[], ${jsonTextsParam(sql, column("payloadJson"))})
         as i(ord, device_id, token_hash, schema_hash, event_id, payload)),
     accepted as (${acceptHeartbeats(sql, settings)}),
     sighted as (${recordSightings(sql)}),

@@ -59,13 +59,15 @@
   function offerRefresh() {
     document.querySelector("[data-live-notice]")?.removeAttribute("hidden");
   }
+  /** Never pull the list from under a selection: true (and a refresh offered) when rows are ticked. */
+  function keepSelection() {
+    if (!rows().some((box) => box.checked)) return false;
+    offerRefresh();
+    return true;
+  }
   function refreshDeviceList() {
     if (!window.htmx || !document.getElementById("device-results")) return;
-    if (rows().some((box) => box.checked)) {
-      // Never pull the list from under a selection: offer a refresh instead.
-      offerRefresh();
-      return;
-    }
+    if (keepSelection()) return;
     liveRefreshInFlight = true;
     window.htmx.ajax("GET", location.pathname + location.search, {
       target: "#device-results",
@@ -77,17 +79,12 @@
   document.addEventListener("htmx:beforeSwap", (event) => {
     if (!liveRefreshInFlight || event.detail.target?.id !== "device-results") return;
     liveRefreshInFlight = false;
-    if (rows().some((box) => box.checked)) {
-      event.detail.shouldSwap = false;
-      offerRefresh();
-    }
+    if (keepSelection()) event.detail.shouldSwap = false;
   });
   // A refresh held back while a pointer was pressed in the list (ui/static/app.js): not over a selection
   // the press made either.
   document.addEventListener("outpost:replay-swap", (event) => {
-    if (event.target.id !== "device-results" || !rows().some((box) => box.checked)) return;
-    event.preventDefault();
-    offerRefresh();
+    if (event.target.id === "device-results" && keepSelection()) event.preventDefault();
   });
   document.addEventListener("click", (event) => {
     if (!event.target.closest("[data-live-refresh]")) return;
