@@ -50,6 +50,29 @@ function screenText(page: Page, selector = "#terminal"): Promise<string> {
   }, selector);
 }
 
+/** Waits until the screen's lines satisfy `check`; a timeout says what the screen showed. */
+async function untilScreen(
+  page: Page,
+  check: (lines: string[]) => boolean,
+  what: string,
+  selector = "#terminal",
+): Promise<string> {
+  let text = "";
+  try {
+    await waitFor(
+      async () => {
+        text = await screenText(page, selector);
+        return check(text.split("\n").map((l) => l.trim()));
+      },
+      15_000,
+      what,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; the screen showed: ${JSON.stringify(text)}`);
+  }
+  return text;
+}
+
 async function openTerminal(page: Page) {
   await page.goto(`${app.url}/devices/${device.id}?tab=terminal`);
   await page.click("[data-terminal-start]");
@@ -65,11 +88,7 @@ describe("browser terminal in Chromium", () => {
     const marker = `outpost-${crypto.randomUUID().slice(0, 8)}`;
     await page.keyboard.type(`echo ${marker}`);
     await page.keyboard.press("Enter");
-    await waitFor(
-      async () => (await screenText(page)).split("\n").some((l) => l.trim() === marker),
-      10_000,
-      "the echo",
-    );
+    await untilScreen(page, (lines) => lines.includes(marker), "the echo");
 
     // A block pasted from a Windows editor: CRLF line ends, as browsers hand them over. bash has
     // bracketed paste on, so the block runs when Enter is pressed, as for a user.
@@ -78,40 +97,41 @@ describe("browser terminal in Chromium", () => {
     await page.click("[data-terminal-paste]");
     await page.click("[data-terminal-screen]");
     await page.keyboard.press("Enter");
-    await waitFor(
-      async () => {
-        const lines = (await screenText(page)).split("\n").map((l) => l.trim());
-        return lines.includes("pasted-one") && lines.includes("pasted-two");
-      },
-      10_000,
+    await untilScreen(
+      page,
+      (lines) => lines.includes("pasted-one") && lines.includes("pasted-two"),
       "both pasted lines run",
     );
     await page.keyboard.type("echo 'héllo → ✓ 日本'");
     await page.keyboard.press("Enter");
-    await waitFor(
-      async () => (await screenText(page)).split("\n").some((l) => l.trim() === "héllo → ✓ 日本"),
-      10_000,
-      "Unicode round trip",
-    ).catch(async (error) => {
-      throw new Error(`${error.message}: ${JSON.stringify(await screenText(page))}`);
-    });
+    await untilScreen(page, (lines) => lines.includes("héllo → ✓ 日本"), "Unicode round trip");
     await screenshot(page, "terminal-connected-laptop");
 
-    // A narrower window: the terminal fits itself and tells the device.
+    // A narrower window: the terminal fits itself and tells the device. On a loaded machine Chromium
+    // lays out (and the terminal fits) a while after the viewport changes: wait for the new size.
+    const terminalSize = () =>
+      page.evaluate(() => {
+        const term = (
+          document.getElementById("terminal") as HTMLElement & { terminal: { cols: number; rows: number } }
+        ).terminal;
+        return `${term.rows} ${term.cols}`;
+      });
+    const wide = await terminalSize();
     await page.setViewportSize({ width: 900, height: 700 });
-    await Bun.sleep(500);
-    const size = await page.evaluate(() => {
-      const term = (
-        document.getElementById("terminal") as HTMLElement & { terminal: { cols: number; rows: number } }
-      ).terminal;
-      return `${term.rows} ${term.cols}`;
-    });
+    const size = await waitFor(
+      async () => {
+        const now = await terminalSize();
+        return now !== wide ? now : undefined;
+      },
+      15_000,
+      `the terminal to fit the narrower window (was ${wide})`,
+    );
     await page.keyboard.type("stty size");
     await page.keyboard.press("Enter");
-    await waitFor(async () => (await screenText(page)).includes(size), 10_000, `stty size ${size}`);
+    await untilScreen(page, (lines) => lines.includes(size), `stty size ${size}`);
 
     await page.click("[data-terminal-end]");
-    await page.waitForSelector('#terminal[data-state="ended"]', { timeout: 10_000 });
+    await page.waitForSelector('#terminal[data-state="ended"]', { timeout: 20_000 });
     expect(await page.textContent("[data-terminal-status]")).toMatch(/^Ended/);
     expect(await page.isVisible("[data-terminal-start]")).toBe(true);
     expect(await page.textContent("[data-terminal-start]")).toBe("Start new session");
@@ -128,14 +148,12 @@ describe("browser terminal in Chromium", () => {
       root.player.seekTo(root.player.duration());
     });
     // xterm.js draws what the seek wrote a moment later (later still on a loaded machine).
-    let played = "";
-    for (let i = 0; i < 50; i++) {
-      played = await screenText(page, "#player");
-      if (played.split("\n").some((l) => l.trim() === marker)) break;
-      await Bun.sleep(100);
-    }
-    expect(played.split("\n").some((l) => l.trim() === marker)).toBe(true);
-    expect(played).toContain("héllo → ✓ 日本");
+    await untilScreen(
+      page,
+      (lines) => lines.includes(marker) && lines.includes("héllo → ✓ 日本"),
+      "the playback's screen",
+      "#player",
+    );
     await screenshot(page, "terminal-playback-laptop");
     await context.close();
   }, 120_000);
@@ -146,7 +164,7 @@ describe("browser terminal in Chromium", () => {
     await openTerminal(page);
     await page.keyboard.type("echo phone-$((6*7))");
     await page.keyboard.press("Enter");
-    await waitFor(async () => (await screenText(page)).includes("phone-42"), 10_000, "the echo");
+    await untilScreen(page, (lines) => lines.includes("phone-42"), "the echo");
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await screenshot(page, "terminal-phone");
