@@ -174,7 +174,7 @@ export function httpPlugin(options: {
       if (requestMetrics) requestStarts.set(request, performance.now());
       Object.assign(set.headers, headersForAll);
       set.headers["x-request-id"] = id;
-      checkUrlText(new URL(request.url));
+      checkUrlText(request.url);
     })
     .onTransform({ as: "global" }, ({ body }) => {
       // Bodies parsed by Elysia (forms, JSON) and by readJsonBody alike; a BodyError is raised later.

@@ -78,8 +78,15 @@ export function unstorableTextError(field: string): AppError {
   );
 }
 
-/** Path segments and query parameters, percent-decoded, as the router and handlers will see them. */
-export function checkUrlText(url: URL): void {
+/**
+ * Path segments and query parameters, percent-decoded, as the router and handlers will see them. Only a
+ * percent-encoding can put NUL or a lone surrogate there: Bun refuses control characters in the request
+ * line and percent-encodes any other byte that is not ASCII (tests/platform/hardening.test.ts). So a URL
+ * without `%`, nearly every request, is not parsed at all.
+ */
+export function checkUrlText(urlText: string): void {
+  if (!urlText.includes("%")) return;
+  const url = new URL(urlText);
   for (const segment of url.pathname.split("/")) {
     let decoded: string;
     try {

@@ -1,6 +1,7 @@
 // Findings of the black-box probe (issue #13 §2–§5) at the platform's edge: text PostgreSQL cannot
 // store, the sign-in redirect, secrets in logs, and security headers.
 import { describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import { buildApp } from "../../app";
 import { createLogger } from "../../modules/platform/logger";
 import { safeNext } from "../../ui/page";
@@ -79,6 +80,35 @@ describe("text PostgreSQL cannot store is refused at the edge, never a 500", () 
     const page = await app.fetch("/devices?search=%00", { headers: { cookie } });
     expect(page.status).toBe(400);
     expect(page.headers.get("content-type")).toContain("text/html");
+  });
+
+  // checkUrlText skips URLs without `%`: it relies on what Bun makes of raw bytes in the request line.
+  test("raw bytes in the request line: control characters refused, other bytes percent-encoded", async () => {
+    const token = await app.token("viewer");
+    const requestLine = async (target: Buffer) => {
+      const { port } = new URL(app.url);
+      const head = Buffer.from(
+        `HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+      );
+      const text = await new Promise<string>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        const socket = connect(Number(port), "127.0.0.1", () =>
+          socket.write(Buffer.concat([Buffer.from("GET "), target, Buffer.from(" "), head])),
+        );
+        socket.setTimeout(5000, () => socket.destroy(new Error("no answer in 5 s")));
+        socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+        socket.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
+        socket.on("error", reject);
+      });
+      return Number(text.split(" ")[1]);
+    };
+    for (const control of ["\u0000", "\u0001", "\u001f"])
+      expect(
+        await requestLine(Buffer.from(`/api/v1/devices?search=a${control}b`, "latin1")),
+      ).toBeGreaterThanOrEqual(400);
+    // The bytes of a lone surrogate in UTF-8 (ED A0 80) arrive as U+FFFD each, storable: the search runs.
+    const lone = Buffer.concat([Buffer.from("/api/v1/devices?search=a"), Buffer.from([0xed, 0xa0, 0x80])]);
+    expect(await requestLine(lone)).toBe(200);
   });
 
   test("nothing was stored by the refused registrations", async () => {
