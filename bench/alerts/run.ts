@@ -25,6 +25,7 @@ import { loadConfig } from "../../modules/platform/config";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { startBenchServer } from "../heartbeat/server";
+import { benchLifecycle } from "../lifecycle";
 
 const DEVICES = Number(process.env.DEVICES ?? 200);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
@@ -40,15 +41,7 @@ const SCHEMA = {
   properties: { temp: { type: "number" }, load: { type: "number" }, state: { type: "string" } },
 };
 
-const cleanups: (() => Promise<void> | void)[] = [];
-async function cleanup() {
-  while (cleanups.length) await Promise.resolve(cleanups.pop()!()).catch(() => {});
-}
-const guard = setTimeout(async () => {
-  console.error(`benchmark exceeded ${HARD_LIMIT_MS / 1000}s; stopping`);
-  await cleanup();
-  process.exit(2);
-}, HARD_LIMIT_MS);
+const { cleanups, run } = benchLifecycle(HARD_LIMIT_MS);
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
@@ -223,9 +216,4 @@ async function main() {
   );
 }
 
-try {
-  await main();
-} finally {
-  clearTimeout(guard);
-  await cleanup();
-}
+await run(main);

@@ -12,14 +12,34 @@ interface CeilingOptions {
   /** Concurrent callers, as many as the load had. */
   callers: number;
   durationS: number;
+  /** Seconds each ceiling runs before it is measured, as long as the load's warm-up. */
+  warmupS: number;
+}
+
+/** A ceiling's rate and what each of its rows cost in WAL while it was measured. */
+export interface Ceiling {
+  rowsPerSecond: number;
+  walKbPerRow: number;
+  fullPageImagesPerRow: number;
 }
 
 /**
  * What PostgreSQL takes of the heartbeat's telemetry rows without the API in front: one INSERT per
  * row with a heartbeat's commit mode (asynchronous) and durable, then one multi-row INSERT per
- * BATCH_ROWS rows (how far the API could go if it batched perfectly). Rows per second each.
+ * BATCH_ROWS rows (how far the API could go if it batched perfectly).
+ *
+ * Each starts as the load did: right after a checkpoint, visiting the devices in the load's order. So
+ * each pays the same full-page images for the first change of a page since the checkpoint (at 10 M
+ * seeded rows most of PostgreSQL's work) instead of finding the pages the load had already logged.
  */
-export async function measureCeilings({ databaseUrl, devices, pool, callers, durationS }: CeilingOptions) {
+export async function measureCeilings({
+  databaseUrl,
+  devices,
+  pool,
+  callers,
+  durationS,
+  warmupS,
+}: CeilingOptions) {
   const sql = postgres(databaseUrl, { max: pool, onnotice: () => {} });
   let next = 0;
   const row = () => {
@@ -27,8 +47,19 @@ export async function measureCeilings({ databaseUrl, devices, pool, callers, dur
     const payload = storedPayload(heartbeatBody(device.mac, next));
     return { id: Bun.randomUUIDv7(), device_id: device.id, payload };
   };
-  /** Rows per second of `callers` loops running `insert` for durationS after a second's warm-up. */
-  const rate = async (loops: number, rowsPerCall: number, insert: () => Promise<unknown>) => {
+  const walCounters = async () => {
+    const [w] = await sql<{ bytes: number; fpi: number }[]>`
+      select wal_bytes::float8 as bytes, wal_fpi::float8 as fpi from pg_stat_wal`;
+    return w!;
+  };
+  /** `loops` callers running `insert` for durationS after the warm-up, from a checkpoint. */
+  const rate = async (
+    loops: number,
+    rowsPerCall: number,
+    insert: () => Promise<unknown>,
+  ): Promise<Ceiling> => {
+    await sql`checkpoint`;
+    next = 0;
     let stop = false;
     let inserted = 0;
     const loop = async () => {
@@ -38,29 +69,36 @@ export async function measureCeilings({ databaseUrl, devices, pool, callers, dur
       }
     };
     const running = Array.from({ length: loops }, loop);
-    await Bun.sleep(1000);
+    await Bun.sleep(warmupS * 1000);
+    const walBefore = await walCounters();
     inserted = 0;
     const started = performance.now();
     await Bun.sleep(durationS * 1000);
-    const result = inserted / ((performance.now() - started) / 1000);
+    const rows = inserted;
+    const rowsPerSecond = rows / ((performance.now() - started) / 1000);
+    const walAfter = await walCounters();
     stop = true;
     await Promise.all(running);
-    return result;
+    return {
+      rowsPerSecond,
+      walKbPerRow: (walAfter.bytes - walBefore.bytes) / rows / 1024,
+      fullPageImagesPerRow: (walAfter.fpi - walBefore.fpi) / rows,
+    };
   };
   try {
     // The same commit mode as a heartbeat that delivers no command.
-    const ceilingRate = await rate(callers, 1, () => {
+    const single = await rate(callers, 1, () => {
       const r = row();
       return sql`insert into telemetry_events (id, device_id, recorded_at, payload)
         select ${r.id}::uuid, ${r.device_id}::uuid, now(), ${r.payload}::json
         from (select set_config('synchronous_commit', 'off', true)) s`;
     });
-    const durableCeilingRate = await rate(callers, 1, () => {
+    const durable = await rate(callers, 1, () => {
       const r = row();
       return sql`insert into telemetry_events (id, device_id, recorded_at, payload)
         values (${r.id}::uuid, ${r.device_id}::uuid, now(), ${r.payload}::json)`;
     });
-    const batchCeilingRate = await rate(Math.min(callers, pool), BATCH_ROWS, () => {
+    const multiRow = await rate(Math.min(callers, pool), BATCH_ROWS, () => {
       const rows = Array.from({ length: BATCH_ROWS }, row);
       return sql.begin(async (tx) => {
         await tx`select set_config('synchronous_commit', 'off', true)`;
@@ -70,7 +108,7 @@ export async function measureCeilings({ databaseUrl, devices, pool, callers, dur
             ${rows.map((r) => r.payload)}::text[]) as u(id, device_id, payload)`;
       });
     });
-    return { BATCH_ROWS, ceilingRate, durableCeilingRate, batchCeilingRate };
+    return { BATCH_ROWS, single, durable, multiRow };
   } finally {
     await sql.end({ timeout: 5 });
   }

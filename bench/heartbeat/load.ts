@@ -27,12 +27,13 @@ export class FleetLoad {
    * One simulated caller: heartbeats of the next device in turn to `target` until `done()`, on one
    * keep-alive connection (a new one after a network error).
    */
-  async caller(target: string, done: () => boolean, record: RecordAnswer): Promise<void> {
+  async caller(target: string, done: () => boolean, record: RecordAnswer, pace?: Pacer): Promise<void> {
     let connection: KeepAliveConnection | undefined;
     while (!done()) {
+      // Paced, a heartbeat's time counts from when it was due (a late send is the server's delay too).
+      const started = pace ? await pace.turn() : performance.now();
       const device = this.devices[this.next++ % this.devices.length]!;
       const body = this.bodyText(device.mac, this.next);
-      const started = performance.now();
       try {
         connection ??= await KeepAliveConnection.open(target);
         const answer = await connection.post(
@@ -48,9 +49,35 @@ export class FleetLoad {
     connection?.close();
   }
 
-  /** `count` callers to `target` until `done()`; resolves when all have stopped. */
-  async callers(count: number, target: string, done: () => boolean, record: RecordAnswer): Promise<void> {
-    await Promise.all(Array.from({ length: count }, () => this.caller(target, done, record)));
+  /** `count` callers to `target` until `done()`, as fast as they can or at `pace`; resolves when all have stopped. */
+  async callers(
+    count: number,
+    target: string,
+    done: () => boolean,
+    record: RecordAnswer,
+    pace?: Pacer,
+  ): Promise<void> {
+    await Promise.all(Array.from({ length: count }, () => this.caller(target, done, record, pace)));
+  }
+}
+
+/**
+ * A fleet's steady rate: the k-th heartbeat is due k / rate seconds after the start, whichever caller
+ * sends it. A caller behind schedule sends at once, so a slow server is offered the same rate (up to
+ * the callers' number in flight).
+ */
+export class Pacer {
+  private issued = 0;
+  private readonly startedAt = performance.now();
+
+  constructor(private readonly perSecond: number) {}
+
+  /** Waits for the next heartbeat's moment; returns it (performance.now() time). */
+  async turn(): Promise<number> {
+    const dueAt = this.startedAt + (this.issued++ * 1000) / this.perSecond;
+    const wait = dueAt - performance.now();
+    if (wait > 1) await Bun.sleep(wait);
+    return dueAt;
   }
 }
 

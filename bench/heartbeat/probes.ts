@@ -26,17 +26,26 @@ type StatRow = { query: string; calls: number; rows: number };
 
 const TICKS_PER_SECOND = 100;
 
-/** CPU seconds (user + system) of a process, and of its children when `withChildren` (PostgreSQL backends). */
+/**
+ * CPU seconds (user + system) of a process, and of its children when `withChildren` (PostgreSQL backends
+ * and workers): the live ones' own, plus what the process reaped of those that ended (an autovacuum
+ * worker that exits mid-measurement would otherwise take its CPU time with it).
+ */
 export function cpuSeconds(pid: number, withChildren = false): number {
   const read = (p: number) => {
     try {
       const fields = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
-      return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+      return {
+        ppid: Number(fields[1]),
+        ticks: Number(fields[11]) + Number(fields[12]),
+        reapedTicks: Number(fields[13]) + Number(fields[14]),
+      };
     } catch {
       return undefined;
     }
   };
-  let ticks = read(pid)?.ticks ?? 0;
+  const own = read(pid);
+  let ticks = (own?.ticks ?? 0) + (withChildren ? (own?.reapedTicks ?? 0) : 0);
   if (withChildren) {
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
@@ -65,6 +74,8 @@ export type DatabaseCounters = {
   walBytes: number;
   walFpi: number;
   checkpointBuffers: number;
+  /** Checkpoints completed since the statistics were reset. */
+  checkpointsDone: number;
 };
 
 export async function databaseCounters(sql: postgres.Sql): Promise<DatabaseCounters> {
@@ -73,7 +84,7 @@ export async function databaseCounters(sql: postgres.Sql): Promise<DatabaseCount
       (select coalesce(sum(n_tup_hot_upd), 0)::float8 from pg_stat_user_tables) as hot,
       t.n_tup_upd::float8 as "deviceUpd", t.n_tup_hot_upd::float8 as "deviceHot",
       w.wal_bytes::float8 as "walBytes", w.wal_fpi::float8 as "walFpi",
-      c.buffers_written::float8 as "checkpointBuffers"
+      c.buffers_written::float8 as "checkpointBuffers", c.num_done::float8 as "checkpointsDone"
     from pg_stat_database d, pg_stat_user_tables t, pg_stat_wal w, pg_stat_checkpointer c
     where d.datname = current_database() and t.relid = 'devices'::regclass`;
   return row!;

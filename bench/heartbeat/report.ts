@@ -3,6 +3,7 @@
  * one line of JSON for tracking them over time.
  */
 import { loadavg } from "node:os";
+import type { Ceiling } from "./ceilings";
 import { type DatabaseCounters as Counters, percentile } from "./probes";
 
 export interface Measurement {
@@ -22,7 +23,7 @@ export interface Measurement {
   counters: { before: Counters; after: Counters };
   /** Statements PostgreSQL ran while measuring, most called first. */
   statements: { query: string; calls: number }[];
-  ceilings: { ceilingRate: number; durableCeilingRate: number; batchCeilingRate: number; BATCH_ROWS: number };
+  ceilings: { single: Ceiling; durable: Ceiling; multiRow: Ceiling; BATCH_ROWS: number };
   /** More than this share of answers that are not 200 fails the run. */
   maxNon200: number;
 }
@@ -30,7 +31,8 @@ export interface Measurement {
 /** Prints the report; returns the JSON summary and whether too many answers were not 200. */
 export function reportHeartbeatRun(m: Measurement): { summary: string; failed: boolean } {
   const fmt = (n: number, digits = 1) => n.toFixed(digits);
-  const { latencies, statuses, counters, cpu, ceilings } = m;
+  const { latencies, statuses, counters, cpu } = m;
+  const { single, durable, multiRow, BATCH_ROWS } = m.ceilings;
   const heartbeats = latencies.length;
   const ok = statuses.get(200) ?? 0;
   const rate = ok / m.elapsedS;
@@ -52,13 +54,14 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     `  latency:          p50 ${fmt(p(50))} ms, p90 ${fmt(p(90))} ms, p99 ${fmt(p(99))} ms, max ${fmt(latencies[heartbeats - 1] ?? Number.NaN)} ms`,
   );
   console.log(
-    `  ceiling:          ${fmt(ceilings.ceilingRate, 0)} raw telemetry inserts/s (same rows and commit mode, ${m.pool} connections, ${m.concurrency} callers)`,
+    `  ceiling:          ${fmt(single.rowsPerSecond, 0)} raw telemetry inserts/s (same rows and commit mode, ${m.pool} connections, ${m.concurrency} callers)`,
   );
   console.log(
-    `                    ${fmt(ceilings.durableCeilingRate, 0)} raw inserts/s with every commit durable`,
+    `                    WAL ${fmt(single.walKbPerRow, 2)} KB (${fmt(single.fullPageImagesPerRow, 2)} full-page images) per row; each ceiling starts from a checkpoint, as the load did`,
   );
+  console.log(`                    ${fmt(durable.rowsPerSecond, 0)} raw inserts/s with every commit durable`);
   console.log(
-    `  ratio:            ${fmt((100 * rate) / ceilings.ceilingRate)}% of the ceiling (${fmt((100 * rate) / ceilings.durableCeilingRate)}% of the durable one)`,
+    `  ratio:            ${fmt((100 * rate) / single.rowsPerSecond)}% of the ceiling (${fmt((100 * rate) / durable.rowsPerSecond)}% of the durable one)`,
   );
   console.log(
     `  per heartbeat:    ${fmt(calls / heartbeats, 2)} SQL statements (pg_stat_statements), ${perHeartbeat("xact")} transactions`,
@@ -75,7 +78,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   );
   for (const s of m.statements.slice(0, 5)) console.log(`    ${String(s.calls).padStart(8)}  ${s.query}`);
   console.log(
-    `                    ${fmt(ceilings.batchCeilingRate, 0)} rows/s as multi-row INSERTs of ${ceilings.BATCH_ROWS} (the API reaches ${fmt((100 * rate) / ceilings.batchCeilingRate)}% of it)`,
+    `                    ${fmt(multiRow.rowsPerSecond, 0)} rows/s as multi-row INSERTs of ${BATCH_ROWS} (the API reaches ${fmt((100 * rate) / multiRow.rowsPerSecond)}% of it)`,
   );
   const answered = heartbeats + m.networkErrors;
   const notOk = answered - ok;
@@ -113,9 +116,10 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
       postgres: +cpuMs(cpu.postgres).toFixed(3),
       load_generator: +cpuMs(cpu.client).toFixed(3),
     },
-    ceiling_single_row: Math.round(ceilings.ceilingRate),
-    ceiling_single_row_durable: Math.round(ceilings.durableCeilingRate),
-    ceiling_multi_row: Math.round(ceilings.batchCeilingRate),
+    ceiling_single_row: Math.round(single.rowsPerSecond),
+    ceiling_single_row_durable: Math.round(durable.rowsPerSecond),
+    ceiling_multi_row: Math.round(multiRow.rowsPerSecond),
+    ceiling_single_row_wal_fpi_per_row: +single.fullPageImagesPerRow.toFixed(3),
     load_average: +loadavg()[0].toFixed(2),
   };
   return { summary: JSON.stringify(summary), failed };

@@ -1,10 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import postgres from "postgres";
-import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
+import { benchLifecycle } from "../lifecycle";
 import { heartbeatBodyText } from "./body";
 import { measureCeilings } from "./ceilings";
+import { startBenchDatabase } from "./database";
+import { knob as flagKnob } from "./flags";
 import { FleetLoad, shuffle } from "./load";
 import { reportMetricsRounds, runMetricsRounds } from "./metrics-rounds";
 import { cpuSeconds, databaseCounters, statements } from "./probes";
@@ -12,17 +11,8 @@ import { reportHeartbeatRun, statementDeltas } from "./report";
 import { seedFleet } from "./seed";
 import { startBenchServer } from "./server";
 
-/** `--name value` on the command line, else the environment variable, else the default. */
-function knob(flag: string, env: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${flag}`);
-  const raw = i >= 0 ? process.argv[i + 1] : process.env[env];
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isFinite(value) || value < 0) {
-    console.error(`bench:heartbeat: --${flag} (${env}) must be a number ≥ 0, not ${JSON.stringify(raw)}`);
-    process.exit(2);
-  }
-  return value;
-}
+const knob = (flag: string, env: string, fallback: number) =>
+  flagKnob("bench:heartbeat", flag, env, fallback);
 if (process.argv.includes("--help")) {
   console.log(`npm run bench:heartbeat -- [--devices 200000] [--telemetry-rows 10000000] [--concurrency 64]
   [--duration 10] [--warmup 2] [--metrics-rounds 0] [--in-registration-order]
@@ -66,15 +56,7 @@ const HARD_LIMIT_MS =
     TELEMETRY_ROWS / 10_000) *
   1000;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-async function cleanup() {
-  while (cleanups.length) await Promise.resolve(cleanups.pop()!()).catch(() => {});
-}
-const guard = setTimeout(async () => {
-  console.error(`benchmark exceeded ${HARD_LIMIT_MS / 1000}s; stopping`);
-  await cleanup();
-  process.exit(2);
-}, HARD_LIMIT_MS);
+const { cleanups, run } = benchLifecycle(HARD_LIMIT_MS);
 
 async function main() {
   console.log(
@@ -82,40 +64,12 @@ async function main() {
   );
 
   // 1. PostgreSQL with pg_stat_statements.
-  let adminUrl = process.env.BENCH_DATABASE_URL;
-  let postgresPid: number | undefined;
-  if (!adminUrl) {
-    const directory = mkdtempSync(path.join(tmpdir(), "outpost-bench-pg-"));
-    let cluster = await startEmbeddedPostgres({ directory, ephemeral: EPHEMERAL });
-    const setup = postgres(cluster.url, { max: 1, onnotice: () => {} });
-    await setup.unsafe("alter system set shared_preload_libraries = 'pg_stat_statements'");
-    await setup.unsafe("alter system set max_connections = 200");
-    await setup.end();
-    await cluster.stop();
-    cluster = await startEmbeddedPostgres({ directory, ephemeral: EPHEMERAL });
-    const started = cluster;
-    postgresPid = cluster.pid;
-    cleanups.push(async () => {
-      await started.stop();
-      for (const suffix of ["", ".password", ".log", ".owner"])
-        rmSync(`${directory}${suffix}`, { recursive: true, force: true });
-    });
-    adminUrl = cluster.url;
-  }
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  const dbName = `outpost_bench_${Date.now()}`;
-  await admin.unsafe(`create database ${dbName}`);
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  cleanups.push(async () => {
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
-  });
+  const { url: databaseUrl, postgresPid } = await startBenchDatabase({ ephemeral: EPHEMERAL, cleanups });
 
   // 2. Outpost in its own processes (web role: HTTP only): one serving metrics (METRICS_TOKEN, scraped
   // every second while it is loaded) and one without, against the same database.
   const startServer = (extraEnv: Record<string, string>) =>
-    startBenchServer({ databaseUrl: dbUrl.toString(), extraEnv, cleanups });
+    startBenchServer({ databaseUrl, extraEnv, cleanups });
   // METRICS_CONTROL=1: both servers without metrics (an A/A run: what differs between two servers).
   const control = process.env.METRICS_CONTROL === "1";
   const { child: server, url: base } = await startServer(control ? {} : { METRICS_TOKEN: METRICS_TOKEN });
@@ -144,7 +98,7 @@ async function main() {
   });
 
   // 3. Devices: register, approve, register again for the token.
-  const db = postgres(dbUrl.toString(), { max: SERVER_POOL, onnotice: () => {} });
+  const db = postgres(databaseUrl, { max: SERVER_POOL, onnotice: () => {} });
   cleanups.push(() => db.end({ timeout: 5 }));
   await db.unsafe("create extension if not exists pg_stat_statements");
   if (process.env.BENCH_WITHOUT_LIVE_TRIGGER === "1") {
@@ -152,12 +106,6 @@ async function main() {
     await db.unsafe("alter table devices disable trigger devices_live_notify_update");
   }
   const { devices, macs } = await seedFleet(db, DEVICES, TELEMETRY_ROWS);
-  // Seeding 10 M rows writes ~25 GB of WAL, so a checkpoint is still flushing them when the load starts
-  // (277 MB written during one 10 s measurement): finished here, it is not charged to the heartbeats. The
-  // load then starts right after a checkpoint, when each page's first change logs a full-page image.
-  const checkpointStarted = performance.now();
-  await db.unsafe("checkpoint");
-  console.log(`  checkpoint after seeding: ${((performance.now() - checkpointStarted) / 1000).toFixed(1)} s`);
   if (!IN_REGISTRATION_ORDER) shuffle(devices);
   const bodyText = heartbeatBodyText();
   console.log(`  heartbeat body ${bodyText(macs[0]!, 1).length} bytes`);
@@ -209,11 +157,12 @@ async function main() {
 
   // 5. The ceilings: the same telemetry rows straight into PostgreSQL, same pool size.
   const ceilings = await measureCeilings({
-    databaseUrl: dbUrl.toString(),
+    databaseUrl,
     devices,
     pool: SERVER_POOL,
     callers: CONCURRENCY,
     durationS: DURATION_S,
+    warmupS: WARMUP_S,
   });
   const { summary, failed } = reportHeartbeatRun({
     devices: DEVICES,
@@ -263,13 +212,7 @@ async function main() {
 /** The machine-readable summary, printed last (after the optional metrics rounds). */
 let finalLine: string | undefined;
 
-try {
+await run(async () => {
   await main();
   if (finalLine) console.log(finalLine);
-} catch (error) {
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-  clearTimeout(guard);
-}
+});

@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import postgres from "postgres";
+import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
+
+/**
+ * A database of its own for one benchmark run: in `BENCH_DATABASE_URL`'s cluster when set, else in an
+ * embedded cluster with Outpost's tuning, pg_stat_statements and room for the load's connections (plus
+ * `settings`, ALTER SYSTEM before it restarts). Dropping it (and the cluster) goes on `cleanups`.
+ * `postgresPid` is the postmaster's, for CPU accounting, when the cluster is ours.
+ */
+export async function startBenchDatabase({
+  ephemeral,
+  settings = {},
+  cleanups,
+}: {
+  ephemeral: boolean;
+  settings?: Record<string, string>;
+  cleanups: (() => Promise<void> | void)[];
+}): Promise<{ url: string; postgresPid: number | undefined }> {
+  let adminUrl = process.env.BENCH_DATABASE_URL;
+  let postgresPid: number | undefined;
+  if (!adminUrl) {
+    const directory = mkdtempSync(path.join(tmpdir(), "outpost-bench-pg-"));
+    let cluster = await startEmbeddedPostgres({ directory, ephemeral });
+    const setup = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    await setup.unsafe("alter system set shared_preload_libraries = 'pg_stat_statements'");
+    await setup.unsafe("alter system set max_connections = 200");
+    for (const [name, value] of Object.entries(settings))
+      await setup.unsafe(`alter system set ${name} = '${value.replaceAll("'", "''")}'`);
+    await setup.end();
+    await cluster.stop();
+    cluster = await startEmbeddedPostgres({ directory, ephemeral });
+    const started = cluster;
+    postgresPid = cluster.pid;
+    cleanups.push(async () => {
+      await started.stop();
+      for (const suffix of ["", ".password", ".log", ".owner"])
+        rmSync(`${directory}${suffix}`, { recursive: true, force: true });
+    });
+    adminUrl = cluster.url;
+  }
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const dbName = `outpost_bench_${Date.now()}`;
+  await admin.unsafe(`create database ${dbName}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  cleanups.push(async () => {
+    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+  });
+  return { url: url.toString(), postgresPid };
+}
