@@ -15,6 +15,7 @@ import remoteAccessSweep from "./remote-access-sweep";
 import telemetryPartitions from "./telemetry-partitions";
 import telemetryRetention from "./telemetry-retention";
 import telemetryRollup from "./telemetry-rollup";
+import telemetrySchemasPrune from "./telemetry-schemas-prune";
 import terminalRetention from "./terminal-retention";
 
 /** Every durable job Outpost knows. Add new tasks here (one file per task in this folder). */
@@ -28,6 +29,7 @@ const JOBS: JobDefinition<never>[] = [
   telemetryPartitions as JobDefinition<never>,
   telemetryRetention as JobDefinition<never>,
   telemetryRollup as JobDefinition<never>,
+  telemetrySchemasPrune as JobDefinition<never>,
   deviceSightingsPrune as JobDefinition<never>,
   remoteAccessSweep as JobDefinition<never>,
   alertsEvaluate as JobDefinition<never>,
@@ -48,6 +50,7 @@ const SCHEDULES: JobSchedule[] = [
   { task: "telemetry_rollup", cron: "* * * * *", label: "every minute" },
   { task: "device_sightings_prune", cron: "* * * * *", label: "every minute" },
   { task: "telemetry_retention", cron: "41 3 * * *", label: "daily at 03:41" },
+  { task: "telemetry_schemas_prune", cron: "47 3 * * *", label: "daily at 03:47" },
   { task: "command_retention", cron: "53 3 * * *", label: "daily at 03:53" },
   { task: "remote_access_sweep", cron: "* * * * *", label: "every 30 seconds" },
   { task: "alerts_evaluate", cron: "* * * * *", label: "every minute (heartbeats wake it sooner)" },

@@ -155,11 +155,13 @@ try {
   await timed("devices", () =>
     sql.begin(async (tx) => {
       await tx`set local session_replication_role = replica`;
+      await tx`delete from telemetry_schemas`;
+      await tx`insert into telemetry_schemas (hash, schema)
+        values ('a', ${schema("atom", "host")}::jsonb), ('g', ${schema("gate", "site")}::jsonb)`;
       await tx`
-        insert into devices (mac_address, product_name, approval_status, schema, schema_hash, created_at)
+        insert into devices (mac_address, product_name, approval_status, schema_hash, created_at)
         select upper(regexp_replace(lpad(to_hex(i), 12, '0'), '(..)(?!$)', '\\1:', 'g')),
           case when i % 2 = 0 then 'atom' else 'gate' end, 'approved',
-          case when i % 2 = 0 then ${schema("atom", "host")}::jsonb else ${schema("gate", "site")}::jsonb end,
           case when i % 2 = 0 then 'a' else 'g' end, now()
         from generate_series(1, ${DEVICES}) i`;
     }),

@@ -5,9 +5,10 @@
  */
 import { sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
-import { jsonTextsParam, pgDate } from "../platform/database";
+import { pgDate } from "../platform/database";
 import { authRow, checkCredentials } from "./device-auth";
 import { rateLimited } from "./rate-limits";
+import { storeTelemetrySchemas } from "./telemetry-schemas";
 import type { AnnouncedSchema } from "./validation";
 
 export interface HeartbeatRateLimit {
@@ -42,24 +43,17 @@ export function acceptHeartbeats(sql: Sql, settings: HeartbeatRateLimit) {
 }
 
 /** A schema a heartbeat announced that its device does not have yet. */
-export interface StaleSchema {
+export interface StaleSchema extends AnnouncedSchema {
   deviceId: string;
-  hash: string;
-  /** The schema as JSON text (JSON.stringify's). */
-  json: string;
 }
 
 /** Stores the announced schemas the batch statement found stale (see acceptHeartbeats). */
 export async function storeAnnouncedSchemas(sql: Sql, schemas: StaleSchema[]): Promise<void> {
   if (schemas.length === 0) return;
+  await storeTelemetrySchemas(sql, schemas);
   await sql`
-    update devices d set schema = s.json::jsonb, schema_hash = s.hash
-    from unnest(${schemas.map((s) => s.deviceId)}::uuid[], ${schemas.map((s) => s.hash)}::text[],
-      ${jsonTextsParam(
-        sql,
-        schemas.map((s) => s.json),
-      )})
-      as s(id, hash, json)
+    update devices d set schema_hash = s.hash
+    from unnest(${schemas.map((s) => s.deviceId)}::uuid[], ${schemas.map((s) => s.hash)}::text[]) as s(id, hash)
     where d.id = s.id and d.schema_hash is distinct from s.hash`;
 }
 

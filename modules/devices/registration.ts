@@ -7,6 +7,7 @@ import { AppError, badRequest } from "../platform/errors";
 import { firstInvalidField } from "../platform/schemas";
 import { registrationBody } from "./model";
 import { type Device, type DeviceRow, deviceColumns, toDevice } from "./rows";
+import { storeTelemetrySchemas } from "./telemetry-schemas";
 import { announcedSchema, ipv4From, normaliseMac, PRODUCT_NAME_MAX, validateMetadata } from "./validation";
 
 /** The fields a 400 names (in the spec's order), and what each must be. */
@@ -79,7 +80,6 @@ export async function registerDevice(
   const tokenHash = sha256Hex(token);
   const secretHash = input.deviceSecret === undefined ? null : sha256Hex(input.deviceSecret);
   const proofHash = input.apiToken === undefined ? null : sha256Hex(input.apiToken);
-  const schemaJson = input.schema?.json ?? null;
   const hash = input.schema?.hash ?? null;
   // With an enrolment token: one transaction that locks the token, so concurrent registrations never
   // use it more often than it allows; a new device is created approved (with its token) or pending.
@@ -91,20 +91,20 @@ export async function registerDevice(
       : true;
     const enrolment = known ? undefined : await claimEnrolment(tx, input.enrolmentToken!, input.productName);
     const approveNew = enrolment?.approve === true;
+    if (input.schema) await storeTelemetrySchemas(tx, [input.schema]);
     const [row] = await tx<(DeviceRow & { created: boolean; token_issued: boolean })[]>`
     with upserted as (
-      insert into devices as d (mac_address, product_name, metadata, schema, schema_hash, ipv4_address,
+      insert into devices as d (mac_address, product_name, metadata, schema_hash, ipv4_address,
         last_registration_at, secret_hash, approval_status, api_token_hash, token_issued_at)
       values (${input.macAddress}, ${input.productName}, ${JSON.stringify(input.metadata ?? {})}::jsonb,
-        coalesce(${schemaJson}::jsonb, '{}'::jsonb), ${hash}, ${ipv4From(input.metadata)}, now(), ${secretHash},
+        ${hash}, ${ipv4From(input.metadata)}, now(), ${secretHash},
         ${approveNew ? "approved" : "pending"}::device_approval_status, ${approveNew ? tokenHash : null},
         case when ${approveNew} then now() end)
       on conflict (mac_address) do update set
         product_name = coalesce(excluded.product_name, d.product_name),
         metadata = case when ${input.metadata !== undefined} then excluded.metadata else d.metadata end,
         ipv4_address = case when ${input.metadata !== undefined} then excluded.ipv4_address else d.ipv4_address end,
-        schema = case when ${schemaJson !== null} then excluded.schema else d.schema end,
-        schema_hash = case when ${schemaJson !== null} then excluded.schema_hash else d.schema_hash end,
+        schema_hash = coalesce(excluded.schema_hash, d.schema_hash),
         api_token_hash = case when d.approval_status = 'approved' then ${tokenHash} else d.api_token_hash end,
         token_issued_at = case when d.approval_status = 'approved' then now() else d.token_issued_at end,
         secret_hash = coalesce(d.secret_hash, excluded.secret_hash),

@@ -107,10 +107,12 @@ export function summaryColumns(sql: Sql, onlineWindowSeconds: number) {
     coalesce(d.last_seen_at >= now() - make_interval(secs => ${onlineWindowSeconds}), false) as online, d.created_at`;
 }
 
-/** Columns of a Device, for a `devices d` row. */
+/** Columns of a Device, for a `devices d` row (its schema looked up by hash: a page of devices' worth). */
 export function deviceColumns(sql: Sql, onlineWindowSeconds: number) {
-  return sql`${summaryColumns(sql, onlineWindowSeconds)}, d.metadata, d.schema,
-    case when d.schema = '{}'::jsonb then null else coalesce(nullif(d.schema->>'version', ''), 'v1') end as schema_version,
+  return sql`${summaryColumns(sql, onlineWindowSeconds)}, d.metadata,
+    coalesce((select s.schema from telemetry_schemas s where s.hash = d.schema_hash), '{}'::jsonb) as schema,
+    (select coalesce(nullif(s.schema->>'version', ''), 'v1') from telemetry_schemas s where s.hash = d.schema_hash)
+      as schema_version,
     d.remote_access_requested, d.api_token_hash is not null as has_api_token,
     d.secret_hash is not null as has_secret, d.conflict_address, d.approval_changed_at, d.updated_at`;
 }

@@ -22,10 +22,11 @@ export const devices = pgTable(
     tokenIssuedAt: timestamp("token_issued_at", { withTimezone: true }),
     ipv4Address: text("ipv4_address"),
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
-    /** The telemetry schema the device announced last (registration or heartbeat meta). */
-    schema: jsonb("schema").$type<Record<string, unknown>>().notNull().default({}),
-    /** SHA-256 of the canonical schema JSON, so heartbeats compare schemas without reading them. */
-    schemaHash: text("schema_hash"),
+    /**
+     * The telemetry schema the device announced last (registration or heartbeat meta), by its hash in
+     * `telemetry_schemas`; heartbeats compare schemas by it without reading them. Null: none announced.
+     */
+    schemaHash: text("schema_hash").references(() => telemetrySchemas.hash),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
     /** SHA-256 of the secret the device created at its first registration: proof of its identity. */
     secretHash: text("secret_hash"),
@@ -47,6 +48,9 @@ export const devices = pgTable(
   },
   (table) => [
     index("devices_created_at_idx").on(table.createdAt, table.id),
+    // Which devices use a schema: its listing, and the prune of schemas none uses (the foreign key's
+    // check too). Heartbeats never change it, so their updates stay heap-only.
+    index("devices_schema_hash_idx").on(table.schemaHash),
     index("devices_approval_status_idx").on(table.approvalStatus, table.createdAt),
     index("devices_product_name_idx").on(table.productName),
     // The list filtered by approval and product together (a fleet's pending devices of one model),
@@ -61,6 +65,21 @@ export const devices = pgTable(
 );
 
 export type DeviceRow = typeof devices.$inferSelect;
+
+/**
+ * Every telemetry schema devices announced, once per content: keyed by its hash (SHA-256 of the
+ * canonical JSON, computed by the server, modules/devices/validation.ts). A fleet announces a handful,
+ * and kept off the device row, which every heartbeat rewrites, they leave that row a quarter of its
+ * size (~250 bytes instead of ~950 with the built-in scripts' schema inline): a quarter of the pages
+ * for the heartbeats' updates to dirty and to log whole after each checkpoint. `announced_at`: the
+ * last registration or heartbeat that stored it; the prune job deletes those no device has any more
+ * and nobody announced for a day.
+ */
+export const telemetrySchemas = pgTable("telemetry_schemas", {
+  hash: text("hash").primaryKey(),
+  schema: jsonb("schema").$type<Record<string, unknown>>().notNull(),
+  announcedAt: timestamp("announced_at", { withTimezone: true }).notNull().default(sql`now()`),
+});
 
 /**
  * Which devices each heartbeat batch accepted, stamped with the batch's `now()`, the very value it

@@ -51,6 +51,11 @@ export {
   type DeviceSummary,
 } from "./rows";
 export { pruneSightings, recordSightings } from "./sightings";
-export { findTelemetrySchemas, listTelemetrySchemas, type SchemaReference } from "./telemetry-schemas";
+export {
+  findTelemetrySchemas,
+  listTelemetrySchemas,
+  pruneTelemetrySchemas,
+  type SchemaReference,
+} from "./telemetry-schemas";
 export { type AnnouncedSchema, announcedSchema, TELEMETRY_LIMITS } from "./validation";
 export { wakeDevice } from "./wake";

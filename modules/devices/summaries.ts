@@ -36,7 +36,8 @@ const toSummary = (r: Row): DeviceSummary => ({
 
 const COLUMNS = (
   sql: Sql,
-) => sql`id, mac_address, product_name, nullif(schema->>'product', '') as schema_product,
+) => sql`id, mac_address, product_name, (select nullif(s.schema->>'product', '') from telemetry_schemas s where s.hash = devices.schema_hash)
+    as schema_product,
   coalesce(metadata->>'name', metadata->>'hostname') as name, approval_status = 'approved' as approved, last_seen_at`;
 
 export async function deviceSummaries(sql: Sql, ids: string[]): Promise<Map<string, DeviceSummary>> {

@@ -8,7 +8,7 @@ import { cancelCommand, queueCommand } from "../../modules/commands/service";
 import { rejectDevices } from "../../modules/devices/service";
 import { openLease } from "../../modules/remote-access/service";
 import { startTestApp } from "../helpers/app";
-import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
+import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat, schemaOf } from "./helpers";
 
 const RATE_LIMIT = 5;
 const app = await startTestApp({
@@ -97,17 +97,21 @@ describe("batched heartbeats", () => {
     );
     expect(responses.map((r) => r.status)).toEqual(devices.map(() => 200));
     expect((await statementsSoFar()) - before).toBeLessThan(devices.length);
-    for (const [i, device] of devices.entries()) {
-      const [row] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${device.id}`;
-      expect(row!.schema).toEqual(announcing(i) ? announced(i) : registered);
-    }
+    for (const [i, device] of devices.entries())
+      expect(await schemaOf(app, device.id)).toEqual(announcing(i) ? announced(i) : registered);
+    // Four devices announced four schemas, the other four share the one they registered with: stored once.
+    const [{ n }] = await sql<{ n: number }[]>`
+      select count(*)::int as n from telemetry_schemas where schema->>'product' = 'atom'
+        and hash in (select schema_hash from devices where id = any(${devices.map((d) => d.id)}::uuid[]))`;
+    expect(n).toBe(5);
     // The same schema announced again (its check remembered) still replaces one that changed since.
-    await sql`update devices set schema = '{"product":"other"}', schema_hash = 'changed' where id = ${devices[0]!.id}`;
+    await sql`insert into telemetry_schemas (hash, schema) values ('changed', '{"product":"other"}')
+      on conflict do nothing`;
+    await sql`update devices set schema_hash = 'changed' where id = ${devices[0]!.id}`;
     expect(
       (await beat(devices[0]!, withUptime(9, { meta: { schema_definition: announced(0) } }))).status,
     ).toBe(200);
-    const [row] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${devices[0]!.id}`;
-    expect(row!.schema).toEqual(announced(0));
+    expect(await schemaOf(app, devices[0]!.id)).toEqual(announced(0));
   });
 
   test("a schema that cannot be stored leaves the heartbeat stored once and answered; the next one stores it", async () => {
@@ -117,19 +121,17 @@ describe("batched heartbeats", () => {
     await sql.unsafe(`
       create function test_refuse_schema() returns trigger language plpgsql as $$
       begin raise exception 'schema refused'; end $$;
-      create trigger test_refuse_schema before update of schema on devices
+      create trigger test_refuse_schema before update of schema_hash on devices
         for each row execute function test_refuse_schema();`);
     try {
       expect((await beat(device, announcing(1))).status).toBe(200);
       expect((await telemetryOf(device.id)).map((row) => row.uptime)).toEqual([1]); // not run again
-      const [kept] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${device.id}`;
-      expect(kept!.schema).not.toEqual(schema);
+      expect(await schemaOf(app, device.id)).not.toEqual(schema);
     } finally {
       await sql.unsafe("drop trigger test_refuse_schema on devices; drop function test_refuse_schema();");
     }
     expect((await beat(device, announcing(2))).status).toBe(200);
-    const [row] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${device.id}`;
-    expect(row!.schema).toEqual(schema);
+    expect(await schemaOf(app, device.id)).toEqual(schema);
     expect((await telemetryOf(device.id)).map((r) => r.uptime)).toEqual([1, 2]);
   });
 

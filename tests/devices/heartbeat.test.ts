@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { approveDevices, rejectDevices } from "../../modules/devices/service";
 import { startTestApp } from "../helpers/app";
-import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
+import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat, schemaOf } from "./helpers";
 
 const RATE_LIMIT = 8;
 const app = await startTestApp({ DEVICE_HEARTBEAT_RATE_LIMIT: String(RATE_LIMIT) });
@@ -61,8 +61,7 @@ describe("heartbeat", () => {
     });
     const response = await app.fetch(heartbeatUrl(device.id, device.token), json(body));
     expect(response.status).toBe(200);
-    const [row] = await sql<{ schema: unknown }[]>`select schema from devices where id = ${device.id}`;
-    expect(row!.schema).toEqual(schema);
+    expect(await schemaOf(app, device.id)).toEqual(schema);
     const [event] = await sql<{ payload: { meta: Record<string, unknown> } }[]>`
       select payload from telemetry_events where device_id = ${device.id}`;
     expect(event!.payload.meta).not.toHaveProperty("schema_definition");

@@ -64,3 +64,11 @@ export function sampleHeartbeat(extra: Record<string, unknown> = {}) {
 export function heartbeatUrl(id: string, token?: string) {
   return `/api/v1/devices/${id}/heartbeat${token === undefined ? "" : `?api_key=${encodeURIComponent(token)}`}`;
 }
+
+/** The telemetry schema a device has (stored by hash in telemetry_schemas), null without one. */
+export async function schemaOf(app: TestApp, deviceId: string): Promise<unknown> {
+  const [row] = await app.database.sql<{ schema: unknown }[]>`
+    select s.schema from devices d left join telemetry_schemas s on s.hash = d.schema_hash
+    where d.id = ${deviceId}`;
+  return row?.schema ?? null;
+}

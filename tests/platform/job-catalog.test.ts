@@ -11,6 +11,7 @@ test("every schedule names a job of the catalog, and every identifier is used by
   for (const task of [
     "telemetry_rollup",
     "device_sightings_prune",
+    "telemetry_schemas_prune",
     "telemetry_retention",
     "command_retention",
     "e2e_retention",
