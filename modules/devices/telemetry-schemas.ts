@@ -15,19 +15,34 @@ export interface SchemaReference {
 /** A schema no device has is kept this long after it was last announced, then pruned. */
 export const UNUSED_SCHEMA_RETENTION_SECONDS = 86_400;
 
+/** How stale `announced_at` may get before an announcement renews it (far below the retention). */
+const RENEW_AFTER_SECONDS = 3600;
+
 /**
- * Stores announced schemas by hash (a known one only has `announced_at` renewed), before a device row
- * refers to them. Schemas change rarely: a registration, or a heartbeat whose schema is not its
- * device's.
+ * Stores announced schemas by hash, before a device row refers to them; a known one has its
+ * `announced_at` renewed when it is an hour old. Known schemas are neither written nor locked
+ * otherwise: a fleet re-registering at once (after an outage) announces the same schema from every
+ * device, and an upsert would make them queue on its row. In hash order, so two batches storing the
+ * same new schemas wait for each other instead of deadlocking.
  */
 export async function storeTelemetrySchemas(sql: Sql, schemas: AnnouncedSchema[]): Promise<void> {
   const byHash = new Map(schemas.map((s) => [s.hash, s.json]));
-  if (byHash.size === 0) return;
+  const hashes = [...byHash.keys()].sort();
+  if (hashes.length === 0) return;
   await sql`
-    insert into telemetry_schemas as t (hash, schema)
-    select s.hash, s.json::jsonb
-    from unnest(${[...byHash.keys()]}::text[], ${jsonTextsParam(sql, [...byHash.values()])}) as s(hash, json)
-    on conflict (hash) do update set announced_at = now()`;
+    with given as (
+      select * from unnest(${hashes}::text[], ${jsonTextsParam(
+        sql,
+        hashes.map((hash) => byHash.get(hash)!),
+      )}) with ordinality as s(hash, json, n)
+    ), added as (
+      insert into telemetry_schemas (hash, schema)
+      select hash, json::jsonb from given order by n
+      on conflict (hash) do nothing
+    )
+    update telemetry_schemas t set announced_at = now()
+    from given g
+    where t.hash = g.hash and t.announced_at < now() - make_interval(secs => ${RENEW_AFTER_SECONDS})`;
 }
 
 /** Every (product, version) some device announced a schema for, sorted. */

@@ -44,6 +44,26 @@ describe("telemetry schemas by hash", () => {
     expect(bare.body.data.schema_version).toBeNull();
   });
 
+  test("announcing a known schema neither writes nor waits for its row (a fleet re-registering at once)", async () => {
+    const schema = schemaFor("busy");
+    await register(app, { schema_definition: schema });
+    const held = await sql.reserve();
+    await held`begin`;
+    // The lock another registration's write of the row would hold (the devices' foreign key checks
+    // only share-lock its key, which this lock allows).
+    await held`select 1 from telemetry_schemas where schema->>'product' = 'busy' for no key update`;
+    try {
+      const answered = await Promise.race([
+        register(app, { schema_definition: schema }),
+        Bun.sleep(5000).then(() => undefined),
+      ]);
+      expect(answered?.response.status).toBe(201);
+    } finally {
+      await held`rollback`;
+      held.release();
+    }
+  });
+
   test("a schema a device has cannot be deleted (foreign key)", async () => {
     const device = await register(app, { schema_definition: schemaFor("kept-by-key") });
     const [{ hash }] = await sql<{ hash: string }[]>`
