@@ -49,6 +49,15 @@ export const GROUPS: Record<string, Group> = {
     // operators/auth.test.ts covers the same over HTTP, but costs 20 s a run: add it for a full run.
     tests: ["tests/operators/sessions-service.test.ts"],
   },
+  "telemetry-schemas": {
+    mutate: ["modules/devices/telemetry-schemas.ts"],
+    tests: [
+      "tests/devices/telemetry-schemas.test.ts",
+      "tests/devices/heartbeat-batch.test.ts",
+      // The builder lists and loads the schemas devices announced.
+      "tests/builder/builder.test.ts",
+    ],
+  },
   "device-identity": {
     mutate: ["modules/devices/registration.ts", "modules/devices/device-auth.ts"],
     tests: [
