@@ -22,6 +22,7 @@ import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres"
 import { createLogger } from "../../modules/platform/logger";
 import { rollUpTelemetry } from "../../modules/telemetry/rollups";
 import { ensureTelemetryPartitions } from "../../modules/telemetry/service";
+import { SCHEMA_DEFINITION } from "../heartbeat/body";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -75,8 +76,13 @@ try {
   await time("devices", () =>
     sql.begin(async (tx) => {
       await tx`set local session_replication_role = replica`;
+      // Each product's devices announce the agent's built-in schema under their product's name.
+      await tx`delete from telemetry_schemas`;
+      await tx`insert into telemetry_schemas (hash, schema)
+        select 'bench-schema-' || k, jsonb_set(${JSON.stringify(SCHEMA_DEFINITION)}::jsonb, '{product}', to_jsonb('product-' || k))
+        from generate_series(0, 7) k`;
       await tx`
-        insert into devices (mac_address, product_name, approval_status, ipv4_address, metadata, last_seen_at, created_at, approval_changed_at)
+        insert into devices (mac_address, product_name, approval_status, ipv4_address, metadata, last_seen_at, created_at, approval_changed_at, schema_hash)
         select
           upper(regexp_replace(lpad(to_hex(i), 12, '0'), '(..)(?!$)', '\\1:', 'g')),
           'product-' || (i % 8),
@@ -85,7 +91,8 @@ try {
           jsonb_build_object('name', 'dev-' || i, 'hostname', 'host-' || i),
           case when i % 10 < 7 then now() - make_interval(secs => (i % 600)) end,
           now() - make_interval(secs => (${DEVICES} - i) * 60),
-          case when i % 10 < 7 then now() - interval '1 day' end
+          case when i % 10 < 7 then now() - interval '1 day' end,
+          'bench-schema-' || (i % 8)
         from generate_series(1, ${DEVICES}) as i`;
     }),
   );
