@@ -31,9 +31,10 @@ if (process.argv.includes("--help")) {
 }
 const DEVICES = knob("devices", "DEVICES", 100_000);
 const TELEMETRY_ROWS = knob("telemetry-rows", "TELEMETRY_ROWS", 10_000_000);
-const RATE = knob("rate", "RATE", Math.round(DEVICES / 60));
+// At least one heartbeat a second and one-second windows (0 would never send, or never end).
+const RATE = Math.max(1, knob("rate", "RATE", Math.round(DEVICES / 60)));
 const DURATION_S = knob("duration", "DURATION", 300);
-const WINDOW_S = knob("window", "WINDOW", 30);
+const WINDOW_S = Math.max(1, knob("window", "WINDOW", 30));
 const CHECKPOINT_TIMEOUT_S = Math.max(30, knob("checkpoint-timeout", "CHECKPOINT_TIMEOUT", 60));
 const CONCURRENCY = knob("concurrency", "CONCURRENCY", 64);
 const WARMUP_S = knob("warmup", "WARMUP", 10);
