@@ -1,5 +1,6 @@
 import postgres from "postgres";
 import { heartbeatBody, storedPayload } from "./body";
+import { databaseCounters } from "./probes";
 
 /** Rows per statement of the multi-row ceiling. */
 const BATCH_ROWS = 100;
@@ -47,11 +48,6 @@ export async function measureCeilings({
     const payload = storedPayload(heartbeatBody(device.mac, next));
     return { id: Bun.randomUUIDv7(), device_id: device.id, payload };
   };
-  const walCounters = async () => {
-    const [w] = await sql<{ bytes: number; fpi: number }[]>`
-      select wal_bytes::float8 as bytes, wal_fpi::float8 as fpi from pg_stat_wal`;
-    return w!;
-  };
   /** `loops` callers running `insert` for durationS after the warm-up, from a checkpoint. */
   const rate = async (
     loops: number,
@@ -70,19 +66,19 @@ export async function measureCeilings({
     };
     const running = Array.from({ length: loops }, loop);
     await Bun.sleep(warmupS * 1000);
-    const walBefore = await walCounters();
+    const walBefore = await databaseCounters(sql);
     inserted = 0;
     const started = performance.now();
     await Bun.sleep(durationS * 1000);
     const rows = inserted;
     const rowsPerSecond = rows / ((performance.now() - started) / 1000);
-    const walAfter = await walCounters();
+    const walAfter = await databaseCounters(sql);
     stop = true;
     await Promise.all(running);
     return {
       rowsPerSecond,
-      walKbPerRow: (walAfter.bytes - walBefore.bytes) / rows / 1024,
-      fullPageImagesPerRow: (walAfter.fpi - walBefore.fpi) / rows,
+      walKbPerRow: (walAfter.walBytes - walBefore.walBytes) / rows / 1024,
+      fullPageImagesPerRow: (walAfter.walFpi - walBefore.walFpi) / rows,
     };
   };
   try {

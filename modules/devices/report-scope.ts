@@ -1,4 +1,5 @@
 import type { Sql } from "../platform/database";
+import { schemaHashesOf } from "./telemetry-schemas";
 
 /**
  * The devices whose announced telemetry schema is `product`/`version` (version "v1" when the schema
@@ -7,6 +8,5 @@ import type { Sql } from "../platform/database";
  * now, not by the schema it had when each event was recorded.
  */
 export function devicesOfSchema(sql: Sql, product: string, version: string) {
-  return sql`select d.id from devices d join telemetry_schemas s on s.hash = d.schema_hash
-    where s.schema->>'product' = ${product} and coalesce(nullif(s.schema->>'version', ''), 'v1') = ${version}`;
+  return sql`select id from devices where schema_hash in (${schemaHashesOf(sql, product, version)})`;
 }

@@ -4,6 +4,7 @@
  */
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
+import { schemaVersionOf } from "./telemetry-schemas";
 
 export const APPROVAL_STATUSES = ["pending", "approved", "rejected"] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
@@ -60,7 +61,6 @@ export type DeviceSummaryRow = {
 export type DeviceRow = DeviceSummaryRow & {
   metadata: Record<string, unknown>;
   schema: Record<string, unknown>;
-  schema_version: string | null;
   remote_access_requested: boolean;
   has_api_token: boolean;
   has_secret: boolean;
@@ -90,7 +90,7 @@ export function toDevice(row: DeviceRow): Device {
     ...toDeviceSummary(row),
     metadata: row.metadata,
     schema: row.schema,
-    schemaVersion: row.schema_version,
+    schemaVersion: schemaVersionOf(row.schema),
     remoteAccessRequested: row.remote_access_requested,
     hasApiToken: row.has_api_token,
     hasSecret: row.has_secret,
@@ -111,8 +111,6 @@ export function summaryColumns(sql: Sql, onlineWindowSeconds: number) {
 export function deviceColumns(sql: Sql, onlineWindowSeconds: number) {
   return sql`${summaryColumns(sql, onlineWindowSeconds)}, d.metadata,
     coalesce((select s.schema from telemetry_schemas s where s.hash = d.schema_hash), '{}'::jsonb) as schema,
-    (select coalesce(nullif(s.schema->>'version', ''), 'v1') from telemetry_schemas s where s.hash = d.schema_hash)
-      as schema_version,
     d.remote_access_requested, d.api_token_hash is not null as has_api_token,
     d.secret_hash is not null as has_secret, d.conflict_address, d.approval_changed_at, d.updated_at`;
 }

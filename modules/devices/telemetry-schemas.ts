@@ -45,6 +45,18 @@ export async function storeTelemetrySchemas(sql: Sql, schemas: AnnouncedSchema[]
     where t.hash = g.hash and t.announced_at < now() - make_interval(secs => ${RENEW_AFTER_SECONDS})`;
 }
 
+/** A schema's version as the builders name it: its `version`, "v1" when it has none; null for no schema ({}). */
+export function schemaVersionOf(schema: Record<string, unknown>): string | null {
+  if (Object.keys(schema).length === 0) return null;
+  return typeof schema.version === "string" && schema.version !== "" ? schema.version : "v1";
+}
+
+/** The hashes of the stored schemas of a product/version (as schemaVersionOf names versions). */
+export function schemaHashesOf(sql: Sql, product: string, version: string) {
+  return sql`select hash from telemetry_schemas
+    where schema->>'product' = ${product} and coalesce(nullif(schema->>'version', ''), 'v1') = ${version}`;
+}
+
 /** Every (product, version) some device announced a schema for, sorted. */
 export async function listTelemetrySchemas(sql: Sql): Promise<SchemaReference[]> {
   return sql<SchemaReference[]>`
@@ -65,7 +77,7 @@ export async function findTelemetrySchemas(
 ): Promise<Record<string, unknown>[]> {
   const rows = await sql<{ schema: Record<string, unknown> }[]>`
     select s.schema from telemetry_schemas s
-    where s.schema->>'product' = ${product} and coalesce(nullif(s.schema->>'version', ''), 'v1') = ${version}
+    where s.hash in (${schemaHashesOf(sql, product, version)})
       and exists (select 1 from devices d where d.schema_hash = s.hash)
     order by s.hash limit 10`;
   return rows.map((r) => r.schema);
