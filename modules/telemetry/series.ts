@@ -165,11 +165,6 @@ export async function deviceChartData(
     return rolledUpChartData(sql, deviceId, fields, from, to, buckets);
   const stepSeconds = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / 1000 / buckets));
   if (!isUuid(deviceId) || fields.length === 0) return { t: [], series: [], events: 0, stepSeconds };
-  // One pass over the rows, one aggregate per field (no row multiplication); numbers are read as
-  // numbers, numeric strings are accepted too (telemetry_number, as the rollups read them).
-  const columns = fields.map(
-    (field, i) => sql`, avg(telemetry_number(payload #> ${field.split(".")}::text[])) as ${sql(`v${i}`)}`,
-  );
   const fromIso = from.toISOString();
   const toIso = to.toISOString();
   const [counted] = await sql<{ total: number }[]>`
@@ -178,32 +173,81 @@ export async function deviceChartData(
   const total = counted?.total ?? 0;
   // Work is bounded: up to MAX_READ heartbeats are averaged exactly; beyond that each bucket averages
   // its first few heartbeats (an index range scan per bucket), so a dense day costs what a sparse one does.
-  // Each payload is parsed once (payload::jsonb works whether the column is json or jsonb; OFFSET 0
-  // keeps the subquery from being flattened into one cast per field reference).
   const perBucket = Math.max(1, Math.ceil(MAX_READ / buckets));
-  const rows = await sql<({ t: number; n: number } & Record<string, number | null>)[]>`${
+  // The payloads are parsed here, not in PostgreSQL: its json-to-jsonb parse of an agent's ~2 KB
+  // payload costs about three times what reading it and JSON.parse cost a web process
+  // (docs/console.md). Read CHART_ROWS_PER_READ at a time: a payload may be up to 256 KB.
+  const query =
     total <= MAX_READ
-      ? sql`
+      ? sql<ChartRow[]>`
     select extract(epoch from date_bin(make_interval(secs => ${stepSeconds}), recorded_at, ${fromIso}::timestamptz))::float8 as t,
-      count(*)::int as n ${columns}
-    from (
-      select recorded_at, payload::jsonb as payload from telemetry_events
-      where device_id = ${deviceId}::uuid and recorded_at >= ${fromIso}::timestamptz and recorded_at < ${toIso}::timestamptz
-      offset 0
-    ) e
-    group by 1 order by 1`
-      : sql`
-    select extract(epoch from b.start)::float8 as t, count(*)::int as n ${columns}
+      payload::text as payload
+    from telemetry_events
+    where device_id = ${deviceId}::uuid and recorded_at >= ${fromIso}::timestamptz and recorded_at < ${toIso}::timestamptz`
+      : sql<ChartRow[]>`
+    select extract(epoch from b.start)::float8 as t, e.payload::text as payload
     from generate_series(${fromIso}::timestamptz, ${toIso}::timestamptz, make_interval(secs => ${stepSeconds})) as b(start)
     cross join lateral (
-      select payload::jsonb as payload from telemetry_events
+      select payload from telemetry_events
       where device_id = ${deviceId}::uuid and recorded_at >= b.start
         and recorded_at < least(b.start + make_interval(secs => ${stepSeconds}), ${toIso}::timestamptz)
-      order by recorded_at limit ${perBucket} offset 0
-    ) e
-    group by 1 order by 1`
-  }`;
-  return { t: rows.map((row) => row.t), series: seriesOf(rows, fields.length), events: total, stepSeconds };
+      order by recorded_at limit ${perBucket}
+    ) e`;
+  const averages = new BucketAverages(fields);
+  for await (const rows of query.cursor(CHART_ROWS_PER_READ)) averages.add(rows);
+  return { ...averages.result(), events: total, stepSeconds };
+}
+
+/** Rows of a raw chart read at a time: at most 64 MB of the largest heartbeats (256 KB). */
+const CHART_ROWS_PER_READ = 256;
+
+/** A heartbeat of a raw chart: its bucket's start (Unix seconds) and its payload's JSON text. */
+interface ChartRow {
+  t: number;
+  payload: string;
+}
+
+/**
+ * Per bucket, the average of each field's numeric values (the rule of SQL's telemetry_number, which
+ * the rollups use), rounded to 3 decimals; null where none was numeric. Rows come in any order (no
+ * ORDER BY: sorting the payloads cost PostgreSQL more than this sorts the buckets).
+ */
+class BucketAverages {
+  private readonly parts: string[][];
+  /** Per bucket start: per field, its sum and count of numeric values. */
+  private readonly buckets = new Map<number, { sums: number[]; counts: number[] }>();
+
+  constructor(paths: string[]) {
+    this.parts = paths.map((path) => path.split("."));
+  }
+
+  add(rows: ChartRow[]): void {
+    for (const row of rows) {
+      let bucket = this.buckets.get(row.t);
+      if (!bucket) {
+        bucket = { sums: this.parts.map(() => 0), counts: this.parts.map(() => 0) };
+        this.buckets.set(row.t, bucket);
+      }
+      const payload: unknown = JSON.parse(row.payload);
+      for (let i = 0; i < this.parts.length; i++) {
+        const value = asNumber(dig(payload, this.parts[i]!));
+        if (value === undefined) continue;
+        bucket.sums[i]! += value;
+        bucket.counts[i]!++;
+      }
+    }
+  }
+
+  result(): { t: number[]; series: (number | null)[][] } {
+    const t = [...this.buckets.keys()].sort((a, b) => a - b);
+    const series = this.parts.map((_, i) =>
+      t.map((start) => {
+        const { sums, counts } = this.buckets.get(start)!;
+        return counts[i] === 0 ? null : Math.round((sums[i]! / counts[i]!) * 1000) / 1000;
+      }),
+    );
+    return { t, series };
+  }
 }
 
 /** Per field, the bucket averages `v0`, `v1`, … of the rows, rounded to 3 decimals (null: no value). */

@@ -205,6 +205,33 @@ describe("telemetry rollups", () => {
     expect(await hourly(d, hour)).toBeUndefined();
   });
 
+  test("a day's chart averages each bucket's values by the rollups' rule, odd values and empty buckets included", async () => {
+    const d = crypto.randomUUID();
+    const to = Date.now();
+    const from = to - 86_400_000; // 240 buckets of 6 minutes from here
+    const bucket = (i: number, offsetS: number) => new Date(from + i * 360_000 + offsetS * 1000);
+    // Stored out of time order: the chart must not depend on the order rows come back in.
+    await recordTelemetry(sql, d, cpu("1e999"), bucket(7, 10)); // unchartable: the bucket has no value
+    await recordTelemetry(sql, d, cpu(10), bucket(3, 5));
+    await recordTelemetry(sql, d, cpu(" 20 "), bucket(3, 50)); // a numeric string counts
+    await recordTelemetry(sql, d, cpu("twelve"), bucket(3, 100)); // text does not
+    await recordTelemetry(sql, d, { scripts: {} }, bucket(3, 200)); // nor a missing field
+    await recordTelemetry(sql, d, cpu(1 / 3), bucket(0, 1));
+    const day = await deviceChartData(
+      sql,
+      d,
+      [USAGE, "scripts.cpu.data.output.cores"],
+      new Date(from),
+      new Date(to),
+    );
+    expect(day.events).toBe(6);
+    expect(day.t).toEqual([0, 3, 7].map((i) => (from + i * 360_000) / 1000));
+    expect(day.series).toEqual([
+      [0.333, 15, null],
+      [null, null, null],
+    ]);
+  });
+
   test("a dense day's chart reads a sample of each bucket, and counts every heartbeat", async () => {
     const d = crypto.randomUUID();
     const to = Date.now();
