@@ -1,6 +1,6 @@
 import postgres from "postgres";
 import { heartbeatBody, storedPayload } from "./body";
-import { databaseCounters } from "./probes";
+import { cpuSeconds, databaseCounters } from "./probes";
 
 /** Rows per statement of the multi-row ceiling. */
 const BATCH_ROWS = 100;
@@ -15,6 +15,8 @@ interface CeilingOptions {
   durationS: number;
   /** Seconds each ceiling runs before it is measured, as long as the load's warm-up. */
   warmupS: number;
+  /** The postmaster, to measure PostgreSQL's CPU per row (undefined: not measured). */
+  postgresPid: number | undefined;
 }
 
 /** A ceiling's rate and what each of its rows cost in WAL while it was measured. */
@@ -22,6 +24,8 @@ export interface Ceiling {
   rowsPerSecond: number;
   walKbPerRow: number;
   fullPageImagesPerRow: number;
+  /** CPU per row: PostgreSQL's (NaN when not measured) and the inserting client's (this process). */
+  cpuMsPerRow: { postgres: number; client: number };
 }
 
 /**
@@ -40,7 +44,9 @@ export async function measureCeilings({
   callers,
   durationS,
   warmupS,
+  postgresPid,
 }: CeilingOptions) {
+  const postgresCpu = () => (postgresPid ? cpuSeconds(postgresPid, true) : Number.NaN);
   const sql = postgres(databaseUrl, { max: pool, onnotice: () => {} });
   let next = 0;
   const row = () => {
@@ -69,9 +75,13 @@ export async function measureCeilings({
     const walBefore = await databaseCounters(sql);
     inserted = 0;
     const started = performance.now();
+    const postgresBefore = postgresCpu();
+    const clientBefore = process.cpuUsage();
     await Bun.sleep(durationS * 1000);
     const rows = inserted;
     const rowsPerSecond = rows / ((performance.now() - started) / 1000);
+    const client = process.cpuUsage(clientBefore);
+    const postgresSeconds = postgresCpu() - postgresBefore;
     const walAfter = await databaseCounters(sql);
     stop = true;
     await Promise.all(running);
@@ -79,6 +89,10 @@ export async function measureCeilings({
       rowsPerSecond,
       walKbPerRow: (walAfter.walBytes - walBefore.walBytes) / rows / 1024,
       fullPageImagesPerRow: (walAfter.walFpi - walBefore.walFpi) / rows,
+      cpuMsPerRow: {
+        postgres: (1000 * postgresSeconds) / rows,
+        client: (client.user + client.system) / 1000 / rows,
+      },
     };
   };
   try {

@@ -22,7 +22,7 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-type StatRow = { query: string; calls: number; rows: number };
+type StatRow = { query: string; calls: number; rows: number; execMs: number };
 
 const TICKS_PER_SECOND = 100;
 
@@ -56,9 +56,54 @@ export function cpuSeconds(pid: number, withChildren = false): number {
   return ticks / TICKS_PER_SECOND;
 }
 
+/** PostgreSQL's processes by what they do, from their titles ("postgres: walwriter", …). */
+function postgresRole(pid: number): string {
+  let title: string;
+  try {
+    title = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "ended";
+  }
+  if (title.includes("autovacuum worker")) return "autovacuum";
+  for (const role of ["walwriter", "checkpointer", "background writer", "io worker", "walsummarizer"]) {
+    if (title.includes(role)) return role;
+  }
+  if (/postgres: \S+ \S+ /.test(title)) return "backends";
+  return "other";
+}
+
+/**
+ * PostgreSQL's CPU seconds by role (`backends`, `autovacuum`, `walwriter`, `checkpointer`, …): which
+ * of its processes a heartbeat's cost lands in. `ended` is what the postmaster reaped of children that
+ * exited (autovacuum workers, mostly) plus its own time.
+ */
+export function postgresCpuByRole(postmasterPid: number): Map<string, number> {
+  const byRole = new Map<string, number>();
+  const total = cpuSeconds(postmasterPid, true);
+  let children = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    let ppid: number;
+    try {
+      ppid = Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+    } catch {
+      continue;
+    }
+    if (ppid !== postmasterPid) continue;
+    const seconds = cpuSeconds(pid);
+    const role = postgresRole(pid);
+    byRole.set(role, (byRole.get(role) ?? 0) + seconds);
+    children += seconds;
+  }
+  // Reaped children's time, which only the total carries.
+  byRole.set("ended", total - children);
+  return byRole;
+}
+
 export async function statements(sql: postgres.Sql): Promise<Map<string, StatRow>> {
   const rows = await sql<StatRow[]>`
-    select query, calls::int as calls, rows::int as rows from pg_stat_statements
+    select query, calls::int as calls, rows::int as rows, total_exec_time as "execMs" from pg_stat_statements
     where dbid = (select oid from pg_database where datname = current_database())`;
   return new Map(rows.map((r) => [r.query, r]));
 }

@@ -20,9 +20,11 @@ export interface Measurement {
   networkErrors: number;
   /** CPU seconds spent while measuring. */
   cpu: { server: number; client: number; postgres: number };
+  /** PostgreSQL's CPU seconds while measuring by process role (probes' postgresCpuByRole). */
+  postgresByRole: Map<string, number>;
   counters: { before: Counters; after: Counters };
   /** Statements PostgreSQL ran while measuring, most called first. */
-  statements: { query: string; calls: number }[];
+  statements: StatementDelta[];
   ceilings: { single: Ceiling; durable: Ceiling; multiRow: Ceiling; BATCH_ROWS: number };
   /** More than this share of answers that are not 200 fails the run. */
   maxNon200: number;
@@ -59,6 +61,9 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   console.log(
     `                    WAL ${fmt(single.walKbPerRow, 2)} KB (${fmt(single.fullPageImagesPerRow, 2)} full-page images) per row; each ceiling starts from a checkpoint, as the load did`,
   );
+  console.log(
+    `                    CPU per row: PostgreSQL ${fmt(single.cpuMsPerRow.postgres, 3)} ms, the inserting client ${fmt(single.cpuMsPerRow.client, 3)} ms`,
+  );
   console.log(`                    ${fmt(durable.rowsPerSecond, 0)} raw inserts/s with every commit durable`);
   console.log(
     `  ratio:            ${fmt((100 * rate) / single.rowsPerSecond)}% of the ceiling (${fmt((100 * rate) / durable.rowsPerSecond)}% of the durable one)`,
@@ -76,9 +81,15 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   console.log(
     `  CPU per heartbeat: server ${fmt(cpuMs(cpu.server), 3)} ms, PostgreSQL ${fmt(cpuMs(cpu.postgres), 3)} ms, load generator ${fmt(cpuMs(cpu.client), 3)} ms (machine: ${navigator.hardwareConcurrency} cores, load average ${loadavg()[0].toFixed(1)})`,
   );
-  for (const s of m.statements.slice(0, 5)) console.log(`    ${String(s.calls).padStart(8)}  ${s.query}`);
+  const roles = [...m.postgresByRole].filter(([, seconds]) => seconds > 0).sort((a, b) => b[1] - a[1]);
   console.log(
-    `                    ${fmt(multiRow.rowsPerSecond, 0)} rows/s as multi-row INSERTs of ${BATCH_ROWS} (the API reaches ${fmt((100 * rate) / multiRow.rowsPerSecond)}% of it)`,
+    `    PostgreSQL by process: ${roles.map(([role, seconds]) => `${role} ${fmt(cpuMs(seconds), 3)}`).join(", ")} ms`,
+  );
+  console.log("    calls  exec ms/call (wall)  statement");
+  for (const s of m.statements.slice(0, 5))
+    console.log(`    ${String(s.calls).padStart(8)}  ${fmt(s.execMs / s.calls, 3).padStart(8)}  ${s.query}`);
+  console.log(
+    `                    ${fmt(multiRow.rowsPerSecond, 0)} rows/s as multi-row INSERTs of ${BATCH_ROWS} (the API reaches ${fmt((100 * rate) / multiRow.rowsPerSecond)}% of it); CPU per row: PostgreSQL ${fmt(multiRow.cpuMsPerRow.postgres, 3)} ms, client ${fmt(multiRow.cpuMsPerRow.client, 3)} ms`,
   );
   const answered = heartbeats + m.networkErrors;
   const notOk = answered - ok;
@@ -116,25 +127,43 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
       postgres: +cpuMs(cpu.postgres).toFixed(3),
       load_generator: +cpuMs(cpu.client).toFixed(3),
     },
+    postgres_cpu_ms_per_heartbeat_by_process: Object.fromEntries(
+      roles.map(([role, seconds]) => [role, +cpuMs(seconds).toFixed(3)]),
+    ),
     ceiling_single_row: Math.round(single.rowsPerSecond),
     ceiling_single_row_durable: Math.round(durable.rowsPerSecond),
     ceiling_multi_row: Math.round(multiRow.rowsPerSecond),
     ceiling_single_row_wal_fpi_per_row: +single.fullPageImagesPerRow.toFixed(3),
+    ceiling_single_row_cpu_ms_per_row: cpuPerRow(single),
+    ceiling_multi_row_cpu_ms_per_row: cpuPerRow(multiRow),
     load_average: +loadavg()[0].toFixed(2),
   };
   return { summary: JSON.stringify(summary), failed };
 }
 
+const cpuPerRow = ({ cpuMsPerRow }: Ceiling) => ({
+  postgres: +cpuMsPerRow.postgres.toFixed(3),
+  client: +cpuMsPerRow.client.toFixed(3),
+});
+
+/** A statement's calls and execution time (ms, wall) while measuring. */
+export interface StatementDelta {
+  query: string;
+  calls: number;
+  execMs: number;
+}
+
 /** pg_stat_statements' calls between two snapshots, most called first, without the probes' own. */
 export function statementDeltas(
-  before: Map<string, { calls: number }>,
-  after: Map<string, { calls: number }>,
-): { query: string; calls: number }[] {
-  const deltas: { query: string; calls: number }[] = [];
+  before: Map<string, StatementDelta>,
+  after: Map<string, StatementDelta>,
+): StatementDelta[] {
+  const deltas: StatementDelta[] = [];
   for (const [query, stat] of after) {
     if (/pg_stat|pg_database|pg_catalog/.test(query)) continue;
     const calls = stat.calls - (before.get(query)?.calls ?? 0);
-    if (calls > 0) deltas.push({ query: query.replace(/\s+/g, " ").slice(0, 90), calls });
+    const execMs = stat.execMs - (before.get(query)?.execMs ?? 0);
+    if (calls > 0) deltas.push({ query: query.replace(/\s+/g, " ").slice(0, 90), calls, execMs });
   }
   return deltas.sort((a, b) => b.calls - a.calls);
 }

@@ -6,7 +6,7 @@ import { startBenchDatabase } from "./database";
 import { knob as flagKnob } from "./flags";
 import { FleetLoad, shuffle } from "./load";
 import { reportMetricsRounds, runMetricsRounds } from "./metrics-rounds";
-import { cpuSeconds, databaseCounters, statements } from "./probes";
+import { cpuSeconds, databaseCounters, postgresCpuByRole, statements } from "./probes";
 import { reportHeartbeatRun, statementDeltas } from "./report";
 import { seedFleet } from "./seed";
 import { startBenchServer } from "./server";
@@ -138,6 +138,7 @@ async function main() {
     client: process.cpuUsage(),
     postgres: postgresPid ? cpuSeconds(postgresPid, true) : Number.NaN,
   };
+  const byRoleBefore = postgresPid ? postgresCpuByRole(postgresPid) : new Map<string, number>();
   measuring = true;
   const startedAt = performance.now();
   await Bun.sleep(DURATION_S * 1000);
@@ -149,6 +150,9 @@ async function main() {
     client: (clientCpu.user + clientCpu.system) / 1e6,
     postgres: postgresPid ? cpuSeconds(postgresPid, true) - cpuBefore.postgres : Number.NaN,
   };
+  const postgresByRole = postgresPid ? postgresCpuByRole(postgresPid) : new Map<string, number>();
+  for (const [role, seconds] of byRoleBefore)
+    postgresByRole.set(role, (postgresByRole.get(role) ?? 0) - seconds);
   const countersAfter = await databaseCounters(db);
   const statsAfter = await statements(db);
   stop = true;
@@ -163,6 +167,7 @@ async function main() {
     callers: CONCURRENCY,
     durationS: DURATION_S,
     warmupS: WARMUP_S,
+    postgresPid,
   });
   const { summary, failed } = reportHeartbeatRun({
     devices: DEVICES,
@@ -176,6 +181,7 @@ async function main() {
     statuses,
     networkErrors,
     cpu,
+    postgresByRole,
     counters: { before: countersBefore, after: countersAfter },
     statements: statementDeltas(statsBefore, statsAfter),
     ceilings,
