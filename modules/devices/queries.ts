@@ -198,16 +198,15 @@ interface SightingsPageQuery {
  */
 function sightingsPage(sql: Sql, q: SightingsPageQuery) {
   const dir = sql.unsafe(q.scanOrder);
-  // The sightings are read once for the page and its edge (a CTE named twice is materialised).
+  const edge = sightingsEdge(sql, q.scanOrder, q.from);
   return sql<SightedRow[]>`
-    with sightings as (${readSightings(sql, q.scanOrder, q.from)}),
-    page as (
-      select distinct r.seen_at, d.id from sightings r
+    with page as (
+      select distinct r.seen_at, d.id from (${readSightings(sql, q.scanOrder, q.from)}) r
         join devices d on d.id = r.id and d.last_seen_at = r.seen_at
       where true ${q.filters} ${q.boundSql}
       order by r.seen_at ${dir}, d.id ${dir}
       limit ${q.limit + 1}),
-    edge as (${sightingsEdge(sql, q.scanOrder, "sightings")})
+    edge as (select ${edge} as at)
     select ${q.columns},
       coalesce(page.seen_at ${sql.unsafe(q.scanOrder === "desc" ? ">" : "<")} edge.at, true) as certain,
       edge.at is not null as edge_reached

@@ -105,13 +105,12 @@ export function readSightings(sql: Sql, direction: "desc" | "asc", from: string 
 }
 
 /**
- * The seen_at of the last sighting readSightings read when it read its whole limit (null when it read
- * fewer: then it read every sighting of its range), over `sightings`, the CTE holding what it read. A
- * device seen at exactly that moment may be in a sighting it did not read, so only pages ending
- * strictly before it are certain.
+ * The seen_at of the last sighting readSightings reads when it reads its whole limit (null when it
+ * reads fewer: then it read every sighting of its range). A device seen at exactly that moment may
+ * be in a sighting it did not read, so only pages ending strictly before it are certain.
  */
-export function sightingsEdge(sql: Sql, direction: "desc" | "asc", sightings: string) {
+export function sightingsEdge(sql: Sql, direction: "desc" | "asc", from: string | undefined) {
   const last = direction === "desc" ? sql`min(r.seen_at)` : sql`max(r.seen_at)`;
-  return sql`select case when count(*) = ${SIGHTINGS_READ_MAX} then ${last} end as at
-    from ${sql.unsafe(sightings)} r`;
+  return sql`(select case when count(*) = ${SIGHTINGS_READ_MAX} then ${last} end
+    from (${readSightings(sql, direction, from)}) r)`;
 }
