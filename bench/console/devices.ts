@@ -69,7 +69,8 @@ try {
     `seeding ${DEVICES.toLocaleString("en-US")} devices and ${TELEMETRY.toLocaleString("en-US")} telemetry rows`,
   );
   await sql`truncate devices cascade`;
-  await sql`truncate telemetry_events`;
+  // (A DATABASE_URL may hold an earlier run's rows: start from none.)
+  await sql`truncate telemetry_events, telemetry_hourly, telemetry_fleet_hourly, telemetry_rollup_progress`;
   await ensureTelemetryPartitions(sql, 2);
   await sql`select telemetry_ensure_partitions((now() - interval '8 days')::date, now()::date)`;
   // Seeding only: triggers off (no live-update notifications for 100,000 inserts).
@@ -97,7 +98,7 @@ try {
     }),
   );
   // 100 payload variants shaped like the agent's built-in scripts, reused round-robin.
-  await sql`drop table if exists bench_payloads, bench_devices, bench_rows`;
+  await sql`drop table if exists bench_payloads, bench_devices, bench_rows, bench_fields`;
   await sql`create unlogged table bench_payloads as
     select v, jsonb_build_object(
       'device', jsonb_build_object('name', 'bench'),
@@ -194,7 +195,7 @@ try {
   await sql`analyze telemetry_hourly`;
 
   const admin = await createOperator(database.db, {
-    email: "bench@example.test",
+    email: `bench-${Date.now()}@example.test`, // unique: a DATABASE_URL may hold an earlier run's operator
     password: "bench password 1",
     role: "admin",
   });
