@@ -1,0 +1,136 @@
+/**
+ * What each part of the heartbeat's batch statement costs PostgreSQL, without HTTP: the statement
+ * (modules/heartbeat/service.ts) and the same minus its parts, run in-process by two callers over a
+ * seeded fleet, as the web process runs it (HEARTBEAT_BATCH_CONCURRENCY = 2).
+ *
+ *   npm run bench:heartbeat-parts -- [--devices 100000] [--telemetry-rows 1000000] [--batch 13]
+ *     [--rounds 2] [--seconds 5]
+ *
+ * Prints per variant and round the heartbeats/s, PostgreSQL's CPU and the caller's per heartbeat.
+ * Compare with `npm run bench:heartbeat` (docs/scaling.md, **The ratio to the ceiling, as costs**): the
+ * difference is what sharing the cores with HTTP costs the same statement.
+ */
+import { claimCommandsForAccepted } from "../../modules/commands/service";
+import { acceptHeartbeats } from "../../modules/devices/heartbeat-sql";
+import { recordSightings } from "../../modules/devices/sightings";
+import { schemaHash } from "../../modules/devices/validation";
+import { sha256Hex } from "../../modules/platform/crypto";
+import { applyMigrations, connectDatabase, jsonTextsParam } from "../../modules/platform/database";
+import { insertTelemetryForAccepted } from "../../modules/telemetry/service";
+import { benchLifecycle } from "../lifecycle";
+import { heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "./body";
+import { startBenchDatabase } from "./database";
+import { knob as flagKnob } from "./flags";
+import { shuffle } from "./load";
+import { cpuSeconds } from "./probes";
+import { seedFleet } from "./seed";
+
+if (process.argv.includes("--help")) {
+  console.log(
+    "usage: npm run bench:heartbeat-parts -- [--devices N] [--telemetry-rows N] [--batch N] [--rounds N] [--seconds N]",
+  );
+  process.exit(0);
+}
+const knob = (flag: string, env: string, fallback: number) =>
+  flagKnob("bench:heartbeat-parts", flag, env, fallback);
+const DEVICES = Math.max(1000, knob("devices", "BENCH_DEVICES", 100_000));
+const TELEMETRY_ROWS = knob("telemetry-rows", "BENCH_TELEMETRY_ROWS", 1_000_000);
+const BATCH = Math.max(1, knob("batch", "BENCH_BATCH", 13));
+const ROUNDS = Math.max(1, knob("rounds", "BENCH_ROUNDS", 2));
+const SECONDS = Math.max(1, knob("seconds", "BENCH_SECONDS", 5));
+const { cleanups, run } = benchLifecycle(30 * 60_000);
+
+async function main() {
+  const { url, postgresPid } = await startBenchDatabase({ ephemeral: false, cleanups });
+  if (!postgresPid)
+    throw new Error("bench:heartbeat-parts measures its own PostgreSQL: unset BENCH_DATABASE_URL");
+  const database = connectDatabase(url, 4);
+  cleanups.push(() => database.sql.end({ timeout: 5 }));
+  await applyMigrations(database);
+  const sql = database.sql;
+  console.log(`heartbeat statement by parts: ${DEVICES} devices, batches of ${BATCH}, two callers`);
+  const { devices, macs } = await seedFleet(sql, DEVICES, TELEMETRY_ROWS);
+  shuffle(devices);
+  const hash = schemaHash({ ...SCHEMA_DEFINITION });
+  const payload = storedPayload(heartbeatBody(macs[0]!, 1));
+  // Generous: the fleet is visited in turn, and a small one would reach the real limit.
+  const settings = { heartbeatRateLimit: 1_000_000, heartbeatRateWindowSeconds: 60 };
+  let next = 0;
+  const batch = () =>
+    Array.from({ length: BATCH }, () => {
+      const d = devices[next++ % devices.length]!;
+      return { id: d.id, tokenHash: sha256Hex(d.token), eventId: Bun.randomUUIDv7() };
+    });
+  type Batch = ReturnType<typeof batch>;
+  const input = (items: Batch) => sql`
+    with input as (
+      select * from unnest(${items.map((_, i) => i)}::int[], ${items.map((i) => i.id)}::uuid[],
+        ${items.map((i) => i.tokenHash)}::text[], ${items.map(() => hash)}::text[], ${items.map((i) => i.eventId)}::uuid[],
+        ${jsonTextsParam(
+          sql,
+          items.map(() => payload),
+        )}) as i(ord, device_id, token_hash, schema_hash, event_id, payload))`;
+  const asyncCommit = sql`set_config('synchronous_commit', 'off', true)`;
+  const variants: [string, (items: Batch) => Promise<unknown>][] = [
+    [
+      "the statement",
+      (items) => sql`${input(items)},
+        accepted as (${acceptHeartbeats(sql, settings)}), sighted as (${recordSightings(sql)}),
+        stored as (${insertTelemetryForAccepted(sql)}), claimed as (${claimCommandsForAccepted(sql)})
+        select a.ord, c.id, case when (select count(*) from claimed) = 0 then ${asyncCommit} end
+        from accepted a left join claimed c on c.device_id = a.id`,
+    ],
+    [
+      "without the claim",
+      (items) => sql`${input(items)},
+        accepted as (${acceptHeartbeats(sql, settings)}), sighted as (${recordSightings(sql)}),
+        stored as (${insertTelemetryForAccepted(sql)})
+        select a.ord, ${asyncCommit} from accepted a`,
+    ],
+    [
+      "nor the sighting",
+      (items) => sql`${input(items)},
+        accepted as (${acceptHeartbeats(sql, settings)}), stored as (${insertTelemetryForAccepted(sql)})
+        select a.ord, ${asyncCommit} from accepted a`,
+    ],
+    [
+      "device update only",
+      (items) => sql`${input(items)}, accepted as (${acceptHeartbeats(sql, settings)})
+        select a.ord, ${asyncCommit} from accepted a`,
+    ],
+    [
+      "telemetry insert only",
+      (items) => sql`${input(items)},
+        accepted as (select device_id as id, ord from input), stored as (${insertTelemetryForAccepted(sql)})
+        select a.ord, ${asyncCommit} from accepted a`,
+    ],
+  ];
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [name, statement] of variants) {
+      let stop = false;
+      let heartbeats = 0;
+      const caller = async () => {
+        while (!stop) {
+          await statement(batch());
+          heartbeats += BATCH;
+        }
+      };
+      const callers = [caller(), caller()];
+      await Bun.sleep(1000); // warm-up
+      const before = { pg: cpuSeconds(postgresPid, true), me: process.cpuUsage(), n: heartbeats };
+      const started = performance.now();
+      await Bun.sleep(SECONDS * 1000);
+      const n = heartbeats - before.n;
+      const elapsed = (performance.now() - started) / 1000;
+      const pg = cpuSeconds(postgresPid, true) - before.pg;
+      const me = process.cpuUsage(before.me);
+      stop = true;
+      await Promise.all(callers);
+      console.log(
+        `  round ${round}  ${name.padEnd(22)} ${String(Math.round(n / elapsed)).padStart(6)} heartbeats/s  PostgreSQL ${((1000 * pg) / n).toFixed(3)} ms  caller ${((me.user + me.system) / 1000 / n).toFixed(3)} ms per heartbeat`,
+      );
+    }
+  }
+}
+
+await run(main);
