@@ -32,28 +32,36 @@ const TICKS_PER_SECOND = 100;
  * worker that exits mid-measurement would otherwise take its CPU time with it).
  */
 export function cpuSeconds(pid: number, withChildren = false): number {
-  const read = (p: number) => {
-    try {
-      const fields = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
-      return {
-        ppid: Number(fields[1]),
-        ticks: Number(fields[11]) + Number(fields[12]),
-        reapedTicks: Number(fields[13]) + Number(fields[14]),
-      };
-    } catch {
-      return undefined;
-    }
-  };
-  const own = read(pid);
+  const own = procStat(pid);
   let ticks = (own?.ticks ?? 0) + (withChildren ? (own?.reapedTicks ?? 0) : 0);
-  if (withChildren) {
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      const stat = read(Number(entry));
-      if (stat?.ppid === pid) ticks += stat.ticks;
-    }
-  }
+  if (withChildren) for (const child of children(pid)) ticks += child.ticks;
   return ticks / TICKS_PER_SECOND;
+}
+
+/** A process's parent and CPU ticks (its own; of its children it reaped), from /proc. */
+function procStat(pid: number) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return {
+      pid,
+      ppid: Number(fields[1]),
+      ticks: Number(fields[11]) + Number(fields[12]),
+      reapedTicks: Number(fields[13]) + Number(fields[14]),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The live children of a process, with their CPU ticks. */
+function children(parent: number) {
+  const found: NonNullable<ReturnType<typeof procStat>>[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    if (stat?.ppid === parent) found.push(stat);
+  }
+  return found;
 }
 
 /** PostgreSQL's processes by what they do, from their titles ("postgres: walwriter", …). */
@@ -78,26 +86,14 @@ function postgresRole(pid: number): string {
  * exited (autovacuum workers, mostly) plus its own time.
  */
 export function postgresCpuByRole(postmasterPid: number): Map<string, number> {
-  const byRole = new Map<string, number>();
-  const total = cpuSeconds(postmasterPid, true);
-  let children = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    let ppid: number;
-    try {
-      ppid = Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
-    } catch {
-      continue;
-    }
-    if (ppid !== postmasterPid) continue;
-    const seconds = cpuSeconds(pid);
-    const role = postgresRole(pid);
-    byRole.set(role, (byRole.get(role) ?? 0) + seconds);
-    children += seconds;
+  const own = procStat(postmasterPid);
+  const byRole = new Map<string, number>([
+    ["ended", ((own?.ticks ?? 0) + (own?.reapedTicks ?? 0)) / TICKS_PER_SECOND],
+  ]);
+  for (const child of children(postmasterPid)) {
+    const role = postgresRole(child.pid);
+    byRole.set(role, (byRole.get(role) ?? 0) + child.ticks / TICKS_PER_SECOND);
   }
-  // Reaped children's time, which only the total carries.
-  byRole.set("ended", total - children);
   return byRole;
 }
 
