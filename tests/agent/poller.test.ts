@@ -103,9 +103,10 @@ describe("poll loop", () => {
     }
     expect(arrivals).toHaveLength(3);
     const gaps = [arrivals[1] - arrivals[0], arrivals[2] - arrivals[1]];
-    // waiting a whole interval after each poll would make these ≥ 3000 ms
+    // waiting a whole interval after each poll would make these ≥ 3000 ms, not waiting at all ~1000 ms;
+    // they are arrival times at the server, so each carries a request's latency (75 ms under load seen)
     for (const gap of gaps) {
-      expect(gap).toBeGreaterThan(1950);
+      expect(gap).toBeGreaterThan(1800);
       expect(gap).toBeLessThan(2800);
     }
     const last = JSON.parse(fs.readFileSync(lastPollPath(ctx.config.state_dir), "utf8"));
