@@ -21,6 +21,7 @@ export function heartbeatRoutes(ctx: AppContext) {
   const batcher = heartbeatBatcher(sql, () => deviceSettings(ctx.config), {
     maxSize: ctx.config.heartbeatBatchSize,
     maxInFlight: ctx.config.heartbeatBatchConcurrency,
+    overlapAt: ctx.config.heartbeatBatchOverlapAt,
     onSchemaError: (error) =>
       ctx.logger.warn({ err: error }, "announced telemetry schemas not stored; the next heartbeats retry"),
   });

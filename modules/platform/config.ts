@@ -58,6 +58,8 @@ export interface Config {
   heartbeatBatchSize: number;
   /** Most heartbeat batches one web process runs at once, each on its own connection (2). */
   heartbeatBatchConcurrency: number;
+  /** Fewest waiting heartbeats that start a batch beside a running one (HEARTBEAT_BATCH_OVERLAP_AT, 32). */
+  heartbeatBatchOverlapAt: number;
   /** Command result posts plus payload fetches per device per minute. */
   deviceCommandRateLimit: number;
   telemetryRetentionDays: number;
@@ -223,6 +225,7 @@ export function loadConfig(env: Env = process.env): Config {
     deviceWaitMaxSeconds: integer(env, "DEVICE_WAIT_MAX_SECONDS", 55, 0, 240),
     heartbeatBatchSize: integer(env, "HEARTBEAT_BATCH_SIZE", 256, 1, 4096),
     heartbeatBatchConcurrency: integer(env, "HEARTBEAT_BATCH_CONCURRENCY", 2, 1, 8),
+    heartbeatBatchOverlapAt: integer(env, "HEARTBEAT_BATCH_OVERLAP_AT", 32, 1, 4096),
     deviceCommandRateLimit: integer(env, "DEVICE_COMMAND_RATE_LIMIT", 600, 1, 1_000_000),
     telemetryRetentionDays: integer(env, "TELEMETRY_RETENTION_DAYS", 30, 1, 3650),
     commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),

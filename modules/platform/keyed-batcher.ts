@@ -4,6 +4,11 @@
  * batches already running: there is no timer, so a lone item runs at once and nothing lingers when
  * the load is light).
  *
+ * A batch starts beside a running one only once `overlapAt` items wait, or once the oldest of them has
+ * waited `overlapAfterMs`: every batch has a fixed cost (for the heartbeat's statement about as much as
+ * seven heartbeats' rows), so a few items do better joining the next, larger batch, unless the running
+ * one is slow (say, waiting for a row lock).
+ *
  * Items with the same key never share a batch and never run in two batches at once: they run one
  * after another, in the order they came (one device's heartbeats stay serial, and batches touch
  * disjoint rows: two batches never wait for each other).
@@ -18,11 +23,17 @@ export interface KeyedBatcherOptions {
   maxSize: number;
   /** Most batches running at once (each holds one database connection). */
   maxInFlight: number;
+  /** Fewest waiting items that start a batch while another runs (default 1: any). */
+  overlapAt?: number;
+  /** Longest fewer items wait while another batch runs, in ms (default 20). */
+  overlapAfterMs?: number;
 }
 
 interface Pending<I, O> {
   key: string;
   item: I;
+  /** When it was submitted (performance.now()). */
+  at: number;
   resolve(value: O): void;
   reject(error: unknown): void;
 }
@@ -31,6 +42,7 @@ export class KeyedBatcher<I, O> {
   private queue: Pending<I, O>[] = [];
   private readonly busyKeys = new Set<string>();
   private inFlight = 0;
+  private overlapTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
@@ -39,13 +51,14 @@ export class KeyedBatcher<I, O> {
 
   submit(key: string, item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ key, item, resolve, reject });
+      this.queue.push({ key, item, at: performance.now(), resolve, reject });
       this.pump();
     });
   }
 
   private pump(): void {
     while (this.inFlight < this.options.maxInFlight) {
+      if (this.inFlight > 0 && this.waitsForNextBatch()) return;
       const batch = this.take();
       if (batch.length === 0) return; // nothing waits, or every waiting item's key is in a running batch
       this.inFlight++;
@@ -55,6 +68,20 @@ export class KeyedBatcher<I, O> {
         this.pump();
       });
     }
+  }
+
+  /** True when the waiting items should join the next batch rather than start one now (see above). */
+  private waitsForNextBatch(): boolean {
+    const oldest = this.queue[0];
+    if (!oldest || this.queue.length >= (this.options.overlapAt ?? 1)) return false;
+    const waitedMs = performance.now() - oldest.at;
+    const limitMs = this.options.overlapAfterMs ?? 20;
+    if (waitedMs >= limitMs) return false;
+    this.overlapTimer ??= setTimeout(() => {
+      this.overlapTimer = undefined;
+      this.pump();
+    }, limitMs - waitedMs);
+    return true;
   }
 
   /** The oldest items whose keys are free, at most one per key; the rest keep their order. */

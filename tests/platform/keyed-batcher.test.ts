@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { KeyedBatcher } from "../../modules/platform/keyed-batcher";
+import { KeyedBatcher, type KeyedBatcherOptions } from "../../modules/platform/keyed-batcher";
 
 type Item = { key: string; n: number };
 
 /** A batcher whose batches are recorded and finish when the test says so. */
-function recording(options: { maxSize: number; maxInFlight: number }, fail?: (items: Item[]) => boolean) {
+function recording(options: KeyedBatcherOptions, fail?: (items: Item[]) => boolean) {
   const batches: Item[][] = [];
   const release: (() => void)[] = [];
   let running = 0;
@@ -61,6 +61,46 @@ describe("KeyedBatcher", () => {
     await drain();
     await Promise.all(all);
     expect(mostRunning()).toBe(2);
+  });
+
+  test("a batch starts beside a running one only once overlapAt items wait; fewer join the next", async () => {
+    const { batches, submit, drain, mostRunning } = recording({ maxSize: 10, maxInFlight: 2, overlapAt: 3 });
+    const all = [submit("a", 1)]; // alone: runs at once
+    all.push(submit("b", 2), submit("c", 3)); // two wait: no second batch yet
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1]]);
+    all.push(submit("d", 4)); // the third: a second batch starts beside the first
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1], [2, 3, 4]]);
+    all.push(submit("e", 5)); // one waits while two run, then joins the next batch
+    await drain();
+    expect(await Promise.all(all)).toEqual(["a#1", "b#2", "c#3", "d#4", "e#5"]);
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1], [2, 3, 4], [5]]);
+    expect(mostRunning()).toBe(2);
+  });
+
+  test("items waiting below overlapAt run as soon as the running batch ends", async () => {
+    const { batches, submit, drain } = recording({ maxSize: 10, maxInFlight: 2, overlapAt: 100 });
+    const all = [1, 2, 3].map((n) => submit(`k${n}`, n));
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1]]);
+    await drain();
+    expect(await Promise.all(all)).toEqual(["k1#1", "k2#2", "k3#3"]);
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1], [2, 3]]);
+  });
+
+  test("fewer than overlapAt items start a batch beside a slow one once the oldest waited overlapAfterMs", async () => {
+    const { batches, submit, drain } = recording({
+      maxSize: 10,
+      maxInFlight: 2,
+      overlapAt: 100,
+      overlapAfterMs: 60,
+    });
+    const all = [submit("a", 1), submit("b", 2)];
+    await Bun.sleep(20);
+    all.push(submit("c", 3));
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1]]);
+    await Bun.sleep(80); // b has waited 60 ms: it starts, c with it, though the first batch still runs
+    expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1], [2, 3]]);
+    await drain();
+    expect(await Promise.all(all)).toEqual(["a#1", "b#2", "c#3"]);
   });
 
   test("a failed batch is run again item by item: only the failing item gets the error", async () => {
