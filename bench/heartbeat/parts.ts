@@ -6,9 +6,10 @@
  *   npm run bench:heartbeat-parts -- [--devices 100000] [--telemetry-rows 1000000] [--batch 13]
  *     [--rounds 2] [--seconds 5]
  *
- * Prints per variant and round the heartbeats/s, PostgreSQL's CPU and the caller's per heartbeat.
- * Compare with `npm run bench:heartbeat` (docs/scaling.md, **The ratio to the ceiling, as costs**): the
- * same statement costs PostgreSQL about three times as much there, driven one batch per wake-up.
+ * Prints per variant and round the heartbeats/s, PostgreSQL's CPU and the caller's per heartbeat, and
+ * first the floor of any statement (`select 1`, per call). A statement's cost is a fixed part plus a
+ * part per heartbeat: `--batch 1` and `--batch 50` tell them apart (docs/scaling.md, **A batch's fixed
+ * cost**), which is why the web process lets batches grow (HEARTBEAT_BATCH_OVERLAP_AT).
  */
 import { acceptHeartbeats } from "../../modules/devices/heartbeat-sql";
 import { recordSightings } from "../../modules/devices/sightings";
@@ -73,8 +74,11 @@ async function main() {
           sql,
           items.map((i) => i.payloadJson),
         )}) as i(ord, device_id, token_hash, schema_hash, event_id, payload))`;
+  /** Any statement's cost: its rates and CPU are per call, not per heartbeat. */
+  const FLOOR = "select 1 (a call)";
   const asyncCommit = sql`set_config('synchronous_commit', 'off', true)`;
   const variants: [string, (items: Batch) => Promise<unknown>][] = [
+    [FLOOR, () => sql`select 1`],
     [
       "the statement",
       (items) =>
@@ -113,8 +117,8 @@ async function main() {
       let heartbeats = 0;
       const caller = async () => {
         while (!stop) {
-          await statement(batch());
-          heartbeats += BATCH;
+          await statement(name === FLOOR ? [] : batch());
+          heartbeats += name === FLOOR ? 1 : BATCH;
         }
       };
       const callers = [caller(), caller()];

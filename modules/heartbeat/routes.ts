@@ -22,6 +22,7 @@ export function heartbeatRoutes(ctx: AppContext) {
     maxSize: ctx.config.heartbeatBatchSize,
     maxInFlight: ctx.config.heartbeatBatchConcurrency,
     overlapAt: ctx.config.heartbeatBatchOverlapAt,
+    overlapAfterMs: ctx.config.heartbeatBatchOverlapWaitMs,
     onSchemaError: (error) =>
       ctx.logger.warn({ err: error }, "announced telemetry schemas not stored; the next heartbeats retry"),
   });

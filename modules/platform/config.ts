@@ -60,6 +60,8 @@ export interface Config {
   heartbeatBatchConcurrency: number;
   /** Fewest waiting heartbeats that start a batch beside a running one (HEARTBEAT_BATCH_OVERLAP_AT, 32). */
   heartbeatBatchOverlapAt: number;
+  /** Longest fewer than that wait for a running batch, in ms (HEARTBEAT_BATCH_OVERLAP_WAIT_MS, 20). */
+  heartbeatBatchOverlapWaitMs: number;
   /** Command result posts plus payload fetches per device per minute. */
   deviceCommandRateLimit: number;
   telemetryRetentionDays: number;
@@ -226,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     heartbeatBatchSize: integer(env, "HEARTBEAT_BATCH_SIZE", 256, 1, 4096),
     heartbeatBatchConcurrency: integer(env, "HEARTBEAT_BATCH_CONCURRENCY", 2, 1, 8),
     heartbeatBatchOverlapAt: integer(env, "HEARTBEAT_BATCH_OVERLAP_AT", 32, 1, 4096),
+    heartbeatBatchOverlapWaitMs: integer(env, "HEARTBEAT_BATCH_OVERLAP_WAIT_MS", 20, 0, 60_000),
     deviceCommandRateLimit: integer(env, "DEVICE_COMMAND_RATE_LIMIT", 600, 1, 1_000_000),
     telemetryRetentionDays: integer(env, "TELEMETRY_RETENTION_DAYS", 30, 1, 3650),
     commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),

@@ -1,8 +1,8 @@
 /**
  * Group commit for concurrent requests: items submitted while earlier batches are running are
  * gathered and run together, bounded by count (`maxSize`) and by time (an item waits at most for the
- * batches already running: there is no timer, so a lone item runs at once and nothing lingers when
- * the load is light).
+ * batches already running: nothing waits for company, so a lone item runs at once and nothing lingers
+ * when the load is light).
  *
  * A batch starts beside a running one only once `overlapAt` items wait, or once the oldest of them has
  * waited `overlapAfterMs`: every batch has a fixed cost (for the heartbeat's statement about as much as

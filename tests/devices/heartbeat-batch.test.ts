@@ -8,7 +8,15 @@ import { cancelCommand, queueCommand } from "../../modules/commands/service";
 import { rejectDevices } from "../../modules/devices/service";
 import { openLease } from "../../modules/remote-access/service";
 import { startTestApp } from "../helpers/app";
-import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat, schemaOf } from "./helpers";
+import {
+  approvedDevice,
+  countTelemetryStatements,
+  heartbeatUrl,
+  json,
+  register,
+  sampleHeartbeat,
+  schemaOf,
+} from "./helpers";
 
 const RATE_LIMIT = 5;
 const app = await startTestApp({
@@ -18,14 +26,11 @@ const app = await startTestApp({
 const sql = app.database.sql;
 type Device = Awaited<ReturnType<typeof approvedDevice>>;
 
+let statementsSoFar: () => Promise<number>;
+
 beforeAll(async () => {
+  statementsSoFar = await countTelemetryStatements(app);
   await sql.unsafe(`
-    create table test_telemetry_statements (n int not null);
-    insert into test_telemetry_statements values (0);
-    create function test_count_statement() returns trigger language plpgsql as $$
-    begin update test_telemetry_statements set n = n + 1; return null; end $$;
-    create trigger test_count_statement after insert on telemetry_events
-      for each statement execute function test_count_statement();
     create function test_poison() returns trigger language plpgsql as $$
     begin
       if new.payload::text like '%"poison"%' then raise exception 'poisoned heartbeat'; end if;
@@ -34,11 +39,6 @@ beforeAll(async () => {
     create trigger test_poison before insert on telemetry_events
       for each row execute function test_poison();`);
 });
-
-async function statementsSoFar() {
-  const [row] = await sql<{ n: number }[]>`select n from test_telemetry_statements`;
-  return row!.n;
-}
 
 async function telemetryOf(deviceId: string) {
   return sql<{ uptime: number }[]>`

@@ -72,3 +72,22 @@ export async function schemaOf(app: TestApp, deviceId: string): Promise<unknown>
     where d.id = ${deviceId}`;
   return row?.schema ?? null;
 }
+
+/**
+ * Counts the statements that insert telemetry (a statement-level trigger in the test database): how
+ * many batches concurrent heartbeats were written in. Returns the count so far.
+ */
+export async function countTelemetryStatements(app: TestApp): Promise<() => Promise<number>> {
+  const sql = app.database.sql;
+  await sql.unsafe(`
+    create table test_telemetry_statements (n int not null);
+    insert into test_telemetry_statements values (0);
+    create function test_count_statement() returns trigger language plpgsql as $$
+    begin update test_telemetry_statements set n = n + 1; return null; end $$;
+    create trigger test_count_statement after insert on telemetry_events
+      for each statement execute function test_count_statement();`);
+  return async () => {
+    const [row] = await sql<{ n: number }[]>`select n from test_telemetry_statements`;
+    return row!.n;
+  };
+}

@@ -31,6 +31,10 @@ describe("configuration", () => {
       deviceHeartbeatRateLimit: 30,
       deviceRegisterRateLimit: 60,
       deviceCommandRateLimit: 600,
+      heartbeatBatchSize: 256,
+      heartbeatBatchConcurrency: 2,
+      heartbeatBatchOverlapAt: 32,
+      heartbeatBatchOverlapWaitMs: 20,
       telemetryRetentionDays: 30,
       commandTtlHours: 24,
       commandRetentionDays: 90,
@@ -67,6 +71,10 @@ describe("configuration", () => {
     ],
     [{ LOG_FORMAT: "fancy" }, 'LOG_FORMAT must be one of auto, json, pretty (got "fancy")'],
     [{ TUNNEL_DATA_PORT: "70000" }, 'TUNNEL_DATA_PORT must be an integer from 0 to 65535 (got "70000")'],
+    [
+      { HEARTBEAT_BATCH_OVERLAP_AT: "0" },
+      'HEARTBEAT_BATCH_OVERLAP_AT must be an integer from 1 to 4096 (got "0")',
+    ],
     [
       { REMOTE_ACCESS_PAGE_GRACE_SECONDS: "0" },
       'REMOTE_ACCESS_PAGE_GRACE_SECONDS must be an integer from 1 to 120 (got "0")',
