@@ -12,8 +12,17 @@ export function pageContext(
     path: new URL(request.url).pathname,
     principal,
     csrfToken: principal?.kind === "session" ? csrfTokenFor(secretKey, principal.sessionIdHash) : "",
-    flash: readFlash(request),
+    flash: showsFlash(request) ? readFlash(request) : undefined,
   };
+}
+
+/**
+ * Whether this request renders the page a person navigated to, which shows (and so consumes) the flash
+ * message. A background htmx request (a live refresh, a poll) does not: it swaps in a fragment without
+ * the message, and one landing between a form's redirect and the page it leads to would lose it.
+ */
+function showsFlash(request: Request): boolean {
+  return request.headers.get("hx-request") !== "true" || request.headers.get("hx-boosted") === "true";
 }
 
 /** An HTML response that also consumes the flash message the page displayed. */
