@@ -42,6 +42,9 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   const perHeartbeat = (key: keyof Counters) => fmt(delta(key) / heartbeats, 2);
   const hotPercent = (100 * delta("deviceHot")) / delta("deviceUpd");
   const calls = m.statements.reduce((sum, s) => sum + s.calls, 0);
+  // The heartbeat's batch statement (modules/heartbeat/service.ts): how many heartbeats each carried.
+  const batches = m.statements.find((s) => s.query.startsWith("with input as"))?.calls ?? 0;
+  const perBatch = batches > 0 ? heartbeats / batches : Number.NaN;
   const p = (q: number) => percentile(latencies, q);
   const cpuMs = (seconds: number) => (1000 * seconds) / heartbeats;
   const walKb = delta("walBytes") / heartbeats / 1024;
@@ -69,7 +72,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     `  ratio:            ${fmt((100 * rate) / single.rowsPerSecond)}% of the ceiling (${fmt((100 * rate) / durable.rowsPerSecond)}% of the durable one)`,
   );
   console.log(
-    `  per heartbeat:    ${fmt(calls / heartbeats, 2)} SQL statements (pg_stat_statements), ${perHeartbeat("xact")} transactions`,
+    `  per heartbeat:    ${fmt(calls / heartbeats, 2)} SQL statements (pg_stat_statements; batches of ${fmt(perBatch)}), ${perHeartbeat("xact")} transactions`,
   );
   console.log(
     `                    ${perHeartbeat("ins")} rows inserted, ${perHeartbeat("upd")} rows updated (${perHeartbeat("hot")} HOT)`,
@@ -116,6 +119,8 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     concurrency: m.concurrency,
     duration_s: m.durationS,
     rate: Math.round(rate),
+    ratio_to_single_row_ceiling_percent: +((100 * rate) / single.rowsPerSecond).toFixed(1),
+    heartbeats_per_batch: +perBatch.toFixed(1),
     p50_ms: +p(50).toFixed(2),
     p95_ms: +p(95).toFixed(2),
     p99_ms: +p(99).toFixed(2),
