@@ -18,8 +18,9 @@ import { runHeartbeatBatch } from "../../modules/heartbeat/service";
 import { sha256Hex } from "../../modules/platform/crypto";
 import { applyMigrations, connectDatabase, jsonTextsParam } from "../../modules/platform/database";
 import { insertTelemetryForAccepted } from "../../modules/telemetry/service";
+import { hostKeyText } from "../../modules/terminal/service";
 import { benchLifecycle } from "../lifecycle";
-import { heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "./body";
+import { HOST_KEY, heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "./body";
 import { startBenchDatabase } from "./database";
 import { knob as flagKnob } from "./flags";
 import { shuffle } from "./load";
@@ -54,6 +55,7 @@ async function main() {
   shuffle(devices);
   const hash = schemaHash({ ...SCHEMA_DEFINITION });
   const payload = storedPayload(heartbeatBody(macs[0]!, 1));
+  const hostKey = hostKeyText(HOST_KEY)!; // pinned by the seed: the steady state
   // Generous: the fleet is visited in turn, and a small one would reach the real limit.
   const settings = { heartbeatRateLimit: 1_000_000, heartbeatRateWindowSeconds: 60 };
   let next = 0;
@@ -62,7 +64,7 @@ async function main() {
     Array.from({ length: BATCH }, () => {
       const d = devices[next++ % devices.length]!;
       const item = { deviceId: d.id, tokenHash: sha256Hex(d.token), schemaHash: hash, schemaJson: null };
-      return { ...item, eventId: Bun.randomUUIDv7(), payloadJson: payload };
+      return { ...item, eventId: Bun.randomUUIDv7(), payloadJson: payload, hostKey };
     });
   type Batch = ReturnType<typeof batch>;
   // The variants' `input`: the statement's own (runHeartbeatBatch), for the parts left in.

@@ -1,6 +1,7 @@
 import type postgres from "postgres";
 import { schemaHash } from "../../modules/devices/validation";
-import { heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "./body";
+import { parseHostKey } from "../../modules/terminal/keys";
+import { HOST_KEY, heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "./body";
 
 /**
  * `devices` approved devices straight into the table (a known token each: bench-token-<n>, seen in the
@@ -25,6 +26,10 @@ export async function seedFleet(db: postgres.Sql, devices: number, telemetryRows
       now() - make_interval(secs => i % 30), ${hash}
     from generate_series(${from}::bigint, ${to}::bigint) i`;
   }
+  // Each device's host key pinned, as after its first heartbeat: the load measures the steady state.
+  const key = parseHostKey(HOST_KEY)!;
+  await db`insert into device_host_keys (device_id, public_key, fingerprint, pinned_by)
+    select id, ${key.publicKey}, ${key.fingerprint}, 'first heartbeat' from devices`;
   const seeded = await db<{ id: string; mac_address: string }[]>`select id, mac_address from devices`;
   const byMac = new Map(seeded.map((d) => [d.mac_address, d.id]));
   const fleet = macs.map((mac, i) => ({ id: byMac.get(mac)!, token: `bench-token-${i}`, mac }));

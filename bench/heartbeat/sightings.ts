@@ -59,6 +59,7 @@ try {
         ...inputs[next++ % inputs.length]!,
         eventId: Bun.randomUUIDv7(),
         payloadJson,
+        hostKey: null,
       }));
       await runHeartbeatBatch(sql, settings, items, (error) => {
         throw error;
@@ -115,7 +116,7 @@ try {
   for (let i = 0; i < inputs.length; i += BATCH) {
     const items = inputs
       .slice(i, i + BATCH)
-      .map((input) => ({ ...input, eventId: Bun.randomUUIDv7(), payloadJson }));
+      .map((input) => ({ ...input, eventId: Bun.randomUUIDv7(), payloadJson, hostKey: null }));
     await runHeartbeatBatch(sql, settings, items, (error) => {
       throw error;
     });

@@ -8,7 +8,7 @@ import { commandsTotal, heartbeatsTotal } from "../platform/metrics";
 import { firstInvalidField } from "../platform/schemas";
 import { activeLeases, heartbeatRemoteAccess } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
-import { noteHostKey, terminalHeartbeatHint } from "../terminal/service";
+import { terminalHeartbeatHint } from "../terminal/service";
 import { HEARTBEAT_MAX_BYTES, waitQuery } from "./model";
 import { heartbeat, heartbeatBatcher } from "./service";
 
@@ -23,8 +23,11 @@ export function heartbeatRoutes(ctx: AppContext) {
     maxInFlight: ctx.config.heartbeatBatchConcurrency,
     overlapAt: ctx.config.heartbeatBatchOverlapAt,
     overlapAfterMs: ctx.config.heartbeatBatchOverlapWaitMs,
-    onSchemaError: (error) =>
-      ctx.logger.warn({ err: error }, "announced telemetry schemas not stored; the next heartbeats retry"),
+    onFollowUpError: (error) =>
+      ctx.logger.warn(
+        { err: error },
+        "announced telemetry schemas or SSH host keys not stored; the next heartbeats retry",
+      ),
   });
   return new Elysia({ name: "heartbeat" })
     .use(ctx.access)
@@ -39,8 +42,6 @@ export function heartbeatRoutes(ctx: AppContext) {
             return access && terminalHeartbeatHint(sql, id, access);
           },
         });
-        const hostKey = (body as { ssh_host_key?: unknown }).ssh_host_key;
-        if (hostKey !== undefined) await noteHostKey(sql, params.device_id, hostKey);
         ctx.heartbeatAccepted?.(); // off the hot path (alerts: at most one enqueue per second)
         if (reply.commands.length > 0) commandsTotal.inc({ event: "delivered" }, reply.commands.length);
         return { data: reply };

@@ -4,12 +4,13 @@
  *
  * Direction: heartbeat → devices, telemetry, commands (never back). Each feature exports its part of
  * the statement as a fragment over two named CTEs: `input` (`ord, device_id, token_hash, schema_hash,
- * event_id, payload`, one row per heartbeat of the batch) and `accepted` (`id, remote_access_requested,
+ * event_id, payload, host_key`, one row per heartbeat of the batch) and `accepted` (`id, remote_access_requested,
  * ord, schema_stale` of each device whose heartbeat was accepted, no row when refused):
  *   - devices/heartbeat-sql.ts   acceptHeartbeats()           the body of `accepted` (and refuseHeartbeat)
  *   - devices/sightings.ts       recordSightings()            one `device_sightings` row of the accepted ids
  *   - telemetry/service.ts       insertTelemetryForAccepted() inserts the event of each `accepted` row
  *   - commands/service.ts        claimCommandsForAccepted()   claims queued commands of `accepted.id`
+ *   - terminal/host-keys.ts      staleHostKeys()              the `ord`s whose reported SSH host key needs noting
  * Only this file writes the `with input as (...), accepted as (...)` that binds them; a feature
  * changing its fragment keeps to those column names.
  */
@@ -38,6 +39,7 @@ import { isUuid, jsonLimitViolation } from "../platform/json-body";
 import { KeyedBatcher, type KeyedBatcherOptions } from "../platform/keyed-batcher";
 import { firstInvalidField } from "../platform/schemas";
 import { insertTelemetryForAccepted } from "../telemetry/service";
+import { hostKeyText, noteHostKey, staleHostKeys } from "../terminal/service";
 import { heartbeatBody } from "./model";
 
 export interface HeartbeatReply {
@@ -81,6 +83,7 @@ const BODY_FIELDS: Record<string, string> = {
 export function parseHeartbeat(body: unknown): {
   payloadJson: string;
   schema: AnnouncedSchema | undefined;
+  hostKey: string | null;
 } {
   if (!heartbeatBody.Check(body)) {
     const field = firstInvalidField(heartbeatBody, body, Object.keys(BODY_FIELDS));
@@ -108,7 +111,7 @@ export function parseHeartbeat(body: unknown): {
       violation,
     );
   }
-  return { payloadJson: JSON.stringify(payload), schema };
+  return { payloadJson: JSON.stringify(payload), schema, hostKey: hostKeyText(body.ssh_host_key) ?? null };
 }
 
 /** One heartbeat waiting for its batch: its row of the `input` CTE. */
@@ -119,6 +122,8 @@ interface BatchItem {
   schemaJson: string | null;
   eventId: string;
   payloadJson: string;
+  /** The reported `ssh_host_key` as `type blob` (hostKeyText), if any. */
+  hostKey: string | null;
 }
 
 /** What the batch statement did for one heartbeat: nothing (refused), or accepted with its claims. */
@@ -128,7 +133,12 @@ type BatchResult =
 
 const REFUSED: BatchResult = { accepted: false };
 
-type BatchRow = { ord: number; remote_access_requested: boolean; schema_stale: boolean } & {
+type BatchRow = {
+  ord: number;
+  remote_access_requested: boolean;
+  schema_stale: boolean;
+  host_key_stale: boolean;
+} & {
   [K in keyof ClaimedRow]: ClaimedRow[K] | null;
 };
 
@@ -142,33 +152,37 @@ type BatchRow = { ord: number; remote_access_requested: boolean; schema_stale: b
  * transaction only): a PostgreSQL crash may lose the last moments of telemetry and last_seen_at —
  * which the next heartbeats restate — but never a command's delivery, whose commit stays durable.
  *
- * An announced schema travels as its hash; the few the statement finds stale (a device whose scripts
- * changed) are stored by a second statement. Should that one fail, the heartbeats stay stored and
- * answered (`onSchemaError` hears of it) and the device's next heartbeat announces the schema again.
+ * An announced schema travels as its hash, a reported SSH host key as its text; the few the statement
+ * finds stale (a device whose scripts changed, a key not pinned yet or changed) are stored by follow-up
+ * statements. Should one fail, the heartbeats stay stored and answered (`onFollowUpError` hears of
+ * it) and the device's next heartbeat reports them again.
  */
 export async function runHeartbeatBatch(
   sql: Sql,
   settings: HeartbeatRateLimit,
   items: BatchItem[],
-  onSchemaError: (error: unknown) => void,
+  onFollowUpError: (error: unknown) => void,
 ) {
   const column = <K extends keyof BatchItem>(key: K) => items.map((item) => item[key]);
   // (Comments stay out of the SQL text, which PostgreSQL copies on every execution.)
   const rows = await sql<BatchRow[]>`
     with input as (
       select * from unnest(${items.map((_, i) => i)}::int[], ${column("deviceId")}::uuid[], ${column("tokenHash")}::text[],
-        ${column("schemaHash")}::text[], ${column("eventId")}::uuid[], ${jsonTextsParam(sql, column("payloadJson"))})
-        as i(ord, device_id, token_hash, schema_hash, event_id, payload)),
+        ${column("schemaHash")}::text[], ${column("eventId")}::uuid[], ${jsonTextsParam(sql, column("payloadJson"))},
+        ${column("hostKey")}::text[])
+        as i(ord, device_id, token_hash, schema_hash, event_id, payload, host_key)),
     accepted as (${acceptHeartbeats(sql, settings)}),
     sighted as (${recordSightings(sql)}),
     stored as (${insertTelemetryForAccepted(sql)}),
-    claimed as (${claimCommandsForAccepted(sql)})
-    select a.ord, a.remote_access_requested, a.schema_stale, c.id, c.type, c.args, c.payload, c.payload_ref, c.public_key, c.queued_at,
+    claimed as (${claimCommandsForAccepted(sql)}),
+    host_keys_stale as (${staleHostKeys(sql)})
+    select a.ord, a.remote_access_requested, a.schema_stale, a.ord in (select ord from host_keys_stale) as host_key_stale, c.id, c.type, c.args, c.payload, c.payload_ref, c.public_key, c.queued_at,
       case when (select count(*) from claimed) = 0 then set_config('synchronous_commit', 'off', true) end as async_commit
     from accepted a left join claimed c on c.device_id = a.id
     order by a.ord, c.queued_at, c.id`;
   const results: BatchResult[] = items.map(() => REFUSED);
   const staleSchemas: StaleSchema[] = [];
+  const staleKeys: BatchItem[] = [];
   for (const row of rows) {
     let result = results[row.ord]!;
     if (!result.accepted) {
@@ -177,11 +191,14 @@ export async function runHeartbeatBatch(
       const item = items[row.ord]!;
       if (row.schema_stale && item.schemaHash && item.schemaJson)
         staleSchemas.push({ deviceId: item.deviceId, hash: item.schemaHash, json: item.schemaJson });
+      if (row.host_key_stale) staleKeys.push(item);
     }
     if (row.id) result.commands.push(row as ClaimedRow);
   }
   // Never thrown: the batch is committed, and a batch that throws is run again (keyed-batcher.ts).
-  await storeAnnouncedSchemas(sql, staleSchemas).catch(onSchemaError);
+  // Both are restated by the device's next heartbeat, which finds them stale again if they failed.
+  await storeAnnouncedSchemas(sql, staleSchemas).catch(onFollowUpError);
+  for (const item of staleKeys) await noteHostKey(sql, item.deviceId, item.hostKey).catch(onFollowUpError);
   return results;
 }
 
@@ -191,10 +208,10 @@ export type HeartbeatBatcher = KeyedBatcher<BatchItem, BatchResult>;
 export function heartbeatBatcher(
   sql: Sql,
   settings: () => Promise<HeartbeatRateLimit>,
-  options: KeyedBatcherOptions & { onSchemaError(error: unknown): void },
+  options: KeyedBatcherOptions & { onFollowUpError(error: unknown): void },
 ): HeartbeatBatcher {
   return new KeyedBatcher(
-    async (items) => runHeartbeatBatch(sql, await settings(), items, options.onSchemaError),
+    async (items) => runHeartbeatBatch(sql, await settings(), items, options.onFollowUpError),
     options,
   );
 }
@@ -228,6 +245,7 @@ export async function heartbeat(
     ...heartbeatInput(apiKey, parsed.schema),
     eventId: Bun.randomUUIDv7(),
     payloadJson: parsed.payloadJson,
+    hostKey: parsed.hostKey,
   });
   if (!result.accepted) return refuseHeartbeat(sql, deviceId, apiKey, options.settings);
   const reply: HeartbeatReply = { commands: result.commands.map(deliveredCommand) };

@@ -18,18 +18,28 @@ export interface HostKeyView {
   reportedAt: Date | null;
 }
 
-/** Keys already written by this process, so a heartbeat repeating the pinned key costs no query. */
-const seen = new Map<string, string>();
-const SEEN_MAX = 200_000;
+/**
+ * The heartbeat's part (modules/heartbeat/service.ts: over its `input` and `accepted`): the `ord` of
+ * each accepted heartbeat whose `host_key` (hostKeyText of its `ssh_host_key`) noteHostKey would write.
+ * The steady state, the pinned key reported again, costs one primary-key probe in the batch and no
+ * statement of its own, whatever the fleet's size.
+ */
+export function staleHostKeys(sql: Sql) {
+  return sql`select a.ord from accepted a join input i on i.ord = a.ord
+      left join device_host_keys k on k.device_id = a.id
+      where i.host_key is not null and (k.device_id is null
+        or (k.public_key = i.host_key and k.reported_key is not null)
+        or (k.public_key <> i.host_key and k.reported_key is distinct from i.host_key))`;
+}
 
 /**
  * A heartbeat's `ssh_host_key`: pinned when the device has none, kept as "reported" when it differs
- * from the pin (which then refuses terminals), cleared from "reported" when it matches again. Steady
- * state (the same key as last time) costs nothing: the last key per device is remembered in memory.
+ * from the pin (which then refuses terminals), cleared from "reported" when it matches again. Called
+ * only for the keys staleHostKeys finds; a line that is no key is ignored.
  */
 export async function noteHostKey(sql: Sql, deviceId: string, line: unknown): Promise<void> {
   const key = parseHostKey(line);
-  if (!key || seen.get(deviceId) === key.publicKey) return;
+  if (!key) return;
   await sql`
     insert into device_host_keys (device_id, public_key, fingerprint, pinned_by)
     values (${deviceId}::uuid, ${key.publicKey}, ${key.fingerprint}, 'first heartbeat')
@@ -40,8 +50,6 @@ export async function noteHostKey(sql: Sql, deviceId: string, line: unknown): Pr
     where (device_host_keys.public_key = excluded.public_key and device_host_keys.reported_key is not null)
       or (device_host_keys.public_key <> excluded.public_key
         and device_host_keys.reported_key is distinct from excluded.public_key)`;
-  if (seen.size >= SEEN_MAX) seen.clear();
-  seen.set(deviceId, key.publicKey);
 }
 
 /** What a terminal may trust for this device's sshd. */
@@ -74,7 +82,6 @@ export async function acceptReportedHostKey(sql: Sql, deviceId: string, by: stri
     await sql`update device_host_keys set public_key = reported_key, fingerprint = reported_fingerprint,
       pinned_at = now(), pinned_by = ${by}, reported_key = null, reported_fingerprint = null, reported_at = null
     where device_id = ${deviceId}::uuid and reported_key is not null`;
-  seen.delete(deviceId);
   return rows.count > 0;
 }
 

@@ -53,16 +53,26 @@ export function refHash(ref: string): string {
 }
 
 /**
+ * The canonical `type blob` of a reported key line, by its shape only (no parsing: a heartbeat's check
+ * against the stored key needs no more), or undefined when it cannot be a key.
+ */
+export function hostKeyText(line: unknown): string | undefined {
+  if (typeof line !== "string" || line.length > 2048) return undefined;
+  const [type, blob] = line.trim().split(/\s+/);
+  if (!type || !blob || !/^[A-Za-z0-9+/]+={0,2}$/.test(blob)) return undefined;
+  return `${type} ${blob}`;
+}
+
+/**
  * An OpenSSH public key line as a device reports it (`ssh-ed25519 AAAA… [comment]`): the canonical
  * `type blob` and its fingerprint, or undefined when it is not a key ssh2 can read.
  */
 export function parseHostKey(line: unknown): { publicKey: string; fingerprint: string } | undefined {
-  if (typeof line !== "string" || line.length > 2048) return undefined;
-  const [type, blob] = line.trim().split(/\s+/);
-  if (!type || !blob || !/^[A-Za-z0-9+/]+={0,2}$/.test(blob)) return undefined;
-  const parsed = ssh2.utils.parseKey(`${type} ${blob}`);
+  const text = hostKeyText(line);
+  if (!text) return undefined;
+  const parsed = ssh2.utils.parseKey(text);
   if (parsed instanceof Error) return undefined;
   const key = Array.isArray(parsed) ? parsed[0]! : parsed;
-  if (key.type !== type) return undefined;
-  return { publicKey: `${type} ${blob}`, fingerprint: fingerprintOf(key.getPublicSSH()) };
+  if (key.type !== text.slice(0, text.indexOf(" "))) return undefined;
+  return { publicKey: text, fingerprint: fingerprintOf(key.getPublicSSH()) };
 }

@@ -318,7 +318,8 @@ export async function sweepSessions(sql: Sql): Promise<number> {
   return ended;
 }
 
-export { noteHostKey } from "./host-keys";
+export { noteHostKey, staleHostKeys } from "./host-keys";
+export { hostKeyText } from "./keys";
 export { pruneRecordings } from "./recording";
 
 /** While a terminal waits for its key to be authorized, the device polls this often (under the rate limit). */
