@@ -45,6 +45,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   // The heartbeat's batch statement (modules/heartbeat/service.ts): how many heartbeats each carried.
   const batches = m.statements.find((s) => s.query.startsWith("with input as"))?.calls ?? 0;
   const perBatch = batches > 0 ? heartbeats / batches : Number.NaN;
+  const ofCeiling = (100 * rate) / single.rowsPerSecond;
   const p = (q: number) => percentile(latencies, q);
   const cpuMs = (seconds: number) => (1000 * seconds) / heartbeats;
   const walKb = delta("walBytes") / heartbeats / 1024;
@@ -69,7 +70,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   );
   console.log(`                    ${fmt(durable.rowsPerSecond, 0)} raw inserts/s with every commit durable`);
   console.log(
-    `  ratio:            ${fmt((100 * rate) / single.rowsPerSecond)}% of the ceiling (${fmt((100 * rate) / durable.rowsPerSecond)}% of the durable one)`,
+    `  ratio:            ${fmt(ofCeiling)}% of the ceiling (${fmt((100 * rate) / durable.rowsPerSecond)}% of the durable one)`,
   );
   console.log(
     `  per heartbeat:    ${fmt(calls / heartbeats, 2)} SQL statements (pg_stat_statements; batches of ${fmt(perBatch)}), ${perHeartbeat("xact")} transactions`,
@@ -119,7 +120,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     concurrency: m.concurrency,
     duration_s: m.durationS,
     rate: Math.round(rate),
-    ratio_to_single_row_ceiling_percent: +((100 * rate) / single.rowsPerSecond).toFixed(1),
+    ratio_to_single_row_ceiling_percent: +ofCeiling.toFixed(1),
     heartbeats_per_batch: +perBatch.toFixed(1),
     p50_ms: +p(50).toFixed(2),
     p95_ms: +p(95).toFixed(2),

@@ -21,8 +21,7 @@ export function heartbeatRoutes(ctx: AppContext) {
   const batcher = heartbeatBatcher(sql, () => deviceSettings(ctx.config), {
     maxSize: ctx.config.heartbeatBatchSize,
     maxInFlight: ctx.config.heartbeatBatchConcurrency,
-    overlapAt: ctx.config.heartbeatBatchOverlapAt,
-    overlapAfterMs: ctx.config.heartbeatBatchOverlapWaitMs,
+    overlap: { at: ctx.config.heartbeatBatchOverlapAt, afterMs: ctx.config.heartbeatBatchOverlapWaitMs },
     onFollowUpError: (error) =>
       ctx.logger.warn(
         { err: error },

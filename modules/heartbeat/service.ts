@@ -4,13 +4,14 @@
  *
  * Direction: heartbeat → devices, telemetry, commands (never back). Each feature exports its part of
  * the statement as a fragment over two named CTEs: `input` (`ord, device_id, token_hash, schema_hash,
- * event_id, payload, host_key`, one row per heartbeat of the batch) and `accepted` (`id, remote_access_requested,
- * ord, schema_stale` of each device whose heartbeat was accepted, no row when refused):
+ * event_id, payload, host_key`, one row per heartbeat of the batch) and `accepted` (`id,
+ * remote_access_requested, ord, schema_stale` of each device whose heartbeat was accepted, no row when
+ * refused):
  *   - devices/heartbeat-sql.ts   acceptHeartbeats()           the body of `accepted` (and refuseHeartbeat)
  *   - devices/sightings.ts       recordSightings()            one `device_sightings` row of the accepted ids
  *   - telemetry/service.ts       insertTelemetryForAccepted() inserts the event of each `accepted` row
  *   - commands/service.ts        claimCommandsForAccepted()   claims queued commands of `accepted.id`
- *   - terminal/host-keys.ts      staleHostKeys()              the `ord`s whose reported SSH host key needs noting
+ *   - terminal/host-keys.ts      staleHostKeys()              the `ord`s whose reported host key needs writing
  * Only this file writes the `with input as (...), accepted as (...)` that binds them; a feature
  * changing its fragment keeps to those column names.
  */

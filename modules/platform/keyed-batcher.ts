@@ -4,8 +4,8 @@
  * batches already running: nothing waits for company, so a lone item runs at once and nothing lingers
  * when the load is light).
  *
- * A batch starts beside a running one only once `overlapAt` items wait, or once the oldest of them has
- * waited `overlapAfterMs`: every batch has a fixed cost (for the heartbeat's statement about as much as
+ * With `overlap`, a batch starts beside a running one only once `overlap.at` items wait, or once the
+ * oldest of them has waited `overlap.afterMs`: every batch has a fixed cost (for the heartbeat's statement about as much as
  * seven heartbeats' rows), so a few items do better joining the next, larger batch, unless the running
  * one is slow (say, waiting for a row lock).
  *
@@ -23,10 +23,11 @@ export interface KeyedBatcherOptions {
   maxSize: number;
   /** Most batches running at once (each holds one database connection). */
   maxInFlight: number;
-  /** Fewest waiting items that start a batch while another runs (default 1: any). */
-  overlapAt?: number;
-  /** Longest fewer items wait while another batch runs, in ms (default 20). */
-  overlapAfterMs?: number;
+  /**
+   * Fewest waiting items that start a batch while another runs, and longest fewer wait (ms). Without
+   * it, any waiting item starts one.
+   */
+  overlap?: { at: number; afterMs: number };
 }
 
 interface Pending<I, O> {
@@ -72,15 +73,15 @@ export class KeyedBatcher<I, O> {
 
   /** True when the waiting items should join the next batch rather than start one now (see above). */
   private waitsForNextBatch(): boolean {
+    const { overlap } = this.options;
     const oldest = this.queue[0];
-    if (!oldest || this.queue.length >= (this.options.overlapAt ?? 1)) return false;
+    if (!overlap || !oldest || this.queue.length >= overlap.at) return false;
     const waitedMs = performance.now() - oldest.at;
-    const limitMs = this.options.overlapAfterMs ?? 20;
-    if (waitedMs >= limitMs) return false;
+    if (waitedMs >= overlap.afterMs) return false;
     this.overlapTimer ??= setTimeout(() => {
       this.overlapTimer = undefined;
       this.pump();
-    }, limitMs - waitedMs);
+    }, overlap.afterMs - waitedMs);
     return true;
   }
 

@@ -10,7 +10,7 @@ import { openLease } from "../../modules/remote-access/service";
 import { startTestApp } from "../helpers/app";
 import {
   approvedDevice,
-  countTelemetryStatements,
+  countStatements,
   heartbeatUrl,
   json,
   register,
@@ -29,7 +29,7 @@ type Device = Awaited<ReturnType<typeof approvedDevice>>;
 let statementsSoFar: () => Promise<number>;
 
 beforeAll(async () => {
-  statementsSoFar = await countTelemetryStatements(app);
+  statementsSoFar = await countStatements(app, "telemetry_events", "insert");
   await sql.unsafe(`
     create function test_poison() returns trigger language plpgsql as $$
     begin

@@ -6,25 +6,16 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import ssh2 from "ssh2";
 import { startTestApp } from "../helpers/app";
-import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "./helpers";
+import { approvedDevice, countStatements, heartbeatUrl, json, sampleHeartbeat } from "./helpers";
 
 const app = await startTestApp();
 const sql = app.database.sql;
 
-beforeAll(async () => {
-  await sql.unsafe(`
-    create table test_host_key_statements (n int not null);
-    insert into test_host_key_statements values (0);
-    create function test_count_host_key_statement() returns trigger language plpgsql as $$
-    begin update test_host_key_statements set n = n + 1; return null; end $$;
-    create trigger test_count_host_key_statement after insert or update on device_host_keys
-      for each statement execute function test_count_host_key_statement();`);
-});
+let hostKeyStatements: () => Promise<number>;
 
-async function hostKeyStatements() {
-  const [row] = await sql<{ n: number }[]>`select n from test_host_key_statements`;
-  return row!.n;
-}
+beforeAll(async () => {
+  hostKeyStatements = await countStatements(app, "device_host_keys", "insert or update");
+});
 
 const newKey = () => ssh2.utils.generateKeyPairSync("ed25519").public.trim().split(" ").slice(0, 2).join(" ");
 

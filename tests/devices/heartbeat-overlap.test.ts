@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { startTestApp } from "../helpers/app";
-import { approvedDevice, countTelemetryStatements, heartbeatUrl, json, sampleHeartbeat } from "./helpers";
+import { approvedDevice, countStatements, heartbeatUrl, json, sampleHeartbeat } from "./helpers";
 
 const app = await startTestApp({
   HEARTBEAT_BATCH_CONCURRENCY: "2",
@@ -17,7 +17,7 @@ const sql = app.database.sql;
 let statementsSoFar: () => Promise<number>;
 
 beforeAll(async () => {
-  statementsSoFar = await countTelemetryStatements(app);
+  statementsSoFar = await countStatements(app, "telemetry_events", "insert");
 });
 
 /** Waits (at most 10 s) until `n` statements of this database wait for a lock. */

@@ -74,20 +74,26 @@ export async function schemaOf(app: TestApp, deviceId: string): Promise<unknown>
 }
 
 /**
- * Counts the statements that insert telemetry (a statement-level trigger in the test database): how
- * many batches concurrent heartbeats were written in. Returns the count so far.
+ * Counts the statements that `events` (e.g. "insert", "insert or update") run on `table`, by a
+ * statement-level trigger in the test database (it fires even when no row changes): how many batches
+ * concurrent heartbeats were written in, or whether a heartbeat ran a statement at all. Returns the
+ * count so far.
  */
-export async function countTelemetryStatements(app: TestApp): Promise<() => Promise<number>> {
+export async function countStatements(
+  app: TestApp,
+  table: string,
+  events: string,
+): Promise<() => Promise<number>> {
   const sql = app.database.sql;
+  const name = `test_statements_on_${table}`;
   await sql.unsafe(`
-    create table test_telemetry_statements (n int not null);
-    insert into test_telemetry_statements values (0);
-    create function test_count_statement() returns trigger language plpgsql as $$
-    begin update test_telemetry_statements set n = n + 1; return null; end $$;
-    create trigger test_count_statement after insert on telemetry_events
-      for each statement execute function test_count_statement();`);
+    create table ${name} (n int not null);
+    insert into ${name} values (0);
+    create function ${name}() returns trigger language plpgsql as $$
+    begin update ${name} set n = n + 1; return null; end $$;
+    create trigger ${name} after ${events} on ${table} for each statement execute function ${name}();`);
   return async () => {
-    const [row] = await sql<{ n: number }[]>`select n from test_telemetry_statements`;
+    const [row] = await sql.unsafe<{ n: number }[]>(`select n from ${name}`);
     return row!.n;
   };
 }

@@ -63,8 +63,12 @@ describe("KeyedBatcher", () => {
     expect(mostRunning()).toBe(2);
   });
 
-  test("a batch starts beside a running one only once overlapAt items wait; fewer join the next", async () => {
-    const { batches, submit, drain, mostRunning } = recording({ maxSize: 10, maxInFlight: 2, overlapAt: 3 });
+  test("a batch starts beside a running one only once overlap.at items wait; fewer join the next", async () => {
+    const { batches, submit, drain, mostRunning } = recording({
+      maxSize: 10,
+      maxInFlight: 2,
+      overlap: { at: 3, afterMs: 60_000 },
+    });
     const all = [submit("a", 1)]; // alone: runs at once
     all.push(submit("b", 2), submit("c", 3)); // two wait: no second batch yet
     expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1]]);
@@ -77,8 +81,12 @@ describe("KeyedBatcher", () => {
     expect(mostRunning()).toBe(2);
   });
 
-  test("items waiting below overlapAt run as soon as the running batch ends", async () => {
-    const { batches, submit, drain } = recording({ maxSize: 10, maxInFlight: 2, overlapAt: 100 });
+  test("items waiting below overlap.at run as soon as the running batch ends", async () => {
+    const { batches, submit, drain } = recording({
+      maxSize: 10,
+      maxInFlight: 2,
+      overlap: { at: 100, afterMs: 60_000 },
+    });
     const all = [1, 2, 3].map((n) => submit(`k${n}`, n));
     expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1]]);
     await drain();
@@ -86,12 +94,11 @@ describe("KeyedBatcher", () => {
     expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1], [2, 3]]);
   });
 
-  test("fewer than overlapAt items start a batch beside a slow one once the oldest waited overlapAfterMs", async () => {
+  test("fewer than overlap.at items start a batch beside a slow one once the oldest waited overlap.afterMs", async () => {
     const { batches, submit, drain } = recording({
       maxSize: 10,
       maxInFlight: 2,
-      overlapAt: 100,
-      overlapAfterMs: 60,
+      overlap: { at: 100, afterMs: 60 },
     });
     const all = [submit("a", 1), submit("b", 2)];
     await Bun.sleep(20);
