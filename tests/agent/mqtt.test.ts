@@ -1,31 +1,35 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
-import { type Subprocess, spawn } from "bun";
 import mqtt from "mqtt";
 import { createBuiltins } from "../../agent/builtins/index.ts";
 import { topicMatches } from "../../agent/builtins/mqtt.ts";
 import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { runScript } from "../../agent/scripts/runner.ts";
-import { freePort, scriptText, tempDir, testConfig, waitForFile, waitForPort } from "./helpers.ts";
+import { type ListeningProcess, startListening } from "../helpers/listener.ts";
+import { scriptText, tempDir, testConfig, waitForFile } from "./helpers.ts";
 
 const MOSQUITTO = "/usr/sbin/mosquitto";
 const tmp = tempDir("outpost-mqtt-");
-let broker: Subprocess | null = null;
+let broker: ListeningProcess | null = null;
 let responder: mqtt.MqttClient | null = null;
 let url = "";
 
 beforeAll(async () => {
   if (!(await waitForFile(MOSQUITTO))) throw new Error(`${MOSQUITTO} is not installed`);
-  const port = await freePort();
-  url = `mqtt://127.0.0.1:${port}`;
   const cfg = path.join(tmp.dir, "mosquitto.conf");
-  fs.writeFileSync(
-    cfg,
-    `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n`,
-  );
-  broker = spawn([MOSQUITTO, "-c", cfg], { stdout: "ignore", stderr: "ignore" });
-  await waitForPort(port);
+  broker = await startListening({
+    command: (port) => {
+      fs.writeFileSync(
+        cfg,
+        `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n`,
+      );
+      return [MOSQUITTO, "-c", cfg];
+    },
+    // Printed once every listener is bound ("Opening … socket on port" comes before the bind).
+    ready: () => " running",
+  });
+  url = `mqtt://127.0.0.1:${broker.port}`;
   // A device-side responder: answers requests on sensors/<id>/get on sensors/<id>/state, first with a
   // non-matching reply, then with the real one.
   responder = await mqtt.connectAsync(url, { clientId: "responder", reconnectPeriod: 0 });
@@ -48,10 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await responder?.endAsync(true);
-  if (broker) {
-    broker.kill("SIGTERM");
-    await broker.exited;
-  }
+  await broker?.stop();
   tmp.cleanup();
 });
 

@@ -1,55 +1,38 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
-import { type Subprocess, spawn } from "bun";
 import { Client } from "ssh2";
 import { executeCommands } from "../../agent/commands/executor.ts";
 import type { CommandContext } from "../../agent/commands/types.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
 import { generateEd25519 } from "../../modules/platform/host-key.ts";
-import { freePort, logger, tempDir, testConfig, waitForFile, waitForPort } from "./helpers.ts";
+import { type ListeningProcess, startSshd } from "../helpers/listener.ts";
+import { logger, tempDir, testConfig, waitForFile } from "./helpers.ts";
 
 const SSHD = "/usr/sbin/sshd";
 const tmp = tempDir("outpost-sshd-");
-let sshd: Subprocess | null = null;
+let sshd: ListeningProcess | null = null;
 let port = 0;
 let ctx: CommandContext;
 
 beforeAll(async () => {
   if (!(await waitForFile(SSHD))) throw new Error(`${SSHD} is not installed`);
-  fs.mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
   const hostKey = path.join(tmp.dir, "host_ed25519");
   fs.writeFileSync(hostKey, generateEd25519().private, { mode: 0o600 });
   const config = testConfig(tmp.dir);
   ctx = { config, store: new ScriptStore(config.scripts_dir), logger };
-  port = await freePort();
-  const cfg = path.join(tmp.dir, "sshd_config");
-  fs.writeFileSync(
-    cfg,
-    [
-      `ListenAddress 127.0.0.1`,
-      `HostKey ${hostKey}`,
-      "PidFile none",
-      "UsePAM no",
-      "StrictModes no",
-      `AuthorizedKeysFile ${config.authorized_keys_path}`,
-      "PubkeyAuthentication yes",
-      "PasswordAuthentication no",
-      "KbdInteractiveAuthentication no",
-      "PermitRootLogin prohibit-password",
-      `AllowUsers ${process.env.USER ?? "root"}`,
-      "LogLevel VERBOSE",
-    ].join("\n"),
-  );
-  sshd = spawn([SSHD, "-D", "-e", "-f", cfg, "-p", String(port)], { stdout: "ignore", stderr: "pipe" });
-  await waitForPort(port);
+  sshd = await startSshd(tmp.dir, hostKey, [
+    `AuthorizedKeysFile ${config.authorized_keys_path}`,
+    "PubkeyAuthentication yes",
+    "PermitRootLogin prohibit-password",
+    `AllowUsers ${process.env.USER ?? "root"}`,
+    "LogLevel VERBOSE",
+  ]);
+  port = sshd.port;
 });
 
 afterAll(async () => {
-  if (sshd) {
-    sshd.kill("SIGTERM");
-    await sshd.exited;
-  }
+  await sshd?.stop();
   tmp.cleanup();
 });
 
@@ -59,7 +42,7 @@ function trySsh(privateKey: string): Promise<string> {
     const client = new Client();
     const timer = setTimeout(() => {
       client.end();
-      resolve("timeout");
+      resolve(`timeout; sshd said:\n${sshd?.log().slice(-2000)}`);
     }, 8000);
     client
       .on("ready", () => {

@@ -2,6 +2,7 @@ import { afterAll } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Subprocess } from "bun";
+import { collectOutput, randomListenPort } from "./listener";
 
 export const REPO = path.resolve(import.meta.dir, "../..");
 export const OUTPOST = path.join(REPO, "outpost");
@@ -46,7 +47,7 @@ export async function startOutpostProcess(
   if (env.PORT !== undefined) return startOnPort(env, env.PORT, timeoutMs);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnPort(env, String(20_000 + Math.floor(Math.random() * 12_000)), timeoutMs);
+      return await startOnPort(env, String(randomListenPort()), timeoutMs);
     } catch (error) {
       if (attempt === 5 || !/PORT \d+ is already in use/.test(String(error))) throw error;
     }
@@ -66,15 +67,7 @@ async function startOnPort(
     stderr: "pipe",
     stdin: "ignore",
   });
-  let output = "";
-  const collect = async (stream: ReadableStream<Uint8Array>) => {
-    const reader = stream.getReader();
-    const decoder = new TextDecoder();
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-      output += decoder.decode(chunk.value, { stream: true });
-    }
-  };
-  const collected = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const output = collectOutput(child);
   afterAll(async () => {
     // A test that failed midway leaves its process running: stop it the way Ctrl-C does, so it
     // takes its embedded PostgreSQL down too, and only then force.
@@ -91,8 +84,8 @@ async function startOnPort(
   const readyPath = env.OUTPOST_ROLE === "worker" || env.OUTPOST_ROLE === "tunnel" ? undefined : "/readyz";
   while (true) {
     if (child.exitCode !== null) {
-      await Promise.race([collected, Bun.sleep(2_000)]); // its last words, e.g. "PORT … is already in use"
-      throw new Error(`outpost exited with ${child.exitCode}:\n${output}`);
+      await Promise.race([output.done, Bun.sleep(2_000)]); // its last words, e.g. "PORT … is already in use"
+      throw new Error(`outpost exited with ${child.exitCode}:\n${output.text}`);
     }
     if (readyPath) {
       const ready = await fetch(`${url}${readyPath}`).then(
@@ -100,17 +93,18 @@ async function startOnPort(
         () => false,
       );
       if (ready) break;
-    } else if (output.includes("job runner started") || output.includes("tunnel role listening")) break;
+    } else if (output.text.includes("job runner started") || output.text.includes("tunnel role listening"))
+      break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
-      throw new Error(`outpost not ready after ${timeoutMs} ms:\n${output}`);
+      throw new Error(`outpost not ready after ${timeoutMs} ms:\n${output.text}`);
     }
     await Bun.sleep(50);
   }
   return {
     process: child,
     url,
-    output: () => output,
+    output: () => output.text,
     async interrupt() {
       child.kill("SIGINT");
       return child.exited;

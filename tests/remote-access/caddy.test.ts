@@ -6,8 +6,9 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import tls from "node:tls";
 import type { TunnelClient } from "../../agent/tunnel-client";
-import { freePort, tempDir } from "../agent/helpers";
+import { tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
+import { startListening } from "../helpers/listener";
 import {
   connectTunnel,
   deviceWithLease,
@@ -15,7 +16,6 @@ import {
   startDeviceWeb,
   statusOf,
   tunnelClient,
-  waitFor,
 } from "./helpers";
 
 const DOMAIN = "remote.test";
@@ -23,14 +23,16 @@ const app = await startTestApp({ BASE_DOMAIN: DOMAIN, BASE_URL: "https://console
 const tunnel = app.running.tunnel!;
 const operator = await app.token("operator");
 const tmp = tempDir("outpost-caddy-");
-const [httpPort, httpsPort, adminPort] = [await freePort(), await freePort(), await freePort()];
 const caddyfile = path.join(tmp.dir, "Caddyfile");
-writeFileSync(
-  caddyfile,
-  `{
-  admin 127.0.0.1:${adminPort}
-  http_port ${httpPort}
-  https_port ${httpsPort}
+// Three ports from one: the admin API on `port`, HTTP on the next, HTTPS on the one after.
+const caddy = await startListening({
+  command: (port) => {
+    writeFileSync(
+      caddyfile,
+      `{
+  admin 127.0.0.1:${port}
+  http_port ${port + 1}
+  https_port ${port + 2}
   local_certs
   skip_install_trust
   storage file_system ${path.join(tmp.dir, "storage")}
@@ -46,26 +48,24 @@ https://*.${DOMAIN} {
   reverse_proxy 127.0.0.1:${tunnel.httpPort}
 }
 `,
-);
-const caddy = Bun.spawn(["/usr/bin/caddy", "run", "--config", caddyfile, "--adapter", "caddyfile"], {
+    );
+    return ["/usr/bin/caddy", "run", "--config", caddyfile, "--adapter", "caddyfile"];
+  },
+  ready: () => '"msg":"serving initial configuration"',
   env: {
     PATH: "/usr/bin:/bin",
     HOME: tmp.dir,
     XDG_DATA_HOME: path.join(tmp.dir, "data"),
     XDG_CONFIG_HOME: path.join(tmp.dir, "config"),
   },
-  stdout: "ignore",
-  stderr: "pipe",
 });
+const httpsPort = caddy.port + 2;
 const webA = startDeviceWeb("A");
 const webB = startDeviceWeb("B");
 const clients: TunnelClient[] = [];
 afterAll(async () => {
   for (const c of clients) await c.stop();
-  caddy.kill("SIGTERM");
-  const killer = setTimeout(() => caddy.kill("SIGKILL"), 5000);
-  await caddy.exited;
-  clearTimeout(killer);
+  await caddy.stop();
   webA.stop();
   webB.stop();
   tmp.cleanup();
@@ -113,11 +113,6 @@ async function connectedDevice(webPort: number) {
 
 describe("behind a real Caddy with on-demand TLS", () => {
   test("an allowed device host gets a certificate and its page after the ticket; an unknown host gets none", async () => {
-    await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${adminPort}/config/`).catch(() => null))?.ok === true,
-      15_000,
-      "caddy",
-    );
     const a = await connectedDevice(webA.port);
     const page = await httpsGet(a.host, "/", { cookie: a.cookie });
     expect(page.certificate).toBe(true);

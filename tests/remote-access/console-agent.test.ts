@@ -4,7 +4,7 @@
 // WebSocket round trip works; closing the console page takes the tunnel down. Then a frozen (SIGSTOPped)
 // agent gives 504 within 5 s.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import ssh2 from "ssh2";
@@ -18,6 +18,7 @@ import { signedIn } from "../console/helpers";
 import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, screenshot } from "../helpers/browser";
+import { startSshd } from "../helpers/listener";
 import { spawnAgent } from "../helpers/process";
 import { get, type Json, statusOf, waitFor } from "./helpers";
 
@@ -55,29 +56,10 @@ ws.onopen = () => ws.send("ping"); ws.onmessage = (e) => { document.getElementBy
 
 const tmp = tempDir();
 // A real OpenSSH sshd as the device's ssh target (reached through the multiplexer).
-mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
 const sshdKey = generateEd25519();
 writeFileSync(path.join(tmp.dir, "host_ed25519"), sshdKey.private, { mode: 0o600 });
-const sshdPort = await freePort();
-writeFileSync(
-  path.join(tmp.dir, "sshd_config"),
-  [
-    "ListenAddress 127.0.0.1",
-    `HostKey ${path.join(tmp.dir, "host_ed25519")}`,
-    "PidFile none",
-    "UsePAM no",
-    "StrictModes no",
-    "PasswordAuthentication no",
-    "KbdInteractiveAuthentication no",
-  ].join("\n"),
-);
-const sshd = Bun.spawn(
-  ["/usr/sbin/sshd", "-D", "-e", "-f", path.join(tmp.dir, "sshd_config"), "-p", String(sshdPort)],
-  {
-    stdout: "ignore",
-    stderr: "ignore",
-  },
-);
+const sshd = await startSshd(tmp.dir, path.join(tmp.dir, "host_ed25519"));
+const sshdPort = sshd.port;
 const device = await approvedDevice(app);
 saveCredentials(path.join(tmp.dir, "state"), { uuid: device.id, token: device.token });
 const { agent, stop: stopAgent } = spawnAgent({
@@ -94,8 +76,7 @@ const { agent, stop: stopAgent } = spawnAgent({
 afterAll(async () => {
   await stopAgent();
   deviceWeb.stop(true);
-  sshd.kill("SIGTERM");
-  await sshd.exited;
+  await sshd.stop();
   tmp.cleanup();
 });
 

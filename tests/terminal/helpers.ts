@@ -1,13 +1,14 @@
 // (No bun:test import here: bench/terminal uses these too.)
 // A device for terminal tests: a real OpenSSH sshd (its ed25519 host key, keys from the agent's
 // authorized_keys file) and the real agent polling the app, with its tunnel to the app's tunnel role.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { saveCredentials } from "../../agent/state";
 import { generateEd25519 } from "../../modules/platform/host-key";
-import { freePort, tempDir, waitForPort } from "../agent/helpers";
+import { tempDir } from "../agent/helpers";
 import { approvedDevice } from "../devices/helpers";
 import type { TestApp } from "../helpers/app";
+import { startSshd } from "../helpers/listener";
 import { spawnAgent } from "../helpers/process";
 
 export const LOGIN_USER = process.env.USER ?? "root";
@@ -37,39 +38,20 @@ export async function startDevice(
 ): Promise<TestDevice> {
   const tmp = tempDir("outpost-terminal-");
   const dir = tmp.dir;
-  mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
   const hostKey = generateEd25519("device-sshd");
   writeFileSync(path.join(dir, "host_ed25519"), hostKey.private, { mode: 0o600 });
   writeFileSync(path.join(dir, "host_ed25519.pub"), `${hostKey.public.trim()}\n`);
   const authorizedKeys = path.join(dir, "ssh", "authorized_keys");
-  const sshdPort = await freePort();
-  writeFileSync(
-    path.join(dir, "sshd_config"),
-    [
-      "ListenAddress 127.0.0.1",
-      `HostKey ${path.join(dir, "host_ed25519")}`,
-      "PidFile none",
-      "UsePAM no",
-      "StrictModes no",
-      `AuthorizedKeysFile ${authorizedKeys}`,
-      "PubkeyAuthentication yes",
-      "PasswordAuthentication no",
-      "KbdInteractiveAuthentication no",
-      "PermitRootLogin prohibit-password",
-      "PrintMotd no",
-      "PrintLastLog no",
-      `AllowUsers ${LOGIN_USER}`,
-      "AcceptEnv LANG LC_*",
-    ].join("\n"),
-  );
-  const sshd = Bun.spawn(
-    ["/usr/sbin/sshd", "-D", "-e", "-f", path.join(dir, "sshd_config"), "-p", String(sshdPort)],
-    {
-      stdout: "ignore",
-      stderr: "ignore",
-    },
-  );
-  await waitForPort(sshdPort);
+  const sshd = await startSshd(dir, path.join(dir, "host_ed25519"), [
+    `AuthorizedKeysFile ${authorizedKeys}`,
+    "PubkeyAuthentication yes",
+    "PermitRootLogin prohibit-password",
+    "PrintMotd no",
+    "PrintLastLog no",
+    `AllowUsers ${LOGIN_USER}`,
+    "AcceptEnv LANG LC_*",
+  ]);
+  const sshdPort = sshd.port;
   const target: DeviceTarget =
     "device" in app
       ? app
@@ -98,8 +80,7 @@ export async function startDevice(
     agent,
     async stop() {
       await stopAgent();
-      sshd.kill("SIGTERM");
-      await sshd.exited;
+      await sshd.stop();
       tmp.cleanup();
     },
   };
