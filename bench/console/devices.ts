@@ -161,7 +161,7 @@ try {
     join bench_devices d on d.n = g % ${DEVICES} + 1`,
   );
   // In time order, as heartbeats arrive: a device's rows of a day lie on as many pages as it sent
-  // heartbeats, and the rollup job's window is a range of pages (its BRIN index), not a scan.
+  // heartbeats, interleaved with the fleet's, and a time window's rows lie together.
   await time(
     "telemetry: the rows",
     () => sql`

@@ -40,7 +40,7 @@ export interface ListeningProcess {
 }
 
 /**
- * Starts a server (sshd, mosquitto) on a free loopback port and returns once the server itself says it
+ * Starts a server (sshd, Mosquitto, Caddy) on a free loopback port and returns once the server itself says it
  * listens. A port found free can be taken before the server binds it, and then "does the port answer"
  * would be answered by someone else's listener: so readiness is the server's own log line, and a server
  * that exits first ("Address already in use") is started again on another port, at most 5 times.
