@@ -33,6 +33,34 @@ function listen(server: net.Server, port: number, host: string): Promise<number>
 }
 
 /**
+ * The sockets a listener accepted and still holds. close() waits for all of them to end, and some
+ * never end on their own (a web process's link to the multiplexer, a device's idle work connection, an
+ * HTTP keep-alive): stopping after terminal sessions hung until a second Ctrl-C. The SSH listener is
+ * not tracked: its connections are the devices' tunnels, which stop() closes itself.
+ */
+function trackConnections(server: net.Server): Set<net.Socket> {
+  const open = new Set<net.Socket>();
+  server.on("connection", (socket: net.Socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  });
+  return open;
+}
+
+/** Stops accepting, gives what is open `graceMs` to finish, then ends the rest. */
+async function closeServer(server: net.Server, open: Set<net.Socket>, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const timer = setTimeout(() => {
+    for (const socket of open) socket.destroy();
+  }, graceMs);
+  await closed;
+  clearTimeout(timer);
+}
+
+/** How long stopping waits for open connections before ending them. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
  * Starts the tunnel role: SSH server, data plane, HTTP vhost front, TCP multiplexer, and the lease watch.
  */
 export async function startTunnel(
@@ -44,6 +72,7 @@ export async function startTunnel(
   const registry = new TunnelRegistry();
   const instance = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const data = createDataServer({ secretKey: config.secretKey, registry, logger });
+  const dataOpen = trackConnections(data);
   const dataPort = await listen(data, config.tunnelDataPort, config.tunnelHost);
   const sshOptions = {
     sql: database.sql,
@@ -64,12 +93,14 @@ export async function startTunnel(
     cookies: new CookieChecker(database.sql, config.secretKey),
     logger,
   });
+  const vhostOpen = trackConnections(vhost);
   const mux = createMuxServer({
     secretKey: config.secretKey,
     baseDomain: config.baseDomain,
     registry,
     logger,
   });
+  const muxOpen = trackConnections(mux);
   const sshPort = await new Promise<number>((resolve, reject) => {
     ssh.once("error", reject);
     ssh.listen(config.tunnelSshPort, config.tunnelHost, () =>
@@ -93,11 +124,12 @@ export async function startTunnel(
     async stop() {
       stopWatch();
       for (const tunnel of registry.all()) tunnel.close("tunnel process stopping");
-      await Promise.all(
-        [vhost, mux, data, ssh as unknown as net.Server].map(
-          (s) => new Promise<void>((resolve) => s.close(() => resolve())),
-        ),
-      );
+      await Promise.all([
+        closeServer(vhost, vhostOpen, CLOSE_GRACE_MS),
+        closeServer(mux, muxOpen, CLOSE_GRACE_MS),
+        closeServer(data, dataOpen, CLOSE_GRACE_MS),
+        new Promise<void>((resolve) => ssh.close(() => resolve())),
+      ]);
       await forgetInstance(database.sql, instance).catch(() => {});
     },
   };
