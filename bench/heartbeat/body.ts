@@ -12,16 +12,16 @@ export const SCHEMA_DEFINITION = buildSchemaDefinition(
 );
 
 /**
- * The heartbeat the benchmark posts (bench/heartbeat/run.ts), as the agent sends it: five scripts'
- * reports and the schema definition, ~4.5 KB of JSON.
- */
-/**
  * The device's SSH host key as the agent reports it in every heartbeat (its sshd's ed25519 key with the
  * file's comment). The seed pins it for every device, as a running fleet's keys are (seed.ts).
  */
 export const HOST_KEY =
   "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBN3TTFA/dYNx4r3QoLyI+TM9KrbMSQImvUBMq6Ll3uR root@atom";
 
+/**
+ * The heartbeat the benchmark posts (bench/heartbeat/run.ts), as the agent sends it: five scripts'
+ * reports and the schema definition, ~4.5 KB of JSON.
+ */
 export function heartbeatBody(mac: string, uptime: number) {
   const report = (output: Record<string, unknown>, ms: number) => ({
     data: { status: "success", validation_status: "valid", duration_ms: ms, output },

@@ -5,9 +5,9 @@
  * when the load is light).
  *
  * With `overlap`, a batch starts beside a running one only once `overlap.at` items wait, or once the
- * oldest of them has waited `overlap.afterMs`: every batch has a fixed cost (for the heartbeat's statement about as much as
- * seven heartbeats' rows), so a few items do better joining the next, larger batch, unless the running
- * one is slow (say, waiting for a row lock).
+ * oldest of them has waited `overlap.afterMs`: every batch has a fixed cost (for the heartbeat's
+ * statement about as much as seven heartbeats' rows), so a few items do better joining the next,
+ * larger batch, unless the running one is slow (say, waiting for a row lock).
  *
  * Items with the same key never share a batch and never run in two batches at once: they run one
  * after another, in the order they came (one device's heartbeats stay serial, and batches touch

@@ -27,9 +27,18 @@ export interface HostKeyView {
 export function staleHostKeys(sql: Sql) {
   return sql`select a.ord from accepted a join input i on i.ord = a.ord
       left join device_host_keys k on k.device_id = a.id
-      where i.host_key is not null and (k.device_id is null
-        or (k.public_key = i.host_key and k.reported_key is not null)
-        or (k.public_key <> i.host_key and k.reported_key is distinct from i.host_key))`;
+      where i.host_key is not null and (k.device_id is null or ${changesPin(sql, "k", sql`i.host_key`)})`;
+}
+
+/**
+ * Whether reporting `key` changes the pinned row `pinned` (an alias of device_host_keys): back to the
+ * pin while another key was reported, or a key other than the pin not reported yet. The one rule both
+ * the batch's check (staleHostKeys) and the write (noteHostKey) apply.
+ */
+function changesPin(sql: Sql, pinned: string, key: ReturnType<Sql>) {
+  const row = sql(pinned);
+  return sql`((${row}.public_key = ${key} and ${row}.reported_key is not null)
+    or (${row}.public_key <> ${key} and ${row}.reported_key is distinct from ${key}))`;
 }
 
 /**
@@ -47,9 +56,7 @@ export async function noteHostKey(sql: Sql, deviceId: string, line: unknown): Pr
       reported_key = case when device_host_keys.public_key = excluded.public_key then null else excluded.public_key end,
       reported_fingerprint = case when device_host_keys.public_key = excluded.public_key then null else excluded.fingerprint end,
       reported_at = case when device_host_keys.public_key = excluded.public_key then null else now() end
-    where (device_host_keys.public_key = excluded.public_key and device_host_keys.reported_key is not null)
-      or (device_host_keys.public_key <> excluded.public_key
-        and device_host_keys.reported_key is distinct from excluded.public_key)`;
+    where ${changesPin(sql, "device_host_keys", sql`excluded.public_key`)}`;
 }
 
 /** What a terminal may trust for this device's sshd. */
