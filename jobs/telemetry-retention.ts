@@ -1,16 +1,20 @@
 import { defineJob } from "../modules/jobs/task";
 import { deviceSettings } from "../modules/settings/service";
-import { dropExpiredRollups } from "../modules/telemetry/rollups";
+import { dropExpiredRecentRollups, dropExpiredRollups } from "../modules/telemetry/rollups";
 import { dropExpiredTelemetry } from "../modules/telemetry/service";
 
 export default defineJob({
   identifier: "telemetry_retention",
   description:
-    "Drops daily telemetry partitions older than the retention period (default 30 days), and hourly rollups older than it (at least 30 days)",
+    "Drops daily telemetry partitions older than the retention period (default 30 days), hourly rollups older than it (at least 30 days) and 6-minute rollups older than 2 days",
   async run(_payload, { config, database, logger }) {
     const { telemetryRetentionDays } = await deviceSettings(config);
     const dropped = await dropExpiredTelemetry(database.sql, telemetryRetentionDays);
     const rollups = await dropExpiredRollups(database.sql, telemetryRetentionDays);
-    logger.info({ dropped, rollups, retentionDays: telemetryRetentionDays }, "applied telemetry retention");
+    const recentDropped = await dropExpiredRecentRollups(database.sql);
+    logger.info(
+      { dropped, rollups, recentDropped, retentionDays: telemetryRetentionDays },
+      "applied telemetry retention",
+    );
   },
 });

@@ -5,7 +5,7 @@
  *   (up to --devices 1000000 --telemetry 10000000)
  *
  * Seeds with set-based SQL (generate_series; a few seconds to several minutes), folds the telemetry into
- * the hourly rollups with the telemetry_rollup job's own code (timed: the job's throughput; beyond
+ * the rollups (hourly, 6-minute) with the telemetry_rollup job's own code (timed: the job's throughput; beyond
  * 1,000,000 rows the rollups are built from the seed instead, with the job's field rule), starts the web role against the same
  * database (an embedded PostgreSQL in a temp dir, or DATABASE_URL), signs in, and times each page from
  * request to the last byte over loopback: p50 / p95 / max after warm-up. Target: p95 < 50 ms.
@@ -20,7 +20,7 @@ import { loadConfig } from "../../modules/platform/config";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { createLogger } from "../../modules/platform/logger";
-import { rollUpTelemetry } from "../../modules/telemetry/rollups";
+import { BUCKET_MS, RECENT_MS, rollUpTelemetry, SETTLE_MS } from "../../modules/telemetry/rollups";
 import { ensureTelemetryPartitions } from "../../modules/telemetry/service";
 import { heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "../heartbeat/body";
 
@@ -80,9 +80,10 @@ try {
   );
   await sql`truncate devices cascade`;
   // (A DATABASE_URL may hold an earlier run's rows: start from none.)
-  await sql`truncate telemetry_events, telemetry_hourly, telemetry_fleet_hourly, telemetry_rollup_progress`;
+  await sql`truncate telemetry_events, telemetry_hourly, telemetry_6min, telemetry_fleet_hourly, telemetry_rollup_progress`;
   await ensureTelemetryPartitions(sql, 2);
   await sql`select telemetry_ensure_partitions((now() - interval '8 days')::date, now()::date)`;
+  await sql`select daily_partitions_ensure('telemetry_6min', 'bucket', (now() - interval '2 days')::date, now()::date)`;
   // Seeding only: triggers off (no live-update notifications for 100,000 inserts).
   await time("devices", () =>
     sql.begin(async (tx) => {
@@ -176,22 +177,36 @@ try {
     await time("rollups: from the seed", async () => {
       await sql`create unlogged table bench_fields as
         select p.v, f.path, f.v as val from bench_payloads p cross join lateral telemetry_numeric_fields(p.payload) f`;
-      await sql`
-        insert into telemetry_hourly (device_id, hour, heartbeats, stats)
-        select b.device_id, b.hour, b.n, s.stats
-        from (select device_id, date_trunc('hour', recorded_at) as hour, count(*)::int as n from bench_rows group by 1, 2) b
+      // Where the job would be: the last 6-minute boundary before now - its settle margin.
+      const [{ watermark }] = await sql<{ watermark: string }[]>`
+        select date_bin('6 minutes', now() - make_interval(secs => ${SETTLE_MS / 1000}), 'epoch')::text as watermark`;
+      const fold = (table: string, column: string, width: string, since: string) => sql`
+        insert into ${sql(table)} (device_id, ${sql(column)}, heartbeats, stats)
+        select b.device_id, b.at, b.n, s.stats
+        from (
+          select device_id, date_bin(${width}::interval, recorded_at, 'epoch') as at, count(*)::int as n
+          from bench_rows where recorded_at >= ${since}::timestamptz and recorded_at < ${watermark}::timestamptz
+          group by 1, 2
+        ) b
         join (
-          select device_id, hour, jsonb_object_agg(path, jsonb_build_array(n, s, lo, hi)) as stats
+          select device_id, at, jsonb_object_agg(path, jsonb_build_array(n, s, lo, hi)) as stats
           from (
-            select r.device_id, date_trunc('hour', r.recorded_at) as hour, f.path,
+            select r.device_id, date_bin(${width}::interval, r.recorded_at, 'epoch') as at, f.path,
               count(*) as n, sum(f.val) as s, min(f.val) as lo, max(f.val) as hi
-            from bench_rows r join bench_fields f on f.v = r.v group by 1, 2, 3
+            from bench_rows r join bench_fields f on f.v = r.v
+            where r.recorded_at >= ${since}::timestamptz and r.recorded_at < ${watermark}::timestamptz
+            group by 1, 2, 3
           ) per_path group by 1, 2
-        ) s using (device_id, hour)`;
+        ) s using (device_id, at)`;
+      const recentFrom = new Date(Math.floor((Date.now() - RECENT_MS) / BUCKET_MS) * BUCKET_MS).toISOString();
+      await fold("telemetry_hourly", "hour", "1 hour", "-infinity");
+      await fold("telemetry_6min", "bucket", "6 minutes", recentFrom);
       await sql`
         insert into telemetry_fleet_hourly (hour, devices, heartbeats)
-        select date_trunc('hour', recorded_at), count(distinct device_id), count(*) from bench_rows group by 1`;
-      await sql`insert into telemetry_rollup_progress (rolled_until) values (now()) on conflict do nothing`;
+        select date_bin('1 hour', recorded_at, 'epoch'), count(distinct device_id), count(*) from bench_rows
+        where recorded_at < ${watermark}::timestamptz group by 1`;
+      await sql`insert into telemetry_rollup_progress (rolled_until, recent_from)
+        values (${watermark}::timestamptz, ${recentFrom}::timestamptz) on conflict do nothing`;
       await sql`drop table bench_fields`;
     });
   }
@@ -210,7 +225,7 @@ try {
       `  rollups: ${rollup.heartbeats.toLocaleString("en-US")} heartbeats in ${rollup.windows} windows, ${rollupSeconds.toFixed(1)} s (${Math.round(rollup.heartbeats / rollupSeconds).toLocaleString("en-US")} heartbeats/s)`,
     );
   }
-  await sql`analyze telemetry_hourly`;
+  await settle(["telemetry_hourly", "telemetry_6min", "telemetry_fleet_hourly"]);
 
   const admin = await createOperator(database.db, {
     email: `bench-${Date.now()}@example.test`, // unique: a DATABASE_URL may hold an earlier run's operator
@@ -258,9 +273,8 @@ try {
         `chart query: ${(performance.now() - started).toFixed(1)} ms, ${data.events} events, ${data.t.length} buckets`,
       );
     }
-    const plan =
-      await sql.unsafe(`explain (analyze, buffers) select recorded_at, payload::jsonb from telemetry_events
-      where device_id = '${busyIds[0]!.id}' and recorded_at >= now() - interval '1 day'`);
+    const plan = await sql.unsafe(`explain (analyze, buffers) select bucket, stats from telemetry_6min
+      where device_id = '${busyIds[0]!.id}' and bucket >= now() - interval '1 day'`);
     for (const row of plan) console.log(Object.values(row)[0]);
   }
   // A live fleet when the pages are timed: the approved devices checked in over the last 10 minutes

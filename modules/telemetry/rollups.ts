@@ -1,15 +1,19 @@
 /**
- * Hourly telemetry rollups: what charts over days and the dashboard read instead of raw heartbeats.
+ * Telemetry rollups: what charts of a day or more and the dashboard read instead of raw heartbeats.
  *
- * The `telemetry_rollup` job (every minute) folds raw rows into `telemetry_hourly` (per device and
- * UTC hour: heartbeats, and `[count, sum, min, max]` per numeric field) and `telemetry_fleet_hourly`
- * (per hour: devices seen, heartbeats). It reads raw rows in windows of at most 15 minutes (longer
- * after empty ones) after its watermark (`telemetry_rollup_progress.rolled_until`) and merges each
- * window into the hours it touches, watermark and rollups in one transaction: a crash repeats
- * nothing and loses nothing.
- * Windows end SETTLE_MS before now, so a heartbeat transaction still open when the window closes
- * (they take milliseconds) is not skipped. Rows inserted later with an older `recorded_at` (seeding)
- * are not rolled up.
+ * The `telemetry_rollup` job (every minute) folds raw rows into two tiers of the same shape (per
+ * device and bucket: heartbeats, and `[count, sum, min, max]` per numeric field):
+ * `telemetry_6min` (6-minute buckets, the last RECENT_MS; the 24-hour chart) and `telemetry_hourly`
+ * (UTC hours, kept with the telemetry retention; 7- and 30-day charts), plus `telemetry_fleet_hourly`
+ * (per hour: devices seen, heartbeats). It reads raw rows after its watermark
+ * (`telemetry_rollup_progress.rolled_until`) in windows that end on a 6-minute boundary (at most
+ * WINDOW_MS; longer after empty ones) and merges each window into the buckets and hours it touches,
+ * watermark and rollups in one transaction: a crash repeats nothing and loses nothing.
+ * Because windows end on bucket boundaries, a 6-minute bucket is written once, and an hour at most
+ * ten times, however often the job runs; readers add the raw rows after the watermark (the last
+ * six minutes or so). Windows end SETTLE_MS before now, so a heartbeat transaction still open when
+ * the window closes (they take milliseconds) is not skipped. Rows inserted later with an older
+ * `recorded_at` (seeding) are not rolled up.
  */
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../platform/database";
@@ -17,13 +21,20 @@ import { listTelemetryPartitions } from "./service";
 
 /** Raw rows younger than this are left for the next run (their transaction may still be open). */
 export const SETTLE_MS = 30_000;
+/** The fine tier's bucket: the 24-hour chart's 240 buckets. Windows end on its boundaries. */
+export const BUCKET_MS = 6 * 60_000;
 /** The most raw time one transaction folds in (a backfill after an upgrade takes many)... */
-const WINDOW_MS = 15 * 60_000;
+const WINDOW_MS = 3 * BUCKET_MS;
 /** ...unless the windows before it were empty: each empty one doubles the next, up to this. */
 const EMPTY_WINDOW_MAX_MS = 2 * 3_600_000;
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+/** The 6-minute tier holds at least this much (its daily partitions are dropped when older). */
+export const RECENT_MS = 2 * DAY_MS;
 /** Rollups outlive raw telemetry: the 30-day chart works even when raw rows are kept 7 days. */
 export const MIN_ROLLUP_RETENTION_DAYS = 30;
+
+const bucketFloor = (ms: number) => Math.floor(ms / BUCKET_MS) * BUCKET_MS;
 
 export interface RollupRun {
   /** Windows folded in. */
@@ -42,15 +53,35 @@ async function initialWatermark(sql: Sql, now: Date): Promise<Date> {
   const [oldestDay] = await listTelemetryPartitions(sql);
   const [row] = await sql<{ oldest_ms: number | null }[]>`
     select extract(epoch from min(recorded_at))::float8 * 1000 as oldest_ms from telemetry_events_default`;
-  const candidates = [now.getTime() - SETTLE_MS];
+  const candidates = [bucketFloor(now.getTime() - SETTLE_MS)];
   if (oldestDay) candidates.push(Date.parse(`${oldestDay}T00:00:00Z`));
   if (row?.oldest_ms) candidates.push(Math.floor(row.oldest_ms / HOUR_MS) * HOUR_MS);
   return new Date(Math.min(...candidates));
 }
 
+export interface RollupProgress {
+  /** Raw telemetry before this is in the rollups. */
+  rolledUntil: Date;
+  /** The 6-minute tier is complete from here on (null: from before the tier, not yet known). */
+  recentFrom: Date | undefined;
+}
+
+/** The job's watermark, or undefined before its first run. */
+export async function rollupProgress(sql: Sql): Promise<RollupProgress | undefined> {
+  const [row] = await sql<{ rolled_until_ms: number; recent_from_ms: number | null }[]>`
+    select extract(epoch from rolled_until)::float8 * 1000 as rolled_until_ms,
+      extract(epoch from recent_from)::float8 * 1000 as recent_from_ms
+    from telemetry_rollup_progress`;
+  if (!row) return undefined;
+  return {
+    rolledUntil: new Date(row.rolled_until_ms),
+    recentFrom: row.recent_from_ms === null ? undefined : new Date(row.recent_from_ms),
+  };
+}
+
 /**
- * Folds raw telemetry into the hourly rollups up to `now - SETTLE_MS` (now: when the run starts),
- * window by window, for at most `budgetMs` (the next run goes on). One runner at a time: another
+ * Folds raw telemetry into the rollups up to the last 6-minute boundary before `now - SETTLE_MS`
+ * (now: when the run starts), window by window, for at most `budgetMs` (the next run goes on). One runner at a time: another
  * worker's run finds the watermark locked and returns at once.
  */
 export async function rollUpTelemetry(
@@ -64,12 +95,13 @@ export async function rollUpTelemetry(
   const [hasWatermark] = await sql`select 1 from telemetry_rollup_progress`;
   if (!hasWatermark) {
     const start = await initialWatermark(sql, now);
-    await sql`insert into telemetry_rollup_progress (rolled_until) values (${start.toISOString()}::timestamptz)
-      on conflict do nothing`;
+    await sql`insert into telemetry_rollup_progress (rolled_until, recent_from)
+      values (${start.toISOString()}::timestamptz, ${start.toISOString()}::timestamptz) on conflict do nothing`;
   }
   const run: RollupRun = { windows: 0, heartbeats: 0, rolledUntil: undefined };
   // Fixed for the run: chasing a moving "now" would fold a few milliseconds at a time forever.
-  const target = now.getTime() - SETTLE_MS;
+  const target = bucketFloor(now.getTime() - SETTLE_MS);
+  const recentFrom = new Date(bucketFloor(now.getTime() - RECENT_MS));
   let windowMs = WINDOW_MS;
   for (;;) {
     const step = await sql.begin(async (tx) => {
@@ -78,10 +110,11 @@ export async function rollUpTelemetry(
         from telemetry_rollup_progress for update skip locked`;
       if (!progress) return { busy: true as const };
       const from = new Date(progress.rolled_until_ms);
-      const until = Math.min(from.getTime() + windowMs, target);
+      // On a bucket boundary (a watermark from before the 6-minute tier may not be on one).
+      const until = bucketFloor(Math.min(from.getTime() + windowMs, target));
       if (until <= from.getTime()) return { busy: false as const, from, until: from, heartbeats: 0 };
       const to = new Date(until);
-      const heartbeats = await foldWindow(tx, from, to);
+      const heartbeats = await foldWindow(tx, from, to, recentFrom);
       await tx`update telemetry_rollup_progress set rolled_until = ${to.toISOString()}::timestamptz`;
       return { busy: false as const, from, until: to, heartbeats };
     });
@@ -96,35 +129,56 @@ export async function rollUpTelemetry(
   }
 }
 
-/** Merges the raw rows of [from, to) into the hourly rollups; returns how many it read. */
-async function foldWindow(sql: TransactionSql, from: Date, to: Date): Promise<number> {
-  // Each payload is parsed once (the materialised CTE); a device-hour inserted for the first time
+/**
+ * Merges the raw rows of [from, to) into the rollups (6-minute buckets from `recentFrom` on);
+ * returns how many it read.
+ */
+async function foldWindow(sql: TransactionSql, from: Date, to: Date, recentFrom: Date): Promise<number> {
+  // Each payload is parsed once (the materialised CTE) and its fields grouped once, by 6-minute
+  // bucket; the hours are folded from those groups. A device-hour inserted for the first time
   // (xmax = 0: not an update) is one more device seen in that hour.
   const [row] = await sql<{ heartbeats: number }[]>`
     with events as materialized (
-      select device_id, date_trunc('hour', recorded_at) as hour, payload::jsonb as payload
+      select device_id, date_bin('6 minutes', recorded_at, 'epoch') as bucket, payload::jsonb as payload
       from telemetry_events
       where recorded_at >= ${from.toISOString()}::timestamptz and recorded_at < ${to.toISOString()}::timestamptz
     ), beats as (
-      select device_id, hour, count(*)::int as n from events group by 1, 2
-    ), fields as (
-      select e.device_id, e.hour, f.path, count(*) as n, sum(f.v) as s, min(f.v) as lo, max(f.v) as hi
+      select device_id, bucket, count(*)::int as n from events group by 1, 2
+    ), fields as materialized (
+      select e.device_id, e.bucket, f.path, count(*) as n, sum(f.v) as s, min(f.v) as lo, max(f.v) as hi
       from events e cross join lateral telemetry_numeric_fields(e.payload) f
       group by 1, 2, 3
-    ), stats as (
+    ), recent as (
+      insert into telemetry_6min as r (device_id, bucket, heartbeats, stats)
+      select b.device_id, b.bucket, b.n, coalesce(s.stats, '{}'::jsonb)
+      from beats b left join (
+        select device_id, bucket, jsonb_object_agg(path, jsonb_build_array(n, s, lo, hi)) as stats
+        from fields where bucket >= ${recentFrom.toISOString()}::timestamptz group by 1, 2
+      ) s using (device_id, bucket)
+      where b.bucket >= ${recentFrom.toISOString()}::timestamptz
+      on conflict (device_id, bucket) do update set
+        heartbeats = r.heartbeats + excluded.heartbeats,
+        stats = telemetry_stats_merge(r.stats, excluded.stats)
+    ), hour_beats as (
+      select device_id, date_bin('1 hour', bucket, 'epoch') as hour, sum(n)::int as n from beats group by 1, 2
+    ), hour_stats as (
       select device_id, hour, jsonb_object_agg(path, jsonb_build_array(n, s, lo, hi)) as stats
-      from fields group by 1, 2
+      from (
+        select device_id, date_bin('1 hour', bucket, 'epoch') as hour, path,
+          sum(n) as n, sum(s) as s, min(lo) as lo, max(hi) as hi
+        from fields group by 1, 2, 3
+      ) per_path group by 1, 2
     ), merged as (
       insert into telemetry_hourly as h (device_id, hour, heartbeats, stats)
       select b.device_id, b.hour, b.n, coalesce(s.stats, '{}'::jsonb)
-      from beats b left join stats s using (device_id, hour)
+      from hour_beats b left join hour_stats s using (device_id, hour)
       on conflict (device_id, hour) do update set
         heartbeats = h.heartbeats + excluded.heartbeats,
         stats = telemetry_stats_merge(h.stats, excluded.stats)
       returning h.hour, (h.xmax = 0) as fresh
     ), fleet as (
       insert into telemetry_fleet_hourly as f (hour, devices, heartbeats)
-      select m.hour, count(*) filter (where m.fresh), (select sum(b.n) from beats b where b.hour = m.hour)
+      select m.hour, count(*) filter (where m.fresh), (select sum(b.n) from hour_beats b where b.hour = m.hour)
       from merged m group by m.hour
       on conflict (hour) do update set
         devices = f.devices + excluded.devices,
@@ -143,4 +197,15 @@ export async function dropExpiredRollups(sql: Sql, retentionDays: number, now = 
     tx`delete from telemetry_fleet_hourly where hour < ${cutoff}::timestamptz`,
   ]);
   return hourly.count + fleet.count;
+}
+
+/**
+ * Drops the 6-minute tier's daily partitions whose day ended more than RECENT_MS ago (and such rows
+ * of its default partition); returns how many partitions it dropped.
+ */
+export async function dropExpiredRecentRollups(sql: Sql, now = new Date()): Promise<number> {
+  const cutoff = new Date(now.getTime() - RECENT_MS).toISOString().slice(0, 10);
+  const [row] = await sql<{ dropped: number }[]>`
+    select daily_partitions_drop_before('telemetry_6min', 'bucket', ${cutoff}::date) as dropped`;
+  return row!.dropped;
 }

@@ -64,6 +64,24 @@ export const telemetryHourly = pgTable(
   ],
 );
 
+/**
+ * Six-minute rollups per device for the last two days (./rollups.ts): the same row shape as
+ * `telemetry_hourly`, one row per device and 6-minute bucket (the 24-hour chart's 240 buckets).
+ * In PostgreSQL it is partitioned by UTC day of `bucket` (`telemetry_6min_pYYYYMMDD` plus a
+ * default partition; migration 0023, by hand as for telemetry_events): expiring a day is dropping a
+ * partition, not deleting millions of rows.
+ */
+export const telemetry6min = pgTable(
+  "telemetry_6min",
+  {
+    deviceId: uuid("device_id").notNull(),
+    bucket: timestamp("bucket", { withTimezone: true }).notNull(),
+    heartbeats: integer("heartbeats").notNull(),
+    stats: jsonb("stats").$type<Record<string, [number, number, number, number]>>().notNull(),
+  },
+  (table) => [primaryKey({ name: "telemetry_6min_pkey", columns: [table.deviceId, table.bucket] })],
+);
+
 /** Per UTC hour: how many devices sent at least one heartbeat, and how many heartbeats (dashboard). */
 export const telemetryFleetHourly = pgTable("telemetry_fleet_hourly", {
   hour: timestamp("hour", { withTimezone: true }).primaryKey(),
@@ -77,6 +95,8 @@ export const telemetryRollupProgress = pgTable(
   {
     singleton: boolean("singleton").primaryKey().default(true),
     rolledUntil: timestamp("rolled_until", { withTimezone: true }).notNull(),
+    /** Where the 6-minute tier starts being complete (the upgrade that added it, or the first run). */
+    recentFrom: timestamp("recent_from", { withTimezone: true }),
   },
   (table) => [check("telemetry_rollup_progress_singleton", sql`${table.singleton}`)],
 );

@@ -5,13 +5,15 @@
  */
 import type { Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
+import { BUCKET_MS, RECENT_MS, rollupProgress } from "./rollups";
 
 /** A string that spells a number; the same rule as SQL's telemetry_number (migration 0019). */
 const NUMERIC = /^\s*-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,4})?\s*$/;
 export const MAX_CHART_FIELDS = 12;
 /**
- * Heartbeats a raw chart (up to 24 h) reads at most (see deviceChartData): 24 hours at the agent's
- * default 30 s are 2,880, read as 5 per 6-minute bucket; parsing each payload is what a chart costs.
+ * Heartbeats a raw chart reads at most (see deviceChartData): beyond, each bucket averages its first
+ * few (5 per bucket of 240); parsing each payload is what a raw chart costs. Up to 6 hours at the
+ * agent's default 30 s (720) every heartbeat is read; a day is read from the 6-minute rollups.
  */
 export const MAX_READ = 1200;
 
@@ -149,8 +151,10 @@ export interface ChartData {
 }
 
 /**
- * Per-bucket averages of numeric payload fields of one device over [from, to). Uses the
- * (device_id, recorded_at) index and only the partitions of the range.
+ * Per-bucket averages of numeric payload fields of one device over [from, to). Over more than two
+ * days they come from the hourly rollups; over a day or two from the 6-minute rollups where those
+ * cover the range; otherwise from raw heartbeats, through the (device_id, recorded_at) index and only
+ * the partitions of the range.
  */
 export async function deviceChartData(
   sql: Sql,
@@ -161,8 +165,19 @@ export async function deviceChartData(
   buckets = 240,
 ): Promise<ChartData> {
   const fields = paths.slice(0, MAX_CHART_FIELDS);
-  if (to.getTime() - from.getTime() > ROLLUP_RANGE_MS && isUuid(deviceId) && fields.length > 0)
-    return rolledUpChartData(sql, deviceId, fields, from, to, buckets);
+  const span = to.getTime() - from.getTime();
+  const rollable = isUuid(deviceId) && fields.length > 0;
+  if (rollable && span > ROLLUP_RANGE_MS) {
+    const progress = await rollupProgress(sql);
+    return rolledUpChartData(sql, HOURLY, deviceId, fields, from, to, buckets, progress?.rolledUntil);
+  }
+  if (rollable && span >= buckets * BUCKET_MS) {
+    // The 6-minute tier holds the last RECENT_MS, complete from `recentFrom` (its upgrade) on.
+    const progress = await rollupProgress(sql);
+    const recentFrom = progress?.recentFrom?.getTime() ?? Number.POSITIVE_INFINITY;
+    if (from.getTime() >= Math.max(recentFrom, Date.now() - RECENT_MS))
+      return rolledUpChartData(sql, SIX_MINUTES, deviceId, fields, from, to, buckets, progress?.rolledUntil);
+  }
   const stepSeconds = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / 1000 / buckets));
   if (!isUuid(deviceId) || fields.length === 0) return { t: [], series: [], events: 0, stepSeconds };
   const fromIso = from.toISOString();
@@ -264,27 +279,43 @@ const HOUR_MS = 3_600_000;
 /** Ranges longer than this read the hourly rollups (./rollups.ts) rather than raw heartbeats. */
 export const ROLLUP_RANGE_MS = 48 * HOUR_MS;
 
-/** Raw rows after the rollups' watermark a long-range chart adds, at most this far back. */
+/** Raw rows after the rollups' watermark a rolled-up chart adds, at most this far back. */
 const TAIL_MS = 24 * HOUR_MS;
 
+/** A rollup table a chart reads (./rollups.ts): its bucket column and the bucket's length. */
+interface RollupTier {
+  table: "telemetry_hourly" | "telemetry_6min";
+  column: "hour" | "bucket";
+  unitMs: number;
+}
+const HOURLY: RollupTier = { table: "telemetry_hourly", column: "hour", unitMs: HOUR_MS };
+const SIX_MINUTES: RollupTier = { table: "telemetry_6min", column: "bucket", unitMs: BUCKET_MS };
+
 /**
- * Per-bucket averages of numeric fields of one device from the hourly rollups: buckets of whole
- * hours (7 days: 168 of one hour; 30 days: 240 of three), each the average of every heartbeat in it
- * (sum of sums over sum of counts). What the job has not folded in yet (the last minute or so; up to
- * a day if it stopped) is read from raw rows, so the chart is as current as a day's.
+ * Per-bucket averages of numeric fields of one device from a rollup tier: buckets of whole tier
+ * units (24 hours: 240 of 6 minutes; 7 days: 168 of one hour; 30 days: 240 of three), each the
+ * average of every heartbeat in it (sum of sums over sum of counts). What the job has not folded in
+ * yet (after `watermark`: the last six minutes or so; up to a day if it stopped) is read from raw
+ * rows, so the chart is as current as the raw one.
  */
 async function rolledUpChartData(
   sql: Sql,
+  tier: RollupTier,
   deviceId: string,
   fields: string[],
   from: Date,
   to: Date,
   buckets: number,
+  watermark: Date | undefined,
 ): Promise<ChartData> {
-  const stepHours = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / HOUR_MS / buckets));
-  const start = new Date(Math.floor(from.getTime() / HOUR_MS) * HOUR_MS).toISOString();
+  const stepUnits = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / tier.unitMs / buckets));
+  const startMs = Math.floor(from.getTime() / tier.unitMs) * tier.unitMs;
+  const start = new Date(startMs).toISOString();
   const end = to.toISOString();
-  const tailFrom = new Date(to.getTime() - TAIL_MS).toISOString();
+  const tailFrom = new Date(
+    Math.max(watermark?.getTime() ?? startMs, to.getTime() - TAIL_MS, startMs),
+  ).toISOString();
+  const unitSeconds = tier.unitMs / 1000;
   const rolled = fields.map(
     (field, i) =>
       sql`, (stats -> ${field} ->> 1)::float8 as ${sql(`s${i}`)}, (stats -> ${field} ->> 0)::float8 as ${sql(`c${i}`)}`,
@@ -297,29 +328,27 @@ async function rolledUpChartData(
     (_, i) => sql`, sum(${sql(`s${i}`)}) / nullif(sum(${sql(`c${i}`)}), 0) as ${sql(`v${i}`)}`,
   );
   const rows = await sql<({ t: number; n: number } & Record<string, number | null>)[]>`
-    with watermark as (
-      select greatest(coalesce((select rolled_until from telemetry_rollup_progress), ${start}::timestamptz),
-        ${tailFrom}::timestamptz) as at
-    ), hours as (
-      select hour, heartbeats ${rolled} from telemetry_hourly
-      where device_id = ${deviceId}::uuid and hour >= ${start}::timestamptz and hour < ${end}::timestamptz
+    with units as (
+      select ${sql(tier.column)} as at, heartbeats ${rolled} from ${sql(tier.table)}
+      where device_id = ${deviceId}::uuid and ${sql(tier.column)} >= ${start}::timestamptz
+        and ${sql(tier.column)} < ${end}::timestamptz
       union all
-      select date_trunc('hour', e.recorded_at), 1 ${raw}
+      select date_bin(make_interval(secs => ${unitSeconds}), e.recorded_at, 'epoch'), 1 ${raw}
       from (
         select recorded_at, payload::jsonb as payload from telemetry_events
-        where device_id = ${deviceId}::uuid and recorded_at >= (select at from watermark)
-          and recorded_at >= ${start}::timestamptz and recorded_at < ${end}::timestamptz
+        where device_id = ${deviceId}::uuid and recorded_at >= ${tailFrom}::timestamptz
+          and recorded_at < ${end}::timestamptz
         offset 0
       ) e
     )
-    select extract(epoch from date_bin(make_interval(hours => ${stepHours}), hour, ${start}::timestamptz))::float8 as t,
+    select extract(epoch from date_bin(make_interval(secs => ${stepUnits * unitSeconds}), at, ${start}::timestamptz))::float8 as t,
       sum(heartbeats)::int as n ${averages}
-    from hours group by 1 order by 1`;
+    from units group by 1 order by 1`;
   return {
     t: rows.map((row) => row.t),
     series: seriesOf(rows, fields.length),
     events: rows.reduce((sum, row) => sum + row.n, 0),
-    stepSeconds: stepHours * 3600,
+    stepSeconds: stepUnits * unitSeconds,
   };
 }
 

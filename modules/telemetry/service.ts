@@ -163,6 +163,7 @@ export async function getTelemetryEvent(sql: Sql, id: string): Promise<Telemetry
 export async function deleteDeviceTelemetry(sql: Sql, deviceId: string): Promise<number> {
   const result = await sql`delete from telemetry_events where device_id = ${deviceId}::uuid`;
   await sql`delete from telemetry_hourly where device_id = ${deviceId}::uuid`;
+  await sql`delete from telemetry_6min where device_id = ${deviceId}::uuid`;
   return result.count;
 }
 
@@ -174,13 +175,16 @@ function utcDay(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-/** Creates the daily partitions from yesterday to `daysAhead` days ahead; returns how many were new. */
+/**
+ * Creates the daily partitions of raw telemetry and of the six-minute rollups (./rollups.ts) from
+ * yesterday to `daysAhead` days ahead; returns how many were new.
+ */
 export async function ensureTelemetryPartitions(sql: Sql, daysAhead = 7, now = new Date()): Promise<number> {
   const from = utcDay(new Date(now.getTime() - DAY_MS));
   const to = utcDay(new Date(now.getTime() + daysAhead * DAY_MS));
-  const [row] = await sql<
-    { created: number }[]
-  >`select telemetry_ensure_partitions(${from}::date, ${to}::date) as created`;
+  const [row] = await sql<{ created: number }[]>`
+    select telemetry_ensure_partitions(${from}::date, ${to}::date)
+      + daily_partitions_ensure('telemetry_6min', 'bucket', ${from}::date, ${to}::date) as created`;
   return row!.created;
 }
 

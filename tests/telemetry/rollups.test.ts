@@ -1,9 +1,15 @@
-// Hourly rollups: what the job folds in (per device and hour, per fleet hour), how later windows merge,
-// the settle margin, one runner at a time, retention, deletion, and the charts and dashboard that read them.
+// Rollups: what the job folds in (per device and 6-minute bucket, per device and hour, per fleet hour),
+// windows ending on bucket boundaries, how later windows merge, the settle margin, one runner at a
+// time, retention, deletion, and the charts and dashboard that read them.
 import { describe, expect, test } from "bun:test";
 import telemetryRollupJob from "../../jobs/telemetry-rollup";
 import { createLogger } from "../../modules/platform/logger";
-import { dropExpiredRollups, rollUpTelemetry, SETTLE_MS } from "../../modules/telemetry/rollups";
+import {
+  dropExpiredRecentRollups,
+  dropExpiredRollups,
+  rollUpTelemetry,
+  SETTLE_MS,
+} from "../../modules/telemetry/rollups";
 import { deviceChartData, fleetActivity, numericFields } from "../../modules/telemetry/series";
 import { deleteDeviceTelemetry, recordTelemetry } from "../../modules/telemetry/service";
 import { startTestApp } from "../helpers/app";
@@ -28,6 +34,13 @@ async function hourly(deviceId: string, hour: number) {
   return row;
 }
 
+async function sixMinutes(deviceId: string) {
+  const rows = await sql<{ bucket: number; heartbeats: number; stats: Record<string, number[]> }[]>`
+    select extract(epoch from bucket)::float8 * 1000 as bucket, heartbeats, stats from telemetry_6min
+    where device_id = ${deviceId}::uuid order by bucket`;
+  return [...rows];
+}
+
 async function fleetHour(hour: number) {
   const [row] = await sql<{ devices: number; heartbeats: number }[]>`
     select devices, heartbeats::int as heartbeats from telemetry_fleet_hourly
@@ -47,7 +60,19 @@ describe("telemetry rollups", () => {
 
     const first = await rollUpTelemetry(sql, { now: at(H1 + 20 * MINUTE) });
     expect(first.heartbeats).toBe(3);
-    expect(first.rolledUntil?.getTime()).toBe(H1 + 20 * MINUTE - SETTLE_MS);
+    // The window ends on the last 6-minute boundary before now - the margin.
+    expect(first.rolledUntil?.getTime()).toBe(H1 + 18 * MINUTE);
+    expect(await sixMinutes(a)).toEqual([
+      {
+        bucket: H1,
+        heartbeats: 1,
+        stats: { [USAGE]: [1, 10, 10, 10], "scripts.cpu.data.output.temp.core0": [1, 40, 40, 40] },
+      },
+      { bucket: H1 + 6 * MINUTE, heartbeats: 1, stats: { [USAGE]: [1, 30, 30, 30] } },
+    ]);
+    expect(await sixMinutes(b)).toEqual([
+      { bucket: H1 + 6 * MINUTE, heartbeats: 1, stats: { [USAGE]: [1, 50, 50, 50] } },
+    ]);
     expect(await hourly(a, H1)).toEqual({
       heartbeats: 2,
       stats: { [USAGE]: [2, 40, 10, 30], "scripts.cpu.data.output.temp.core0": [1, 40, 40, 40] },
@@ -76,12 +101,18 @@ describe("telemetry rollups", () => {
     const now = H1 + 3 * HOUR;
     await recordTelemetry(sql, b, cpu(70), new Date(now - 10_000));
     const run = await rollUpTelemetry(sql, { now: at(now) });
-    expect(run.rolledUntil?.getTime()).toBe(now - SETTLE_MS);
+    expect(run.rolledUntil?.getTime()).toBe(now - 6 * MINUTE);
     expect(await hourly(b, H1 + 2 * HOUR)).toBeUndefined();
     const again = await rollUpTelemetry(sql, { now: at(now) });
-    expect(again).toEqual({ windows: 0, heartbeats: 0, rolledUntil: new Date(now - SETTLE_MS) });
+    expect(again).toEqual({ windows: 0, heartbeats: 0, rolledUntil: new Date(now - 6 * MINUTE) });
+    // The next bucket boundary passed: the window closes.
     await rollUpTelemetry(sql, { now: at(now + MINUTE) });
     expect(await hourly(b, H1 + 2 * HOUR)).toEqual({ heartbeats: 1, stats: { [USAGE]: [1, 70, 70, 70] } });
+    expect((await sixMinutes(b)).at(-1)).toEqual({
+      bucket: now - 6 * MINUTE,
+      heartbeats: 1,
+      stats: { [USAGE]: [1, 70, 70, 70] },
+    });
   });
 
   test("two runners at once: one folds, the other finds the watermark held; no hour counted twice", async () => {
@@ -175,9 +206,15 @@ describe("telemetry rollups", () => {
     expect(month.series[0]).toEqual(
       bucket(hour) === bucket(hour + HOUR) ? [(10 + 20 + 60 + 8) / 4] : [30, 8],
     );
-    // A day's chart still reads raw rows (gone here).
+    // A day's chart reads the 6-minute rollups: the same heartbeats, in their 6-minute buckets.
     const day = await deviceChartData(sql, d, [USAGE], new Date(now - 86_400_000), new Date(now));
-    expect(day.events).toBe(0);
+    expect(day.stepSeconds).toBe(360);
+    expect(day.events).toBe(4);
+    expect(day.t).toEqual([hour / 1000, (hour + HOUR) / 1000]);
+    expect(day.series).toEqual([[30, 8]]);
+    // Six hours still read raw rows (gone here).
+    const sixHours = await deviceChartData(sql, d, [USAGE], new Date(now - 6 * HOUR), new Date(now));
+    expect(sixHours.events).toBe(0);
     // A heartbeat the job has not folded in yet is on the chart all the same (read raw).
     const latest = Date.now();
     await recordTelemetry(sql, d, cpu(50), new Date(latest));
@@ -203,49 +240,135 @@ describe("telemetry rollups", () => {
     // Deleting a device's telemetry deletes its rollups.
     await deleteDeviceTelemetry(sql, d);
     expect(await hourly(d, hour)).toBeUndefined();
+    expect(await sixMinutes(d)).toEqual([]);
   });
 
-  test("a day's chart averages each bucket's values by the rollups' rule, odd values and empty buckets included", async () => {
+  test("six hours' chart averages each bucket's values by the rollups' rule, odd values and empty buckets included", async () => {
     const d = crypto.randomUUID();
     const to = Date.now();
-    const from = to - 86_400_000; // 240 buckets of 6 minutes from here
-    const bucket = (i: number, offsetS: number) => new Date(from + i * 360_000 + offsetS * 1000);
+    const from = to - 6 * HOUR; // 240 buckets of 90 s from here
+    const bucket = (i: number, offsetS: number) => new Date(from + i * 90_000 + offsetS * 1000);
     // Stored out of time order: the chart must not depend on the order rows come back in.
     await recordTelemetry(sql, d, cpu("1e999"), bucket(7, 10)); // unchartable: the bucket has no value
     await recordTelemetry(sql, d, cpu(10), bucket(3, 5));
     await recordTelemetry(sql, d, cpu(" 20 "), bucket(3, 50)); // a numeric string counts
-    await recordTelemetry(sql, d, cpu("twelve"), bucket(3, 100)); // text does not
-    await recordTelemetry(sql, d, { scripts: {} }, bucket(3, 200)); // nor a missing field
+    await recordTelemetry(sql, d, cpu("twelve"), bucket(3, 60)); // text does not
+    await recordTelemetry(sql, d, { scripts: {} }, bucket(3, 70)); // nor a missing field
     await recordTelemetry(sql, d, cpu(1 / 3), bucket(0, 1));
-    const day = await deviceChartData(
+    const chart = await deviceChartData(
       sql,
       d,
       [USAGE, "scripts.cpu.data.output.cores"],
       new Date(from),
       new Date(to),
     );
-    expect(day.events).toBe(6);
-    expect(day.t).toEqual([0, 3, 7].map((i) => (from + i * 360_000) / 1000));
-    expect(day.series).toEqual([
+    expect(chart.events).toBe(6);
+    expect(chart.stepSeconds).toBe(90);
+    expect(chart.t).toEqual([0, 3, 7].map((i) => (from + i * 90_000) / 1000));
+    expect(chart.series).toEqual([
       [0.333, 15, null],
       [null, null, null],
     ]);
   });
 
-  test("a dense day's chart reads a sample of each bucket, and counts every heartbeat", async () => {
+  test("a dense six hours' chart reads a sample of each bucket, and counts every heartbeat", async () => {
     const d = crypto.randomUUID();
     const to = Date.now();
-    // 2,880 heartbeats over 24 h (every 30 s), the value constant within each 6-minute bucket.
+    // 4,320 heartbeats over 6 h (every 5 s), the value constant within each 90-second bucket.
     await sql`insert into telemetry_events (id, device_id, recorded_at, payload)
-      select gen_random_uuid(), ${d}::uuid, ${new Date(to - 86_400_000).toISOString()}::timestamptz + make_interval(secs => s * 30),
+      select gen_random_uuid(), ${d}::uuid, ${new Date(to - 6 * HOUR).toISOString()}::timestamptz + make_interval(secs => s * 5),
         json_build_object('scripts', json_build_object('cpu', json_build_object('data', json_build_object('output',
-          json_build_object('usage_pct', (s / 12) % 100)))))
-      from generate_series(0, 2879) as s`;
-    const day = await deviceChartData(sql, d, [USAGE], new Date(to - 86_400_000), new Date(to));
-    expect(day.events).toBe(2880);
+          json_build_object('usage_pct', (s / 18) % 100)))))
+      from generate_series(0, 4319) as s`;
+    const chart = await deviceChartData(sql, d, [USAGE], new Date(to - 6 * HOUR), new Date(to));
+    expect(chart.events).toBe(4320);
+    expect(chart.stepSeconds).toBe(90);
+    expect(chart.t).toHaveLength(240);
+    expect(chart.series[0]).toEqual(Array.from({ length: 240 }, (_, i) => i % 100));
+  });
+
+  test("a day's chart: exact 6-minute averages of every heartbeat from the rollups, the raw rows after them, raw before the tier's upgrade", async () => {
+    // A fresh start: the job finds its first watermark at the oldest telemetry, as on a new install.
+    await sql`truncate telemetry_6min, telemetry_hourly, telemetry_fleet_hourly, telemetry_rollup_progress`;
+    const d = crypto.randomUUID();
+    const now = Date.now();
+    // 2,880 heartbeats over the last 24 h (every 30 s, on whole half-minutes), each a different value,
+    // and one from 50 hours ago: older than the 6-minute tier keeps.
+    const first = Math.ceil((now - 86_400_000) / 30_000) * 30_000;
+    await sql`insert into telemetry_events (id, device_id, recorded_at, payload)
+      select gen_random_uuid(), ${d}::uuid, ${new Date(first).toISOString()}::timestamptz + make_interval(secs => s * 30),
+        json_build_object('scripts', json_build_object('cpu', json_build_object('data', json_build_object('output',
+          json_build_object('usage_pct', s % 97)))))
+      from generate_series(0, 2879) as s where ${new Date(first).toISOString()}::timestamptz + make_interval(secs => s * 30) < now()`;
+    await recordTelemetry(sql, d, cpu(1), new Date(now - 50 * HOUR));
+    const run = await rollUpTelemetry(sql, { now: at(now) });
+    const watermark = run.rolledUntil!.toISOString();
+    expect(run.rolledUntil!.getTime() % (6 * MINUTE)).toBe(0);
+    expect((await sixMinutes(d))[0]!.bucket).toBeGreaterThanOrEqual(now - 48 * HOUR - 6 * MINUTE);
+    expect(await hourly(d, Math.floor((now - 50 * HOUR) / HOUR) * HOUR)).toEqual({
+      heartbeats: 1,
+      stats: { [USAGE]: [1, 1, 1, 1] },
+    });
+    // A heartbeat after the job's run: on the chart from the raw rows.
+    await recordTelemetry(sql, d, cpu(500), new Date(now + 1000));
+
+    const to = now + 2000;
+    const from = to - 86_400_000;
+    // Rolled-up buckets are whole: the first one starts on the 6-minute boundary before `from`.
+    const firstBucket = Math.floor(from / (6 * MINUTE)) * 6 * MINUTE;
+    const rows = await sql<{ ms: number; v: number }[]>`
+      select extract(epoch from recorded_at)::float8 * 1000 as ms, (payload #>> '{scripts,cpu,data,output,usage_pct}')::float8 as v
+      from telemetry_events where device_id = ${d}::uuid and recorded_at >= ${new Date(firstBucket).toISOString()}::timestamptz`;
+    const expected = new Map<number, number[]>();
+    for (const row of rows) {
+      const start = Math.floor(row.ms / (6 * MINUTE)) * 6 * MINUTE;
+      expected.set(start, [...(expected.get(start) ?? []), row.v]);
+    }
+    const starts = [...expected.keys()].sort((x, y) => x - y);
+    const average = (values: number[]) =>
+      Math.round((values.reduce((sum, v) => sum + v, 0) / values.length) * 1000) / 1000;
+
+    // Before the tier was complete (an upgrade a moment ago), the day is read from raw rows: a sample
+    // of each bucket, in buckets from the range's start.
+    await sql`update telemetry_rollup_progress set recent_from = now()`;
+    const sampled = await deviceChartData(sql, d, [USAGE], new Date(from), new Date(to));
+    expect(sampled.events).toBe(rows.filter((row) => row.ms >= from).length);
+    expect(sampled.t[0]).toBe(from / 1000);
+    await sql`update telemetry_rollup_progress set recent_from = ${new Date(now - 50 * HOUR).toISOString()}::timestamptz`;
+
+    // The raw rows the job folded go: the chart has them all the same, from the tier.
+    await sql`delete from telemetry_events where device_id = ${d}::uuid and recorded_at < ${watermark}::timestamptz`;
+    const day = await deviceChartData(sql, d, [USAGE], new Date(from), new Date(to));
     expect(day.stepSeconds).toBe(360);
-    expect(day.t).toHaveLength(240);
-    expect(day.series[0]).toEqual(Array.from({ length: 240 }, (_, i) => i % 100));
+    expect(day.events).toBe(rows.length);
+    expect(day.t).toEqual(starts.map((ms) => ms / 1000));
+    expect(day.series[0]).toEqual(starts.map((ms) => average(expected.get(ms)!)));
+    expect(day.series[0]!.at(-1)).toBe(average(expected.get(starts.at(-1)!)!));
+  });
+
+  test("the 6-minute tier's days are dropped once they ended two days ago, as whole partitions", async () => {
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    await sql`select daily_partitions_ensure('telemetry_6min', 'bucket', ${day(-6)}::date, ${day(-5)}::date)`;
+    const d = crypto.randomUUID();
+    // A row in a dropped day's partition, one in the default partition (no partition for its day).
+    await sql`insert into telemetry_6min (device_id, bucket, heartbeats, stats) values
+      (${d}::uuid, ${`${day(-6)}T01:00:00Z`}::timestamptz, 1, '{}'),
+      (${d}::uuid, ${`${day(-20)}T01:00:00Z`}::timestamptz, 1, '{}'),
+      (${d}::uuid, date_bin('6 minutes', now() - interval '1 day', 'epoch'), 1, '{}')`;
+    const partitions = async () =>
+      (
+        await sql<{ relname: string }[]>`
+        select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid
+        where i.inhparent = 'telemetry_6min'::regclass order by 1`
+      ).map((r) => r.relname);
+    expect(await partitions()).toContain(`telemetry_6min_p${day(-6).replaceAll("-", "")}`);
+    expect(await dropExpiredRecentRollups(sql)).toBeGreaterThanOrEqual(2);
+    const left = await partitions();
+    const days = left.filter((name) => name.startsWith("telemetry_6min_p"));
+    expect(days.filter((name) => name < `telemetry_6min_p${day(-2).replaceAll("-", "")}`)).toEqual([]);
+    expect(left).toContain(`telemetry_6min_p${day(-1).replaceAll("-", "")}`);
+    expect(left).toContain("telemetry_6min_default");
+    expect((await sixMinutes(d)).length).toBe(1);
   });
 
   test("retention drops rollups older than the retention period, never younger than 30 days", async () => {

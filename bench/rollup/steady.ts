@@ -1,0 +1,127 @@
+/**
+ * The telemetry_rollup job at steady state: what folding a live fleet's heartbeats costs, per
+ * heartbeat, when the job runs every minute as its schedule says.
+ *
+ *   npm run bench:rollup -- [--devices 10000] [--minutes 60] [--interval 60]
+ *
+ * Stores `--minutes` of heartbeats of `--devices` devices, one every `--interval` seconds each (the
+ * agent's built-in scripts' payloads, as the heartbeat stores them; each device at its own offset in
+ * the interval), in time order. Then runs the job's fold (modules/telemetry/rollups.ts) once per
+ * minute of virtual time over them, as its cron would, and prints the totals: heartbeats folded,
+ * the fold's wall time and PostgreSQL's CPU (every process of its own cluster) per heartbeat, the WAL
+ * it wrote per heartbeat, and the rollup rows it inserted and updated.
+ */
+import postgres from "postgres";
+import { applyMigrations, connectDatabase } from "../../modules/platform/database";
+import { rollUpTelemetry } from "../../modules/telemetry/rollups";
+import { ensureTelemetryPartitions } from "../../modules/telemetry/service";
+import { heartbeatBody, storedPayload } from "../heartbeat/body";
+import { startBenchDatabase } from "../heartbeat/database";
+import { knob as flagKnob } from "../heartbeat/flags";
+import { cpuSeconds } from "../heartbeat/probes";
+import { benchLifecycle } from "../lifecycle";
+
+if (process.argv.includes("--help")) {
+  console.log("usage: npm run bench:rollup -- [--devices N] [--minutes N] [--interval SECONDS]");
+  process.exit(0);
+}
+const knob = (flag: string, env: string, fallback: number) => flagKnob("bench:rollup", flag, env, fallback);
+const DEVICES = Math.max(100, knob("devices", "BENCH_DEVICES", 10_000));
+const MINUTES = Math.max(10, Math.min(600, knob("minutes", "BENCH_MINUTES", 60)));
+const INTERVAL_S = Math.max(1, knob("interval", "BENCH_INTERVAL", 60));
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const { cleanups, run } = benchLifecycle(60 * 60_000);
+
+/** Inserted and updated rows of the rollup tables (partitions included), as PostgreSQL counts them. */
+async function rollupWrites(stats: postgres.Sql) {
+  await stats`select pg_stat_clear_snapshot()`;
+  const [row] = await stats<{ inserted: number; updated: number }[]>`
+    select coalesce(sum(n_tup_ins), 0)::float8 as inserted, coalesce(sum(n_tup_upd), 0)::float8 as updated
+    from pg_stat_user_tables where relname ~ '^telemetry_(hourly|6min|fleet_hourly)'`;
+  return row!;
+}
+
+async function main() {
+  const { url, postgresPid } = await startBenchDatabase({ ephemeral: false, cleanups });
+  if (!postgresPid) throw new Error("bench:rollup measures its own PostgreSQL: unset BENCH_DATABASE_URL");
+  const database = connectDatabase(url, 2);
+  cleanups.push(() => database.sql.end({ timeout: 5 }));
+  await applyMigrations(database);
+  const sql = database.sql;
+  const stats = postgres(url, { max: 1, onnotice: () => {} });
+  cleanups.push(() => stats.end({ timeout: 5 }));
+  await ensureTelemetryPartitions(sql, 1);
+
+  // Heartbeats from a whole hour three hours ago on, so the virtual clock never passes the real one.
+  const start = Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 3 * HOUR_MS;
+  const payloads = Array.from({ length: 100 }, (_, i) =>
+    storedPayload(heartbeatBody("AA:BB:CC:00:00:01", 3600 + i * 30)),
+  );
+  const perDevice = Math.floor((MINUTES * 60) / INTERVAL_S);
+  console.log(
+    `rollup at steady state: ${DEVICES.toLocaleString("en-US")} devices, a heartbeat every ${INTERVAL_S} s, ${MINUTES} minutes (${(DEVICES * perDevice).toLocaleString("en-US")} heartbeats, ${Math.round(payloads[0]!.length)} B each)`,
+  );
+  const seeded = performance.now();
+  await sql`
+    insert into telemetry_events (id, device_id, recorded_at, payload)
+    select gen_random_uuid(), d.id, h.at, (${payloads}::text[])[1 + (d.n + h.k) % 100]::json
+    from (select n, gen_random_uuid() as id from generate_series(0, ${DEVICES - 1}) as n) d
+    cross join lateral (
+      select k, ${new Date(start).toISOString()}::timestamptz
+        + make_interval(secs => k * ${INTERVAL_S} + (d.n * ${INTERVAL_S}::float8 / ${DEVICES})) as at
+      from generate_series(0, ${perDevice - 1}) as k
+    ) h
+    order by h.at`;
+  await sql`vacuum analyze telemetry_events`;
+  await sql`checkpoint`;
+  console.log(`  seeded in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
+
+  // The job's first run finds its watermark (the oldest partition) and crosses the empty hours to `start`.
+  await rollUpTelemetry(sql, { now: new Date(start), budgetMs: 600_000 });
+  const before = await rollupWrites(stats);
+  const [{ lsn: walBefore }] = await stats<{ lsn: string }[]>`select pg_current_wal_lsn()::text as lsn`;
+  const cpuBefore = cpuSeconds(postgresPid, true);
+  let heartbeats = 0;
+  let foldMs = 0;
+  let runs = 0;
+  // One run per virtual minute, past the last heartbeat until the job has folded them all.
+  for (let minute = 1; minute <= MINUTES + 8; minute++) {
+    const began = performance.now();
+    const step = await rollUpTelemetry(sql, { now: new Date(start + minute * MINUTE_MS), budgetMs: 600_000 });
+    foldMs += performance.now() - began;
+    heartbeats += step.heartbeats;
+    runs++;
+  }
+  const cpu = cpuSeconds(postgresPid, true) - cpuBefore;
+  const [{ bytes: wal }] = await stats<{ bytes: number }[]>`
+    select pg_wal_lsn_diff(pg_current_wal_lsn(), ${walBefore}::pg_lsn)::float8 as bytes`;
+  await new Promise((resolve) => setTimeout(resolve, 1500)); // the job's backend reports its counts
+  const after = await rollupWrites(stats);
+  const per = (value: number) => (heartbeats ? value / heartbeats : 0);
+  console.log(`  ${runs} runs folded ${heartbeats.toLocaleString("en-US")} heartbeats`);
+  console.log(
+    `  fold wall time ${(foldMs / 1000).toFixed(1)} s: ${(per(foldMs) * 1000).toFixed(1)} µs per heartbeat`,
+  );
+  console.log(`  PostgreSQL CPU ${cpu.toFixed(1)} s: ${(per(cpu) * 1e6).toFixed(1)} µs per heartbeat`);
+  console.log(`  WAL ${(wal / 1048576).toFixed(1)} MiB: ${per(wal).toFixed(0)} B per heartbeat`);
+  console.log(
+    `  rollup rows inserted ${(after.inserted - before.inserted).toLocaleString("en-US")}, updated ${(after.updated - before.updated).toLocaleString("en-US")}`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: "rollup",
+      devices: DEVICES,
+      interval_s: INTERVAL_S,
+      minutes: MINUTES,
+      heartbeats,
+      fold_us_per_heartbeat: Math.round(per(foldMs) * 10_000) / 10,
+      postgres_cpu_us_per_heartbeat: Math.round(per(cpu) * 1e7) / 10,
+      wal_bytes_per_heartbeat: Math.round(per(wal)),
+      rollup_rows_inserted: after.inserted - before.inserted,
+      rollup_rows_updated: after.updated - before.updated,
+    }),
+  );
+}
+
+await run(main);
