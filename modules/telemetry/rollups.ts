@@ -62,7 +62,7 @@ async function initialWatermark(sql: Sql, now: Date): Promise<Date> {
 export interface RollupProgress {
   /** Raw telemetry before this is in the rollups. */
   rolledUntil: Date;
-  /** The 6-minute tier is complete from here on (null: from before the tier, not yet known). */
+  /** The 6-minute tier is complete from here on; undefined when not recorded (charts then read raw rows). */
   recentFrom: Date | undefined;
 }
 
@@ -81,8 +81,8 @@ export async function rollupProgress(sql: Sql): Promise<RollupProgress | undefin
 
 /**
  * Folds raw telemetry into the rollups up to the last 6-minute boundary before `now - SETTLE_MS`
- * (now: when the run starts), window by window, for at most `budgetMs` (the next run goes on). One runner at a time: another
- * worker's run finds the watermark locked and returns at once.
+ * (now: when the run starts), window by window, for at most `budgetMs` (the next run goes on). One
+ * runner at a time: another worker's run finds the watermark locked and returns at once.
  */
 export async function rollUpTelemetry(
   sql: Sql,
