@@ -20,7 +20,7 @@ import { loadConfig } from "../../modules/platform/config";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { createLogger } from "../../modules/platform/logger";
-import { BUCKET_MS, RECENT_MS, rollUpTelemetry, SETTLE_MS } from "../../modules/telemetry/rollups";
+import { bucketFloor, RECENT_MS, rollUpTelemetry, SETTLE_MS } from "../../modules/telemetry/rollups";
 import { ensureTelemetryPartitions } from "../../modules/telemetry/service";
 import { heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "../heartbeat/body";
 
@@ -198,7 +198,7 @@ try {
             group by 1, 2, 3
           ) per_path group by 1, 2
         ) s using (device_id, at)`;
-      const recentFrom = new Date(Math.floor((Date.now() - RECENT_MS) / BUCKET_MS) * BUCKET_MS).toISOString();
+      const recentFrom = new Date(bucketFloor(Date.now() - RECENT_MS)).toISOString();
       await fold("telemetry_hourly", "hour", "1 hour", "-infinity");
       await fold("telemetry_6min", "bucket", "6 minutes", recentFrom);
       await sql`

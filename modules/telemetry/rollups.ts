@@ -17,7 +17,7 @@
  */
 import type { TransactionSql } from "postgres";
 import type { Sql } from "../platform/database";
-import { listTelemetryPartitions } from "./service";
+import { listTelemetryPartitions, utcDay } from "./service";
 
 /** Raw rows younger than this are left for the next run (their transaction may still be open). */
 export const SETTLE_MS = 30_000;
@@ -34,7 +34,8 @@ export const RECENT_MS = 2 * DAY_MS;
 /** Rollups outlive raw telemetry: the 30-day chart works even when raw rows are kept 7 days. */
 export const MIN_ROLLUP_RETENTION_DAYS = 30;
 
-const bucketFloor = (ms: number) => Math.floor(ms / BUCKET_MS) * BUCKET_MS;
+/** The start of the 6-minute bucket `ms` falls in. */
+export const bucketFloor = (ms: number) => Math.floor(ms / BUCKET_MS) * BUCKET_MS;
 
 export interface RollupRun {
   /** Windows folded in. */
@@ -204,7 +205,7 @@ export async function dropExpiredRollups(sql: Sql, retentionDays: number, now = 
  * of its default partition); returns how many partitions it dropped.
  */
 export async function dropExpiredRecentRollups(sql: Sql, now = new Date()): Promise<number> {
-  const cutoff = new Date(now.getTime() - RECENT_MS).toISOString().slice(0, 10);
+  const cutoff = utcDay(new Date(now.getTime() - RECENT_MS));
   const [row] = await sql<{ dropped: number }[]>`
     select daily_partitions_drop_before('telemetry_6min', 'bucket', ${cutoff}::date) as dropped`;
   return row!.dropped;

@@ -166,17 +166,16 @@ export async function deviceChartData(
 ): Promise<ChartData> {
   const fields = paths.slice(0, MAX_CHART_FIELDS);
   const span = to.getTime() - from.getTime();
-  const rollable = isUuid(deviceId) && fields.length > 0;
-  if (rollable && span > ROLLUP_RANGE_MS) {
+  const tier = isUuid(deviceId) && fields.length > 0 ? rollupTierFor(span, buckets) : undefined;
+  if (tier) {
     const progress = await rollupProgress(sql);
-    return rolledUpChartData(sql, HOURLY, deviceId, fields, from, to, buckets, progress?.rolledUntil);
-  }
-  if (rollable && span >= buckets * BUCKET_MS) {
     // The 6-minute tier holds the last RECENT_MS, complete from `recentFrom` (its upgrade) on.
-    const progress = await rollupProgress(sql);
-    const recentFrom = progress?.recentFrom?.getTime() ?? Number.POSITIVE_INFINITY;
-    if (from.getTime() >= Math.max(recentFrom, Date.now() - RECENT_MS))
-      return rolledUpChartData(sql, SIX_MINUTES, deviceId, fields, from, to, buckets, progress?.rolledUntil);
+    const covered =
+      tier === HOURLY ||
+      from.getTime() >=
+        Math.max(progress?.recentFrom?.getTime() ?? Number.POSITIVE_INFINITY, Date.now() - RECENT_MS);
+    if (covered)
+      return rolledUpChartData(sql, tier, deviceId, fields, from, to, buckets, progress?.rolledUntil);
   }
   const stepSeconds = Math.max(1, Math.ceil((to.getTime() - from.getTime()) / 1000 / buckets));
   if (!isUuid(deviceId) || fields.length === 0) return { t: [], series: [], events: 0, stepSeconds };
@@ -291,6 +290,13 @@ interface RollupTier {
 const HOURLY: RollupTier = { table: "telemetry_hourly", column: "hour", unitMs: HOUR_MS };
 const SIX_MINUTES: RollupTier = { table: "telemetry_6min", column: "bucket", unitMs: BUCKET_MS };
 
+/** The rollup tier a chart over `span` reads: hours beyond two days, 6-minute buckets from a day. */
+function rollupTierFor(span: number, buckets: number): RollupTier | undefined {
+  if (span > ROLLUP_RANGE_MS) return HOURLY;
+  if (span >= buckets * BUCKET_MS) return SIX_MINUTES;
+  return undefined;
+}
+
 /**
  * Per-bucket averages of numeric fields of one device from a rollup tier: buckets of whole tier
  * units (24 hours: 240 of 6 minutes; 7 days: 168 of one hour; 30 days: 240 of three), each the
@@ -313,7 +319,7 @@ async function rolledUpChartData(
   const start = new Date(startMs).toISOString();
   const end = to.toISOString();
   const tailFrom = new Date(
-    Math.max(watermark?.getTime() ?? startMs, to.getTime() - TAIL_MS, startMs),
+    Math.max(startMs, to.getTime() - TAIL_MS, watermark?.getTime() ?? 0),
   ).toISOString();
   const unitSeconds = tier.unitMs / 1000;
   const rolled = fields.map(

@@ -171,7 +171,8 @@ export async function deleteDeviceTelemetry(sql: Sql, deviceId: string): Promise
 
 const DAY_MS = 86_400_000;
 
-function utcDay(date: Date): string {
+/** The UTC day of `date` (`YYYY-MM-DD`): what a daily partition is named and bounded by. */
+export function utcDay(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
