@@ -5,8 +5,8 @@
  *   (up to --devices 1000000 --telemetry 10000000)
  *
  * Seeds with set-based SQL (generate_series; a few seconds to several minutes), folds the telemetry into
- * the rollups (hourly, 6-minute) with the telemetry_rollup job's own code (timed: the job's throughput; beyond
- * 1,000,000 rows the rollups are built from the seed instead, with the job's field rule), starts the web role against the same
+ * the rollups (hourly, 6-minute) with the telemetry_rollup job's own code (timed: the job's throughput
+ * on a backlog), starts the web role against the same
  * database (an embedded PostgreSQL in a temp dir, or DATABASE_URL), signs in, and times each page from
  * request to the last byte over loopback: p50 / p95 / max after warm-up. Target: p95 < 50 ms.
  */
@@ -20,7 +20,7 @@ import { loadConfig } from "../../modules/platform/config";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { createLogger } from "../../modules/platform/logger";
-import { bucketFloor, RECENT_MS, rollUpTelemetry, SETTLE_MS } from "../../modules/telemetry/rollups";
+import { rollUpTelemetry } from "../../modules/telemetry/rollups";
 import { ensureTelemetryPartitions } from "../../modules/telemetry/service";
 import { heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "../heartbeat/body";
 
@@ -35,8 +35,6 @@ const TELEMETRY = Math.max(10_000, Math.min(10_000_000, arg("--telemetry", 1_000
 const BUSY = 200; // devices with a heartbeat every 30 s for 24 h
 const BUSY_ROWS = 2880;
 const HEAVY_ROWS = 20_160; // one device with a heartbeat every 30 s for 7 days
-/** Up to this many telemetry rows the rollups are folded by the job itself (timed). */
-const FOLD_WITH_JOB_UP_TO = 1_000_000;
 
 const dir = mkdtempSync(path.join(tmpdir(), "outpost-bench-console-"));
 const embedded = process.env.DATABASE_URL
@@ -109,7 +107,7 @@ try {
     }),
   );
   // 100 payload variants shaped like the agent's built-in scripts, reused round-robin.
-  await sql`drop table if exists bench_payloads, bench_devices, bench_rows, bench_fields`;
+  await sql`drop table if exists bench_payloads, bench_devices, bench_rows`;
   await sql`create unlogged table bench_payloads as
     select v, jsonb_build_object(
       'device', jsonb_build_object('name', 'bench'),
@@ -170,46 +168,6 @@ try {
     select gen_random_uuid(), r.device_id, r.recorded_at, p.stored
     from (select * from bench_rows order by recorded_at) r join bench_payloads p on p.v = r.v`,
   );
-  if (TELEMETRY > FOLD_WITH_JOB_UP_TO) {
-    // Folding 10 M rows through the job would take the benchmark a quarter of an hour: the rollups
-    // are built from what the seed knows (which payload variant each row got), with the job's own
-    // field rule; the job's throughput is measured at the default size.
-    await time("rollups: from the seed", async () => {
-      await sql`create unlogged table bench_fields as
-        select p.v, f.path, f.v as val from bench_payloads p cross join lateral telemetry_numeric_fields(p.payload) f`;
-      // Where the job would be: the last 6-minute boundary before now - its settle margin.
-      const [{ watermark }] = await sql<{ watermark: string }[]>`
-        select date_bin('6 minutes', now() - make_interval(secs => ${SETTLE_MS / 1000}), 'epoch')::text as watermark`;
-      const fold = (table: string, column: string, width: string, since: string) => sql`
-        insert into ${sql(table)} (device_id, ${sql(column)}, heartbeats, stats)
-        select b.device_id, b.at, b.n, s.stats
-        from (
-          select device_id, date_bin(${width}::interval, recorded_at, 'epoch') as at, count(*)::int as n
-          from bench_rows where recorded_at >= ${since}::timestamptz and recorded_at < ${watermark}::timestamptz
-          group by 1, 2
-        ) b
-        join (
-          select device_id, at, jsonb_object_agg(path, jsonb_build_array(n, s, lo, hi)) as stats
-          from (
-            select r.device_id, date_bin(${width}::interval, r.recorded_at, 'epoch') as at, f.path,
-              count(*) as n, sum(f.val) as s, min(f.val) as lo, max(f.val) as hi
-            from bench_rows r join bench_fields f on f.v = r.v
-            where r.recorded_at >= ${since}::timestamptz and r.recorded_at < ${watermark}::timestamptz
-            group by 1, 2, 3
-          ) per_path group by 1, 2
-        ) s using (device_id, at)`;
-      const recentFrom = new Date(bucketFloor(Date.now() - RECENT_MS)).toISOString();
-      await fold("telemetry_hourly", "hour", "1 hour", "-infinity");
-      await fold("telemetry_6min", "bucket", "6 minutes", recentFrom);
-      await sql`
-        insert into telemetry_fleet_hourly (hour, devices, heartbeats)
-        select date_bin('1 hour', recorded_at, 'epoch'), count(distinct device_id), count(*) from bench_rows
-        where recorded_at < ${watermark}::timestamptz group by 1`;
-      await sql`insert into telemetry_rollup_progress (rolled_until, recent_from)
-        values (${watermark}::timestamptz, ${recentFrom}::timestamptz) on conflict do nothing`;
-      await sql`drop table bench_fields`;
-    });
-  }
   await sql`drop table bench_payloads, bench_devices, bench_rows`;
   // A fleet's tables are vacuumed (all-visible) long before anyone reads them: so are the seed's.
   await time("vacuum analyze", () => sql`vacuum analyze`);
@@ -217,14 +175,12 @@ try {
   console.log(`  telemetry rows: ${n.toLocaleString("en-US")}`);
   // What the telemetry_rollup job does over the seeded days (the 7- and 30-day charts and the
   // dashboard read its rollups), timed: a measure of the job's throughput too.
-  if (TELEMETRY <= FOLD_WITH_JOB_UP_TO) {
-    const rollupStarted = performance.now();
-    const rollup = await rollUpTelemetry(sql, { budgetMs: 3_600_000 });
-    const rollupSeconds = (performance.now() - rollupStarted) / 1000;
-    console.log(
-      `  rollups: ${rollup.heartbeats.toLocaleString("en-US")} heartbeats in ${rollup.windows} windows, ${rollupSeconds.toFixed(1)} s (${Math.round(rollup.heartbeats / rollupSeconds).toLocaleString("en-US")} heartbeats/s)`,
-    );
-  }
+  const rollupStarted = performance.now();
+  const rollup = await rollUpTelemetry(sql, { budgetMs: 3_600_000 });
+  const rollupSeconds = (performance.now() - rollupStarted) / 1000;
+  console.log(
+    `  rollups: ${rollup.heartbeats.toLocaleString("en-US")} heartbeats in ${rollup.windows} windows, ${rollupSeconds.toFixed(1)} s (${Math.round(rollup.heartbeats / rollupSeconds).toLocaleString("en-US")} heartbeats/s)`,
+  );
   await settle(["telemetry_hourly", "telemetry_6min", "telemetry_fleet_hourly"]);
 
   const admin = await createOperator(database.db, {

@@ -12,7 +12,7 @@
  * the agent's does). With the templates alone PostgreSQL's Memoize reused its parse of each script's
  * output, and the fold cost about half of what it does on real telemetry. Then runs the job's fold (modules/telemetry/rollups.ts) once per
  * minute of virtual time over them, as its cron would, and prints the totals: heartbeats folded,
- * the fold's wall time and PostgreSQL's CPU (every process of its own cluster) per heartbeat, the WAL
+ * the fold's wall time, PostgreSQL's CPU (every process of its own cluster) and the job process's own CPU per heartbeat, the WAL
  * it wrote per heartbeat, and the rollup rows it inserted and updated.
  */
 import postgres from "postgres";
@@ -91,6 +91,7 @@ async function main() {
   const before = await rollupWrites(stats);
   const [{ lsn: walBefore }] = await stats<{ lsn: string }[]>`select pg_current_wal_lsn()::text as lsn`;
   const cpuBefore = cpuSeconds(postgresPid, true);
+  const jobCpuBefore = process.cpuUsage();
   let heartbeats = 0;
   let foldMs = 0;
   let runs = 0;
@@ -103,6 +104,8 @@ async function main() {
     runs++;
   }
   const cpu = cpuSeconds(postgresPid, true) - cpuBefore;
+  const { user, system } = process.cpuUsage(jobCpuBefore);
+  const jobCpu = (user + system) / 1e6;
   const [{ bytes: wal }] = await stats<{ bytes: number }[]>`
     select pg_wal_lsn_diff(pg_current_wal_lsn(), ${walBefore}::pg_lsn)::float8 as bytes`;
   await new Promise((resolve) => setTimeout(resolve, 1500)); // the job's backend reports its counts
@@ -113,6 +116,9 @@ async function main() {
     `  fold wall time ${(foldMs / 1000).toFixed(1)} s: ${(per(foldMs) * 1000).toFixed(1)} µs per heartbeat`,
   );
   console.log(`  PostgreSQL CPU ${cpu.toFixed(1)} s: ${(per(cpu) * 1e6).toFixed(1)} µs per heartbeat`);
+  console.log(
+    `  the job's own CPU ${jobCpu.toFixed(1)} s: ${(per(jobCpu) * 1e6).toFixed(1)} µs per heartbeat`,
+  );
   console.log(`  WAL ${(wal / 1048576).toFixed(1)} MiB: ${per(wal).toFixed(0)} B per heartbeat`);
   console.log(
     `  rollup rows inserted ${(after.inserted - before.inserted).toLocaleString("en-US")}, updated ${(after.updated - before.updated).toLocaleString("en-US")}`,
@@ -126,6 +132,7 @@ async function main() {
       heartbeats,
       fold_us_per_heartbeat: Math.round(per(foldMs) * 10_000) / 10,
       postgres_cpu_us_per_heartbeat: Math.round(per(cpu) * 1e7) / 10,
+      job_cpu_us_per_heartbeat: Math.round(per(jobCpu) * 1e7) / 10,
       wal_bytes_per_heartbeat: Math.round(per(wal)),
       rollup_rows_inserted: after.inserted - before.inserted,
       rollup_rows_updated: after.updated - before.updated,

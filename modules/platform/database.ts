@@ -1,7 +1,7 @@
 import path from "node:path";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
-import postgres from "postgres";
+import postgres, { type TransactionSql } from "postgres";
 import * as schema from "../schema";
 
 export type Db = PostgresJsDatabase<typeof schema>;
@@ -27,7 +27,7 @@ const JSON_TEXT_SEPARATOR = "\u001e";
  * inside one), split back into a text[] by PostgreSQL: a text[] parameter would be escaped character
  * by character on the way (a tenth of a heartbeat's server time). Texts must come from JSON.stringify.
  */
-export function jsonTextsParam(sql: Sql, texts: string[]) {
+export function jsonTextsParam(sql: Sql | TransactionSql, texts: string[]) {
   return sql`string_to_array(${texts.join(JSON_TEXT_SEPARATOR)}::text, ${JSON_TEXT_SEPARATOR}::text)`;
 }
 export const MIGRATIONS_DIR = path.resolve(import.meta.dir, "../../migrations");

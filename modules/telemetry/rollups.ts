@@ -5,7 +5,7 @@
  * device and bucket: heartbeats, and `[count, sum, min, max]` per numeric field):
  * `telemetry_6min` (6-minute buckets, the last RECENT_MS; the 24-hour chart) and `telemetry_hourly`
  * (UTC hours, kept with the telemetry retention; 7- and 30-day charts), plus `telemetry_fleet_hourly`
- * (per hour: devices seen, heartbeats). It reads raw rows after its watermark
+ * (per hour: devices seen, heartbeats). It folds (./rollup-fold.ts) raw rows after its watermark
  * (`telemetry_rollup_progress.rolled_until`) in windows that end on a 6-minute boundary (at most
  * WINDOW_MS; longer after empty ones) and merges each window into the buckets and hours it touches,
  * watermark and rollups in one transaction: a crash repeats nothing and loses nothing.
@@ -15,8 +15,8 @@
  * the window closes (they take milliseconds) is not skipped. Rows inserted later with an older
  * `recorded_at` (seeding) are not rolled up.
  */
-import type { TransactionSql } from "postgres";
 import type { Sql } from "../platform/database";
+import { foldWindow } from "./rollup-fold";
 import { listTelemetryPartitions, utcDay } from "./service";
 
 /** Raw rows younger than this are left for the next run (their transaction may still be open). */
@@ -128,65 +128,6 @@ export async function rollUpTelemetry(
     windowMs = step.heartbeats === 0 ? Math.min(windowMs * 2, EMPTY_WINDOW_MAX_MS) : WINDOW_MS;
     if (Date.now() - started >= budgetMs) return run;
   }
-}
-
-/**
- * Merges the raw rows of [from, to) into the rollups (6-minute buckets from `recentFrom` on);
- * returns how many it read.
- */
-async function foldWindow(sql: TransactionSql, from: Date, to: Date, recentFrom: Date): Promise<number> {
-  // Each payload is parsed once (the materialised CTE) and its fields grouped once, by 6-minute
-  // bucket; the hours are folded from those groups. A device-hour inserted for the first time
-  // (xmax = 0: not an update) is one more device seen in that hour.
-  const [row] = await sql<{ heartbeats: number }[]>`
-    with events as materialized (
-      select device_id, date_bin('6 minutes', recorded_at, 'epoch') as bucket, payload::jsonb as payload
-      from telemetry_events
-      where recorded_at >= ${from.toISOString()}::timestamptz and recorded_at < ${to.toISOString()}::timestamptz
-    ), beats as (
-      select device_id, bucket, count(*)::int as n from events group by 1, 2
-    ), fields as materialized (
-      select e.device_id, e.bucket, f.path, count(*) as n, sum(f.v) as s, min(f.v) as lo, max(f.v) as hi
-      from events e cross join lateral telemetry_numeric_fields(e.payload) f
-      group by 1, 2, 3
-    ), recent as (
-      insert into telemetry_6min as r (device_id, bucket, heartbeats, stats)
-      select b.device_id, b.bucket, b.n, coalesce(s.stats, '{}'::jsonb)
-      from beats b left join (
-        select device_id, bucket, jsonb_object_agg(path, jsonb_build_array(n, s, lo, hi)) as stats
-        from fields where bucket >= ${recentFrom.toISOString()}::timestamptz group by 1, 2
-      ) s using (device_id, bucket)
-      where b.bucket >= ${recentFrom.toISOString()}::timestamptz
-      on conflict (device_id, bucket) do update set
-        heartbeats = r.heartbeats + excluded.heartbeats,
-        stats = telemetry_stats_merge(r.stats, excluded.stats)
-    ), hour_beats as (
-      select device_id, date_bin('1 hour', bucket, 'epoch') as hour, sum(n)::int as n from beats group by 1, 2
-    ), hour_stats as (
-      select device_id, hour, jsonb_object_agg(path, jsonb_build_array(n, s, lo, hi)) as stats
-      from (
-        select device_id, date_bin('1 hour', bucket, 'epoch') as hour, path,
-          sum(n) as n, sum(s) as s, min(lo) as lo, max(hi) as hi
-        from fields group by 1, 2, 3
-      ) per_path group by 1, 2
-    ), merged as (
-      insert into telemetry_hourly as h (device_id, hour, heartbeats, stats)
-      select b.device_id, b.hour, b.n, coalesce(s.stats, '{}'::jsonb)
-      from hour_beats b left join hour_stats s using (device_id, hour)
-      on conflict (device_id, hour) do update set
-        heartbeats = h.heartbeats + excluded.heartbeats,
-        stats = telemetry_stats_merge(h.stats, excluded.stats)
-      returning h.hour, (h.xmax = 0) as fresh
-    ), fleet as (
-      insert into telemetry_fleet_hourly as f (hour, devices, heartbeats)
-      select m.hour, count(*) filter (where m.fresh), (select sum(b.n) from hour_beats b where b.hour = m.hour)
-      from merged m group by m.hour
-      on conflict (hour) do update set
-        devices = f.devices + excluded.devices,
-        heartbeats = f.heartbeats + excluded.heartbeats
-    )
-    select coalesce(sum(n), 0)::int as heartbeats from beats`;
-  return row?.heartbeats ?? 0;
 }
 
 /** Drops rollups older than the retention (at least MIN_ROLLUP_RETENTION_DAYS); returns rows deleted. */

@@ -5,10 +5,9 @@
  */
 import type { Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
+import { asNumber, isObject } from "./numeric-fields";
 import { BUCKET_MS, RECENT_MS, rollupProgress } from "./rollups";
 
-/** A string that spells a number; the same rule as SQL's telemetry_number (migration 0019). */
-const NUMERIC = /^\s*-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,4})?\s*$/;
 export const MAX_CHART_FIELDS = 12;
 /**
  * Heartbeats a raw chart reads at most (see deviceChartData): beyond, each bucket averages its first
@@ -35,61 +34,6 @@ export function chartPriority(label: string): number {
   if (/_pct$|percent/.test(label)) return 1;
   if (/\.load_\d+m$/.test(label)) return label.endsWith("load_1m") ? 2 : 3;
   return 3;
-}
-
-export interface NumericField {
-  /** Dotted path from the payload root, e.g. scripts.cpu.data.output.usage_pct. */
-  path: string;
-  /** Short label: script.field (e.g. cpu.usage_pct). */
-  label: string;
-  value: number;
-}
-
-/** Magnitudes PostgreSQL's float8 holds with room to sum: beyond them a value is not charted. */
-const inChartRange = (n: number) => n === 0 || (Math.abs(n) >= 1e-300 && Math.abs(n) <= 1e300);
-
-function asNumber(value: unknown): number | undefined {
-  const n =
-    typeof value === "number"
-      ? value
-      : typeof value === "string" && NUMERIC.test(value)
-        ? Number(value)
-        : NaN;
-  return inChartRange(n) ? n : undefined;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
-/**
- * The numeric fields of a payload's script outputs (`scripts.<script>.data.output.<field>`, one
- * level of nested objects too), in payload order. Keys with dots are skipped (not addressable).
- */
-export function numericFields(payload: Record<string, unknown> | undefined): NumericField[] {
-  const fields: NumericField[] = [];
-  const scripts = payload?.scripts;
-  if (!isObject(scripts)) return fields;
-  for (const [script, entry] of Object.entries(scripts)) {
-    if (!isObject(entry) || script.includes(".")) continue;
-    const data = isObject(entry.data) ? entry.data : undefined;
-    const output = isObject(data?.output) ? data.output : data;
-    if (!isObject(output)) continue;
-    const base = data && isObject(data.output) ? `scripts.${script}.data.output` : `scripts.${script}.data`;
-    for (const [key, value] of Object.entries(output)) {
-      if (key.includes(".")) continue;
-      const number = asNumber(value);
-      if (number !== undefined)
-        fields.push({ path: `${base}.${key}`, label: `${script}.${key}`, value: number });
-      else if (isObject(value)) {
-        for (const [inner, innerValue] of Object.entries(value)) {
-          const n = asNumber(innerValue);
-          if (n !== undefined && !inner.includes("."))
-            fields.push({ path: `${base}.${key}.${inner}`, label: `${script}.${key}.${inner}`, value: n });
-        }
-      }
-    }
-  }
-  return fields;
 }
 
 export interface Gauges {

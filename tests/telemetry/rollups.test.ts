@@ -4,13 +4,14 @@
 import { describe, expect, test } from "bun:test";
 import telemetryRollupJob from "../../jobs/telemetry-rollup";
 import { createLogger } from "../../modules/platform/logger";
+import { asNumber, numericFields } from "../../modules/telemetry/numeric-fields";
 import {
   dropExpiredRecentRollups,
   dropExpiredRollups,
   rollUpTelemetry,
   SETTLE_MS,
 } from "../../modules/telemetry/rollups";
-import { deviceChartData, fleetActivity, numericFields } from "../../modules/telemetry/series";
+import { deviceChartData, fleetActivity } from "../../modules/telemetry/series";
 import { deleteDeviceTelemetry, recordTelemetry } from "../../modules/telemetry/service";
 import { startTestApp } from "../helpers/app";
 
@@ -127,7 +128,52 @@ describe("telemetry rollups", () => {
     expect(await fleetHour(start)).toEqual({ devices: 1, heartbeats: 20 });
   });
 
-  test("the numeric fields SQL rolls up are the ones the console charts, odd values included", async () => {
+  test("the job and the raw charts take the same values for numbers, and the job the fields the console charts", async () => {
+    // The job reads values by asNumber, a raw chart by SQL's telemetry_number: the same rule.
+    const values: unknown[] = [
+      12.5,
+      4,
+      0,
+      -0.5,
+      1e300,
+      1e301,
+      1e-300,
+      1e-320,
+      -1e-299,
+      " 7 ",
+      "\t-3e2\n",
+      "\v5\f",
+      "2E+3",
+      "-1e301",
+      "1e999",
+      "0",
+      "00012",
+      "12 cores",
+      "+5",
+      ".5",
+      "5.",
+      "0x10",
+      "1_000",
+      "1e10000",
+      "\u00a07",
+      "7\u2028",
+      "\u30007",
+      "\uff11\uff12",
+      "\u0661",
+      "",
+      " ",
+      true,
+      false,
+      null,
+      [1],
+      { x: 1 },
+    ];
+    for (const value of values) {
+      const [row] = await sql<
+        { n: number | null }[]
+      >`select telemetry_number(${JSON.stringify(value)}::jsonb) as n`;
+      expect([value, asNumber(value) ?? null]).toEqual([value, row!.n]);
+    }
     const payloads = [
       cpu(12.5, { cores: 4, spaced: " 7 ", tab: "\t-3e2\n", text: "12 cores", flag: true, none: null }),
       cpu("1e999", { tiny: 1e-320, huge: "-1e301", big: 1e300, zero: "0", exp: "2E+3", list: [1, 2] }),
@@ -137,15 +183,27 @@ describe("telemetry rollups", () => {
       { scripts: "none" },
       {},
     ];
-    for (const payload of payloads) {
-      const rows = await sql<{ path: string; v: number }[]>`
-        select path, v from telemetry_numeric_fields(${JSON.stringify(payload)}::jsonb)`;
-      const fromSql = rows.map((r) => `${r.path}=${r.v}`).sort();
-      const fromTs = numericFields(payload as Record<string, unknown>)
-        .map((f) => `${f.path}=${f.value}`)
-        .sort();
-      expect(fromSql).toEqual(fromTs);
-    }
+    const fields = payloads.map((payload) =>
+      numericFields(payload as Record<string, unknown>).map((f) => `${f.path}=${f.value}`),
+    );
+    expect(fields).toEqual([
+      [
+        "scripts.cpu.data.output.usage_pct=12.5",
+        "scripts.cpu.data.output.cores=4",
+        "scripts.cpu.data.output.spaced=7",
+        "scripts.cpu.data.output.tab=-300",
+      ],
+      [
+        "scripts.cpu.data.output.big=1e+300",
+        "scripts.cpu.data.output.zero=0",
+        "scripts.cpu.data.output.exp=2000",
+      ],
+      ["scripts.disk.data.root.used_pct=60"],
+      [],
+      ["scripts.mem.data.used=3"],
+      [],
+      [],
+    ]);
     expect(numericFields(payloads[0] as Record<string, unknown>).map((f) => f.label)).toEqual([
       "cpu.usage_pct",
       "cpu.cores",

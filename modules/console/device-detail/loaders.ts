@@ -2,7 +2,8 @@
 import { listCommands } from "../../commands/service";
 import type { Device } from "../../devices/service";
 import type { Sql } from "../../platform/database";
-import { chartPriority, deviceChartData, MAX_CHART_FIELDS, numericFields } from "../../telemetry/series";
+import { numericFields } from "../../telemetry/numeric-fields";
+import { chartPriority, deviceChartData, MAX_CHART_FIELDS } from "../../telemetry/series";
 import { firstTelemetrySince, type TelemetryEvent } from "../../telemetry/service";
 import { type ChartGroup, type DeviceDetailProps, TELEMETRY_RANGES, type TelemetryRange } from "./props";
 import { listedScripts, reportedScripts } from "./scripts";
