@@ -143,11 +143,15 @@ async function mergeGroups(tx: TransactionSql, groups: Groups, recentFrom: numbe
     await mergeHours(tx, hourRows.slice(i, i + WRITE_ROWS));
 }
 
+/** Which rows: device ids and bucket starts as statement parameters. */
+function keyColumns(rows: Group[]) {
+  return { ids: rows.map((r) => r.deviceId), at: rows.map((r) => new Date(r.at).toISOString()) };
+}
+
 /** The columns of rollup rows as statement parameters. */
 function columns(tx: TransactionSql, rows: Group[]) {
   return {
-    ids: rows.map((r) => r.deviceId),
-    at: rows.map((r) => new Date(r.at).toISOString()),
+    ...keyColumns(rows),
     heartbeats: rows.map((r) => r.heartbeats),
     stats: jsonTextsParam(
       tx,
@@ -166,24 +170,44 @@ async function mergeRecent(tx: TransactionSql, rows: Group[]) {
       stats = telemetry_stats_merge(r.stats, excluded.stats)`;
 }
 
-/** A device-hour inserted for the first time (xmax = 0: not an update) is one more device seen in that hour. */
+/**
+ * Adds hour groups to their rows. The rows there are read (and locked) and added to here: PostgreSQL
+ * merging two stats objects in SQL (telemetry_stats_merge) cost ~0.2 ms a row, most of the fold. A
+ * device-hour with no row yet is one more device seen in that hour.
+ */
 async function mergeHours(tx: TransactionSql, rows: Group[]) {
+  const perHour = new Map<number, { devices: number; heartbeats: number }>();
+  const index = new Map<string, Group>();
+  for (const row of rows) {
+    const hour = perHour.get(row.at) ?? { devices: 0, heartbeats: 0 };
+    hour.heartbeats += row.heartbeats;
+    hour.devices += 1;
+    perHour.set(row.at, hour);
+    index.set(`${row.deviceId} ${row.at}`, row);
+  }
+  const keys = keyColumns(rows);
+  const stored = await tx<
+    { device_id: string; hour_ms: number; heartbeats: number; stats: Record<string, FieldStats> }[]
+  >`
+    select h.device_id, date_part('epoch', h.hour) * 1000 as hour_ms, h.heartbeats, h.stats
+    from unnest(${keys.ids}::uuid[], ${keys.at}::text[]::timestamptz[]) as k(device_id, hour)
+    join telemetry_hourly h on h.device_id = k.device_id and h.hour = k.hour
+    for update of h`;
+  for (const row of stored) {
+    const group = index.get(`${row.device_id} ${row.hour_ms}`)!;
+    group.heartbeats += row.heartbeats;
+    addStats(group.stats, new Map(Object.entries(row.stats)));
+    perHour.get(row.hour_ms)!.devices -= 1;
+  }
   const c = columns(tx, rows);
-  const perHour = new Map<number, number>();
-  for (const row of rows) perHour.set(row.at, (perHour.get(row.at) ?? 0) + row.heartbeats);
   await tx`
-    with merged as (
-      insert into telemetry_hourly as h (device_id, hour, heartbeats, stats)
-      select * from unnest(${c.ids}::uuid[], ${c.at}::text[]::timestamptz[], ${c.heartbeats}::int[], ${c.stats}::jsonb[])
-      on conflict (device_id, hour) do update set
-        heartbeats = h.heartbeats + excluded.heartbeats,
-        stats = telemetry_stats_merge(h.stats, excluded.stats)
-      returning h.hour, (h.xmax = 0) as fresh
-    )
+    insert into telemetry_hourly as h (device_id, hour, heartbeats, stats)
+    select * from unnest(${c.ids}::uuid[], ${c.at}::text[]::timestamptz[], ${c.heartbeats}::int[], ${c.stats}::jsonb[])
+    on conflict (device_id, hour) do update set heartbeats = excluded.heartbeats, stats = excluded.stats`;
+  await tx`
     insert into telemetry_fleet_hourly as f (hour, devices, heartbeats)
-    select t.hour, (select count(*) from merged m where m.hour = t.hour and m.fresh), t.heartbeats
-    from unnest(${[...perHour.keys()].map((ms) => new Date(ms).toISOString())}::text[]::timestamptz[],
-      ${[...perHour.values()]}::int[]) as t(hour, heartbeats)
+    select * from unnest(${[...perHour.keys()].map((ms) => new Date(ms).toISOString())}::text[]::timestamptz[],
+      ${[...perHour.values()].map((h) => h.devices)}::int[], ${[...perHour.values()].map((h) => h.heartbeats)}::int[])
     on conflict (hour) do update set
       devices = f.devices + excluded.devices,
       heartbeats = f.heartbeats + excluded.heartbeats`;
