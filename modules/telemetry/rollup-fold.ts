@@ -16,12 +16,25 @@ const HOUR_MS = 3_600_000;
 /** Raw rows fetched per round trip. */
 const CURSOR_ROWS = 2_000;
 /**
- * Groups held before they are merged into the tables mid-window (a merge adds up, so a window may
- * take several): bounds the job's memory, about 1.5 KB a group, on fleets that big.
+ * The most groups (device and 6-minute bucket) held at once: bounds the job's memory, about 1.5 KB
+ * a group. A window with more is read in passes (foldWindow).
  */
 const MAX_GROUPS = 25_000;
 /** Rows per merging statement. */
 const WRITE_ROWS = 5_000;
+
+/** What a window's fold did. */
+export interface FoldCounts {
+  /** Raw heartbeats read. */
+  heartbeats: number;
+  /** Reads of the window's rows, each over a share of the devices. */
+  passes: number;
+  /**
+   * 6-minute and hour rows inserted or updated: one per device and bucket and per device and hour,
+   * unless a pass had to merge in parts.
+   */
+  rowsWritten: number;
+}
 
 /** `[count, sum, min, max]` of one field: the shape the rollup tables store per path. */
 type FieldStats = [number, number, number, number];
@@ -82,30 +95,57 @@ function statsJson(stats: Map<string, FieldStats>): string {
 }
 
 /**
- * Merges the raw rows of [from, to) into the rollups (6-minute buckets from `recentFrom` on);
- * returns how many it read.
+ * Merges the raw rows of [from, to) into the rollups (6-minute buckets from `recentFrom` on). A
+ * window with more groups than `maxGroups` is read in passes, each over a share of the devices (by a
+ * hash of the id), so that each bucket and hour row is still written once: PostgreSQL reads the
+ * window's rows once a pass but sends each row once. An empty window is not read at all.
  */
 export async function foldWindow(
   tx: TransactionSql,
   from: Date,
   to: Date,
   recentFrom: Date,
-): Promise<number> {
+  maxGroups = MAX_GROUPS,
+): Promise<FoldCounts> {
+  const range = { from: from.toISOString(), to: to.toISOString() };
+  const [{ groups }] = await tx<{ groups: number }[]>`
+    select count(*)::int as groups from (
+      select 1 from telemetry_events
+      where recorded_at >= ${range.from}::timestamptz and recorded_at < ${range.to}::timestamptz
+      group by device_id, date_bin('6 minutes', recorded_at, 'epoch')) g`;
+  // A quarter's margin: a hash shares the devices out only about evenly.
+  const passes = Math.ceil((groups * 1.25) / maxGroups);
+  const counts: FoldCounts = { heartbeats: 0, passes, rowsWritten: 0 };
+  for (let pass = 0; pass < passes; pass++)
+    await foldPass(tx, range, { passes, pass, maxGroups }, recentFrom, counts);
+  return counts;
+}
+
+/** One pass of foldWindow: the rows of the devices whose id hashes to `pass` (of `passes`). */
+async function foldPass(
+  tx: TransactionSql,
+  range: { from: string; to: string },
+  { passes, pass, maxGroups }: { passes: number; pass: number; maxGroups: number },
+  recentFrom: Date,
+  counts: FoldCounts,
+): Promise<void> {
   let groups: Groups = new Map();
   let size = 0;
-  let heartbeats = 0;
+  // Only when a pass finds more groups than it should hold (an uneven share, or rows inserted into the
+  // window since the count): merged in parts, which add up the same.
   const flush = async () => {
     const full = groups;
     groups = new Map();
     size = 0;
-    await mergeGroups(tx, full, recentFrom.getTime());
+    counts.rowsWritten += await mergeGroups(tx, full, recentFrom.getTime());
   };
   // date_bin in SQL: a float of seconds since 1970 has too few digits left for microseconds to
   // floor a row just before a boundary into the right bucket.
   const cursor = tx<{ device_id: string; bucket_s: number; payload: unknown }[]>`
     select device_id, date_part('epoch', date_bin('6 minutes', recorded_at, 'epoch')) as bucket_s, payload
     from telemetry_events
-    where recorded_at >= ${from.toISOString()}::timestamptz and recorded_at < ${to.toISOString()}::timestamptz`.cursor(
+    where recorded_at >= ${range.from}::timestamptz and recorded_at < ${range.to}::timestamptz
+      ${passes > 1 ? tx`and (uuid_hash(device_id) & 2147483647) % ${passes}::int = ${pass}::int` : tx``}`.cursor(
     CURSOR_ROWS,
   );
   for await (const rows of cursor) {
@@ -118,15 +158,14 @@ export async function foldWindow(
         addValue(stats, `${base}.${field}`, value),
       );
     }
-    heartbeats += rows.length;
-    if (size >= MAX_GROUPS) await flush();
+    counts.heartbeats += rows.length;
+    if (size >= maxGroups) await flush();
   }
   if (size > 0) await flush();
-  return heartbeats;
 }
 
 /** Merges 6-minute groups into the tier (from `recentFrom` on) and, folded into hours, the hourly tables. */
-async function mergeGroups(tx: TransactionSql, groups: Groups, recentFrom: number) {
+async function mergeGroups(tx: TransactionSql, groups: Groups, recentFrom: number): Promise<number> {
   const recent: Group[] = [];
   const hours: Groups = new Map();
   for (const [deviceId, byBucket] of groups) {
@@ -137,10 +176,13 @@ async function mergeGroups(tx: TransactionSql, groups: Groups, recentFrom: numbe
       addStats(hour.stats, group.stats);
     }
   }
-  for (let i = 0; i < recent.length; i += WRITE_ROWS) await mergeRecent(tx, recent.slice(i, i + WRITE_ROWS));
+  let written = 0;
+  for (let i = 0; i < recent.length; i += WRITE_ROWS)
+    written += await mergeRecent(tx, recent.slice(i, i + WRITE_ROWS));
   const hourRows = [...hours.values()].flatMap((byHour) => [...byHour.values()]);
   for (let i = 0; i < hourRows.length; i += WRITE_ROWS)
-    await mergeHours(tx, hourRows.slice(i, i + WRITE_ROWS));
+    written += await mergeHours(tx, hourRows.slice(i, i + WRITE_ROWS));
+  return written;
 }
 
 /** Which rows: device ids and bucket starts as statement parameters. */
@@ -160,22 +202,24 @@ function columns(tx: TransactionSql, rows: Group[]) {
   };
 }
 
-async function mergeRecent(tx: TransactionSql, rows: Group[]) {
+/** Returns the rows written. */
+async function mergeRecent(tx: TransactionSql, rows: Group[]): Promise<number> {
   const c = columns(tx, rows);
-  await tx`
+  const result = await tx`
     insert into telemetry_6min as r (device_id, bucket, heartbeats, stats)
     select * from unnest(${c.ids}::uuid[], ${c.at}::text[]::timestamptz[], ${c.heartbeats}::int[], ${c.stats}::jsonb[])
     on conflict (device_id, bucket) do update set
       heartbeats = r.heartbeats + excluded.heartbeats,
       stats = telemetry_stats_merge(r.stats, excluded.stats)`;
+  return result.count;
 }
 
 /**
  * Adds hour groups to their rows. The rows there are read (and locked) and added to here: PostgreSQL
  * merging two stats objects in SQL (telemetry_stats_merge) cost ~0.2 ms a row, most of the fold. A
- * device-hour with no row yet is one more device seen in that hour.
+ * device-hour with no row yet is one more device seen in that hour. Returns the hour rows written.
  */
-async function mergeHours(tx: TransactionSql, rows: Group[]) {
+async function mergeHours(tx: TransactionSql, rows: Group[]): Promise<number> {
   const perHour = new Map<number, { devices: number; heartbeats: number }>();
   const index = new Map<string, Group>();
   for (const row of rows) {
@@ -200,7 +244,7 @@ async function mergeHours(tx: TransactionSql, rows: Group[]) {
     perHour.get(row.hour_ms)!.devices -= 1;
   }
   const c = columns(tx, rows);
-  await tx`
+  const result = await tx`
     insert into telemetry_hourly as h (device_id, hour, heartbeats, stats)
     select * from unnest(${c.ids}::uuid[], ${c.at}::text[]::timestamptz[], ${c.heartbeats}::int[], ${c.stats}::jsonb[])
     on conflict (device_id, hour) do update set heartbeats = excluded.heartbeats, stats = excluded.stats`;
@@ -211,4 +255,5 @@ async function mergeHours(tx: TransactionSql, rows: Group[]) {
     on conflict (hour) do update set
       devices = f.devices + excluded.devices,
       heartbeats = f.heartbeats + excluded.heartbeats`;
+  return result.count;
 }

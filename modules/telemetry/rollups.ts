@@ -42,6 +42,10 @@ export interface RollupRun {
   windows: number;
   /** Raw heartbeats read. */
   heartbeats: number;
+  /** Reads of the windows' rows: more than one a window when its devices did not fit in memory at once. */
+  passes: number;
+  /** Rollup rows (6-minute and hourly) inserted or updated. */
+  rowsWritten: number;
   /** The watermark after the run; undefined when another worker held it. */
   rolledUntil: Date | undefined;
 }
@@ -82,12 +86,13 @@ export async function rollupProgress(sql: Sql): Promise<RollupProgress | undefin
 
 /**
  * Folds raw telemetry into the rollups up to the last 6-minute boundary before `now - SETTLE_MS`
- * (now: when the run starts), window by window, for at most `budgetMs` (the next run goes on). One
+ * (now: when the run starts), window by window, for at most `budgetMs` (the next run goes on), holding
+ * at most `maxGroups` device-buckets in memory (foldWindow's default unless given). One
  * runner at a time: another worker's run finds the watermark locked and returns at once.
  */
 export async function rollUpTelemetry(
   sql: Sql,
-  options: { now?: Date; budgetMs?: number } = {},
+  options: { now?: Date; budgetMs?: number; maxGroups?: number } = {},
 ): Promise<RollupRun> {
   const now = options.now ?? new Date();
   const budgetMs = options.budgetMs ?? 45_000;
@@ -99,7 +104,7 @@ export async function rollUpTelemetry(
     await sql`insert into telemetry_rollup_progress (rolled_until, recent_from)
       values (${start.toISOString()}::timestamptz, ${start.toISOString()}::timestamptz) on conflict do nothing`;
   }
-  const run: RollupRun = { windows: 0, heartbeats: 0, rolledUntil: undefined };
+  const run: RollupRun = { windows: 0, heartbeats: 0, passes: 0, rowsWritten: 0, rolledUntil: undefined };
   // Fixed for the run: chasing a moving "now" would fold a few milliseconds at a time forever.
   const target = bucketFloor(now.getTime() - SETTLE_MS);
   const recentFrom = new Date(bucketFloor(now.getTime() - RECENT_MS));
@@ -113,17 +118,20 @@ export async function rollUpTelemetry(
       const from = new Date(progress.rolled_until_ms);
       // On a bucket boundary (a watermark from before the 6-minute tier may not be on one).
       const until = bucketFloor(Math.min(from.getTime() + windowMs, target));
-      if (until <= from.getTime()) return { busy: false as const, from, until: from, heartbeats: 0 };
+      if (until <= from.getTime())
+        return { busy: false as const, from, until: from, heartbeats: 0, passes: 0, rowsWritten: 0 };
       const to = new Date(until);
-      const heartbeats = await foldWindow(tx, from, to, recentFrom);
+      const counts = await foldWindow(tx, from, to, recentFrom, options.maxGroups);
       await tx`update telemetry_rollup_progress set rolled_until = ${to.toISOString()}::timestamptz`;
-      return { busy: false as const, from, until: to, heartbeats };
+      return { busy: false as const, from, until: to, ...counts };
     });
     if (step.busy) return run;
     run.rolledUntil = step.until;
     if (step.until.getTime() === step.from.getTime()) return run;
     run.windows += 1;
     run.heartbeats += step.heartbeats;
+    run.passes += step.passes;
+    run.rowsWritten += step.rowsWritten;
     // A fresh install's first run crosses a day or two of nothing in a few windows, not a hundred.
     windowMs = step.heartbeats === 0 ? Math.min(windowMs * 2, EMPTY_WINDOW_MAX_MS) : WINDOW_MS;
     if (Date.now() - started >= budgetMs) return run;

@@ -105,7 +105,13 @@ describe("telemetry rollups", () => {
     expect(run.rolledUntil?.getTime()).toBe(now - 6 * MINUTE);
     expect(await hourly(b, H1 + 2 * HOUR)).toBeUndefined();
     const again = await rollUpTelemetry(sql, { now: at(now) });
-    expect(again).toEqual({ windows: 0, heartbeats: 0, rolledUntil: new Date(now - 6 * MINUTE) });
+    expect(again).toEqual({
+      windows: 0,
+      heartbeats: 0,
+      passes: 0,
+      rowsWritten: 0,
+      rolledUntil: new Date(now - 6 * MINUTE),
+    });
     // The next bucket boundary passed: the window closes.
     await rollUpTelemetry(sql, { now: at(now + MINUTE) });
     expect(await hourly(b, H1 + 2 * HOUR)).toEqual({ heartbeats: 1, stats: { [USAGE]: [1, 70, 70, 70] } });
@@ -223,6 +229,37 @@ describe("telemetry rollups", () => {
         "scripts.cpu.data.output.exp": [1, 2000, 2000, 2000],
       },
     });
+  });
+
+  test("a window with more device-buckets than the fold holds is read in passes, each row written once", async () => {
+    const hour = H1 + 8 * HOUR;
+    const devices = Array.from({ length: 12 }, () => crypto.randomUUID());
+    for (const [i, device] of devices.entries()) {
+      for (const [minute, usage] of [
+        [1, i],
+        [2, i + 10],
+        [7, i + 20],
+      ] as const)
+        await recordTelemetry(sql, device, cpu(usage), new Date(hour + minute * MINUTE));
+    }
+    // 24 device-buckets at most 5 at a time: 6 passes over the window, a share of the devices each
+    // (empty windows are not read at all).
+    const run = await rollUpTelemetry(sql, { now: at(hour + HOUR), maxGroups: 5 });
+    expect(run.heartbeats).toBe(36);
+    expect(run.passes).toBe(6);
+    for (const [i, device] of devices.entries()) {
+      expect(await hourly(device, hour)).toEqual({
+        heartbeats: 3,
+        stats: { [USAGE]: [3, 3 * i + 30, i, i + 20] },
+      });
+      expect(await sixMinutes(device)).toEqual([
+        { bucket: hour, heartbeats: 2, stats: { [USAGE]: [2, 2 * i + 10, i, i + 10] } },
+        { bucket: hour + 6 * MINUTE, heartbeats: 1, stats: { [USAGE]: [1, i + 20, i + 20, i + 20] } },
+      ]);
+    }
+    expect(await fleetHour(hour)).toEqual({ devices: 12, heartbeats: 36 });
+    // Each written once: 12 hour rows and 24 buckets. Merged in parts, a row is written again.
+    expect(run.rowsWritten).toBe(36);
   });
 
   test("charts over 7 and 30 days read the rollups: hourly averages over every heartbeat", async () => {
