@@ -12,8 +12,9 @@
  * the agent's does). With the templates alone PostgreSQL's Memoize reused its parse of each script's
  * output, and the fold cost about half of what it does on real telemetry. Then runs the job's fold (modules/telemetry/rollups.ts) once per
  * minute of virtual time over them, as its cron would, and prints the totals: heartbeats folded,
- * the fold's wall time, PostgreSQL's CPU (every process of its own cluster) and the job process's own CPU per heartbeat, the WAL
- * it wrote per heartbeat, and the rollup rows it inserted and updated.
+ * the fold's wall time, PostgreSQL's CPU (every process of its own cluster) and the job process's own
+ * CPU per heartbeat, the longest stall of the job process's event loop, the WAL it wrote per
+ * heartbeat, and the rollup rows it inserted and updated.
  */
 import postgres from "postgres";
 import { applyMigrations, connectDatabase } from "../../modules/platform/database";
@@ -44,6 +45,31 @@ async function rollupWrites(stats: postgres.Sql) {
     select coalesce(sum(n_tup_ins), 0)::float8 as inserted, coalesce(sum(n_tup_upd), 0)::float8 as updated
     from pg_stat_user_tables where relname ~ '^telemetry_(hourly|6min|fleet_hourly)'`;
   return row!;
+}
+
+/**
+ * How long the event loop stalls while the job runs: in the `all` role the job shares its process
+ * with the web server, whose requests wait behind any stretch of synchronous work. A 5 ms timer's
+ * lateness, from start() to stop().
+ */
+function eventLoopStalls() {
+  const PERIOD_MS = 5;
+  let last = performance.now();
+  let longest = 0;
+  let over20 = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const stall = now - last - PERIOD_MS;
+    if (stall > longest) longest = stall;
+    if (stall > 20) over20++;
+    last = now;
+  }, PERIOD_MS);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return { longestMs: Math.round(longest * 10) / 10, over20 };
+    },
+  };
 }
 
 async function main() {
@@ -95,6 +121,7 @@ async function main() {
   let heartbeats = 0;
   let foldMs = 0;
   let runs = 0;
+  const stalls = eventLoopStalls();
   // One run per virtual minute, past the last heartbeat until the job has folded them all.
   for (let minute = 1; minute <= MINUTES + 8; minute++) {
     const began = performance.now();
@@ -103,6 +130,7 @@ async function main() {
     heartbeats += step.heartbeats;
     runs++;
   }
+  const stalled = stalls.stop();
   const cpu = cpuSeconds(postgresPid, true) - cpuBefore;
   const { user, system } = process.cpuUsage(jobCpuBefore);
   const jobCpu = (user + system) / 1e6;
@@ -119,6 +147,9 @@ async function main() {
   console.log(
     `  the job's own CPU ${jobCpu.toFixed(1)} s: ${(per(jobCpu) * 1e6).toFixed(1)} µs per heartbeat`,
   );
+  console.log(
+    `  event loop: longest stall ${stalled.longestMs} ms, ${stalled.over20} stalls over 20 ms (what requests in the same process wait)`,
+  );
   console.log(`  WAL ${(wal / 1048576).toFixed(1)} MiB: ${per(wal).toFixed(0)} B per heartbeat`);
   console.log(
     `  rollup rows inserted ${(after.inserted - before.inserted).toLocaleString("en-US")}, updated ${(after.updated - before.updated).toLocaleString("en-US")}`,
@@ -133,6 +164,8 @@ async function main() {
       fold_us_per_heartbeat: Math.round(per(foldMs) * 10_000) / 10,
       postgres_cpu_us_per_heartbeat: Math.round(per(cpu) * 1e7) / 10,
       job_cpu_us_per_heartbeat: Math.round(per(jobCpu) * 1e7) / 10,
+      event_loop_longest_stall_ms: stalled.longestMs,
+      event_loop_stalls_over_20ms: stalled.over20,
       wal_bytes_per_heartbeat: Math.round(per(wal)),
       rollup_rows_inserted: after.inserted - before.inserted,
       rollup_rows_updated: after.updated - before.updated,

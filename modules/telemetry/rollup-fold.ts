@@ -14,14 +14,20 @@ import { visitNumericFields } from "./numeric-fields";
 
 const HOUR_MS = 3_600_000;
 /** Raw rows fetched per round trip. */
-const CURSOR_ROWS = 2_000;
+const CURSOR_ROWS = 500;
 /**
  * The most groups (device and 6-minute bucket) held at once: bounds the job's memory, about 1.5 KB
  * a group. A window with more is read in passes (foldWindow).
  */
 const MAX_GROUPS = 25_000;
-/** Rows per merging statement. */
-const WRITE_ROWS = 5_000;
+/** Rows per merging statement (small enough that building one is a short stretch: see SLICE). */
+const WRITE_ROWS = 250;
+/**
+ * Rows or groups handled between turns of the event loop. In the `all` role the worker shares its
+ * process with the web server: a fold's synchronous stretches are what a heartbeat waits behind.
+ */
+const SLICE = 250;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** What a window's fold did. */
 export interface FoldCounts {
@@ -149,7 +155,9 @@ async function foldPass(
     CURSOR_ROWS,
   );
   for await (const rows of cursor) {
-    for (const row of rows) {
+    for (let i = 0; i < rows.length; i++) {
+      if (i > 0 && i % SLICE === 0) await nextTurn();
+      const row = rows[i]!;
       const { group, fresh } = groupOf(groups, row.device_id, row.bucket_s * 1000);
       if (fresh) size += 1;
       group.heartbeats += 1;
@@ -168,7 +176,9 @@ async function foldPass(
 async function mergeGroups(tx: TransactionSql, groups: Groups, recentFrom: number): Promise<number> {
   const recent: Group[] = [];
   const hours: Groups = new Map();
+  let handled = 0;
   for (const [deviceId, byBucket] of groups) {
+    if (++handled % SLICE === 0) await nextTurn();
     for (const group of byBucket.values()) {
       if (group.at >= recentFrom) recent.push(group);
       const { group: hour } = groupOf(hours, deviceId, Math.floor(group.at / HOUR_MS) * HOUR_MS);
@@ -180,8 +190,10 @@ async function mergeGroups(tx: TransactionSql, groups: Groups, recentFrom: numbe
   for (let i = 0; i < recent.length; i += WRITE_ROWS)
     written += await mergeRecent(tx, recent.slice(i, i + WRITE_ROWS));
   const hourRows = [...hours.values()].flatMap((byHour) => [...byHour.values()]);
+  const fleet: FleetHours = new Map();
   for (let i = 0; i < hourRows.length; i += WRITE_ROWS)
-    written += await mergeHours(tx, hourRows.slice(i, i + WRITE_ROWS));
+    written += await mergeHours(tx, hourRows.slice(i, i + WRITE_ROWS), fleet);
+  await mergeFleet(tx, fleet);
   return written;
 }
 
@@ -214,19 +226,22 @@ async function mergeRecent(tx: TransactionSql, rows: Group[]): Promise<number> {
   return result.count;
 }
 
+/** Per hour: devices seen for the first time in it, and heartbeats (telemetry_fleet_hourly's columns). */
+type FleetHours = Map<number, { devices: number; heartbeats: number }>;
+
 /**
  * Adds hour groups to their rows. The rows there are read (and locked) and added to here: PostgreSQL
  * merging two stats objects in SQL (telemetry_stats_merge) cost ~0.2 ms a row, most of the fold. A
- * device-hour with no row yet is one more device seen in that hour. Returns the hour rows written.
+ * device-hour with no row yet is one more device seen in that hour (counted into `fleet`). Returns
+ * the hour rows written.
  */
-async function mergeHours(tx: TransactionSql, rows: Group[]): Promise<number> {
-  const perHour = new Map<number, { devices: number; heartbeats: number }>();
+async function mergeHours(tx: TransactionSql, rows: Group[], fleet: FleetHours): Promise<number> {
   const index = new Map<string, Group>();
   for (const row of rows) {
-    const hour = perHour.get(row.at) ?? { devices: 0, heartbeats: 0 };
+    const hour = fleet.get(row.at) ?? { devices: 0, heartbeats: 0 };
     hour.heartbeats += row.heartbeats;
     hour.devices += 1;
-    perHour.set(row.at, hour);
+    fleet.set(row.at, hour);
     index.set(`${row.deviceId} ${row.at}`, row);
   }
   const keys = keyColumns(rows);
@@ -241,19 +256,23 @@ async function mergeHours(tx: TransactionSql, rows: Group[]): Promise<number> {
     const group = index.get(`${row.device_id} ${row.hour_ms}`)!;
     group.heartbeats += row.heartbeats;
     addStats(group.stats, new Map(Object.entries(row.stats)));
-    perHour.get(row.hour_ms)!.devices -= 1;
+    fleet.get(row.hour_ms)!.devices -= 1;
   }
   const c = columns(tx, rows);
   const result = await tx`
     insert into telemetry_hourly as h (device_id, hour, heartbeats, stats)
     select * from unnest(${c.ids}::uuid[], ${c.at}::text[]::timestamptz[], ${c.heartbeats}::int[], ${c.stats}::jsonb[])
     on conflict (device_id, hour) do update set heartbeats = excluded.heartbeats, stats = excluded.stats`;
+  return result.count;
+}
+
+async function mergeFleet(tx: TransactionSql, fleet: FleetHours) {
+  if (fleet.size === 0) return;
   await tx`
     insert into telemetry_fleet_hourly as f (hour, devices, heartbeats)
-    select * from unnest(${[...perHour.keys()].map((ms) => new Date(ms).toISOString())}::text[]::timestamptz[],
-      ${[...perHour.values()].map((h) => h.devices)}::int[], ${[...perHour.values()].map((h) => h.heartbeats)}::int[])
+    select * from unnest(${[...fleet.keys()].map((ms) => new Date(ms).toISOString())}::text[]::timestamptz[],
+      ${[...fleet.values()].map((h) => h.devices)}::int[], ${[...fleet.values()].map((h) => h.heartbeats)}::int[])
     on conflict (hour) do update set
       devices = f.devices + excluded.devices,
       heartbeats = f.heartbeats + excluded.heartbeats`;
-  return result.count;
 }
