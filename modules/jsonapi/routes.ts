@@ -18,11 +18,10 @@ import {
   normaliseDeviceFilters,
   updateDevice,
 } from "../devices/service";
-import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
 import type { HttpErrorMapper } from "../platform/http";
-import { isPlainObject, jsonBody, readJsonBody } from "../platform/json-body";
+import { isPlainObject, readJsonBody } from "../platform/json-body";
 import { firstInvalidField } from "../platform/schemas";
 import { endDeviceLeases } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
@@ -42,8 +41,6 @@ import {
   DeviceAttributes,
   deviceAttributes,
   pendingCommandAttributes,
-  type ResourceDocument,
-  resourceDocument,
 } from "./model";
 
 const BODY_MAX_BYTES = 1024 * 1024 + 64 * 1024;

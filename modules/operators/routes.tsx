@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { flashCookie, redirectWithFlash } from "../../ui/flash";
 import { anonymousCsrf, htmlPage, pageContext, safeNext } from "../../ui/page";
 import { recordAudit } from "../audit/service";
-import { checkCsrf, type Principal, SESSION_COOKIE } from "../platform/access";
+import { checkCsrf, SESSION_COOKIE } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
@@ -11,12 +11,8 @@ import {
   authenticate,
   completeSetup,
   countOperators,
-  createApiToken,
   createSession,
   deleteSession,
-  isOperatorRole,
-  listApiTokens,
-  revokeApiToken,
 } from "./service";
 
 const LoginForm = t.Object({
