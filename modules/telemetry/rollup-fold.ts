@@ -71,28 +71,20 @@ function groupOf(groups: Groups, deviceId: string, at: number): { group: Group; 
   return { group, fresh };
 }
 
-function addValue(stats: Map<string, FieldStats>, path: string, value: number) {
+/** Adds `[n, sum, lo, hi]` to a field's stats. */
+function add(stats: Map<string, FieldStats>, path: string, n: number, sum: number, lo: number, hi: number) {
   const s = stats.get(path);
-  if (!s) stats.set(path, [1, value, value, value]);
+  if (!s) stats.set(path, [n, sum, lo, hi]);
   else {
-    s[0] += 1;
-    s[1] += value;
-    if (value < s[2]) s[2] = value;
-    if (value > s[3]) s[3] = value;
+    s[0] += n;
+    s[1] += sum;
+    if (lo < s[2]) s[2] = lo;
+    if (hi > s[3]) s[3] = hi;
   }
 }
 
-function addStats(into: Map<string, FieldStats>, from: Map<string, FieldStats>) {
-  for (const [path, [n, sum, lo, hi]] of from) {
-    const s = into.get(path);
-    if (!s) into.set(path, [n, sum, lo, hi]);
-    else {
-      s[0] += n;
-      s[1] += sum;
-      if (lo < s[2]) s[2] = lo;
-      if (hi > s[3]) s[3] = hi;
-    }
-  }
+function addStats(into: Map<string, FieldStats>, from: Iterable<[string, FieldStats]>) {
+  for (const [path, [n, sum, lo, hi]] of from) add(into, path, n, sum, lo, hi);
 }
 
 /** `{path: [count, sum, min, max]}` as JSON text (JSON.stringify escapes what a key needs). */
@@ -163,7 +155,7 @@ async function foldPass(
       group.heartbeats += 1;
       const stats = group.stats;
       visitNumericFields(row.payload, (_script, base, field, value) =>
-        addValue(stats, `${base}.${field}`, value),
+        add(stats, `${base}.${field}`, 1, value, value, value),
       );
     }
     counts.heartbeats += rows.length;
@@ -255,7 +247,7 @@ async function mergeHours(tx: TransactionSql, rows: Group[], fleet: FleetHours):
   for (const row of stored) {
     const group = index.get(`${row.device_id} ${row.hour_ms}`)!;
     group.heartbeats += row.heartbeats;
-    addStats(group.stats, new Map(Object.entries(row.stats)));
+    addStats(group.stats, Object.entries(row.stats));
     fleet.get(row.hour_ms)!.devices -= 1;
   }
   const c = columns(tx, rows);
