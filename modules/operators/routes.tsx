@@ -7,13 +7,7 @@ import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
 import { LoginPage, type SetupErrors, SetupPage } from "./pages";
-import {
-  authenticate,
-  completeSetup,
-  countOperators,
-  createSession,
-  deleteSession,
-} from "./service";
+import { authenticate, completeSetup, countOperators, createSession, deleteSession } from "./service";
 
 const LoginForm = t.Object({
   email: t.String({ maxLength: 254 }),
