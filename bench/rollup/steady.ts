@@ -2,7 +2,10 @@
  * The telemetry_rollup job at steady state: what folding a live fleet's heartbeats costs, per
  * heartbeat, when the job runs every minute as its schedule says.
  *
- *   npm run bench:rollup -- [--devices 10000] [--minutes 60] [--interval 60]
+ *   npm run bench:rollup -- [--devices 10000] [--minutes 60] [--interval 60] [--more-scripts 0]
+ *
+ * `--more-scripts N` adds N copies of the built-in scripts' reports under other names (a device with
+ * more scripts): past ~2 KB PostgreSQL stores a payload compressed, and every read decompresses it.
  *
  * Stores `--minutes` of heartbeats of `--devices` devices, one every `--interval` seconds each (the
  * agent's built-in scripts' payloads, as the heartbeat stores them; each device at its own offset in
@@ -27,13 +30,17 @@ import { cpuSeconds } from "../heartbeat/probes";
 import { benchLifecycle } from "../lifecycle";
 
 if (process.argv.includes("--help")) {
-  console.log("usage: npm run bench:rollup -- [--devices N] [--minutes N] [--interval SECONDS]");
+  console.log(
+    "usage: npm run bench:rollup -- [--devices N] [--minutes N] [--interval SECONDS] [--more-scripts N]",
+  );
   process.exit(0);
 }
 const knob = (flag: string, env: string, fallback: number) => flagKnob("bench:rollup", flag, env, fallback);
 const DEVICES = Math.max(100, knob("devices", "BENCH_DEVICES", 10_000));
 const MINUTES = Math.max(10, Math.min(600, knob("minutes", "BENCH_MINUTES", 60)));
 const INTERVAL_S = Math.max(1, knob("interval", "BENCH_INTERVAL", 60));
+/** Copies of the built-in scripts' reports added under other names: payloads past the ~2 KB TOAST threshold. */
+const MORE_SCRIPTS = Math.max(0, Math.min(20, knob("more-scripts", "BENCH_MORE_SCRIPTS", 0)));
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 const { cleanups, run } = benchLifecycle(60 * 60_000);
@@ -85,9 +92,14 @@ async function main() {
 
   // Heartbeats from a whole hour three hours ago on, so the virtual clock never passes the real one.
   const start = Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 3 * HOUR_MS;
-  const payloads = Array.from({ length: 100 }, (_, i) =>
-    storedPayload(heartbeatBody("AA:BB:CC:00:00:01", 3600 + i * 30)),
-  );
+  const payloads = Array.from({ length: 100 }, (_, i) => {
+    const body = heartbeatBody("AA:BB:CC:00:00:01", 3600 + i * 30);
+    const scripts: Record<string, unknown> = body.telemetry.scripts;
+    for (let copy = 1; copy <= MORE_SCRIPTS; copy++)
+      for (const [name, report] of Object.entries(body.telemetry.scripts))
+        scripts[`${name}_${copy}`] = report;
+    return storedPayload(body);
+  });
   const perDevice = Math.floor((MINUTES * 60) / INTERVAL_S);
   console.log(
     `rollup at steady state: ${DEVICES.toLocaleString("en-US")} devices, a heartbeat every ${INTERVAL_S} s, ${MINUTES} minutes (${(DEVICES * perDevice).toLocaleString("en-US")} heartbeats)`,
@@ -160,6 +172,8 @@ async function main() {
       devices: DEVICES,
       interval_s: INTERVAL_S,
       minutes: MINUTES,
+      more_scripts: MORE_SCRIPTS,
+      payload_bytes: Math.round(bytes),
       heartbeats,
       fold_us_per_heartbeat: Math.round(per(foldMs) * 10_000) / 10,
       postgres_cpu_us_per_heartbeat: Math.round(per(cpu) * 1e7) / 10,
