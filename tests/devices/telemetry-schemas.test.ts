@@ -2,15 +2,10 @@
 // hash (migration 0021): registration and listing through the real API, the prune job's rule, the
 // foreign key, and the upgrade of a database whose devices still carry their schema inline.
 import { describe, expect, test } from "bun:test";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { migrate } from "drizzle-orm/postgres-js/migrator";
-import postgres from "postgres";
 import { listTelemetrySchemas, pruneTelemetrySchemas } from "../../modules/devices/service";
-import { connectDatabase, MIGRATIONS_DIR } from "../../modules/platform/database";
+import { applyMigrations } from "../../modules/platform/database";
 import { startTestApp } from "../helpers/app";
-import { clusterUrl, databaseUrl } from "../helpers/cluster";
+import { createTestDatabase } from "../helpers/database";
 import { register, schemaOf } from "./helpers";
 
 const app = await startTestApp();
@@ -113,18 +108,8 @@ describe("telemetry schemas by hash", () => {
 describe("the upgrade (migration 0021)", () => {
   test("moves each device's inline schema to telemetry_schemas once per hash, keeping every device's", async () => {
     // A database migrated up to 0020, the devices' schemas inline, then the real migrations.
-    const before = mkdtempSync(path.join(tmpdir(), "outpost-migrations-"));
-    const name = `test_upgrade_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-    const admin = postgres(clusterUrl(), { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database ${name}`);
-    const database = connectDatabase(databaseUrl(name), 2);
+    const database = await createTestDatabase({ migratedThrough: 20, dropAfterAll: false });
     try {
-      cpSync(MIGRATIONS_DIR, before, { recursive: true });
-      const journalPath = path.join(before, "meta/_journal.json");
-      const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: { idx: number }[] };
-      journal.entries = journal.entries.filter((e) => e.idx <= 20);
-      writeFileSync(journalPath, JSON.stringify(journal));
-      await migrate(database.db, { migrationsFolder: before });
       const schema = schemaFor("upgraded");
       const text = JSON.stringify(schema);
       await database.sql`
@@ -133,7 +118,7 @@ describe("the upgrade (migration 0021)", () => {
           ('02:00:00:00:00:02', ${text}::jsonb, 'h1', now()),
           ('02:00:00:00:00:03', '{}', null, now()),
           ('02:00:00:00:00:04', '{}', 'h-without-schema', now())`;
-      await migrate(database.db, { migrationsFolder: MIGRATIONS_DIR });
+      await applyMigrations(database);
 
       const stored = await database.sql<{ hash: string; schema: unknown }[]>`
         select hash, schema from telemetry_schemas order by hash`;
@@ -145,10 +130,7 @@ describe("the upgrade (migration 0021)", () => {
         select 1 from information_schema.columns where table_name = 'devices' and column_name = 'schema'`;
       expect(columns).toHaveLength(0);
     } finally {
-      await database.close();
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
-      await admin.end();
-      rmSync(before, { recursive: true, force: true });
+      await database.drop();
     }
   });
 });

@@ -1,35 +1,13 @@
 // The upgrade that adds the 6-minute rollups (migration 0023) on a database that has rolled up
 // telemetry before: where the tier starts being complete, its partitions, and telemetry_events'
 // partition maintenance still working through the shared functions.
-import { afterAll, expect, test } from "bun:test";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { migrate } from "drizzle-orm/postgres-js/migrator";
-import postgres from "postgres";
-import { applyMigrations, connectDatabase, MIGRATIONS_DIR } from "../../modules/platform/database";
-import { clusterUrl, databaseUrl } from "../helpers/cluster";
+import { expect, test } from "bun:test";
+import { applyMigrations } from "../../modules/platform/database";
+import { createTestDatabase } from "../helpers/database";
 
-const name = `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
-const admin = postgres(clusterUrl(), { max: 1, onnotice: () => {} });
-await admin.unsafe(`create database ${name}`);
-const database = connectDatabase(databaseUrl(name), 2);
-const before = mkdtempSync(path.join(tmpdir(), "outpost-migrations-0022-"));
-afterAll(async () => {
-  await database.close();
-  await admin.unsafe(`drop database if exists ${name} with (force)`);
-  await admin.end();
-  rmSync(before, { recursive: true, force: true });
-});
+const database = await createTestDatabase({ migratedThrough: 22 });
 
 test("an install that rolled up telemetry before 0023: the tier is complete from the job's next bucket", async () => {
-  // The migrations as they were before 0023.
-  cpSync(MIGRATIONS_DIR, before, { recursive: true });
-  const journalFile = path.join(before, "meta/_journal.json");
-  const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { idx: number }[] };
-  journal.entries = journal.entries.filter((entry) => entry.idx <= 22);
-  writeFileSync(journalFile, JSON.stringify(journal));
-  await migrate(database.db, { migrationsFolder: before });
   const sql = database.sql;
   // The job's watermark between two 6-minute boundaries, as a job that folded to "now" left it.
   await sql`insert into telemetry_rollup_progress (rolled_until) values ('2026-11-27T10:03:27.5Z')`;
