@@ -13,11 +13,11 @@
  * device's are (one of 100 templates, and the device's number modulo 997 written in front of each of
  * its numbers: unique up to 99,700 devices, and the payload stays under the ~2 KB TOAST threshold as
  * the agent's does). With the templates alone PostgreSQL's Memoize reused its parse of each script's
- * output, and the fold cost about half of what it does on real telemetry. Then runs the job's fold (modules/telemetry/rollups.ts) once per
- * minute of virtual time over them, as its cron would, and prints the totals: heartbeats folded,
- * the fold's wall time, PostgreSQL's CPU (every process of its own cluster) and the job process's own
- * CPU per heartbeat, the longest stall of the job process's event loop, the WAL it wrote per
- * heartbeat, and the rollup rows it inserted and updated.
+ * output, and the fold cost about half of what it does on real telemetry. Then runs the job's fold
+ * (modules/telemetry/rollups.ts) once per minute of virtual time over them, as its cron would, and
+ * prints the totals: heartbeats folded, the fold's wall time, PostgreSQL's CPU (every process of its
+ * own cluster) and the job process's own CPU per heartbeat, the longest stall of the job process's
+ * event loop, the WAL it wrote per heartbeat, and the rollup rows it inserted and updated.
  */
 import postgres from "postgres";
 import { applyMigrations, connectDatabase } from "../../modules/platform/database";
@@ -57,7 +57,7 @@ async function rollupWrites(stats: postgres.Sql) {
 /**
  * How long the event loop stalls while the job runs: in the `all` role the job shares its process
  * with the web server, whose requests wait behind any stretch of synchronous work. A 5 ms timer's
- * lateness, from start() to stop().
+ * lateness, from the call until stop().
  */
 function eventLoopStalls() {
   const PERIOD_MS = 5;

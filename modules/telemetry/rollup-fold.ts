@@ -195,9 +195,9 @@ function keyColumns(rows: Group[]) {
 }
 
 /** The columns of rollup rows as statement parameters. */
-function columns(tx: TransactionSql, rows: Group[]) {
+function columns(tx: TransactionSql, rows: Group[], keys = keyColumns(rows)) {
   return {
-    ...keyColumns(rows),
+    ...keys,
     heartbeats: rows.map((r) => r.heartbeats),
     stats: jsonTextsParam(
       tx,
@@ -250,7 +250,7 @@ async function mergeHours(tx: TransactionSql, rows: Group[], fleet: FleetHours):
     addStats(group.stats, Object.entries(row.stats));
     fleet.get(row.hour_ms)!.devices -= 1;
   }
-  const c = columns(tx, rows);
+  const c = columns(tx, rows, keys);
   const result = await tx`
     insert into telemetry_hourly as h (device_id, hour, heartbeats, stats)
     select * from unnest(${c.ids}::uuid[], ${c.at}::text[]::timestamptz[], ${c.heartbeats}::int[], ${c.stats}::jsonb[])
