@@ -31,7 +31,8 @@ export interface Ceiling {
 /**
  * What PostgreSQL takes of the heartbeat's telemetry rows without the API in front: one INSERT per
  * row with a heartbeat's commit mode (asynchronous) and durable, then one multi-row INSERT per
- * BATCH_ROWS rows (how far the API could go if it batched perfectly).
+ * BATCH_ROWS rows (how far the API could go if it batched perfectly); and the heartbeat's device row
+ * updated BATCH_ROWS a statement (`deviceRows`, for the floor: floor.ts).
  *
  * Each starts as the load did: right after a checkpoint, visiting the devices in the load's order. So
  * each pays the same full-page images for the first change of a page since the checkpoint (at 10 M
@@ -118,7 +119,15 @@ export async function measureCeilings({
             ${rows.map((r) => r.payload)}::text[]) as u(id, device_id, payload)`;
       });
     });
-    return { BATCH_ROWS, single, durable, multiRow };
+    // The heartbeat's other row at the same price: its device's last_seen_at, BATCH_ROWS a statement.
+    const deviceRows = await rate(Math.min(callers, pool), BATCH_ROWS, () => {
+      const ids = Array.from({ length: BATCH_ROWS }, () => devices[next++ % devices.length]!.id);
+      return sql.begin(async (tx) => {
+        await tx`select set_config('synchronous_commit', 'off', true)`;
+        await tx`update devices d set last_seen_at = now() from unnest(${ids}::uuid[]) as u(id) where d.id = u.id`;
+      });
+    });
+    return { BATCH_ROWS, single, durable, multiRow, deviceRows };
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -4,6 +4,7 @@
  */
 import { loadavg } from "node:os";
 import type { Ceiling } from "./ceilings";
+import type { Floor } from "./floor";
 import { type DatabaseCounters as Counters, percentile } from "./probes";
 
 export interface Measurement {
@@ -25,7 +26,8 @@ export interface Measurement {
   counters: { before: Counters; after: Counters };
   /** Statements PostgreSQL ran while measuring, most called first. */
   statements: StatementDelta[];
-  ceilings: { single: Ceiling; durable: Ceiling; multiRow: Ceiling; BATCH_ROWS: number };
+  ceilings: { single: Ceiling; durable: Ceiling; multiRow: Ceiling; deviceRows: Ceiling; BATCH_ROWS: number };
+  floor: Floor;
   /** More than this share of answers that are not 200 fails the run. */
   maxNon200: number;
 }
@@ -95,6 +97,19 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   console.log(
     `                    ${fmt(multiRow.rowsPerSecond, 0)} rows/s as multi-row INSERTs of ${BATCH_ROWS} (the API reaches ${fmt((100 * rate) / multiRow.rowsPerSecond)}% of it); CPU per row: PostgreSQL ${fmt(multiRow.cpuMsPerRow.postgres, 3)} ms, client ${fmt(multiRow.cpuMsPerRow.client, 3)} ms`,
   );
+  const { floor } = m;
+  const cores = navigator.hardwareConcurrency;
+  const apiCpuMs = cpuMs(cpu.server) + cpuMs(cpu.postgres) + cpuMs(cpu.client);
+  console.log(
+    `  floor:            a bare server parsing the same bodies: ${fmt(floor.http.requestsPerSecond, 0)} requests/s, CPU per request server ${fmt(floor.http.cpuMsPerRequest.server, 3)} ms, load generator ${fmt(floor.http.cpuMsPerRequest.client, 3)} ms`,
+  );
+  console.log(
+    `                    device rows updated ${BATCH_ROWS} a statement: CPU per row PostgreSQL ${fmt(m.ceilings.deviceRows.cpuMsPerRow.postgres, 3)} ms, client ${fmt(m.ceilings.deviceRows.cpuMsPerRow.client, 3)} ms`,
+  );
+  const parts = floor.cpuMsPerHeartbeat;
+  console.log(
+    `                    the least a heartbeat costs here: ${fmt(parts.total, 3)} ms of CPU (HTTP ${fmt(parts.http, 3)}, telemetry row ${fmt(parts.telemetryRow, 3)}, device row ${fmt(parts.deviceRow, 3)}), at most ${fmt(floor.maxRate, 0)} heartbeats/s on ${cores} cores; the API spends ${fmt(apiCpuMs, 3)} ms (the floor is ${fmt((100 * parts.total) / apiCpuMs)}% of it)`,
+  );
   const answered = heartbeats + m.networkErrors;
   const notOk = answered - ok;
   const refusedShare = answered === 0 ? 1 : notOk / answered;
@@ -103,7 +118,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   );
   const pass = rate >= 10_000 && p(99) < 100;
   console.log(
-    `  target (≥ 10,000/s, p99 < 100 ms at ${m.concurrency} concurrent): ${pass ? "met" : "NOT met"}`,
+    `  target (≥ 10,000/s, p99 < 100 ms at ${m.concurrency} concurrent): ${pass ? "met" : "NOT met"}${floor.maxRate < 10_000 ? ` (out of reach here: the floor allows at most ${fmt(floor.maxRate, 0)}/s)` : ""}`,
   );
   const failed = refusedShare > m.maxNon200;
   if (failed)
@@ -142,6 +157,19 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     ceiling_single_row_wal_fpi_per_row: +single.fullPageImagesPerRow.toFixed(3),
     ceiling_single_row_cpu_ms_per_row: cpuPerRow(single),
     ceiling_multi_row_cpu_ms_per_row: cpuPerRow(multiRow),
+    ceiling_device_rows_cpu_ms_per_row: cpuPerRow(m.ceilings.deviceRows),
+    http_floor_rate: Math.round(floor.http.requestsPerSecond),
+    http_floor_cpu_ms_per_request: {
+      server: +floor.http.cpuMsPerRequest.server.toFixed(3),
+      load_generator: +floor.http.cpuMsPerRequest.client.toFixed(3),
+    },
+    floor_cpu_ms_per_heartbeat: {
+      http: +parts.http.toFixed(3),
+      telemetry_row: +parts.telemetryRow.toFixed(3),
+      device_row: +parts.deviceRow.toFixed(3),
+      total: +parts.total.toFixed(3),
+    },
+    floor_max_rate: Math.round(floor.maxRate),
     load_average: +loadavg()[0].toFixed(2),
   };
   return { summary: JSON.stringify(summary), failed };

@@ -4,6 +4,7 @@ import { heartbeatBodyText } from "./body";
 import { measureCeilings } from "./ceilings";
 import { startBenchDatabase } from "./database";
 import { knob as flagKnob } from "./flags";
+import { heartbeatFloor, measureHttpFloor } from "./floor";
 import { FleetLoad, shuffle } from "./load";
 import { reportMetricsRounds, runMetricsRounds } from "./metrics-rounds";
 import { cpuSeconds, databaseCounters, postgresCpuByRole, statements } from "./probes";
@@ -47,8 +48,9 @@ const SCRAPE_EVERY_S = Number(process.env.METRICS_SCRAPE_EVERY ?? 1);
 const METRICS_PHASE_S = Number(process.env.METRICS_PHASE ?? 5);
 const METRICS_TOKEN = "bench-metrics-token-0123456789";
 const HARD_LIMIT_MS =
-  (DURATION_S * 3 +
-    WARMUP_S * 2 +
+  // The load, four ceilings and the HTTP floor, each with its warm-up.
+  (DURATION_S * 6 +
+    WARMUP_S * 6 +
     METRICS_ROUNDS * 2 * (METRICS_PHASE_S + WARMUP_S) +
     240 +
     DEVICES / 5000 +
@@ -169,6 +171,18 @@ async function main() {
     warmupS: WARMUP_S,
     postgresPid,
   });
+  // 6. The floor: the same bodies to a bare server, plus the rows at the ceilings' multi-row price.
+  const httpFloor = await measureHttpFloor(load, {
+    concurrency: CONCURRENCY,
+    durationS: DURATION_S,
+    warmupS: WARMUP_S,
+  });
+  const floor = heartbeatFloor(
+    httpFloor,
+    ceilings.multiRow,
+    ceilings.deviceRows,
+    navigator.hardwareConcurrency,
+  );
   const { summary, failed } = reportHeartbeatRun({
     devices: DEVICES,
     inRegistrationOrder: IN_REGISTRATION_ORDER,
@@ -185,12 +199,13 @@ async function main() {
     counters: { before: countersBefore, after: countersAfter },
     statements: statementDeltas(statsBefore, statsAfter),
     ceilings,
+    floor,
     maxNon200: MAX_NON_200,
   });
   if (failed) process.exitCode = 1;
   finalLine = summary;
 
-  // 6. Metrics on vs off: alternated rounds (off-on, on-off, …) against the two servers, the metrics
+  // 7. Metrics on vs off: alternated rounds (off-on, on-off, …) against the two servers, the metrics
   // one scraped every second. Off = no METRICS_TOKEN/METRICS_PORT: requests are not timed.
   if (!withoutMetrics) return;
   const phases = await runMetricsRounds({
