@@ -39,6 +39,8 @@ type Summary = {
   cpu_ms_per_heartbeat: { server: number; postgres: number; load_generator: number };
   ceiling_single_row: number;
   ceiling_multi_row: number;
+  floor_cpu_ms_per_heartbeat: { total: number };
+  floor_max_rate: number;
 };
 const results: Summary[] = [];
 const run = path.join(import.meta.dir, "run.ts");
@@ -75,12 +77,12 @@ for (const [i, point] of points.entries()) {
 }
 
 console.log(
-  "\n| devices | concurrent | telemetry rows | heartbeats/s | p99 ms | CPU ms/hb server | CPU ms/hb PostgreSQL | CPU ms/hb load generator | single-row ceiling | multi-row ceiling |",
+  "\n| devices | concurrent | telemetry rows | heartbeats/s | p99 ms | CPU ms/hb server | CPU ms/hb PostgreSQL | CPU ms/hb load generator | single-row ceiling | multi-row ceiling | floor CPU ms/hb | floor allows |",
 );
-console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const r of results) {
   console.log(
-    `| ${r.devices.toLocaleString("en")} | ${r.concurrency} | ${r.telemetry_rows_before.toLocaleString("en")} | ${r.rate.toLocaleString("en")} | ${r.p99_ms} | ${r.cpu_ms_per_heartbeat.server} | ${r.cpu_ms_per_heartbeat.postgres} | ${r.cpu_ms_per_heartbeat.load_generator} | ${r.ceiling_single_row.toLocaleString("en")} | ${r.ceiling_multi_row.toLocaleString("en")} |`,
+    `| ${r.devices.toLocaleString("en")} | ${r.concurrency} | ${r.telemetry_rows_before.toLocaleString("en")} | ${r.rate.toLocaleString("en")} | ${r.p99_ms} | ${r.cpu_ms_per_heartbeat.server} | ${r.cpu_ms_per_heartbeat.postgres} | ${r.cpu_ms_per_heartbeat.load_generator} | ${r.ceiling_single_row.toLocaleString("en")} | ${r.ceiling_multi_row.toLocaleString("en")} | ${r.floor_cpu_ms_per_heartbeat.total} | ${r.floor_max_rate.toLocaleString("en")} |`,
   );
 }
 console.log(JSON.stringify(results));
