@@ -1,5 +1,5 @@
-import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createTestDatabase } from "../helpers/database";
@@ -17,7 +17,15 @@ const shared = {
   E2E_CONFIG: fixture.configFile,
   OUTPOST_TEST_OTHER_RUNNER_TOKEN: OTHER_RUNNER_TOKEN,
 };
-const dataDir = () => mkdtempSync(path.join(tmpdir(), "outpost-e2e-proc-"));
+const dataDirs: string[] = [];
+const dataDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "outpost-e2e-proc-"));
+  dataDirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
 const [webA, webB, worker] = await Promise.all([
   startOutpostProcess({ ...shared, OUTPOST_ROLE: "web", DATA_DIR: dataDir() }),
   startOutpostProcess({ ...shared, OUTPOST_ROLE: "web", DATA_DIR: dataDir() }),

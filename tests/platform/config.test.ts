@@ -1,5 +1,5 @@
-import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../../modules/platform/config";
@@ -7,6 +7,7 @@ import { createTestDatabase } from "../helpers/database";
 import { runOutpost, startOutpostProcess } from "../helpers/process";
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-config-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe("configuration", () => {
   test("defaults follow the README table", () => {

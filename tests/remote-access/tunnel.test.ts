@@ -49,6 +49,7 @@ afterAll(async () => {
   webA.stop();
   webB.stop();
   echo.close();
+  rmSync(BIG, { force: true });
 });
 
 function agentFor(webPort: number) {
