@@ -120,12 +120,12 @@ try {
     from generate_series(0, 99) as v`;
   // The charted devices' heartbeats carry what the agent sends (~2 KB with the built-in scripts):
   // a chart's cost is parsing them. (The rest of the fleet keeps the small ones: seeding stays fast.)
-  // What a heartbeat stores: the text the server serialised, as it came (compact). jsonb's own output
-  // has spaces after every colon and comma, which pushed the agent's ~1.9 KB payloads over the ~2 KB
-  // TOAST threshold, so every charted row was pglz-compressed, as no real heartbeat of that size is.
   const agentPayloads = Array.from({ length: 100 }, (_, i) =>
     storedPayload(heartbeatBody("AA:BB:CC:00:00:01", 3600 + i * 30)),
   );
+  // Stored as the server stores them: its compact text, straight to json. A trip through jsonb would
+  // add a space after every colon and comma and push the ~1.9 KB payloads over the ~2 KB TOAST
+  // threshold: every charted row pglz-compressed, as no real heartbeat of that size is.
   await sql`insert into bench_payloads (v, stored)
     select 100 + i - 1, p::json from unnest(${agentPayloads}::text[]) with ordinality as u(p, i)`;
   await sql`create unlogged table bench_devices as select (row_number() over (order by id))::int as n, id from devices`;
