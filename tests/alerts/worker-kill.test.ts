@@ -1,13 +1,11 @@
 // The durable-evaluation promise with real processes: a graphile-worker process (`./outpost start`, role
 // worker) evaluating a long backlog is SIGKILLed mid-run; a second worker process finishes the job. Every
 // breach becomes exactly one alert: nothing the killed run had not committed is lost, nothing is doubled.
-import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { describe, expect, test } from "bun:test";
 import { createRule } from "../../modules/alerts/rules";
 import { startTestApp } from "../helpers/app";
 import { startOutpostProcess } from "../helpers/process";
+import { tempDirs } from "../helpers/temp";
 import { sensorDevice } from "./helpers";
 
 const DEVICES = 40;
@@ -20,17 +18,12 @@ async function alertCount(): Promise<number> {
   return row!.n;
 }
 
-const dataDirs: string[] = [];
-afterAll(() => {
-  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
-});
+const dataDir = tempDirs("outpost-worker-kill-");
 
 function worker() {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-worker-kill-"));
-  dataDirs.push(dataDir);
   return startOutpostProcess({
     DATABASE_URL: app.database.url,
-    DATA_DIR: dataDir,
+    DATA_DIR: dataDir(),
     SECRET_KEY: app.config.secretKey,
     OUTPOST_ROLE: "worker",
   });

@@ -1,9 +1,7 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { describe, expect, test } from "bun:test";
 import { createTestDatabase } from "../helpers/database";
 import { startOutpostProcess } from "../helpers/process";
+import { tempDirs } from "../helpers/temp";
 import { OTHER_RUNNER_TOKEN, RUNNER_ID, RUNNER_TOKEN, writeE2EFixture } from "./fixtures";
 
 // Two web processes and one worker process on one PostgreSQL: the lock, idempotency and the
@@ -17,15 +15,7 @@ const shared = {
   E2E_CONFIG: fixture.configFile,
   OUTPOST_TEST_OTHER_RUNNER_TOKEN: OTHER_RUNNER_TOKEN,
 };
-const dataDirs: string[] = [];
-const dataDir = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), "outpost-e2e-proc-"));
-  dataDirs.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
-});
+const dataDir = tempDirs("outpost-e2e-proc-");
 const [webA, webB, worker] = await Promise.all([
   startOutpostProcess({ ...shared, OUTPOST_ROLE: "web", DATA_DIR: dataDir() }),
   startOutpostProcess({ ...shared, OUTPOST_ROLE: "web", DATA_DIR: dataDir() }),

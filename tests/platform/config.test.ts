@@ -1,13 +1,10 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../modules/platform/config";
 import { createTestDatabase } from "../helpers/database";
 import { runOutpost, startOutpostProcess } from "../helpers/process";
+import { tempDir } from "../helpers/temp";
 
-const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-config-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dataDir = tempDir("outpost-config-");
 
 describe("configuration", () => {
   test("defaults follow the README table", () => {
