@@ -1,6 +1,6 @@
 import postgres from "postgres";
 import { heartbeatBody, storedPayload } from "./body";
-import { cpuSeconds, databaseCounters } from "./probes";
+import { cpuSeconds, databaseCounters, type MachineShares, machineCpu, machineShares } from "./probes";
 
 /** Rows per statement of the multi-row ceiling. */
 const BATCH_ROWS = 100;
@@ -26,6 +26,8 @@ export interface Ceiling {
   fullPageImagesPerRow: number;
   /** CPU per row: PostgreSQL's (NaN when not measured) and the inserting client's (this process). */
   cpuMsPerRow: { postgres: number; client: number };
+  /** How busy the machine was while it was measured. */
+  machine: MachineShares;
 }
 
 /**
@@ -78,10 +80,12 @@ export async function measureCeilings({
     const started = performance.now();
     const postgresBefore = postgresCpu();
     const clientBefore = process.cpuUsage();
+    const machineBefore = machineCpu();
     await Bun.sleep(durationS * 1000);
     const rows = inserted;
     const rowsPerSecond = rows / ((performance.now() - started) / 1000);
     const client = process.cpuUsage(clientBefore);
+    const machine = machineShares(machineBefore, machineCpu());
     const postgresSeconds = postgresCpu() - postgresBefore;
     const walAfter = await databaseCounters(sql);
     stop = true;
@@ -94,6 +98,7 @@ export async function measureCeilings({
         postgres: (1000 * postgresSeconds) / rows,
         client: (client.user + client.system) / 1000 / rows,
       },
+      machine,
     };
   };
   try {

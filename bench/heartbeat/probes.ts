@@ -38,10 +38,37 @@ export function cpuSeconds(pid: number, withChildren = false): number {
   return ticks / TICKS_PER_SECOND;
 }
 
+/** The machine's CPU time since boot, in ticks (/proc/stat): busy, idle (iowait included) and stolen. */
+export type MachineCpu = { busy: number; idle: number; steal: number };
+
+export function machineCpu(): MachineCpu {
+  const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = ticks.map(Number) as number[];
+  return { busy: user! + nice! + system! + irq! + softirq!, idle: idle! + iowait!, steal: steal! };
+}
+
+/**
+ * Shares (%) of the machine's CPU time between two readings: busy, idle and stolen by the host. A run
+ * that leaves the machine idle was not bound by its CPU but by how its work waited on itself.
+ */
+export function machineShares(before: MachineCpu, after: MachineCpu) {
+  const busy = after.busy - before.busy;
+  const idle = after.idle - before.idle;
+  const steal = after.steal - before.steal;
+  const total = busy + idle + steal || 1;
+  return { busy: (100 * busy) / total, idle: (100 * idle) / total, steal: (100 * steal) / total };
+}
+export type MachineShares = ReturnType<typeof machineShares>;
+
+/** CPU seconds of a process's main thread (for Bun: the event loop that runs all its JavaScript). */
+export function mainThreadCpuSeconds(pid: number): number {
+  return (procStat(pid, `/proc/${pid}/task/${pid}/stat`)?.ticks ?? 0) / TICKS_PER_SECOND;
+}
+
 /** A process's parent and CPU ticks (its own; of its children it reaped), from /proc. */
-function procStat(pid: number) {
+function procStat(pid: number, file = `/proc/${pid}/stat`) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    const fields = readFileSync(file, "utf8").split(") ")[1]!.split(" ");
     return {
       pid,
       ppid: Number(fields[1]),

@@ -5,7 +5,7 @@
 import { loadavg } from "node:os";
 import type { Ceiling } from "./ceilings";
 import type { Floor } from "./floor";
-import { type DatabaseCounters as Counters, percentile } from "./probes";
+import { type DatabaseCounters as Counters, type MachineShares, percentile } from "./probes";
 
 export interface Measurement {
   devices: number;
@@ -21,6 +21,9 @@ export interface Measurement {
   networkErrors: number;
   /** CPU seconds spent while measuring. */
   cpu: { server: number; client: number; postgres: number };
+  /** How busy the machine was while measuring, and the server's main thread (its event loop), %. */
+  machine: MachineShares;
+  serverMainThreadBusy: number;
   /** PostgreSQL's CPU seconds while measuring by process role (probes' postgresCpuByRole). */
   postgresByRole: Map<string, number>;
   counters: { before: Counters; after: Counters };
@@ -49,6 +52,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   const perBatch = batches > 0 ? heartbeats / batches : Number.NaN;
   const ofCeiling = (100 * rate) / single.rowsPerSecond;
   const p = (q: number) => percentile(latencies, q);
+  const meanLatencyMs = latencies.reduce((sum, ms) => sum + ms, 0) / heartbeats;
   const cpuMs = (seconds: number) => (1000 * seconds) / heartbeats;
   const walKb = delta("walBytes") / heartbeats / 1024;
   const checkpointMb = (delta("checkpointBuffers") * 8) / 1024;
@@ -59,7 +63,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   );
   console.log(`  throughput:       ${fmt(rate, 0)} heartbeats/s`);
   console.log(
-    `  latency:          p50 ${fmt(p(50))} ms, p90 ${fmt(p(90))} ms, p99 ${fmt(p(99))} ms, max ${fmt(latencies[heartbeats - 1] ?? Number.NaN)} ms`,
+    `  latency:          mean ${fmt(meanLatencyMs)} ms, p50 ${fmt(p(50))} ms, p90 ${fmt(p(90))} ms, p99 ${fmt(p(99))} ms, max ${fmt(latencies[heartbeats - 1] ?? Number.NaN)} ms`,
   );
   console.log(
     `  ceiling:          ${fmt(single.rowsPerSecond, 0)} raw telemetry inserts/s (same rows and commit mode, ${m.pool} connections, ${m.concurrency} callers)`,
@@ -86,6 +90,9 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   );
   console.log(
     `  CPU per heartbeat: server ${fmt(cpuMs(cpu.server), 3)} ms, PostgreSQL ${fmt(cpuMs(cpu.postgres), 3)} ms, load generator ${fmt(cpuMs(cpu.client), 3)} ms (machine: ${navigator.hardwareConcurrency} cores, load average ${loadavg()[0].toFixed(1)})`,
+  );
+  console.log(
+    `  machine:          ${fmt(m.machine.busy, 0)}% busy, ${fmt(m.machine.idle, 0)}% idle, ${fmt(m.machine.steal, 0)}% taken by the host while measuring (the single-row ceiling's: ${fmt(single.machine.busy, 0)}% busy); the server's event loop ${fmt(m.serverMainThreadBusy, 0)}% busy`,
   );
   const roles = [...m.postgresByRole].filter(([, seconds]) => seconds > 0).sort((a, b) => b[1] - a[1]);
   console.log(
@@ -148,6 +155,12 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
       postgres: +cpuMs(cpu.postgres).toFixed(3),
       load_generator: +cpuMs(cpu.client).toFixed(3),
     },
+    machine_busy_percent: +m.machine.busy.toFixed(1),
+    machine_idle_percent: +m.machine.idle.toFixed(1),
+    machine_steal_percent: +m.machine.steal.toFixed(1),
+    server_event_loop_busy_percent: +m.serverMainThreadBusy.toFixed(1),
+    mean_latency_ms: +meanLatencyMs.toFixed(2),
+    ceiling_single_row_machine_busy_percent: +single.machine.busy.toFixed(1),
     postgres_cpu_ms_per_heartbeat_by_process: Object.fromEntries(
       roles.map(([role, seconds]) => [role, +cpuMs(seconds).toFixed(3)]),
     ),

@@ -7,7 +7,15 @@ import { knob as flagKnob } from "./flags";
 import { heartbeatFloor, measureHttpFloor } from "./floor";
 import { FleetLoad, shuffle } from "./load";
 import { reportMetricsRounds, runMetricsRounds } from "./metrics-rounds";
-import { cpuSeconds, databaseCounters, postgresCpuByRole, statements } from "./probes";
+import {
+  cpuSeconds,
+  databaseCounters,
+  machineCpu,
+  machineShares,
+  mainThreadCpuSeconds,
+  postgresCpuByRole,
+  statements,
+} from "./probes";
 import { reportHeartbeatRun, statementDeltas } from "./report";
 import { seedFleet } from "./seed";
 import { startBenchServer } from "./server";
@@ -141,12 +149,16 @@ async function main() {
     postgres: postgresPid ? cpuSeconds(postgresPid, true) : Number.NaN,
   };
   const byRoleBefore = postgresPid ? postgresCpuByRole(postgresPid) : new Map<string, number>();
+  const machineBefore = machineCpu();
+  const mainThreadBefore = mainThreadCpuSeconds(server.pid!);
   measuring = true;
   const startedAt = performance.now();
   await Bun.sleep(DURATION_S * 1000);
   measuring = false;
   const elapsedS = (performance.now() - startedAt) / 1000;
   const clientCpu = process.cpuUsage(cpuBefore.client);
+  const machine = machineShares(machineBefore, machineCpu());
+  const serverMainThreadBusy = (100 * (mainThreadCpuSeconds(server.pid!) - mainThreadBefore)) / elapsedS;
   const cpu = {
     server: cpuSeconds(server.pid!) - cpuBefore.server,
     client: (clientCpu.user + clientCpu.system) / 1e6,
@@ -195,6 +207,8 @@ async function main() {
     statuses,
     networkErrors,
     cpu,
+    machine,
+    serverMainThreadBusy,
     postgresByRole,
     counters: { before: countersBefore, after: countersAfter },
     statements: statementDeltas(statsBefore, statsAfter),
