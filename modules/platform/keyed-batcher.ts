@@ -13,9 +13,6 @@
  * after another, in the order they came (one device's heartbeats stay serial, and batches touch
  * disjoint rows: two batches never wait for each other).
  *
- * When a batch ends, the next one starts before its items are answered: their callers' work (for the
- * heartbeat, writing the answers) then overlaps the next batch's instead of delaying it.
- *
  * `run` answers one result per item, in order. When it throws, nothing of the batch was done (one
  * transaction): each item of a batch of several is run again alone, so one bad item costs the others
  * nothing and gets its own error; an item alone gets the error.
@@ -66,13 +63,10 @@ export class KeyedBatcher<I, O> {
       const batch = this.take();
       if (batch.length === 0) return; // nothing waits, or every waiting item's key is in a running batch
       this.inFlight++;
-      void this.execute(batch).then((settle) => {
+      void this.execute(batch).finally(() => {
         for (const pending of batch) this.busyKeys.delete(pending.key);
         this.inFlight--;
-        // The next batch goes out before this one's callers go on (for the heartbeat: write their
-        // answers), so the database works on it meanwhile instead of waiting for them.
         this.pump();
-        settle();
       });
     }
   }
@@ -113,26 +107,23 @@ export class KeyedBatcher<I, O> {
     return batch;
   }
 
-  /** Runs a batch; answers how to settle its items (never throws). */
-  private async execute(batch: Pending<I, O>[]): Promise<() => void> {
+  private async execute(batch: Pending<I, O>[]): Promise<void> {
     let results: O[];
     try {
       results = await this.run(batch.map((pending) => pending.item));
     } catch (error) {
-      if (batch.length === 1) return () => batch[0]!.reject(error);
-      const settles = await Promise.all(batch.map((pending) => this.execute([pending])));
-      return () => {
-        for (const settle of settles) settle();
-      };
+      if (batch.length === 1) {
+        batch[0]!.reject(error);
+        return;
+      }
+      await Promise.all(batch.map((pending) => this.execute([pending])));
+      return;
     }
     if (results.length !== batch.length) {
       const error = new Error(`a batch of ${batch.length} answered ${results.length} results`);
-      return () => {
-        for (const pending of batch) pending.reject(error);
-      };
+      for (const pending of batch) pending.reject(error);
+      return;
     }
-    return () => {
-      for (const [i, pending] of batch.entries()) pending.resolve(results[i]!);
-    };
+    for (const [i, pending] of batch.entries()) pending.resolve(results[i]!);
   }
 }

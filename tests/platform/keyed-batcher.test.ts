@@ -94,20 +94,6 @@ describe("KeyedBatcher", () => {
     expect(batches.map((b) => b.map((i) => i.n))).toEqual([[1], [2, 3]]);
   });
 
-  test("when a batch ends, the next one starts before its items' callers go on", async () => {
-    const { batches, submit, drain } = recording({ maxSize: 10, maxInFlight: 1 });
-    const batchesWhenAnswered: number[] = [];
-    const first = submit("a", 1).then((answer) => {
-      batchesWhenAnswered.push(batches.length);
-      return answer;
-    });
-    const second = submit("b", 2);
-    expect(batches.length).toBe(1);
-    await drain();
-    expect(await Promise.all([first, second])).toEqual(["a#1", "b#2"]);
-    expect(batchesWhenAnswered).toEqual([2]);
-  });
-
   test("fewer than overlap.at items start a batch beside a slow one once the oldest waited overlap.afterMs", async () => {
     const { batches, submit, drain } = recording({
       maxSize: 10,
