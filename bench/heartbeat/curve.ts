@@ -34,6 +34,8 @@ type Summary = {
   concurrency: number;
   telemetry_rows_before: number;
   rate: number;
+  ratio_to_single_row_ceiling_percent: number;
+  machine_idle_percent: number;
   p99_ms: number;
   not_200: number;
   cpu_ms_per_heartbeat: { server: number; postgres: number; load_generator: number };
@@ -77,12 +79,14 @@ for (const [i, point] of points.entries()) {
 }
 
 console.log(
-  "\n| devices | concurrent | telemetry rows | heartbeats/s | p99 ms | CPU ms/hb server | CPU ms/hb PostgreSQL | CPU ms/hb load generator | single-row ceiling | multi-row ceiling | floor CPU ms/hb | floor allows |",
+  "\n| devices | concurrent | telemetry rows | heartbeats/s | p99 ms | CPU ms/hb server | CPU ms/hb PostgreSQL | CPU ms/hb load generator | single-row ceiling | of the ceiling | machine idle | multi-row ceiling | floor CPU ms/hb | floor allows |",
 );
-console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+console.log(
+  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+);
 for (const r of results) {
   console.log(
-    `| ${r.devices.toLocaleString("en")} | ${r.concurrency} | ${r.telemetry_rows_before.toLocaleString("en")} | ${r.rate.toLocaleString("en")} | ${r.p99_ms} | ${r.cpu_ms_per_heartbeat.server} | ${r.cpu_ms_per_heartbeat.postgres} | ${r.cpu_ms_per_heartbeat.load_generator} | ${r.ceiling_single_row.toLocaleString("en")} | ${r.ceiling_multi_row.toLocaleString("en")} | ${r.floor_cpu_ms_per_heartbeat.total} | ${r.floor_max_rate.toLocaleString("en")} |`,
+    `| ${r.devices.toLocaleString("en")} | ${r.concurrency} | ${r.telemetry_rows_before.toLocaleString("en")} | ${r.rate.toLocaleString("en")} | ${r.p99_ms} | ${r.cpu_ms_per_heartbeat.server} | ${r.cpu_ms_per_heartbeat.postgres} | ${r.cpu_ms_per_heartbeat.load_generator} | ${r.ceiling_single_row.toLocaleString("en")} | ${r.ratio_to_single_row_ceiling_percent} % | ${r.machine_idle_percent} % | ${r.ceiling_multi_row.toLocaleString("en")} | ${r.floor_cpu_ms_per_heartbeat.total} | ${r.floor_max_rate.toLocaleString("en")} |`,
   );
 }
 console.log(JSON.stringify(results));

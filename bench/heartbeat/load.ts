@@ -49,15 +49,21 @@ export class FleetLoad {
     connection?.close();
   }
 
-  /** `count` callers to `target` until `done()`, as fast as they can or at `pace`; resolves when all have stopped. */
+  /**
+   * `count` callers until `done()`, as fast as they can or at `pace`, spread evenly over `targets` (one
+   * or several servers); resolves when all have stopped.
+   */
   async callers(
     count: number,
-    target: string,
+    targets: string | string[],
     done: () => boolean,
     record: RecordAnswer,
     pace?: Pacer,
   ): Promise<void> {
-    await Promise.all(Array.from({ length: count }, () => this.caller(target, done, record, pace)));
+    const spread = typeof targets === "string" ? [targets] : targets;
+    await Promise.all(
+      Array.from({ length: count }, (_, i) => this.caller(spread[i % spread.length]!, done, record, pace)),
+    );
   }
 }
 

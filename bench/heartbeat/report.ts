@@ -21,9 +21,9 @@ export interface Measurement {
   networkErrors: number;
   /** CPU seconds spent while measuring. */
   cpu: { server: number; client: number; postgres: number };
-  /** How busy the machine was while measuring, and the server's main thread (its event loop), %. */
+  /** How busy the machine was while measuring, and each web process's main thread (its event loop), %. */
   machine: MachineShares;
-  serverMainThreadBusy: number;
+  eventLoopsBusy: number[];
   /** PostgreSQL's CPU seconds while measuring by process role (probes' postgresCpuByRole). */
   postgresByRole: Map<string, number>;
   counters: { before: Counters; after: Counters };
@@ -92,7 +92,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     `  CPU per heartbeat: server ${fmt(cpuMs(cpu.server), 3)} ms, PostgreSQL ${fmt(cpuMs(cpu.postgres), 3)} ms, load generator ${fmt(cpuMs(cpu.client), 3)} ms (machine: ${navigator.hardwareConcurrency} cores, load average ${loadavg()[0].toFixed(1)})`,
   );
   console.log(
-    `  machine:          ${fmt(m.machine.busy, 0)}% busy, ${fmt(m.machine.idle, 0)}% idle, ${fmt(m.machine.steal, 0)}% taken by the host while measuring (the single-row ceiling's: ${fmt(single.machine.busy, 0)}% busy); the server's event loop ${fmt(m.serverMainThreadBusy, 0)}% busy`,
+    `  machine:          ${fmt(m.machine.busy, 0)}% busy, ${fmt(m.machine.idle, 0)}% idle, ${fmt(m.machine.steal, 0)}% taken by the host while measuring (the single-row ceiling's: ${fmt(single.machine.busy, 0)}% busy); ${m.eventLoopsBusy.length > 1 ? `the ${m.eventLoopsBusy.length} web processes' event loops ${m.eventLoopsBusy.map((busy) => `${fmt(busy, 0)}%`).join(", ")}` : `the server's event loop ${fmt(m.eventLoopsBusy[0]!, 0)}%`} busy`,
   );
   const roles = [...m.postgresByRole].filter(([, seconds]) => seconds > 0).sort((a, b) => b[1] - a[1]);
   console.log(
@@ -158,7 +158,8 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     machine_busy_percent: +m.machine.busy.toFixed(1),
     machine_idle_percent: +m.machine.idle.toFixed(1),
     machine_steal_percent: +m.machine.steal.toFixed(1),
-    server_event_loop_busy_percent: +m.serverMainThreadBusy.toFixed(1),
+    web_processes: m.eventLoopsBusy.length,
+    server_event_loop_busy_percent: m.eventLoopsBusy.map((busy) => +busy.toFixed(1)),
     mean_latency_ms: +meanLatencyMs.toFixed(2),
     ceiling_single_row_machine_busy_percent: +single.machine.busy.toFixed(1),
     postgres_cpu_ms_per_heartbeat_by_process: Object.fromEntries(

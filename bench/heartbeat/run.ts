@@ -24,7 +24,7 @@ const knob = (flag: string, env: string, fallback: number) =>
   flagKnob("bench:heartbeat", flag, env, fallback);
 if (process.argv.includes("--help")) {
   console.log(`npm run bench:heartbeat -- [--devices 200000] [--telemetry-rows 10000000] [--concurrency 64]
-  [--duration 10] [--warmup 2] [--metrics-rounds 0] [--in-registration-order]
+  [--duration 10] [--warmup 2] [--web-processes 1] [--metrics-rounds 0] [--in-registration-order]
   (or the environment variables in the file's header)`);
   process.exit(0);
 }
@@ -43,6 +43,8 @@ const TELEMETRY_ROWS = knob("telemetry-rows", "TELEMETRY_ROWS", 10_000_000);
 const IN_REGISTRATION_ORDER = process.argv.includes("--in-registration-order");
 const CONCURRENCY = knob("concurrency", "CONCURRENCY", 64);
 const DURATION_S = knob("duration", "DURATION", 10);
+/** Outpost web processes sharing the load (callers split evenly), as behind a load balancer. */
+const WEB_PROCESSES = Math.max(1, knob("web-processes", "WEB_PROCESSES", 1));
 const WARMUP_S = knob("warmup", "WARMUP", 2);
 /** More than this share of answers that are not 200 makes the run fail (its rate would flatter). */
 const MAX_NON_200 = 0.001;
@@ -70,7 +72,7 @@ const { cleanups, run } = benchLifecycle(HARD_LIMIT_MS);
 
 async function main() {
   console.log(
-    `heartbeat benchmark: ${DEVICES} devices${IN_REGISTRATION_ORDER ? " in registration order" : ""}, ${CONCURRENCY} concurrent, ${DURATION_S}s (+${WARMUP_S}s warm-up), PostgreSQL ${EPHEMERAL ? "without fsync" : "durable (fsync on)"}`,
+    `heartbeat benchmark: ${DEVICES} devices${IN_REGISTRATION_ORDER ? " in registration order" : ""}, ${CONCURRENCY} concurrent${WEB_PROCESSES > 1 ? ` over ${WEB_PROCESSES} web processes` : ""}, ${DURATION_S}s (+${WARMUP_S}s warm-up), PostgreSQL ${EPHEMERAL ? "without fsync" : "durable (fsync on)"}`,
   );
 
   // 1. PostgreSQL with pg_stat_statements.
@@ -83,6 +85,11 @@ async function main() {
   // METRICS_CONTROL=1: both servers without metrics (an A/A run: what differs between two servers).
   const control = process.env.METRICS_CONTROL === "1";
   const { child: server, url: base } = await startServer(control ? {} : { METRICS_TOKEN: METRICS_TOKEN });
+  const moreServers = [];
+  for (let i = 1; i < WEB_PROCESSES; i++) moreServers.push(await startServer({}));
+  const webPids = [server.pid!, ...moreServers.map((s) => s.child.pid!)];
+  const webCpu = () => webPids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const eventLoops = () => webPids.map(mainThreadCpuSeconds);
   const withoutMetrics = METRICS_ROUNDS > 0 ? await startServer({}) : undefined;
   /** Scrapes the metrics server every SCRAPE_EVERY_S seconds while `scraping` (Prometheus' usual: 15-60). */
   let scraping = false;
@@ -129,7 +136,7 @@ async function main() {
   let networkErrors = 0;
   const callers = load.callers(
     CONCURRENCY,
-    base,
+    [base, ...moreServers.map((s) => s.url)],
     () => stop,
     (status, ms) => {
       if (!measuring) return;
@@ -144,13 +151,13 @@ async function main() {
   const statsBefore = await statements(db);
   const countersBefore = await databaseCounters(db);
   const cpuBefore = {
-    server: cpuSeconds(server.pid!),
+    server: webCpu(),
     client: process.cpuUsage(),
     postgres: postgresPid ? cpuSeconds(postgresPid, true) : Number.NaN,
   };
   const byRoleBefore = postgresPid ? postgresCpuByRole(postgresPid) : new Map<string, number>();
   const machineBefore = machineCpu();
-  const mainThreadBefore = mainThreadCpuSeconds(server.pid!);
+  const eventLoopsBefore = eventLoops();
   measuring = true;
   const startedAt = performance.now();
   await Bun.sleep(DURATION_S * 1000);
@@ -158,9 +165,11 @@ async function main() {
   const elapsedS = (performance.now() - startedAt) / 1000;
   const clientCpu = process.cpuUsage(cpuBefore.client);
   const machine = machineShares(machineBefore, machineCpu());
-  const serverMainThreadBusy = (100 * (mainThreadCpuSeconds(server.pid!) - mainThreadBefore)) / elapsedS;
+  const eventLoopsBusy = eventLoops().map(
+    (seconds, i) => (100 * (seconds - eventLoopsBefore[i]!)) / elapsedS,
+  );
   const cpu = {
-    server: cpuSeconds(server.pid!) - cpuBefore.server,
+    server: webCpu() - cpuBefore.server,
     client: (clientCpu.user + clientCpu.system) / 1e6,
     postgres: postgresPid ? cpuSeconds(postgresPid, true) - cpuBefore.postgres : Number.NaN,
   };
@@ -208,7 +217,7 @@ async function main() {
     networkErrors,
     cpu,
     machine,
-    serverMainThreadBusy,
+    eventLoopsBusy,
     postgresByRole,
     counters: { before: countersBefore, after: countersAfter },
     statements: statementDeltas(statsBefore, statsAfter),
