@@ -1,6 +1,6 @@
 /**
- * What bench/heartbeat/run.ts reads off the machine and PostgreSQL while it loads Outpost: process CPU
- * time from /proc, pg_stat_statements and pg_stat_database counters, a free port, percentiles.
+ * What bench/heartbeat/run.ts reads off the machine and PostgreSQL while it loads Outpost: process and
+ * machine CPU time from /proc, pg_stat_statements and pg_stat_database counters, a free port, percentiles.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";

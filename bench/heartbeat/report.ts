@@ -91,8 +91,13 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
   console.log(
     `  CPU per heartbeat: server ${fmt(cpuMs(cpu.server), 3)} ms, PostgreSQL ${fmt(cpuMs(cpu.postgres), 3)} ms, load generator ${fmt(cpuMs(cpu.client), 3)} ms (machine: ${navigator.hardwareConcurrency} cores, load average ${loadavg()[0].toFixed(1)})`,
   );
+  const loops = m.eventLoopsBusy.map((busy) => `${fmt(busy, 0)}%`).join(", ");
+  const eventLoops =
+    m.eventLoopsBusy.length > 1
+      ? `the ${m.eventLoopsBusy.length} web processes' event loops ${loops}`
+      : `the server's event loop ${loops}`;
   console.log(
-    `  machine:          ${fmt(m.machine.busy, 0)}% busy, ${fmt(m.machine.idle, 0)}% idle, ${fmt(m.machine.steal, 0)}% taken by the host while measuring (the single-row ceiling's: ${fmt(single.machine.busy, 0)}% busy); ${m.eventLoopsBusy.length > 1 ? `the ${m.eventLoopsBusy.length} web processes' event loops ${m.eventLoopsBusy.map((busy) => `${fmt(busy, 0)}%`).join(", ")}` : `the server's event loop ${fmt(m.eventLoopsBusy[0]!, 0)}%`} busy`,
+    `  machine:          ${fmt(m.machine.busy, 0)}% busy, ${fmt(m.machine.idle, 0)}% idle, ${fmt(m.machine.steal, 0)}% taken by the host while measuring (the single-row ceiling's: ${fmt(single.machine.busy, 0)}% busy); ${eventLoops} busy`,
   );
   const roles = [...m.postgresByRole].filter(([, seconds]) => seconds > 0).sort((a, b) => b[1] - a[1]);
   console.log(
