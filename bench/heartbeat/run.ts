@@ -84,10 +84,11 @@ async function main() {
     startBenchServer({ databaseUrl, extraEnv, cleanups });
   // METRICS_CONTROL=1: both servers without metrics (an A/A run: what differs between two servers).
   const control = process.env.METRICS_CONTROL === "1";
-  const { child: server, url: base } = await startServer(control ? {} : { METRICS_TOKEN: METRICS_TOKEN });
-  const moreServers = [];
-  for (let i = 1; i < WEB_PROCESSES; i++) moreServers.push(await startServer({}));
-  const webPids = [server.pid!, ...moreServers.map((s) => s.child.pid!)];
+  // --web-processes: the first serves metrics, the others share the load with it.
+  const web = [await startServer(control ? {} : { METRICS_TOKEN: METRICS_TOKEN })];
+  while (web.length < WEB_PROCESSES) web.push(await startServer({}));
+  const { child: server, url: base } = web[0]!;
+  const webPids = web.map((s) => s.child.pid!);
   const webCpu = () => webPids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
   const eventLoops = () => webPids.map(mainThreadCpuSeconds);
   const withoutMetrics = METRICS_ROUNDS > 0 ? await startServer({}) : undefined;
@@ -136,7 +137,7 @@ async function main() {
   let networkErrors = 0;
   const callers = load.callers(
     CONCURRENCY,
-    [base, ...moreServers.map((s) => s.url)],
+    web.map((s) => s.url),
     () => stop,
     (status, ms) => {
       if (!measuring) return;
