@@ -5,10 +5,27 @@ import postgres from "postgres";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 
 /**
+ * `BENCH_PG_SETTINGS="wal_compression=pglz,wal_buffers=64MB"`: settings to try in a benchmark's own
+ * cluster without changing Outpost's tuning (names checked, values quoted).
+ */
+export function settingsFromEnv(text = process.env.BENCH_PG_SETTINGS ?? ""): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const pair of text.split(",").filter((p) => p.trim() !== "")) {
+    const at = pair.indexOf("=");
+    const name = pair.slice(0, at).trim();
+    const value = pair.slice(at + 1).trim();
+    if (at < 0 || !/^[a-z_][a-z0-9_.]*$/.test(name) || value === "")
+      throw new Error(`BENCH_PG_SETTINGS: expected name=value[,name=value…], not ${JSON.stringify(pair)}`);
+    settings[name] = value;
+  }
+  return settings;
+}
+
+/**
  * A database of its own for one benchmark run: in `BENCH_DATABASE_URL`'s cluster when set, else in an
  * embedded cluster with Outpost's tuning, pg_stat_statements and room for the load's connections (plus
- * `settings`, ALTER SYSTEM before it restarts). Dropping it (and the cluster) goes on `cleanups`.
- * `postgresPid` is the postmaster's, for CPU accounting, when the cluster is ours.
+ * `settings` and BENCH_PG_SETTINGS, ALTER SYSTEM before it restarts). Dropping it (and the cluster) goes
+ * on `cleanups`. `postgresPid` is the postmaster's, for CPU accounting, when the cluster is ours.
  */
 export async function startBenchDatabase({
   ephemeral,
@@ -27,7 +44,14 @@ export async function startBenchDatabase({
     const setup = postgres(cluster.url, { max: 1, onnotice: () => {} });
     await setup.unsafe("alter system set shared_preload_libraries = 'pg_stat_statements'");
     await setup.unsafe("alter system set max_connections = 200");
-    for (const [name, value] of Object.entries(settings))
+    const tried = settingsFromEnv();
+    if (Object.keys(tried).length > 0)
+      console.log(
+        `  PostgreSQL with ${Object.entries(tried)
+          .map(([n, v]) => `${n}=${v}`)
+          .join(", ")}`,
+      );
+    for (const [name, value] of Object.entries({ ...settings, ...tried }))
       await setup.unsafe(`alter system set ${name} = '${value.replaceAll("'", "''")}'`);
     await setup.end();
     await cluster.stop();

@@ -38,25 +38,36 @@ export function cpuSeconds(pid: number, withChildren = false): number {
   return ticks / TICKS_PER_SECOND;
 }
 
-/** The machine's CPU time since boot, in ticks (/proc/stat): busy, idle (iowait included) and stolen. */
-export type MachineCpu = { busy: number; idle: number; steal: number };
+/**
+ * The machine's CPU time since boot, in ticks (/proc/stat): busy, idle (iowait included), iowait (idle
+ * while some I/O was outstanding) and stolen.
+ */
+export type MachineCpu = { busy: number; idle: number; ioWait: number; steal: number };
 
 export function machineCpu(): MachineCpu {
   const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/);
   const [user, nice, system, idle, iowait, irq, softirq, steal] = ticks.map(Number) as number[];
-  return { busy: user! + nice! + system! + irq! + softirq!, idle: idle! + iowait!, steal: steal! };
+  return {
+    busy: user! + nice! + system! + irq! + softirq!,
+    idle: idle! + iowait!,
+    ioWait: iowait!,
+    steal: steal!,
+  };
 }
 
 /**
- * Shares (%) of the machine's CPU time between two readings: busy, idle and stolen by the host. A run
- * that leaves the machine idle was not bound by its CPU but by how its work waited on itself.
+ * Shares (%) of the machine's CPU time between two readings: busy, idle (of which waiting on I/O) and
+ * stolen by the host. A run that leaves the machine idle was not bound by its CPU but by how its work
+ * waited on itself or on the disk.
  */
 export function machineShares(before: MachineCpu, after: MachineCpu) {
   const busy = after.busy - before.busy;
   const idle = after.idle - before.idle;
+  const ioWait = after.ioWait - before.ioWait;
   const steal = after.steal - before.steal;
   const total = busy + idle + steal || 1;
-  return { busy: (100 * busy) / total, idle: (100 * idle) / total, steal: (100 * steal) / total };
+  const share = (ticks: number) => (100 * ticks) / total;
+  return { busy: share(busy), idle: share(idle), ioWait: share(ioWait), steal: share(steal) };
 }
 export type MachineShares = ReturnType<typeof machineShares>;
 

@@ -97,7 +97,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
       ? `the ${m.eventLoopsBusy.length} web processes' event loops ${loops}`
       : `the server's event loop ${loops}`;
   console.log(
-    `  machine:          ${fmt(m.machine.busy, 0)}% busy, ${fmt(m.machine.idle, 0)}% idle, ${fmt(m.machine.steal, 0)}% taken by the host while measuring (the single-row ceiling's: ${fmt(single.machine.busy, 0)}% busy); ${eventLoops} busy`,
+    `  machine:          ${fmt(m.machine.busy, 0)}% busy, ${fmt(m.machine.idle, 0)}% idle (${fmt(m.machine.ioWait, 0)}% waiting on I/O), ${fmt(m.machine.steal, 0)}% taken by the host while measuring (the single-row ceiling's: ${fmt(single.machine.busy, 0)}% busy); ${eventLoops} busy`,
   );
   const roles = [...m.postgresByRole].filter(([, seconds]) => seconds > 0).sort((a, b) => b[1] - a[1]);
   console.log(
@@ -162,6 +162,7 @@ export function reportHeartbeatRun(m: Measurement): { summary: string; failed: b
     },
     machine_busy_percent: +m.machine.busy.toFixed(1),
     machine_idle_percent: +m.machine.idle.toFixed(1),
+    machine_io_wait_percent: +m.machine.ioWait.toFixed(1),
     machine_steal_percent: +m.machine.steal.toFixed(1),
     web_processes: m.eventLoopsBusy.length,
     server_event_loop_busy_percent: m.eventLoopsBusy.map((busy) => +busy.toFixed(1)),

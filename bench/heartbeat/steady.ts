@@ -18,7 +18,15 @@ import { heartbeatBodyText } from "./body";
 import { startBenchDatabase } from "./database";
 import { knob as flagKnob } from "./flags";
 import { FleetLoad, Pacer, shuffle } from "./load";
-import { cpuSeconds, type DatabaseCounters, databaseCounters, percentile } from "./probes";
+import {
+  cpuSeconds,
+  type DatabaseCounters,
+  databaseCounters,
+  type MachineCpu,
+  machineCpu,
+  machineShares,
+  percentile,
+} from "./probes";
 import { seedFleet } from "./seed";
 import { startBenchServer } from "./server";
 
@@ -52,6 +60,7 @@ interface Span {
   cpu: { server: number; postgres: number };
   before: DatabaseCounters;
   after: DatabaseCounters;
+  machine: { before: MachineCpu; after: MachineCpu };
 }
 
 function figures(span: Span) {
@@ -72,6 +81,7 @@ function figures(span: Span) {
     fpi: per(delta("walFpi")),
     checkpoints: delta("checkpointsDone"),
     checkpointMb: (delta("checkpointBuffers") * 8) / 1024,
+    machine: machineShares(span.machine.before, span.machine.after),
   };
 }
 
@@ -127,11 +137,13 @@ async function main() {
       cpu: cpuBefore,
       before: await databaseCounters(db),
       after: undefined as unknown as DatabaseCounters,
+      machine: { before: machineCpu(), after: undefined as unknown as MachineCpu },
     };
     await Bun.sleep(seconds * 1000);
     const span = window;
     window = undefined;
     const cpuAfter = cpuNow();
+    span.machine.after = machineCpu();
     span.seconds = (performance.now() - started) / 1000;
     span.cpu = {
       server: cpuAfter.server - cpuBefore.server,
@@ -141,7 +153,7 @@ async function main() {
     whole.push(span);
     const f = figures(span);
     console.log(
-      `  ${String(elapsed + seconds).padStart(4)} s  ${fmt(f.rate, 0).padStart(6)}/s  p50 ${fmt(f.p50)} p99 ${fmt(f.p99)} ms  CPU/hb server ${fmt(f.serverMs, 3)} PostgreSQL ${fmt(f.postgresMs, 3)} ms  WAL ${fmt(f.walKb, 2)} KB ${fmt(f.fpi, 3)} FPI/hb  checkpoints ${f.checkpoints} (${fmt(f.checkpointMb)} MB)${f.notOk ? `  not 200: ${f.notOk}` : ""}`,
+      `  ${String(elapsed + seconds).padStart(4)} s  ${fmt(f.rate, 0).padStart(6)}/s  p50 ${fmt(f.p50)} p99 ${fmt(f.p99)} ms  CPU/hb server ${fmt(f.serverMs, 3)} PostgreSQL ${fmt(f.postgresMs, 3)} ms  WAL ${fmt(f.walKb, 2)} KB ${fmt(f.fpi, 3)} FPI/hb  checkpoints ${f.checkpoints} (${fmt(f.checkpointMb)} MB)  machine ${fmt(f.machine.busy, 0)}% busy, ${fmt(f.machine.ioWait, 0)}% I/O wait, ${fmt(f.machine.steal, 0)}% host${f.notOk ? `  not 200: ${f.notOk}` : ""}`,
     );
   }
   stop = true;
@@ -161,13 +173,14 @@ async function main() {
     },
     before: whole[0]!.before,
     after: whole.at(-1)!.after,
+    machine: { before: whole[0]!.machine.before, after: whole.at(-1)!.machine.after },
   });
   const share = total.answered ? total.notOk / total.answered : 1;
   console.log(
     `\n  whole run: ${fmt(total.rate, 0)} heartbeats/s of ${RATE} offered, p50 ${fmt(total.p50)} ms, p99 ${fmt(total.p99)} ms (from when each was due), not 200: ${total.notOk} of ${total.answered}`,
   );
   console.log(
-    `  per heartbeat: server ${fmt(total.serverMs, 3)} ms + PostgreSQL ${fmt(total.postgresMs, 3)} ms CPU, WAL ${fmt(total.walKb, 2)} KB with ${fmt(total.fpi, 3)} full-page images; ${total.checkpoints} checkpoints wrote ${fmt(total.checkpointMb)} MB`,
+    `  per heartbeat: server ${fmt(total.serverMs, 3)} ms + PostgreSQL ${fmt(total.postgresMs, 3)} ms CPU, WAL ${fmt(total.walKb, 2)} KB with ${fmt(total.fpi, 3)} full-page images; ${total.checkpoints} checkpoints wrote ${fmt(total.checkpointMb)} MB; the machine ${fmt(total.machine.busy, 0)}% busy, ${fmt(total.machine.ioWait, 0)}% waiting on I/O, ${fmt(total.machine.steal, 0)}% taken by the host`,
   );
   if (share > MAX_NON_200) {
     console.log(`  FAILED: ${fmt(100 * share, 3)}% of answers were not 200`);
@@ -189,6 +202,9 @@ async function main() {
       wal_kb_per_heartbeat: +total.walKb.toFixed(2),
       wal_fpi_per_heartbeat: +total.fpi.toFixed(3),
       checkpoints: total.checkpoints,
+      machine_busy_percent: +total.machine.busy.toFixed(1),
+      machine_io_wait_percent: +total.machine.ioWait.toFixed(1),
+      machine_steal_percent: +total.machine.steal.toFixed(1),
     }),
   );
 }

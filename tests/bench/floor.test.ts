@@ -29,7 +29,7 @@ test("the floor sums HTTP, the telemetry row and the device row, and bounds the 
     walKbPerRow: 0,
     fullPageImagesPerRow: 0,
     cpuMsPerRow: { postgres, client },
-    machine: { busy: 90, idle: 10, steal: 0 },
+    machine: { busy: 90, idle: 10, ioWait: 0, steal: 0 },
   });
   const floor = heartbeatFloor(
     { requestsPerSecond: 1, cpuMsPerRequest: { server: 0.03, client: 0.02 } },
