@@ -39,6 +39,7 @@ import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
 import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
 import type { Logger } from "./modules/platform/logger";
+import { monitorEventLoop } from "./modules/platform/metrics";
 import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
@@ -177,6 +178,7 @@ export async function startOutpost(
   let server: ReturnType<typeof buildApp> | undefined;
   let tunnel: RunningTunnel | undefined;
   let metricsServer: ReturnType<typeof startMetricsServer> | undefined;
+  const stopEventLoopMonitor = servesMetrics(config) ? monitorEventLoop() : undefined;
   let stopped = false;
 
   async function stop() {
@@ -194,6 +196,7 @@ export async function startOutpost(
     }
     await tunnel?.stop();
     metricsServer?.stop(true);
+    stopEventLoopMonitor?.();
     if (runner) {
       await runner.stop();
       logger.info("job runner drained and stopped");

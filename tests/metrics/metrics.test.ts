@@ -175,4 +175,22 @@ describe("values follow what happens", () => {
       await worker.stop();
     }
   }, 30_000);
+
+  test("the event loop's delay is sampled: a loop blocked for 150 ms shows as a sample over 100 ms", async () => {
+    const COUNT = "outpost_event_loop_delay_seconds_count";
+    /** Samples later than `seconds` (one of the histogram's bucket bounds). */
+    const lateBy = (values: Map<string, number>, seconds: string) =>
+      value(values, COUNT) - value(values, `outpost_event_loop_delay_seconds_bucket{le="${seconds}"}`);
+    const before = (await scrape()).values;
+    await Bun.sleep(300); // idle: a sample every ~10 ms, none of them late
+    const idle = (await scrape()).values;
+    expect(value(idle, COUNT) - value(before, COUNT)).toBeGreaterThanOrEqual(10);
+    expect(lateBy(idle, "0.25")).toBe(lateBy(before, "0.25"));
+    // The app runs in this process, so blocking the test's loop blocks the app's.
+    const until = performance.now() + 150;
+    while (performance.now() < until) {}
+    await Bun.sleep(30);
+    const blocked = (await scrape()).values;
+    expect(lateBy(blocked, "0.1") - lateBy(idle, "0.1")).toBeGreaterThanOrEqual(1);
+  });
 });
