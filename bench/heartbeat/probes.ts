@@ -168,3 +168,28 @@ export async function databaseCounters(sql: postgres.Sql): Promise<DatabaseCount
     where d.datname = current_database() and t.relid = 'devices'::regclass`;
   return row!;
 }
+
+/** A server's `outpost_event_loop_delay_seconds` histogram: samples in all, and at most each bound (s). */
+export type EventLoopDelays = { count: number; atMost: Map<string, number> };
+
+/** Reads the event-loop delay histogram from a server's /metrics (it serves metrics with `token`). */
+export async function eventLoopDelays(baseUrl: string, token: string): Promise<EventLoopDelays> {
+  const response = await fetch(`${baseUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  if (response.status !== 200) throw new Error(`metrics scrape answered ${response.status}`);
+  const delays: EventLoopDelays = { count: 0, atMost: new Map() };
+  for (const line of (await response.text()).split("\n")) {
+    const bucket = /^outpost_event_loop_delay_seconds_bucket\{le="([^"]+)"[^}]*\} (\S+)$/.exec(line);
+    if (bucket) delays.atMost.set(bucket[1]!, Number(bucket[2]));
+    const count = /^outpost_event_loop_delay_seconds_count(?:\{[^}]*\})? (\S+)$/.exec(line);
+    if (count) delays.count = Number(count[1]);
+  }
+  return delays;
+}
+
+/** Of the samples taken between two readings, the share (%) later than `bound` seconds (a bucket's le). */
+export function shareLaterThan(before: EventLoopDelays, after: EventLoopDelays, bound: string): number {
+  const samples = after.count - before.count;
+  if (samples <= 0) return 0;
+  const onTime = (after.atMost.get(bound) ?? 0) - (before.atMost.get(bound) ?? 0);
+  return (100 * (samples - onTime)) / samples;
+}

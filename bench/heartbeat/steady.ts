@@ -22,10 +22,13 @@ import {
   cpuSeconds,
   type DatabaseCounters,
   databaseCounters,
+  type EventLoopDelays,
+  eventLoopDelays,
   type MachineCpu,
   machineCpu,
   machineShares,
   percentile,
+  shareLaterThan,
 } from "./probes";
 import { seedFleet } from "./seed";
 import { startBenchServer } from "./server";
@@ -47,6 +50,7 @@ const CHECKPOINT_TIMEOUT_S = Math.max(30, knob("checkpoint-timeout", "CHECKPOINT
 const CONCURRENCY = knob("concurrency", "CONCURRENCY", 64);
 const WARMUP_S = knob("warmup", "WARMUP", 10);
 const MAX_NON_200 = 0.001;
+const METRICS_TOKEN = "bench-metrics-token-0123456789";
 const HARD_LIMIT_MS = (DURATION_S * 2 + WARMUP_S + 300 + DEVICES / 5000 + TELEMETRY_ROWS / 10_000) * 1000;
 
 const { cleanups, run } = benchLifecycle(HARD_LIMIT_MS);
@@ -61,6 +65,8 @@ interface Span {
   before: DatabaseCounters;
   after: DatabaseCounters;
   machine: { before: MachineCpu; after: MachineCpu };
+  /** The server's event-loop delay histogram (outpost_event_loop_delay_seconds). */
+  eventLoop: { before: EventLoopDelays; after: EventLoopDelays };
 }
 
 function figures(span: Span) {
@@ -82,6 +88,8 @@ function figures(span: Span) {
     checkpoints: delta("checkpointsDone"),
     checkpointMb: (delta("checkpointBuffers") * 8) / 1024,
     machine: machineShares(span.machine.before, span.machine.after),
+    eventLoopLate25: shareLaterThan(span.eventLoop.before, span.eventLoop.after, "0.025"),
+    eventLoopLate100: shareLaterThan(span.eventLoop.before, span.eventLoop.after, "0.1"),
   };
 }
 
@@ -96,7 +104,13 @@ async function main() {
   });
   if (!postgresPid)
     throw new Error("bench:heartbeat-steady needs its own cluster (unset BENCH_DATABASE_URL)");
-  const { child: server, url: base } = await startBenchServer({ databaseUrl: url, extraEnv: {}, cleanups });
+  // Serving metrics, for its event loop's delay (a scrape per window).
+  const { child: server, url: base } = await startBenchServer({
+    databaseUrl: url,
+    extraEnv: { METRICS_TOKEN },
+    cleanups,
+  });
+  const eventLoopNow = () => eventLoopDelays(base, METRICS_TOKEN);
   const db = postgres(url, { max: 2, onnotice: () => {} });
   cleanups.push(() => db.end({ timeout: 5 }));
   const { devices, macs } = await seedFleet(db, DEVICES, TELEMETRY_ROWS);
@@ -138,12 +152,14 @@ async function main() {
       before: await databaseCounters(db),
       after: undefined as unknown as DatabaseCounters,
       machine: { before: machineCpu(), after: undefined as unknown as MachineCpu },
+      eventLoop: { before: await eventLoopNow(), after: undefined as unknown as EventLoopDelays },
     };
     await Bun.sleep(seconds * 1000);
     const span = window;
     window = undefined;
     const cpuAfter = cpuNow();
     span.machine.after = machineCpu();
+    span.eventLoop.after = await eventLoopNow();
     span.seconds = (performance.now() - started) / 1000;
     span.cpu = {
       server: cpuAfter.server - cpuBefore.server,
@@ -153,7 +169,7 @@ async function main() {
     whole.push(span);
     const f = figures(span);
     console.log(
-      `  ${String(elapsed + seconds).padStart(4)} s  ${fmt(f.rate, 0).padStart(6)}/s  p50 ${fmt(f.p50)} p99 ${fmt(f.p99)} ms  CPU/hb server ${fmt(f.serverMs, 3)} PostgreSQL ${fmt(f.postgresMs, 3)} ms  WAL ${fmt(f.walKb, 2)} KB ${fmt(f.fpi, 3)} FPI/hb  checkpoints ${f.checkpoints} (${fmt(f.checkpointMb)} MB)  machine ${fmt(f.machine.busy, 0)}% busy, ${fmt(f.machine.ioWait, 0)}% I/O wait, ${fmt(f.machine.steal, 0)}% host${f.notOk ? `  not 200: ${f.notOk}` : ""}`,
+      `  ${String(elapsed + seconds).padStart(4)} s  ${fmt(f.rate, 0).padStart(6)}/s  p50 ${fmt(f.p50)} p99 ${fmt(f.p99)} ms  CPU/hb server ${fmt(f.serverMs, 3)} PostgreSQL ${fmt(f.postgresMs, 3)} ms  WAL ${fmt(f.walKb, 2)} KB ${fmt(f.fpi, 3)} FPI/hb  checkpoints ${f.checkpoints} (${fmt(f.checkpointMb)} MB)  machine ${fmt(f.machine.busy, 0)}% busy, ${fmt(f.machine.ioWait, 0)}% I/O wait, ${fmt(f.machine.steal, 0)}% host  event loop late >25 ms ${fmt(f.eventLoopLate25)}%, >100 ms ${fmt(f.eventLoopLate100)}%${f.notOk ? `  not 200: ${f.notOk}` : ""}`,
     );
   }
   stop = true;
@@ -174,6 +190,7 @@ async function main() {
     before: whole[0]!.before,
     after: whole.at(-1)!.after,
     machine: { before: whole[0]!.machine.before, after: whole.at(-1)!.machine.after },
+    eventLoop: { before: whole[0]!.eventLoop.before, after: whole.at(-1)!.eventLoop.after },
   });
   const share = total.answered ? total.notOk / total.answered : 1;
   console.log(
@@ -181,6 +198,9 @@ async function main() {
   );
   console.log(
     `  per heartbeat: server ${fmt(total.serverMs, 3)} ms + PostgreSQL ${fmt(total.postgresMs, 3)} ms CPU, WAL ${fmt(total.walKb, 2)} KB with ${fmt(total.fpi, 3)} full-page images; ${total.checkpoints} checkpoints wrote ${fmt(total.checkpointMb)} MB; the machine ${fmt(total.machine.busy, 0)}% busy, ${fmt(total.machine.ioWait, 0)}% waiting on I/O, ${fmt(total.machine.steal, 0)}% taken by the host`,
+  );
+  console.log(
+    `  the server's event loop: ${fmt(total.eventLoopLate25, 2)}% of its 10 ms samples late by more than 25 ms, ${fmt(total.eventLoopLate100, 2)}% by more than 100 ms`,
   );
   if (share > MAX_NON_200) {
     console.log(`  FAILED: ${fmt(100 * share, 3)}% of answers were not 200`);
@@ -205,6 +225,8 @@ async function main() {
       machine_busy_percent: +total.machine.busy.toFixed(1),
       machine_io_wait_percent: +total.machine.ioWait.toFixed(1),
       machine_steal_percent: +total.machine.steal.toFixed(1),
+      event_loop_late_25ms_percent: +total.eventLoopLate25.toFixed(2),
+      event_loop_late_100ms_percent: +total.eventLoopLate100.toFixed(2),
     }),
   );
 }

@@ -1,5 +1,11 @@
 import { expect, test } from "bun:test";
-import { machineCpu, machineShares, mainThreadCpuSeconds } from "../../bench/heartbeat/probes";
+import {
+  eventLoopDelays,
+  machineCpu,
+  machineShares,
+  mainThreadCpuSeconds,
+  shareLaterThan,
+} from "../../bench/heartbeat/probes";
 
 test("the machine's shares split the ticks between two readings into busy, idle (I/O wait apart) and stolen", () => {
   const shares = machineShares(
@@ -22,4 +28,45 @@ test("the main thread's CPU seconds grow while it computes", () => {
   while (performance.now() < until) spins++;
   expect(spins).toBeGreaterThan(0);
   expect(mainThreadCpuSeconds(process.pid) - before).toBeGreaterThanOrEqual(0.05);
+});
+
+test("the event loop's late share comes from two scrapes of the server's delay histogram", async () => {
+  const histogram = (upTo25ms: number, upTo100ms: number, count: number) =>
+    [
+      "# TYPE outpost_event_loop_delay_seconds histogram",
+      `outpost_event_loop_delay_seconds_bucket{le="0.025",service="outpost"} ${upTo25ms}`,
+      `outpost_event_loop_delay_seconds_bucket{le="0.1",service="outpost"} ${upTo100ms}`,
+      `outpost_event_loop_delay_seconds_bucket{le="+Inf",service="outpost"} ${count}`,
+      'outpost_event_loop_delay_seconds_sum{service="outpost"} 1.5',
+      `outpost_event_loop_delay_seconds_count{service="outpost"} ${count}`,
+    ].join("\n");
+  const pages = [histogram(90, 98, 100), histogram(150, 195, 200)];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (request) =>
+      request.headers.get("authorization") === "Bearer t"
+        ? new Response(pages.shift())
+        : new Response("no", { status: 401 }),
+  });
+  try {
+    const base = `http://127.0.0.1:${server.port}`;
+    const before = await eventLoopDelays(base, "t");
+    const after = await eventLoopDelays(base, "t");
+    expect(before).toEqual({
+      count: 100,
+      atMost: new Map([
+        ["0.025", 90],
+        ["0.1", 98],
+        ["+Inf", 100],
+      ]),
+    });
+    // Between the scrapes: 100 samples, 60 within 25 ms and 97 within 100 ms.
+    expect(shareLaterThan(before, after, "0.025")).toBeCloseTo(40, 9);
+    expect(shareLaterThan(before, after, "0.1")).toBeCloseTo(3, 9);
+    expect(shareLaterThan(after, after, "0.1")).toBe(0);
+    await expect(eventLoopDelays(base, "wrong")).rejects.toThrow("answered 401");
+  } finally {
+    server.stop(true);
+  }
 });
