@@ -200,7 +200,7 @@ async function main() {
     `  per heartbeat: server ${fmt(total.serverMs, 3)} ms + PostgreSQL ${fmt(total.postgresMs, 3)} ms CPU, WAL ${fmt(total.walKb, 2)} KB with ${fmt(total.fpi, 3)} full-page images; ${total.checkpoints} checkpoints wrote ${fmt(total.checkpointMb)} MB; the machine ${fmt(total.machine.busy, 0)}% busy, ${fmt(total.machine.ioWait, 0)}% waiting on I/O, ${fmt(total.machine.steal, 0)}% taken by the host`,
   );
   console.log(
-    `  the server's event loop: ${fmt(total.eventLoopLate25, 2)}% of its 10 ms samples late by more than 25 ms, ${fmt(total.eventLoopLate100, 2)}% by more than 100 ms`,
+    `  the server's event loop: ${fmt(total.eventLoopLate25, 2)}% of its samples late by more than 25 ms, ${fmt(total.eventLoopLate100, 2)}% by more than 100 ms`,
   );
   if (share > MAX_NON_200) {
     console.log(`  FAILED: ${fmt(100 * share, 3)}% of answers were not 200`);
