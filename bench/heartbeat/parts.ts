@@ -13,14 +13,11 @@
  */
 import { acceptHeartbeats } from "../../modules/devices/heartbeat-sql";
 import { recordSightings } from "../../modules/devices/sightings";
-import { schemaHash } from "../../modules/devices/validation";
 import { runHeartbeatBatch } from "../../modules/heartbeat/service";
-import { sha256Hex } from "../../modules/platform/crypto";
 import { applyMigrations, connectDatabase, jsonTextsParam } from "../../modules/platform/database";
 import { insertTelemetryForAccepted } from "../../modules/telemetry/service";
-import { hostKeyText } from "../../modules/terminal/service";
 import { benchLifecycle } from "../lifecycle";
-import { HOST_KEY, heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "./body";
+import { batchItems, UNLIMITED_RATE } from "./batch-items";
 import { startBenchDatabase } from "./database";
 import { knob as flagKnob } from "./flags";
 import { shuffle } from "./load";
@@ -53,19 +50,8 @@ async function main() {
   console.log(`heartbeat statement by parts: ${DEVICES} devices, batches of ${BATCH}, two callers`);
   const { devices, macs } = await seedFleet(sql, DEVICES, TELEMETRY_ROWS);
   shuffle(devices);
-  const hash = schemaHash({ ...SCHEMA_DEFINITION });
-  const payload = storedPayload(heartbeatBody(macs[0]!, 1));
-  const hostKey = hostKeyText(HOST_KEY)!; // pinned by the seed: the steady state
-  // Generous: the fleet is visited in turn, and a small one would reach the real limit.
-  const settings = { heartbeatRateLimit: 1_000_000, heartbeatRateWindowSeconds: 60 };
-  let next = 0;
-  // Items as the route hands them to the batcher (the schema is the device's: never stale).
-  const batch = () =>
-    Array.from({ length: BATCH }, () => {
-      const d = devices[next++ % devices.length]!;
-      const item = { deviceId: d.id, tokenHash: sha256Hex(d.token), schemaHash: hash, schemaJson: null };
-      return { ...item, eventId: Bun.randomUUIDv7(), payloadJson: payload, hostKey };
-    });
+  const settings = UNLIMITED_RATE;
+  const batch = batchItems(devices, macs[0]!, BATCH).next;
   type Batch = ReturnType<typeof batch>;
   // The variants' `input`: the statement's own (runHeartbeatBatch), for the parts left in.
   const input = (items: Batch) => sql`

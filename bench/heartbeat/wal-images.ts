@@ -14,13 +14,10 @@
  * checkpoint come from**. `BENCH_PG_SETTINGS` (database.ts) tries other settings.
  */
 import type postgres from "postgres";
-import { schemaHash } from "../../modules/devices/validation";
 import { runHeartbeatBatch } from "../../modules/heartbeat/service";
-import { sha256Hex } from "../../modules/platform/crypto";
 import { applyMigrations, connectDatabase } from "../../modules/platform/database";
-import { hostKeyText } from "../../modules/terminal/service";
 import { benchLifecycle } from "../lifecycle";
-import { HOST_KEY, heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "./body";
+import { batchItems, UNLIMITED_RATE } from "./batch-items";
 import { startBenchDatabase } from "./database";
 import { knob as flagKnob } from "./flags";
 import { shuffle } from "./load";
@@ -62,31 +59,20 @@ async function main() {
   const { devices, macs } = await seedFleet(sql, DEVICES, TELEMETRY_ROWS);
   shuffle(devices);
   await sql`create extension if not exists pg_walinspect`;
-  const hash = schemaHash({ ...SCHEMA_DEFINITION });
-  const payload = storedPayload(heartbeatBody(macs[0]!, 1));
-  const hostKey = hostKeyText(HOST_KEY)!;
-  // Generous: the fleet is visited in turn, and a small one would reach the real limit.
-  const settings = { heartbeatRateLimit: 1_000_000, heartbeatRateWindowSeconds: 60 };
-  let sent = 0;
-  const batch = () =>
-    Array.from({ length: BATCH }, () => {
-      const d = devices[sent++ % devices.length]!;
-      const item = { deviceId: d.id, tokenHash: sha256Hex(d.token), schemaHash: hash, schemaJson: null };
-      return { ...item, eventId: Bun.randomUUIDv7(), payloadJson: payload, hostKey };
-    });
+  const items = batchItems(devices, macs[0]!, BATCH);
   const startedAt = performance.now();
   const caller = async () => {
-    while (sent < HEARTBEATS) {
-      const wait = startedAt + (sent / RATE) * 1000 - performance.now();
+    while (items.sent() < HEARTBEATS) {
+      const wait = startedAt + (items.sent() / RATE) * 1000 - performance.now();
       if (wait > 1) await Bun.sleep(wait);
-      await runHeartbeatBatch(sql, settings, batch(), (error) => {
+      await runHeartbeatBatch(sql, UNLIMITED_RATE, items.next(), (error) => {
         throw error;
       });
     }
   };
   const callers = Promise.all([caller(), caller()]);
-  while (sent < HEARTBEATS / 2) await Bun.sleep(100);
-  const sentBefore = sent;
+  while (items.sent() < HEARTBEATS / 2) await Bun.sleep(100);
+  const sentBefore = items.sent();
   const before = await walTotals(sql);
   await sql`checkpoint`;
   // From the checkpoint's redo point: the first changes after it (the images) come while it still writes.
@@ -94,7 +80,7 @@ async function main() {
   await callers;
   const after = await walTotals(sql);
   const [{ lsn: to }] = await sql<{ lsn: string }[]>`select pg_current_wal_lsn() as lsn`;
-  const heartbeats = sent - sentBefore;
+  const heartbeats = items.sent() - sentBefore;
   console.log(
     `  after the checkpoint: ${heartbeats} heartbeats, ${after.fpi - before.fpi} full-page images (${((after.fpi - before.fpi) / heartbeats).toFixed(3)} a heartbeat), ${((after.bytes - before.bytes) / heartbeats / 1024).toFixed(2)} KB of WAL a heartbeat`,
   );
