@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import postgres from "postgres";
+import { applyMigrations, connectDatabase, type Sql } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 
 /**
@@ -75,4 +76,21 @@ export async function startBenchDatabase({
     await admin.end();
   });
   return { url: url.toString(), postgresPid };
+}
+
+/**
+ * A durable cluster of the benchmark's own (its postmaster's CPU is what `bench` measures) with Outpost's
+ * schema migrated, and a pool of `pool` connections to it; all of it goes on `cleanups`.
+ */
+export async function startMigratedBenchDatabase(
+  bench: string,
+  pool: number,
+  cleanups: (() => Promise<void> | void)[],
+): Promise<{ url: string; postgresPid: number; sql: Sql }> {
+  const { url, postgresPid } = await startBenchDatabase({ ephemeral: false, cleanups });
+  if (!postgresPid) throw new Error(`${bench} measures its own PostgreSQL: unset BENCH_DATABASE_URL`);
+  const database = connectDatabase(url, pool);
+  cleanups.push(() => database.sql.end({ timeout: 5 }));
+  await applyMigrations(database);
+  return { url, postgresPid, sql: database.sql };
 }

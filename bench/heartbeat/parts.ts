@@ -14,11 +14,11 @@
 import { acceptHeartbeats } from "../../modules/devices/heartbeat-sql";
 import { recordSightings } from "../../modules/devices/sightings";
 import { runHeartbeatBatch } from "../../modules/heartbeat/service";
-import { applyMigrations, connectDatabase, jsonTextsParam } from "../../modules/platform/database";
+import { jsonTextsParam } from "../../modules/platform/database";
 import { insertTelemetryForAccepted } from "../../modules/telemetry/service";
 import { benchLifecycle } from "../lifecycle";
 import { batchItems, UNLIMITED_RATE } from "./batch-items";
-import { startBenchDatabase } from "./database";
+import { startMigratedBenchDatabase } from "./database";
 import { knob as flagKnob } from "./flags";
 import { shuffle } from "./load";
 import { cpuSeconds } from "./probes";
@@ -40,17 +40,10 @@ const SECONDS = Math.max(1, knob("seconds", "BENCH_SECONDS", 5));
 const { cleanups, run } = benchLifecycle(30 * 60_000);
 
 async function main() {
-  const { url, postgresPid } = await startBenchDatabase({ ephemeral: false, cleanups });
-  if (!postgresPid)
-    throw new Error("bench:heartbeat-parts measures its own PostgreSQL: unset BENCH_DATABASE_URL");
-  const database = connectDatabase(url, 4);
-  cleanups.push(() => database.sql.end({ timeout: 5 }));
-  await applyMigrations(database);
-  const sql = database.sql;
+  const { postgresPid, sql } = await startMigratedBenchDatabase("bench:heartbeat-parts", 4, cleanups);
   console.log(`heartbeat statement by parts: ${DEVICES} devices, batches of ${BATCH}, two callers`);
   const { devices, macs } = await seedFleet(sql, DEVICES, TELEMETRY_ROWS);
   shuffle(devices);
-  const settings = UNLIMITED_RATE;
   const batch = batchItems(devices, macs[0]!, BATCH).next;
   type Batch = ReturnType<typeof batch>;
   // The variants' `input`: the statement's own (runHeartbeatBatch), for the parts left in.
@@ -70,26 +63,26 @@ async function main() {
     [
       "the statement",
       (items) =>
-        runHeartbeatBatch(sql, settings, items, (error) => {
+        runHeartbeatBatch(sql, UNLIMITED_RATE, items, (error) => {
           throw error;
         }),
     ],
     [
       "without the claim",
       (items) => sql`${input(items)},
-        accepted as (${acceptHeartbeats(sql, settings)}), sighted as (${recordSightings(sql)}),
+        accepted as (${acceptHeartbeats(sql, UNLIMITED_RATE)}), sighted as (${recordSightings(sql)}),
         stored as (${insertTelemetryForAccepted(sql)})
         select a.ord, ${asyncCommit} from accepted a`,
     ],
     [
       "nor the sighting",
       (items) => sql`${input(items)},
-        accepted as (${acceptHeartbeats(sql, settings)}), stored as (${insertTelemetryForAccepted(sql)})
+        accepted as (${acceptHeartbeats(sql, UNLIMITED_RATE)}), stored as (${insertTelemetryForAccepted(sql)})
         select a.ord, ${asyncCommit} from accepted a`,
     ],
     [
       "device update only",
-      (items) => sql`${input(items)}, accepted as (${acceptHeartbeats(sql, settings)})
+      (items) => sql`${input(items)}, accepted as (${acceptHeartbeats(sql, UNLIMITED_RATE)})
         select a.ord, ${asyncCommit} from accepted a`,
     ],
     [

@@ -18,7 +18,7 @@ import {
 } from "./probes";
 import { reportHeartbeatRun, statementDeltas } from "./report";
 import { seedFleet } from "./seed";
-import { startBenchServer } from "./server";
+import { BENCH_METRICS_TOKEN, startBenchServer } from "./server";
 
 const knob = (flag: string, env: string, fallback: number) =>
   flagKnob("bench:heartbeat", flag, env, fallback);
@@ -56,7 +56,6 @@ const METRICS_ROUNDS = knob("metrics-rounds", "METRICS_ROUNDS", 0);
 const SCRAPE_EVERY_S = Number(process.env.METRICS_SCRAPE_EVERY ?? 1);
 /** Seconds each side of a round is measured. */
 const METRICS_PHASE_S = Number(process.env.METRICS_PHASE ?? 5);
-const METRICS_TOKEN = "bench-metrics-token-0123456789";
 const HARD_LIMIT_MS =
   // The load, four ceilings and the HTTP floor, each with its warm-up.
   (DURATION_S * 6 +
@@ -85,7 +84,7 @@ async function main() {
   // METRICS_CONTROL=1: both servers without metrics (an A/A run: what differs between two servers).
   const control = process.env.METRICS_CONTROL === "1";
   // --web-processes: the first serves metrics, the others share the load with it.
-  const web = [await startServer(control ? {} : { METRICS_TOKEN: METRICS_TOKEN })];
+  const web = [await startServer(control ? {} : { METRICS_TOKEN: BENCH_METRICS_TOKEN })];
   while (web.length < WEB_PROCESSES) web.push(await startServer({}));
   const { child: server, url: base } = web[0]!;
   const webPids = web.map((s) => s.child.pid!);
@@ -101,7 +100,7 @@ async function main() {
       if (scraping) {
         const started = performance.now();
         const response = await fetch(`${base}/metrics`, {
-          headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+          headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` },
         }).catch(() => undefined);
         if (response?.status !== 200) throw new Error(`metrics scrape answered ${response?.status}`);
         await response.text();

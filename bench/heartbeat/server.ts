@@ -6,6 +6,9 @@ import { freePort } from "./probes";
 
 const ROOT = path.resolve(import.meta.dir, "../..");
 
+/** The METRICS_TOKEN a bench server is given when the benchmark reads its /metrics. */
+export const BENCH_METRICS_TOKEN = "bench-metrics-token-0123456789";
+
 /**
  * Outpost (web role: HTTP only, unless `extraEnv` names another) in its own process on a free loopback
  * port, ready to serve; its stop (SIGTERM, then SIGKILL after 15 s) and data directory go on `cleanups`,

@@ -15,6 +15,7 @@ import { pruneSightings } from "../../modules/devices/sightings";
 import { runHeartbeatBatch } from "../../modules/heartbeat/service";
 import { applyMigrations, connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
+import { UNLIMITED_RATE } from "./batch-items";
 import { heartbeatBody, storedPayload } from "./body";
 import { cpuSeconds } from "./probes";
 import { seedFleet } from "./seed";
@@ -44,7 +45,6 @@ try {
   const { devices, macs } = await seedFleet(sql, DEVICES, 0);
   await sql.unsafe(`
     create function bench_drop_sighting() returns trigger language plpgsql as $$ begin return null; end $$`);
-  const settings = { heartbeatRateLimit: 1_000_000, heartbeatRateWindowSeconds: 60 };
   const payloadJson = storedPayload(heartbeatBody(macs[0]!, 1));
   const inputs = devices.map((device) => ({
     deviceId: device.id,
@@ -61,7 +61,7 @@ try {
         payloadJson,
         hostKey: null,
       }));
-      await runHeartbeatBatch(sql, settings, items, (error) => {
+      await runHeartbeatBatch(sql, UNLIMITED_RATE, items, (error) => {
         throw error;
       });
     }
@@ -117,7 +117,7 @@ try {
     const items = inputs
       .slice(i, i + BATCH)
       .map((input) => ({ ...input, eventId: Bun.randomUUIDv7(), payloadJson, hostKey: null }));
-    await runHeartbeatBatch(sql, settings, items, (error) => {
+    await runHeartbeatBatch(sql, UNLIMITED_RATE, items, (error) => {
       throw error;
     });
   }

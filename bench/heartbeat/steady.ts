@@ -31,7 +31,7 @@ import {
   shareLaterThan,
 } from "./probes";
 import { seedFleet } from "./seed";
-import { startBenchServer } from "./server";
+import { BENCH_METRICS_TOKEN, startBenchServer } from "./server";
 
 const knob = (flag: string, env: string, fallback: number) =>
   flagKnob("bench:heartbeat-steady", flag, env, fallback);
@@ -50,7 +50,6 @@ const CHECKPOINT_TIMEOUT_S = Math.max(30, knob("checkpoint-timeout", "CHECKPOINT
 const CONCURRENCY = knob("concurrency", "CONCURRENCY", 64);
 const WARMUP_S = knob("warmup", "WARMUP", 10);
 const MAX_NON_200 = 0.001;
-const METRICS_TOKEN = "bench-metrics-token-0123456789";
 const HARD_LIMIT_MS = (DURATION_S * 2 + WARMUP_S + 300 + DEVICES / 5000 + TELEMETRY_ROWS / 10_000) * 1000;
 
 const { cleanups, run } = benchLifecycle(HARD_LIMIT_MS);
@@ -107,10 +106,10 @@ async function main() {
   // Serving metrics, for its event loop's delay (a scrape per window).
   const { child: server, url: base } = await startBenchServer({
     databaseUrl: url,
-    extraEnv: { METRICS_TOKEN },
+    extraEnv: { METRICS_TOKEN: BENCH_METRICS_TOKEN },
     cleanups,
   });
-  const eventLoopNow = () => eventLoopDelays(base, METRICS_TOKEN);
+  const eventLoopNow = () => eventLoopDelays(base, BENCH_METRICS_TOKEN);
   const db = postgres(url, { max: 2, onnotice: () => {} });
   cleanups.push(() => db.end({ timeout: 5 }));
   const { devices, macs } = await seedFleet(db, DEVICES, TELEMETRY_ROWS);

@@ -13,14 +13,13 @@
  * autovacuum passes each table had. No HTTP: docs/scaling.md, **Where the full-page images after a
  * checkpoint come from**. `BENCH_PG_SETTINGS` (database.ts) tries other settings.
  */
-import type postgres from "postgres";
 import { runHeartbeatBatch } from "../../modules/heartbeat/service";
-import { applyMigrations, connectDatabase } from "../../modules/platform/database";
 import { benchLifecycle } from "../lifecycle";
 import { batchItems, UNLIMITED_RATE } from "./batch-items";
-import { startBenchDatabase } from "./database";
+import { startMigratedBenchDatabase } from "./database";
 import { knob as flagKnob } from "./flags";
 import { shuffle } from "./load";
+import { databaseCounters } from "./probes";
 import { seedFleet } from "./seed";
 
 if (process.argv.includes("--help")) {
@@ -38,20 +37,8 @@ const RATE = Math.max(1, knob("rate", "BENCH_RATE", 4000));
 const BATCH = 32;
 const { cleanups, run } = benchLifecycle((HEARTBEATS / RATE + 600 + TELEMETRY_ROWS / 10_000) * 1000);
 
-/** pg_stat_wal's images and bytes so far. */
-async function walTotals(sql: postgres.Sql) {
-  const [row] = await sql<{ fpi: string; bytes: string }[]>`
-    select wal_fpi as fpi, wal_bytes as bytes from pg_stat_wal`;
-  return { fpi: Number(row!.fpi), bytes: Number(row!.bytes) };
-}
-
 async function main() {
-  const { url, postgresPid } = await startBenchDatabase({ ephemeral: false, cleanups });
-  if (!postgresPid) throw new Error("bench:wal-images needs its own cluster (unset BENCH_DATABASE_URL)");
-  const database = connectDatabase(url, 4);
-  cleanups.push(() => database.sql.end({ timeout: 5 }));
-  await applyMigrations(database);
-  const sql = database.sql;
+  const { sql } = await startMigratedBenchDatabase("bench:wal-images", 4, cleanups);
   const [{ data_checksums: checksums }] = await sql`show data_checksums`;
   console.log(
     `WAL images after a checkpoint: ${DEVICES} devices, ${HEARTBEATS} heartbeats at ${RATE}/s, data checksums ${checksums}`,
@@ -73,16 +60,16 @@ async function main() {
   const callers = Promise.all([caller(), caller()]);
   while (items.sent() < HEARTBEATS / 2) await Bun.sleep(100);
   const sentBefore = items.sent();
-  const before = await walTotals(sql);
+  const before = await databaseCounters(sql);
   await sql`checkpoint`;
   // From the checkpoint's redo point: the first changes after it (the images) come while it still writes.
   const [{ lsn: from }] = await sql<{ lsn: string }[]>`select redo_lsn as lsn from pg_control_checkpoint()`;
   await callers;
-  const after = await walTotals(sql);
+  const after = await databaseCounters(sql);
   const [{ lsn: to }] = await sql<{ lsn: string }[]>`select pg_current_wal_lsn() as lsn`;
   const heartbeats = items.sent() - sentBefore;
   console.log(
-    `  after the checkpoint: ${heartbeats} heartbeats, ${after.fpi - before.fpi} full-page images (${((after.fpi - before.fpi) / heartbeats).toFixed(3)} a heartbeat), ${((after.bytes - before.bytes) / heartbeats / 1024).toFixed(2)} KB of WAL a heartbeat`,
+    `  after the checkpoint: ${heartbeats} heartbeats, ${after.walFpi - before.walFpi} full-page images (${((after.walFpi - before.walFpi) / heartbeats).toFixed(3)} a heartbeat), ${((after.walBytes - before.walBytes) / heartbeats / 1024).toFixed(2)} KB of WAL a heartbeat`,
   );
   const rows = await sql<{ what: string; images: string; mb: number; records: string }[]>`
     select coalesce(pg_filenode_relation(reltablespace, relfilenode)::text, relfilenode::text)

@@ -20,11 +20,10 @@
  * event loop, the WAL it wrote per heartbeat, and the rollup rows it inserted and updated.
  */
 import postgres from "postgres";
-import { applyMigrations, connectDatabase } from "../../modules/platform/database";
 import { rollUpTelemetry } from "../../modules/telemetry/rollups";
 import { ensureTelemetryPartitions } from "../../modules/telemetry/service";
 import { heartbeatBody, storedPayload } from "../heartbeat/body";
-import { startBenchDatabase } from "../heartbeat/database";
+import { startMigratedBenchDatabase } from "../heartbeat/database";
 import { knob as flagKnob } from "../heartbeat/flags";
 import { cpuSeconds } from "../heartbeat/probes";
 import { benchLifecycle } from "../lifecycle";
@@ -80,12 +79,7 @@ function eventLoopStalls() {
 }
 
 async function main() {
-  const { url, postgresPid } = await startBenchDatabase({ ephemeral: false, cleanups });
-  if (!postgresPid) throw new Error("bench:rollup measures its own PostgreSQL: unset BENCH_DATABASE_URL");
-  const database = connectDatabase(url, 2);
-  cleanups.push(() => database.sql.end({ timeout: 5 }));
-  await applyMigrations(database);
-  const sql = database.sql;
+  const { url, postgresPid, sql } = await startMigratedBenchDatabase("bench:rollup", 2, cleanups);
   const stats = postgres(url, { max: 1, onnotice: () => {} });
   cleanups.push(() => stats.end({ timeout: 5 }));
   await ensureTelemetryPartitions(sql, 1);
