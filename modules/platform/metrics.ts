@@ -78,20 +78,35 @@ const eventLoopDelay = new client.Histogram({
   registers,
 });
 
+let eventLoopTimer: ReturnType<typeof setInterval> | undefined;
+let eventLoopUsers = 0;
+
 /**
  * Samples the event loop's delay into `outpost_event_loop_delay_seconds` until the returned stop() is
  * called. A timer of our own, because node:perf_hooks' monitorEventLoopDelay does not see a blocked
- * loop in Bun (1.4: a 120 ms block read as 0.3 ms). Started only in a process that serves metrics.
+ * loop in Bun (1.4: a 120 ms block read as 0.3 ms). Started only in a process that serves metrics; one
+ * timer per process however many callers (the histogram is the process's), ended by the last stop().
  */
-export function monitorEventLoop(sampleMs = EVENT_LOOP_SAMPLE_MS): () => void {
-  let due = performance.now() + sampleMs;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    eventLoopDelay.observe(Math.max(0, now - due) / 1000);
-    due = now + sampleMs;
-  }, sampleMs);
-  timer.unref();
-  return () => clearInterval(timer);
+export function monitorEventLoop(): () => void {
+  eventLoopUsers++;
+  if (!eventLoopTimer) {
+    let due = performance.now() + EVENT_LOOP_SAMPLE_MS;
+    eventLoopTimer = setInterval(() => {
+      const now = performance.now();
+      eventLoopDelay.observe(Math.max(0, now - due) / 1000);
+      due = now + EVENT_LOOP_SAMPLE_MS;
+    }, EVENT_LOOP_SAMPLE_MS);
+    eventLoopTimer.unref();
+  }
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    if (--eventLoopUsers === 0) {
+      clearInterval(eventLoopTimer);
+      eventLoopTimer = undefined;
+    }
+  };
 }
 
 /** Set by modules/devices/wake.ts: the agents' waits this process holds open. */
