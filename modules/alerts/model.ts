@@ -22,7 +22,6 @@ export const AlertRuleJson = t.Object({
   id: t.Integer(),
   name: t.String(),
   product_name: t.String(),
-  schema_version: t.String(),
   condition_field: t.String(),
   field_type: t.String(),
   operator: t.String(),
@@ -47,6 +46,7 @@ export type AlertRuleJson = Static<typeof AlertRuleJson>;
 export const AlertRuleInput = t.Object({
   name: t.Optional(t.Unknown()),
   product_name: t.Optional(t.Unknown()),
+  /** Accepted from older clients and ignored: a rule is about its product's field, not a schema version. */
   schema_version: t.Optional(t.Unknown()),
   condition_field: t.Optional(t.Unknown()),
   operator: t.Optional(t.Unknown()),

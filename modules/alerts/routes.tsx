@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../ui/flash";
 import { htmlPage, pageContext } from "../../ui/page";
-import { listBuilderSchemas } from "../builder/service";
+import { conflictMessage, listBuilderSchemas, productOptions } from "../builder/service";
 import { deviceSummaries } from "../devices/summaries";
 import { actorLabel } from "../jsonapi/document";
 import type { Principal } from "../platform/access";
@@ -31,7 +31,7 @@ import {
   ruleNames,
   updateRule,
 } from "./rules";
-import { MESSAGES, productOptions } from "./validation";
+import { MESSAGES } from "./validation";
 
 type Form = Record<string, unknown>;
 /** A form value; repeated fields (hidden "false" + checkbox "true") count by their last value. */
@@ -45,7 +45,6 @@ const canManage = (p: Principal | undefined) => p?.role === "operator" || p?.rol
 const FORM_FIELDS: (keyof RuleFormValues)[] = [
   "name",
   "product_name",
-  "schema_version",
   "condition_field",
   "operator",
   "threshold_value",
@@ -62,7 +61,6 @@ function valuesOf(rule: AlertRule): RuleFormValues {
   return {
     name: rule.name,
     product_name: rule.productName,
-    schema_version: rule.schemaVersion,
     condition_field: rule.conditionField,
     operator: rule.operator,
     threshold_value: rule.thresholdValue,
@@ -76,6 +74,8 @@ function valuesOf(rule: AlertRule): RuleFormValues {
   };
 }
 
+const savedField = (rule: AlertRule) => ({ key: rule.conditionField, type: rule.fieldType });
+
 /** The /alerts pages: Active, History and Rules tabs, rule create/edit, alert detail, bulk actions, CSV. */
 export function alertRoutes(ctx: AppContext) {
   const { config, database } = ctx;
@@ -85,28 +85,19 @@ export function alertRoutes(ctx: AppContext) {
   async function formProps(
     base: Omit<RuleFormProps, "products" | "options" | "notices">,
   ): Promise<RuleFormProps> {
-    const refs = await listBuilderSchemas(sql);
-    const products = [...new Set(refs.map((r) => r.schema_id))].map((id) => ({
-      id,
-      versions: refs.filter((r) => r.schema_id === id).map((r) => r.schema_version),
-    }));
+    const products = (await listBuilderSchemas(sql)).map((r) => r.schema_id);
     const values = { ...base.values };
-    if (base.mode === "create" && !values.product_name && products[0]) values.product_name = products[0].id;
-    const product = products.find((p) => p.id === values.product_name);
-    if (product && !product.versions.includes(values.schema_version))
-      values.schema_version = product.versions[0] ?? "";
+    if (base.mode === "create" && !values.product_name && products[0]) values.product_name = products[0];
+    const product = products.find((p) => p === values.product_name);
     const notices: string[] = [];
-    const options = product ? ((await productOptions(sql, product.id)).get(values.schema_version) ?? []) : [];
-    if (product && options.length === 0)
-      notices.push("No schema fields are available for this schema/version.");
-    if (
-      values.condition_field &&
-      options.length > 0 &&
-      !options.some((o) => o.key === values.condition_field)
-    ) {
+    const options = product ? ((await productOptions(sql, product)) ?? []) : [];
+    if (product && options.length === 0) notices.push("No schema fields are available for this product.");
+    const chosen = options.find((o) => o.key === values.condition_field);
+    if (values.condition_field && options.length > 0 && !chosen) {
       notices.push("Selected field is no longer valid for the active schema.");
       if (!base.blocked) values.condition_field = "";
     }
+    if (chosen?.conflict) notices.push(conflictMessage(chosen));
     return { ...base, values, products, options, notices };
   }
 
@@ -226,7 +217,14 @@ export function alertRoutes(ctx: AppContext) {
         const blocked = (await isDeprecated(sql, rule)) ? editBlockedMessage(rule) : undefined;
         const values = blocked ? valuesOf(rule) : formValues(query as Form, valuesOf(rule));
         values.name = rule.name;
-        return render(request, principal, { mode: "edit", ruleId: rule.id, values, errors: {}, blocked });
+        return render(request, principal, {
+          mode: "edit",
+          ruleId: rule.id,
+          savedField: savedField(rule),
+          values,
+          errors: {},
+          blocked,
+        });
       },
       { access: "operator" },
     )
@@ -243,7 +241,14 @@ export function alertRoutes(ctx: AppContext) {
             return render(
               request,
               principal,
-              { mode: "edit", ruleId: rule.id, values: valuesOf(rule), errors: {}, blocked: error.message },
+              {
+              mode: "edit",
+              ruleId: rule.id,
+              savedField: savedField(rule),
+              values: valuesOf(rule),
+              errors: {},
+              blocked: error.message,
+            },
               409,
             );
           }
@@ -251,7 +256,14 @@ export function alertRoutes(ctx: AppContext) {
           return render(
             request,
             principal,
-            { mode: "edit", ruleId: rule.id, values, errors: error.fields, formError: MESSAGES.form },
+            {
+              mode: "edit",
+              ruleId: rule.id,
+              savedField: savedField(rule),
+              values,
+              errors: error.fields,
+              formError: MESSAGES.form,
+            },
             422,
           );
         }

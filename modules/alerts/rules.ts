@@ -2,7 +2,8 @@ import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { AlertRuleInput, AlertRuleJson, RuleOperator, Severity } from "./model";
-import { checkRule, MESSAGES, productOptions, type RuleErrors, type RuleValues } from "./validation";
+import { conflictMessage, productOptions, type SchemaOption } from "../builder/service";
+import { checkRule, MESSAGES, type RuleErrors, type RuleValues } from "./validation";
 
 export interface AlertRule extends RuleValues {
   id: number;
@@ -14,7 +15,6 @@ type RuleRow = {
   id: number;
   name: string;
   product_name: string;
-  schema_version: string;
   condition_field: string;
   field_type: string;
   operator: string;
@@ -35,7 +35,6 @@ function toRule(row: RuleRow): AlertRule {
     id: row.id,
     name: row.name,
     productName: row.product_name,
-    schemaVersion: row.schema_version,
     conditionField: row.condition_field,
     fieldType: row.field_type,
     operator: row.operator as RuleOperator,
@@ -57,7 +56,6 @@ export function ruleJson(rule: AlertRule, deprecated: boolean): AlertRuleJson {
     id: rule.id,
     name: rule.name,
     product_name: rule.productName,
-    schema_version: rule.schemaVersion,
     condition_field: rule.conditionField,
     field_type: rule.fieldType,
     operator: rule.operator,
@@ -105,10 +103,10 @@ export async function createRule(sql: Sql, input: AlertRuleInput, by?: string): 
   const v = checked.values;
   try {
     const [row] = await sql<RuleRow[]>`
-      insert into alert_rules (name, product_name, schema_version, condition_field, field_type, operator,
+      insert into alert_rules (name, product_name, condition_field, field_type, operator,
         threshold_value, clear_threshold, for_minutes, resolve_after_minutes, severity, enabled, device_ids,
         recipients, created_by)
-      values (${v.name}, ${v.productName}, ${v.schemaVersion}, ${v.conditionField}, ${v.fieldType}, ${v.operator},
+      values (${v.name}, ${v.productName}, ${v.conditionField}, ${v.fieldType}, ${v.operator},
         ${v.thresholdValue}, ${v.clearThreshold}, ${v.forMinutes}, ${v.resolveAfterMinutes}, ${v.severity},
         ${v.enabled}, ${v.deviceIds}::uuid[], ${v.recipients}::text[], ${by ?? null})
       returning *`;
@@ -130,7 +128,7 @@ export async function updateRule(sql: Sql, id: number, input: AlertRuleInput): P
   if ("errors" in checked) throw new RuleValidationError(checked.errors);
   const v = checked.values;
   const [row] = await sql<RuleRow[]>`
-    update alert_rules set product_name = ${v.productName}, schema_version = ${v.schemaVersion},
+    update alert_rules set product_name = ${v.productName},
       condition_field = ${v.conditionField}, field_type = ${v.fieldType}, operator = ${v.operator},
       threshold_value = ${v.thresholdValue}, clear_threshold = ${v.clearThreshold}, for_minutes = ${v.forMinutes},
       resolve_after_minutes = ${v.resolveAfterMinutes}, severity = ${v.severity}, enabled = ${v.enabled},
@@ -150,25 +148,45 @@ export async function deleteRule(sql: Sql, id: number): Promise<boolean> {
   return rows.length > 0;
 }
 
-export function editBlockedMessage(rule: Pick<AlertRule, "productName" | "schemaVersion">): string {
-  return `This rule references a schema field that is no longer valid for ${rule.productName} / ${rule.schemaVersion}. Editing is disabled.`;
+export function editBlockedMessage(rule: Pick<AlertRule, "productName">): string {
+  return `This rule references a schema field that is no longer valid for ${rule.productName}. Editing is disabled.`;
 }
 
-/** Deprecated: the rule's field is in no version of its product's schema any more (reference). */
+/** Per product, its current field options (null: none), for checking many rules with one lookup each. */
+export type OptionsCache = Map<string, Map<string, SchemaOption> | null>;
+
+async function fieldOption(
+  sql: Sql,
+  rule: Pick<AlertRule, "productName" | "conditionField">,
+  cache: OptionsCache,
+): Promise<SchemaOption | undefined> {
+  if (!cache.has(rule.productName)) {
+    const options = await productOptions(sql, rule.productName);
+    cache.set(rule.productName, options && new Map(options.map((o) => [o.key, o])));
+  }
+  return cache.get(rule.productName)?.get(rule.conditionField);
+}
+
+/**
+ * Deprecated: the rule's field is declared by no approved device of its product any more (reference).
+ * Installing or removing scripts on some devices never deprecates a rule while one device keeps the field.
+ */
 export async function isDeprecated(
   sql: Sql,
   rule: Pick<AlertRule, "productName" | "conditionField">,
-  cache = new Map<string, Set<string>>(),
+  cache: OptionsCache = new Map(),
 ): Promise<boolean> {
-  let keys = cache.get(rule.productName);
-  if (!keys) {
-    keys = new Set<string>();
-    for (const options of (await productOptions(sql, rule.productName)).values()) {
-      for (const option of options) keys.add(option.key);
-    }
-    cache.set(rule.productName, keys);
-  }
-  return !keys.has(rule.conditionField);
+  return (await fieldOption(sql, rule, cache)) === undefined;
+}
+
+/** The rule's field state for operators: deprecated, or declared with different types (the message), or fine. */
+export async function fieldStatus(
+  sql: Sql,
+  rule: Pick<AlertRule, "productName" | "conditionField">,
+  cache: OptionsCache = new Map(),
+): Promise<{ deprecated: boolean; conflict: string | null }> {
+  const option = await fieldOption(sql, rule, cache);
+  return { deprecated: !option, conflict: option?.conflict ? conflictMessage(option) : null };
 }
 
 export const RULE_SORTS = [
@@ -195,7 +213,7 @@ export interface RuleListOptions {
 export async function listRules(
   sql: Sql,
   options: RuleListOptions = {},
-): Promise<{ rule: AlertRule; deprecated: boolean }[]> {
+): Promise<{ rule: AlertRule; deprecated: boolean; conflict: string | null }[]> {
   const sort = RULE_SORTS.includes(options.sort as RuleSort) ? options.sort! : "product_name";
   const order = options.order === "desc" ? sql`desc` : sql`asc`;
   const needle = options.filter?.trim() ? `%${options.filter.trim().replace(/[\\%_]/g, "\\$&")}%` : null;
@@ -205,11 +223,11 @@ export async function listRules(
       or condition_field ilike ${needle} or operator ilike ${needle} or threshold_value ilike ${needle}
     order by ${sql(sort)} ${order}, id
     limit ${Math.min(options.limit ?? 1000, 1000)}`;
-  const cache = new Map<string, Set<string>>();
+  const cache: OptionsCache = new Map();
   const result = [];
   for (const row of rows) {
     const rule = toRule(row);
-    result.push({ rule, deprecated: await isDeprecated(sql, rule, cache) });
+    result.push({ rule, ...(await fieldStatus(sql, rule, cache)) });
   }
   return result;
 }

@@ -23,7 +23,6 @@ export const alertRules = pgTable(
     id: serial("id").primaryKey(),
     name: text("name").notNull(),
     productName: text("product_name").notNull(),
-    schemaVersion: text("schema_version").notNull(),
     conditionField: text("condition_field").notNull(),
     /** The field's `value_type` when the rule was saved: evaluation compares numbers or text by it. */
     fieldType: text("field_type").notNull(),

@@ -1,4 +1,4 @@
-import { builderSchemaOptions, listBuilderSchemas, type SchemaOption } from "../builder/service";
+import { conflictMessage, productOptions, type SchemaOption } from "../builder/service";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -14,9 +14,7 @@ export const MESSAGES = {
   nameTaken: "A rule with this name already exists.",
   nameImmutable: "The rule name cannot be changed.",
   product: "Select a schema product before saving.",
-  version: "Select a schema version.",
   unavailable: "Schema options are unavailable.",
-  conflict: "Schema definitions conflict for this product/version.",
   noFields: "This schema has no available fields for rules.",
   field: "Select a schema field.",
   fieldInvalid: "Selected field is invalid for the active schema.",
@@ -41,7 +39,6 @@ export type RuleErrors = Partial<Record<RuleField, string>>;
 export interface RuleValues {
   name: string;
   productName: string;
-  schemaVersion: string;
   conditionField: string;
   fieldType: string;
   operator: RuleOperator;
@@ -94,30 +91,10 @@ function bool(value: unknown): boolean | undefined {
   return undefined;
 }
 
-/** The field options of every version of a product, keyed by version (deprecation and the form). */
-export async function productOptions(sql: Sql, product: string): Promise<Map<string, SchemaOption[]>> {
-  const refs = (await listBuilderSchemas(sql)).filter((r) => r.schema_id === product);
-  const result = new Map<string, SchemaOption[]>();
-  for (const ref of refs) {
-    try {
-      result.set(ref.schema_version, (await builderSchemaOptions(sql, product, ref.schema_version)).options);
-    } catch {
-      // A conflicting version offers no options; the rule form says so.
-    }
-  }
-  return result;
-}
-
-type SchemaCheck = { options: SchemaOption[] } | { error: string };
-
-async function schemaOptions(sql: Sql, product: string, version: string): Promise<SchemaCheck> {
-  try {
-    const { options } = await builderSchemaOptions(sql, product, version, "alert");
-    return options.length === 0 ? { error: MESSAGES.noFields } : { options };
-  } catch (error) {
-    if (error instanceof AppError && error.code === "schema_conflict") return { error: MESSAGES.conflict };
-    return { error: MESSAGES.unavailable };
-  }
+async function schemaOptions(sql: Sql, product: string): Promise<{ options: SchemaOption[] } | { error: string }> {
+  const options = await productOptions(sql, product);
+  if (!options) return { error: MESSAGES.unavailable };
+  return options.length === 0 ? { error: MESSAGES.noFields } : { options };
 }
 
 /**
@@ -143,35 +120,30 @@ export async function checkRule(
   }
 
   const product = textOf(pick("product_name", existing?.productName)) ?? "";
-  let version = textOf(pick("schema_version", existing?.schemaVersion)) ?? "";
   let options: SchemaOption[] = [];
   if (product === "" || product.length > LIMITS.text) errors.product_name = MESSAGES.product;
   else {
-    if (version === "") {
-      // One version announced: it is the obvious choice (API callers need not name it).
-      const versions = [...(await productOptions(sql, product)).keys()];
-      if (versions.length === 1) version = versions[0]!;
-    }
-    if (version === "" || version.length > LIMITS.text) errors.schema_version = MESSAGES.version;
-    else {
-      const checked = await schemaOptions(sql, product, version);
-      if ("error" in checked) errors.product_name = checked.error;
-      else options = checked.options;
-    }
+    const checked = await schemaOptions(sql, product);
+    if ("error" in checked) errors.product_name = checked.error;
+    else options = checked.options;
   }
 
+  // A field is valid while any approved device of the product declares it. One whose type the devices
+  // disagree on cannot be picked anew; a rule already on it keeps the type it was saved with.
   const field = textOf(pick("condition_field", existing?.conditionField)) ?? "";
   const option = options.find((o) => o.key === field);
+  const keepsType = option?.conflict !== undefined && existing?.conditionField === field;
   if (field === "") errors.condition_field = MESSAGES.field;
   else if (options.length > 0 && !option) errors.condition_field = MESSAGES.fieldInvalid;
-  const fieldType = option?.value_type ?? existing?.fieldType ?? "unknown";
+  else if (option?.conflict && !keepsType) errors.condition_field = conflictMessage(option);
+  const fieldType = (keepsType ? existing?.fieldType : option?.value_type) ?? existing?.fieldType ?? "unknown";
   const numeric = fieldType === "number" || fieldType === "integer";
 
   let operator = textOf(pick("operator", existing?.operator)) ?? "";
   if (operator === "") operator = numeric ? ">" : "is";
   if (!numeric && operator === "=") operator = "is";
   if (!numeric && operator === "!=") operator = "is not";
-  if (option && !operatorsFor(fieldType).includes(operator as RuleOperator))
+  if (option && !errors.condition_field && !operatorsFor(fieldType).includes(operator as RuleOperator))
     errors.operator = MESSAGES.operator;
 
   const threshold = textOf(pick("threshold_value", existing?.thresholdValue));
@@ -228,7 +200,6 @@ export async function checkRule(
     values: {
       name,
       productName: product,
-      schemaVersion: version,
       conditionField: field,
       fieldType,
       operator: operator as RuleOperator,

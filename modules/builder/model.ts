@@ -11,7 +11,8 @@ const Name = (max: number) => Type.String({ maxLength: max, pattern: "\\S" });
 export const BuilderValidationBody = Type.Object({
   builder: Type.Union(BUILDERS.map((b) => Type.Literal(b))),
   schema_id: Name(200),
-  schema_version: Name(100),
+  // Accepted for older clients and ignored: fields are the product's, whatever version they were saved with.
+  schema_version: Type.Optional(Name(100)),
   selections: Type.Array(
     Type.Object({
       slot_id: Type.String({ minLength: 1 }),

@@ -1,4 +1,4 @@
-import { findTelemetrySchemas, listTelemetrySchemas } from "../devices/service";
+import { listSchemaProducts, type ProductSchema, productSchemas } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isPlainObject } from "../platform/json-body";
@@ -6,10 +6,14 @@ import { firstInvalidField } from "../platform/schemas";
 import { BUILDER_VALIDATION_FIELDS, BUILDERS, type Builder, builderValidationBody } from "./model";
 
 /**
- * Builder schemas: the telemetry schemas devices announced, keyed by the schema's `product`
- * (schema_id) and `version` (schema_version, "v1" when absent). Alert and report builders offer
- * their fields as dropdown options.
+ * Builder schemas: per product (schema_id: the `product` of the schemas devices announce), the fields
+ * (`<script>.<field>` with a type) that its approved devices declare now, offered as dropdown options
+ * by the alert and report builders. A device's own schema version changes whenever its script set
+ * does, so nothing is keyed by it: each product has one builder version, "current", and the options
+ * path answers the product's current fields whatever version it names (clients may still send the
+ * one they saved). docs/reports.md, "Fields".
  */
+export const CURRENT_VERSION = "current";
 
 export interface SchemaReferenceView {
   schema_id: string;
@@ -18,20 +22,29 @@ export interface SchemaReferenceView {
   readable: true;
 }
 
+export interface FieldTypeCount {
+  type: string;
+  devices: number;
+}
+
 export interface SchemaOption {
   key: string;
   label: string;
+  /** The declared type; "conflict" when approved devices declare different types (see `conflict`). */
   value_type: string;
   order_index: number;
-  selectable: true;
+  /** False for a conflicting field: a new rule cannot pick it until the devices agree. */
+  selectable: boolean;
+  /** The types approved devices declare for a conflicting field, most devices first. */
+  conflict?: FieldTypeCount[];
 }
 
 export async function listBuilderSchemas(sql: Sql): Promise<SchemaReferenceView[]> {
-  const references = await listTelemetrySchemas(sql);
-  return references.map((r) => ({
-    schema_id: r.product,
-    schema_version: r.version,
-    product_name: r.product,
+  const products = await listSchemaProducts(sql);
+  return products.map((p) => ({
+    schema_id: p.product,
+    schema_version: CURRENT_VERSION,
+    product_name: p.product,
     readable: true,
   }));
 }
@@ -49,12 +62,11 @@ function humanise(segment: string): string {
 /**
  * Flattens a schema into dotted field paths: `properties` are followed recursively (a property
  * with its own `properties` is descended into, anything else is a leaf); without `properties` the
- * map itself is flattened. Keys unique and sorted; labels humanised from the last segment, with
- * the path added when two keys share a label; value_type is the property's `type` or "unknown".
+ * map itself is flattened. The type of a leaf is its `type` or "unknown".
  */
-export function schemaOptionsOf(schema: unknown): SchemaOption[] {
-  if (!isPlainObject(schema)) return [];
+function fieldTypesOf(schema: unknown): Map<string, string> {
   const leaves = new Map<string, string>();
+  if (!isPlainObject(schema)) return leaves;
   const walkProperties = (properties: Record<string, unknown>, prefix: string) => {
     for (const [name, definition] of Object.entries(properties)) {
       const key = prefix ? `${prefix}.${name}` : name;
@@ -77,7 +89,12 @@ export function schemaOptionsOf(schema: unknown): SchemaOption[] {
   };
   if (isPlainObject(schema.properties)) walkProperties(schema.properties, "");
   else walkGeneric(schema, "");
-  const keys = [...leaves.keys()].sort();
+  return leaves;
+}
+
+/** Options from field types: keys unique and sorted; labels humanised from the last segment, with the path added when two keys share a label. */
+function optionsOf(fields: Map<string, { type: string; conflict?: FieldTypeCount[] }>): SchemaOption[] {
+  const keys = [...fields.keys()].sort();
   const labelCounts = new Map<string, number>();
   for (const key of keys) {
     const label = humanise(key.split(".").pop()!);
@@ -85,23 +102,74 @@ export function schemaOptionsOf(schema: unknown): SchemaOption[] {
   }
   return keys.map((key, index) => {
     const base = humanise(key.split(".").pop()!);
+    const { type, conflict } = fields.get(key)!;
     return {
       key,
       label: (labelCounts.get(base) ?? 0) > 1 ? `${base} (${key})` : base,
-      value_type: leaves.get(key)!,
+      value_type: type,
       order_index: index,
-      selectable: true,
+      selectable: !conflict,
+      ...(conflict ? { conflict } : {}),
     };
   });
 }
 
-type Resolved = { ok: true; options: SchemaOption[] } | { ok: false; reason: "not_found" | "conflict" };
+/** The options of one schema. */
+export function schemaOptionsOf(schema: unknown): SchemaOption[] {
+  return optionsOf(new Map([...fieldTypesOf(schema)].map(([key, type]) => [key, { type }])));
+}
 
-async function resolveOptions(sql: Sql, schemaId: string, version: string): Promise<Resolved> {
-  const schemas = await findTelemetrySchemas(sql, schemaId, version);
-  if (schemas.length === 0) return { ok: false, reason: "not_found" };
-  if (schemas.length > 1) return { ok: false, reason: "conflict" };
-  return { ok: true, options: schemaOptionsOf(schemas[0]) };
+const NUMERIC = new Set(["integer", "number"]);
+
+/**
+ * The union of the fields of several schemas. A field declared without a type by some devices takes
+ * the others' type; `integer` and `number` together are `number`; other differing types are a
+ * conflict, with the device count of each type.
+ */
+export function mergedOptionsOf(schemas: ProductSchema[]): SchemaOption[] {
+  const counts = new Map<string, Map<string, number>>();
+  for (const { schema, devices } of schemas) {
+    for (const [key, type] of fieldTypesOf(schema)) {
+      const types = counts.get(key) ?? new Map<string, number>();
+      types.set(type, (types.get(type) ?? 0) + devices);
+      counts.set(key, types);
+    }
+  }
+  const fields = new Map<string, { type: string; conflict?: FieldTypeCount[] }>();
+  for (const [key, types] of counts) {
+    const known = [...types].filter(([type]) => type !== "unknown");
+    if (known.length === 0) fields.set(key, { type: "unknown" });
+    else if (known.length === 1) fields.set(key, { type: known[0]![0] });
+    else if (known.every(([type]) => NUMERIC.has(type))) fields.set(key, { type: "number" });
+    else {
+      const conflict = known
+        .map(([type, devices]) => ({ type, devices }))
+        .sort((a, b) => b.devices - a.devices || a.type.localeCompare(b.type));
+      fields.set(key, { type: "conflict", conflict });
+    }
+  }
+  return optionsOf(fields);
+}
+
+/** "number on 3 devices, string on 1": how a conflicting field is described to operators. */
+export function describeConflict(conflict: FieldTypeCount[]): string {
+  return conflict
+    .map((c, i) => `${c.type} on ${c.devices}${i === 0 ? ` device${c.devices === 1 ? "" : "s"}` : ""}`)
+    .join(", ");
+}
+
+/** The message for a field approved devices declare with different types. */
+export function conflictMessage(option: SchemaOption): string {
+  return `Devices of this product declare this field with different types (${describeConflict(option.conflict ?? [])}).`;
+}
+
+/**
+ * The product's current options (product null: every product's, merged), or null when no approved
+ * device of it announces a schema.
+ */
+export async function productOptions(sql: Sql, product: string | null): Promise<SchemaOption[] | null> {
+  const schemas = await productSchemas(sql, product);
+  return schemas.length === 0 ? null : mergedOptionsOf(schemas);
 }
 
 function checkRequest(schemaId: unknown, version: unknown, builder: unknown): asserts builder is Builder {
@@ -115,7 +183,7 @@ function checkRequest(schemaId: unknown, version: unknown, builder: unknown): as
 const invalidOptionsRequest = () =>
   new AppError(422, "invalid_options_request", "Invalid schema options request");
 
-/** 404 schema_not_found, 409 schema_conflict (devices announced diverging schemas), 422 invalid_validation_payload. */
+/** The product's current field options; 404 schema_not_found, 422 invalid_options_request. */
 export async function builderSchemaOptions(
   sql: Sql,
   schemaId: string,
@@ -124,18 +192,14 @@ export async function builderSchemaOptions(
 ) {
   const started = performance.now();
   checkRequest(schemaId, version, builder);
-  const resolved = await resolveOptions(sql, schemaId, version);
-  if (!resolved.ok) {
-    if (resolved.reason === "not_found")
-      throw new AppError(404, "schema_not_found", "Schema reference not found");
-    throw new AppError(409, "schema_conflict", "Schema definitions conflict for this product/version");
-  }
+  const options = await productOptions(sql, schemaId);
+  if (!options) throw new AppError(404, "schema_not_found", "Schema reference not found");
   return {
     schema_id: schemaId,
-    schema_version: version,
+    schema_version: CURRENT_VERSION,
     builder,
     load_time_ms: Math.round(performance.now() - started),
-    options: resolved.options,
+    options,
   };
 }
 
@@ -153,8 +217,10 @@ export interface ValidationResult {
 }
 
 /**
- * Checks a builder configuration's selections against the schema's options. Invalid shape →
- * 422 invalid_validation_payload. Empty selected_key is not an issue.
+ * Checks a builder configuration's selections against the product's current options. Invalid shape →
+ * 422 invalid_validation_payload. Empty selected_key is not an issue. A field whose type approved
+ * devices disagree on is a `schema_conflict` issue: blocking for alerts (a rule compares by type),
+ * not for reports (the column shows the values as text).
  */
 export async function validateBuilderConfiguration(sql: Sql, body: unknown): Promise<ValidationResult> {
   if (!builderValidationBody.Check(body)) {
@@ -166,41 +232,43 @@ export async function validateBuilderConfiguration(sql: Sql, body: unknown): Pro
       field ? { field } : undefined,
     );
   }
-  const { schema_id: schemaId, schema_version: version, selections } = body;
-  const resolved = await resolveOptions(sql, schemaId, version);
-  if (!resolved.ok) {
-    const issue: ValidationIssue =
-      resolved.reason === "not_found"
-        ? {
-            issue_code: "schema_unavailable",
-            message: "Schema options are unavailable.",
-            slot_id: null,
-            blocking: true,
-          }
-        : {
-            issue_code: "schema_conflict",
-            message: "Schema definitions conflict for this product/version.",
-            slot_id: null,
-            blocking: true,
-          };
+  const { builder, schema_id: schemaId, selections } = body;
+  const options = await productOptions(sql, schemaId);
+  if (!options) {
+    const issue: ValidationIssue = {
+      issue_code: "schema_unavailable",
+      message: "Schema options are unavailable.",
+      slot_id: null,
+      blocking: true,
+    };
     return { valid: false, issues: [issue], cleared_slot_ids: [] };
   }
-  const keys = new Set(resolved.options.map((o) => o.key));
+  const byKey = new Map(options.map((o) => [o.key, o]));
   const issues: ValidationIssue[] = [];
+  const cleared: string[] = [];
   for (const selection of selections) {
     if (!selection.selected_key) continue;
-    if (!keys.has(selection.selected_key)) {
+    const option = byKey.get(selection.selected_key);
+    if (!option) {
       issues.push({
         issue_code: "invalid_schema_field",
         message: "Selection is not valid for active schema",
         slot_id: selection.slot_id,
         blocking: true,
       });
+      cleared.push(selection.slot_id);
+    } else if (option.conflict) {
+      issues.push({
+        issue_code: "schema_conflict",
+        message: conflictMessage(option),
+        slot_id: selection.slot_id,
+        blocking: builder === "alert",
+      });
     }
   }
   return {
-    valid: issues.length === 0,
+    valid: !issues.some((i) => i.blocking),
     issues,
-    cleared_slot_ids: [...new Set(issues.map((i) => i.slot_id).filter((id): id is string => id !== null))],
+    cleared_slot_ids: [...new Set(cleared)],
   };
 }

@@ -1,12 +1,12 @@
 import type { Sql } from "../platform/database";
-import { schemaHashesOf } from "./telemetry-schemas";
 
 /**
- * The devices whose announced telemetry schema is `product`/`version` (version "v1" when the schema
- * has none, as the builder schemas count it), as a subquery for another module's statement: custom
- * reports scope their telemetry to a builder schema with it. Scoped by the schema a device announces
- * now, not by the schema it had when each event was recorded.
+ * The devices of a product (the product of the schema a device announces, else its registered
+ * product name: as alert evaluation assigns rules), as a subquery for another module's statement:
+ * custom reports scope their telemetry to a product with it. A device keeps its product whatever
+ * scripts it installs or removes, so its history stays in the report.
  */
-export function devicesOfSchema(sql: Sql, product: string, version: string) {
-  return sql`select id from devices where schema_hash in (${schemaHashesOf(sql, product, version)})`;
+export function devicesOfProduct(sql: Sql, product: string) {
+  return sql`select d.id from devices d left join telemetry_schemas s on s.hash = d.schema_hash
+    where coalesce(nullif(s.schema->>'product', ''), d.product_name) = ${product}`;
 }

@@ -52,10 +52,11 @@ export {
 } from "./rows";
 export { pruneSightings, recordSightings } from "./sightings";
 export {
-  findTelemetrySchemas,
-  listTelemetrySchemas,
+  listSchemaProducts,
+  type ProductSchema,
+  productSchemas,
   pruneTelemetrySchemas,
-  type SchemaReference,
+  type SchemaProduct,
 } from "./telemetry-schemas";
 export { type AnnouncedSchema, announcedSchema, TELEMETRY_LIMITS } from "./validation";
 export { wakeDevice } from "./wake";

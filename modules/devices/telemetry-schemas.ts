@@ -4,11 +4,17 @@ import type { Sql } from "../platform/database";
 import { jsonTextsParam } from "../platform/database";
 import type { AnnouncedSchema } from "./validation";
 
-export interface SchemaReference {
+/** A product some approved device announced a schema for. */
+export interface SchemaProduct {
   product: string;
-  version: string;
-  /** How many different schemas devices announced for this product/version. */
+  /** How many different schemas (script sets) its approved devices announce. */
   variants: number;
+  devices: number;
+}
+
+/** One schema the approved devices of a product announce, and how many devices announce it. */
+export interface ProductSchema {
+  schema: Record<string, unknown>;
   devices: number;
 }
 
@@ -45,42 +51,40 @@ export async function storeTelemetrySchemas(sql: Sql, schemas: AnnouncedSchema[]
     where t.hash = g.hash and t.announced_at < now() - make_interval(secs => ${RENEW_AFTER_SECONDS})`;
 }
 
-/** A schema's version as the builders name it: its `version`, "v1" when it has none; null for no schema ({}). */
+/**
+ * A schema's version as the device page shows it: its `version` ("v1" when it has none), for the agent
+ * a fingerprint of the installed script set; null for no schema ({}). Nothing is keyed by it.
+ */
 export function schemaVersionOf(schema: Record<string, unknown>): string | null {
   if (Object.keys(schema).length === 0) return null;
   return typeof schema.version === "string" && schema.version !== "" ? schema.version : "v1";
 }
 
-/** The hashes of the stored schemas of a product/version (as schemaVersionOf names versions). */
-export function schemaHashesOf(sql: Sql, product: string, version: string) {
-  return sql`select hash from telemetry_schemas
-    where schema->>'product' = ${product} and coalesce(nullif(schema->>'version', ''), 'v1') = ${version}`;
+// Only approved devices' schemas count: anyone may register a pending device with any schema
+// (docs/security.md), and what a stranger announces must not change what operators see.
+
+/** Every product some approved device announced a schema for, sorted. */
+export async function listSchemaProducts(sql: Sql): Promise<SchemaProduct[]> {
+  return sql<SchemaProduct[]>`
+    select s.schema->>'product' as product, count(distinct s.hash)::int as variants, count(*)::int as devices
+    from devices d join telemetry_schemas s on s.hash = d.schema_hash
+    where d.approval_status = 'approved' and coalesce(s.schema->>'product', '') <> ''
+    group by 1 order by 1`;
 }
 
-/** Every (product, version) some device announced a schema for, sorted. */
-export async function listTelemetrySchemas(sql: Sql): Promise<SchemaReference[]> {
-  return sql<SchemaReference[]>`
-    select s.schema->>'product' as product, coalesce(nullif(s.schema->>'version', ''), 'v1') as version,
-      count(distinct s.hash)::int as variants, sum(u.devices)::int as devices
-    from telemetry_schemas s
-    join (select schema_hash, count(*) as devices from devices where schema_hash is not null group by 1) u
-      on u.schema_hash = s.hash
-    where coalesce(s.schema->>'product', '') <> ''
-    group by 1, 2 order by 1, 2`;
-}
-
-/** The distinct schemas devices have for a product/version (empty: none; several: a conflict). */
-export async function findTelemetrySchemas(
-  sql: Sql,
-  product: string,
-  version: string,
-): Promise<Record<string, unknown>[]> {
-  const rows = await sql<{ schema: Record<string, unknown> }[]>`
-    select s.schema from telemetry_schemas s
-    where s.hash in (${schemaHashesOf(sql, product, version)})
-      and exists (select 1 from devices d where d.schema_hash = s.hash)
-    order by s.hash limit 10`;
-  return rows.map((r) => r.schema);
+/**
+ * The distinct schemas the approved devices of a product (null: of every product) announce now, with
+ * how many devices announce each (empty: none). Devices with different script sets announce different
+ * schemas; the builders take the union of their fields.
+ */
+export async function productSchemas(sql: Sql, product: string | null): Promise<ProductSchema[]> {
+  return sql<ProductSchema[]>`
+    select s.schema, count(*)::int as devices
+    from devices d join telemetry_schemas s on s.hash = d.schema_hash
+    where d.approval_status = 'approved' and ${
+      product === null ? sql`coalesce(s.schema->>'product', '') <> ''` : sql`s.schema->>'product' = ${product}`
+    }
+    group by s.hash order by s.hash`;
 }
 
 /**

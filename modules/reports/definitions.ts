@@ -3,7 +3,7 @@
  * messages, and storage. Nothing is written unless the whole definition is valid.
  */
 import { Value } from "@sinclair/typebox/value";
-import { builderSchemaOptions, listBuilderSchemas, type SchemaOption } from "../builder/service";
+import { productOptions, type SchemaOption } from "../builder/service";
 import { pgDate, type Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -25,7 +25,6 @@ export const MESSAGES = {
   invalidFieldFlash: "Please reselect invalid fields before saving.",
   valueType: "Please correct filter value types before saving.",
   schemaUnavailable: "Schema options are unavailable.",
-  schemaConflict: "Schema definitions conflict for this product/version.",
   aliasTaken: "Column title is already used in this report.",
   aliasReserved: "This column title is reserved; choose another.",
   invalid: "Unable to save report",
@@ -37,38 +36,14 @@ export const isNumericType = (valueType: string | undefined) => NUMERIC_TYPES.ha
 export type OptionsResult = { ok: true; options: SchemaOption[] } | { ok: false; message: string };
 
 /**
- * The `builder=report` options of one schema, or of every schema merged (schemaId null: the
- * reference's "all schemas" scope; a key announced with different types becomes "unknown").
+ * The `builder=report` options of a product: the fields its approved devices declare now; schemaId
+ * null: of every product (the reference's "all schemas" scope). A field declared with different types
+ * is offered as a conflict (value_type "conflict", read as text).
  */
-export async function reportOptions(
-  sql: Sql,
-  schemaId: string | null,
-  version: string | null,
-): Promise<OptionsResult> {
-  const one = async (id: string, v: string): Promise<OptionsResult> => {
-    try {
-      return { ok: true, options: (await builderSchemaOptions(sql, id, v, "report")).options };
-    } catch (error) {
-      if (error instanceof AppError && error.code === "schema_conflict")
-        return { ok: false, message: MESSAGES.schemaConflict };
-      if (error instanceof AppError) return { ok: false, message: MESSAGES.schemaUnavailable };
-      throw error;
-    }
-  };
-  if (schemaId !== null) return one(schemaId, version ?? "v1");
-  const merged = new Map<string, SchemaOption>();
-  for (const ref of await listBuilderSchemas(sql)) {
-    const result = await one(ref.schema_id, ref.schema_version);
-    if (!result.ok) continue;
-    for (const option of result.options) {
-      const seen = merged.get(option.key);
-      if (!seen) merged.set(option.key, option);
-      else if (seen.value_type !== option.value_type)
-        merged.set(option.key, { ...seen, value_type: "unknown" });
-    }
-  }
-  const options = [...merged.values()].sort((a, b) => a.key.localeCompare(b.key));
-  return { ok: true, options: options.map((o, i) => ({ ...o, order_index: i })) };
+export async function reportOptions(sql: Sql, schemaId: string | null): Promise<OptionsResult> {
+  const options = await productOptions(sql, schemaId);
+  if (options) return { ok: true, options };
+  return schemaId === null ? { ok: true, options: [] } : { ok: false, message: MESSAGES.schemaUnavailable };
 }
 
 const OPTIONS_TTL_MS = 10_000;
@@ -76,13 +51,13 @@ const OPTIONS_TTL_MS = 10_000;
 const optionsCaches = new WeakMap<Sql, Map<string, { at: number; result: Promise<OptionsResult> }>>();
 
 /**
- * reportOptions for reading results and lists, reused for 10 s: with every schema in scope it is a
- * query per announced schema, too many to repeat on each page of a CSV export or each results call.
+ * reportOptions for reading results and lists, reused for 10 s: it reads and merges every schema the
+ * product's approved devices announce, too much to repeat on each page of a CSV export or results call.
  * Saving a report always checks against fresh options (validateReport). Per process; a stale type
  * only changes whether a field is treated as numeric for those seconds.
  */
-export function cachedReportOptions(sql: Sql, schemaId: string | null, version: string | null) {
-  const key = JSON.stringify([schemaId, version]);
+export function cachedReportOptions(sql: Sql, schemaId: string | null) {
+  const key = JSON.stringify(schemaId);
   const now = Date.now();
   let optionsCache = optionsCaches.get(sql);
   if (!optionsCache) {
@@ -92,7 +67,7 @@ export function cachedReportOptions(sql: Sql, schemaId: string | null, version: 
   const hit = optionsCache.get(key);
   if (hit && now - hit.at < OPTIONS_TTL_MS) return hit.result;
   if (optionsCache.size > 500) optionsCache.clear();
-  const result = reportOptions(sql, schemaId, version);
+  const result = reportOptions(sql, schemaId);
   optionsCache.set(key, { at: now, result });
   const cache = optionsCache;
   result.catch(() => cache.delete(key));
@@ -139,8 +114,7 @@ export async function validateReport(
   }
   const raw = input.config;
   const schemaId = raw.schema_id?.trim() || null;
-  const version = schemaId ? raw.schema_version?.trim() || "v1" : null;
-  const options = await reportOptions(sql, schemaId, version);
+  const options = await reportOptions(sql, schemaId);
   const types = new Map(options.ok ? options.options.map((o) => [o.key, o.value_type]) : []);
   if (!options.ok) {
     errors.schema_id = options.message;
@@ -221,7 +195,6 @@ export async function validateReport(
     config: {
       source: "telemetry",
       schema_id: schemaId,
-      schema_version: version,
       fields,
       filters,
       range,

@@ -4,19 +4,19 @@ import type { ReportFormValues } from "./pages/form";
 
 const MAX_ROWS = 60;
 
-export function schemaValue(schemaId: string | null, version: string | null): string {
-  return schemaId === null
-    ? "__all__"
-    : `${encodeURIComponent(schemaId)}/${encodeURIComponent(version ?? "v1")}`;
+/** The form's value for a report's product ("__all__": every product). */
+export function schemaValue(schemaId: string | null): string {
+  return schemaId === null ? "__all__" : encodeURIComponent(schemaId);
 }
 
-export function parseSchemaValue(value: string): { schemaId: string | null; version: string | null } {
-  const [id, version] = value.split("/");
-  if (value === "__all__" || !id || version === undefined) return { schemaId: null, version: null };
+export function parseSchemaValue(value: string): string | null {
+  // "product/version" is how older pages named a schema: the product is what counts.
+  const [id] = value.split("/");
+  if (value === "__all__" || !id) return null;
   try {
-    return { schemaId: decodeURIComponent(id), version: decodeURIComponent(version) };
+    return decodeURIComponent(id);
   } catch {
-    return { schemaId: null, version: null };
+    return null;
   }
 }
 
@@ -52,7 +52,7 @@ export function reportValues(report: Report): ReportFormValues {
   const c = report.config;
   return {
     name: report.name,
-    schema: schemaValue(c.schema_id, c.schema_version),
+    schema: schemaValue(c.schema_id),
     fields: c.fields.map((f) => ({ path: f.path, alias: f.alias === f.path ? "" : f.alias })),
     filters: c.filters.map((f) => ({
       target: f.field ? `column:${f.field}` : `path:${f.path}`,
@@ -69,12 +69,10 @@ export function reportValues(report: Report): ReportFormValues {
 
 /** The API-shaped definition of a form (validated by definitions.validateReport like any other). */
 export function formInput(values: ReportFormValues) {
-  const { schemaId, version } = parseSchemaValue(values.schema);
   return {
     name: values.name,
     config: {
-      schema_id: schemaId,
-      schema_version: version,
+      schema_id: parseSchemaValue(values.schema),
       fields: values.fields.map((f) => ({ path: f.path, alias: f.alias })),
       filters: values.filters.map((f) => {
         const [kind, ...rest] = f.target.split(":");

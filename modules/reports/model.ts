@@ -57,8 +57,9 @@ export const ReportRange = T.Object(
 export const ReportConfigSchema = T.Object(
   {
     source: T.Optional(T.Literal("telemetry")),
-    /** Builder schema id (product); null or absent: every schema. */
+    /** Builder schema id (product); null or absent: every product. */
     schema_id: T.Optional(T.Union([Text(200), T.Null()])),
+    /** Accepted from older clients and ignored: a report is about its product's fields, not a schema version. */
     schema_version: T.Optional(T.Union([Text(100), T.Null()])),
     fields: T.Array(ReportField, { minItems: 1, maxItems: REPORT_LIMITS.fields }),
     filters: T.Optional(T.Array(ReportFilter, { maxItems: REPORT_LIMITS.filters })),
@@ -80,7 +81,6 @@ export type ReportInput = Static<typeof ReportInputSchema>;
 export interface ReportConfig {
   source: "telemetry";
   schema_id: string | null;
-  schema_version: string | null;
   fields: { path: string; alias: string }[];
   filters: {
     field?: (typeof FILTER_COLUMNS)[number];

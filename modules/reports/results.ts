@@ -2,7 +2,7 @@
  * A report's results: the definition plus the view (mode, bucket, range, sort, filter row, page)
  * turned into one keyset page from modules/telemetry's report query, or every page in turn for CSV.
  */
-import { devicesOfSchema } from "../devices/report-scope";
+import { devicesOfProduct } from "../devices/report-scope";
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -136,7 +136,7 @@ export async function resolveView(
       ? new Date(fromIso)
       : new Date(now.getTime() - RANGE_SECONDS[preset as "24h"] * 1000);
 
-  const options = await cachedReportOptions(sql, config.schema_id, config.schema_version);
+  const options = await cachedReportOptions(sql, config.schema_id);
   const types = new Map(options.ok ? options.options.map((o) => [o.key, o.value_type]) : []);
   const fields = config.fields.map((f) => ({
     key: f.path,
@@ -183,9 +183,7 @@ export async function resolveView(
     fields,
     from,
     to,
-    deviceScope: config.schema_id
-      ? devicesOfSchema(sql, config.schema_id, config.schema_version ?? "v1")
-      : undefined,
+    deviceScope: config.schema_id ? devicesOfProduct(sql, config.schema_id) : undefined,
     filters: config.filters.map((f) =>
       f.field
         ? { target: { column: f.field }, op: f.operator, value: f.value }

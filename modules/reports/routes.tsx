@@ -84,17 +84,16 @@ export function reportPageRoutes(ctx: AppContext) {
     status = 200,
   ) {
     const page = pageContext(request, principal, secret);
-    const { schemaId, version } = parseSchemaValue(values.schema);
     const [refs, options] = await Promise.all([
       listBuilderSchemas(sql),
-      reportOptions(sql, schemaId, version),
+      reportOptions(sql, parseSchemaValue(values.schema)),
     ]);
     const props: ReportFormProps = {
       ...base,
       values,
       schemas: refs.map((r) => ({
-        value: schemaValue(r.schema_id, r.schema_version),
-        label: `${r.schema_id} ${r.schema_version}`,
+        value: schemaValue(r.schema_id),
+        label: r.schema_id,
       })),
       options: options.ok ? options.options : [],
       optionsProblem: options.ok ? undefined : options.message,
@@ -155,7 +154,7 @@ export function reportPageRoutes(ctx: AppContext) {
         const dir = params.get("sort_dir") === "desc" ? "desc" : "asc";
         const [reports, options] = await Promise.all([
           listReports(sql, { name, fields, dir }),
-          cachedReportOptions(sql, null, null),
+          cachedReportOptions(sql, null),
         ]);
         const page = pageContext(request, principal, secret);
         return htmlPage(

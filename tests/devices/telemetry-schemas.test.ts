@@ -2,7 +2,7 @@
 // hash (migration 0021): registration and listing through the real API, the prune job's rule, the
 // foreign key, and the upgrade of a database whose devices still carry their schema inline.
 import { describe, expect, test } from "bun:test";
-import { listTelemetrySchemas, pruneTelemetrySchemas } from "../../modules/devices/service";
+import { approveDevices, listSchemaProducts, pruneTelemetrySchemas } from "../../modules/devices/service";
 import { applyMigrations } from "../../modules/platform/database";
 import { startTestApp } from "../helpers/app";
 import { createTestDatabase } from "../helpers/database";
@@ -19,7 +19,7 @@ const schemaFor = (product: string) => ({
 });
 
 describe("telemetry schemas by hash", () => {
-  test("devices announcing one schema share one row; each device shows it; the listing counts devices", async () => {
+  test("devices announcing one schema share one row; each device shows it; the listing counts approved devices", async () => {
     const schema = schemaFor("shared-ü");
     const devices = await Promise.all([1, 2, 3].map(() => register(app, { schema_definition: schema })));
     expect(devices.map((d) => d.response.status)).toEqual([201, 201, 201]);
@@ -31,8 +31,11 @@ describe("telemetry schemas by hash", () => {
     const [{ n }] = await sql<{ n: number }[]>`
       select count(*)::int as n from telemetry_schemas where schema->>'product' = 'shared-ü'`;
     expect(n).toBe(1);
-    const listed = (await listTelemetrySchemas(sql)).find((s) => s.product === "shared-ü");
-    expect(listed).toEqual({ product: "shared-ü", version: "v3", variants: 1, devices: 3 });
+    // Pending devices' schemas do not count (anyone can register one); approved ones do.
+    expect((await listSchemaProducts(sql)).find((s) => s.product === "shared-ü")).toBeUndefined();
+    await approveDevices(sql, [devices[0]!.body.data.id, devices[1]!.body.data.id]);
+    const listed = (await listSchemaProducts(sql)).find((s) => s.product === "shared-ü");
+    expect(listed).toEqual({ product: "shared-ü", variants: 1, devices: 2 });
     // A device without a schema shows none.
     const bare = await register(app);
     expect(bare.body.data.schema).toEqual({});

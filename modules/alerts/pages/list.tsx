@@ -16,7 +16,7 @@ export interface AlertsPageProps {
   filters: AlertFilters & { sort?: AlertSort };
   items: AlertListItem[];
   nextCursor: string | undefined;
-  rules: { rule: AlertRule; deprecated: boolean }[];
+  rules: { rule: AlertRule; deprecated: boolean; conflict: string | null }[];
   ruleFilter: string;
   ruleSort: string;
 }
@@ -281,13 +281,22 @@ function RulesTab({ ctx, props }: { ctx: PageContext; props: AlertsPageProps }) 
         columns={[
           {
             header: "Rule",
-            render: ({ rule, deprecated }) => (
+            render: ({ rule, deprecated, conflict }) => (
               <span>
                 <strong safe>{rule.name}</strong>{" "}
-                <span class="muted" safe>{`${rule.productName} · ${rule.schemaVersion}`}</span>{" "}
+                <span class="muted" safe>
+                  {rule.productName}
+                </span>{" "}
                 {deprecated ? (
-                  <span title="This rule's field is no longer in its schema; it cannot be edited.">
+                  <span title="No approved device of this product declares this rule's field any more; it cannot be edited.">
                     <Badge tone="warn" label="Deprecated" />
+                  </span>
+                ) : (
+                  ""
+                )}
+                {conflict ? (
+                  <span title={conflict}>
+                    <Badge tone="warn" label="Type conflict" />
                   </span>
                 ) : (
                   ""

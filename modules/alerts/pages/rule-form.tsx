@@ -10,7 +10,6 @@ import { LIMITS, type RuleErrors } from "../validation";
 export type RuleFormValues = Record<
   | "name"
   | "product_name"
-  | "schema_version"
   | "condition_field"
   | "operator"
   | "threshold_value"
@@ -33,8 +32,11 @@ export interface RuleFormProps {
   formError?: string;
   /** Informational messages (schema has no fields, the field left the schema, ...). */
   notices: string[];
-  products: { id: string; versions: string[] }[];
+  /** The products approved devices announce schemas for. */
+  products: string[];
   options: SchemaOption[];
+  /** The edited rule's field and the type it was saved with. */
+  savedField?: { key: string; type: string };
   /** Set when editing is blocked (deprecated rule): every input disabled. */
   blocked?: string;
 }
@@ -58,10 +60,11 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
   const v = props.values;
   const e = props.errors;
   const disabled = Boolean(props.blocked);
-  const product = props.products.find((p) => p.id === v.product_name);
   const option = props.options.find((o) => o.key === v.condition_field);
-  const operators = option ? operatorsFor(option.value_type) : [];
-  const numeric = option?.value_type === "number" || option?.value_type === "integer";
+  // A rule already on a field the devices now disagree on keeps the type it was saved with.
+  const type = option?.conflict && props.savedField?.key === option.key ? props.savedField.type : option?.value_type;
+  const operators = type ? operatorsFor(type) : [];
+  const numeric = type === "number" || type === "integer";
   const self = props.mode === "create" ? "/alerts/new" : `/alerts/${props.ruleId}/edit`;
   const refresh = {
     "hx-get": self,
@@ -127,22 +130,10 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
                 <Options
                   prompt="Select product/schema"
                   selected={v.product_name}
-                  values={props.products.map((p) => ({ value: p.id, label: p.id }))}
+                  values={props.products.map((p) => ({ value: p, label: p }))}
                 />
               </select>
               <FieldError message={e.product_name} />
-            </label>
-            <label>
-              <span>Schema Version</span>
-              <select name="schema_version" disabled={disabled} {...refresh}>
-                <Options
-                  prompt="Select version"
-                  selected={v.schema_version}
-                  values={(product?.versions ?? []).map((x) => ({ value: x, label: x }))}
-                />
-              </select>
-              <span class="help">Rules evaluate telemetry fields from the selected schema version.</span>
-              <FieldError message={e.schema_version} />
             </label>
             <label>
               <span>Schema Field</span>
@@ -150,7 +141,10 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
                 <Options
                   prompt="Select schema field"
                   selected={v.condition_field}
-                  values={props.options.map((o) => ({ value: o.key, label: `${o.label} (${o.value_type})` }))}
+                  values={props.options.map((o) => ({
+                    value: o.key,
+                    label: `${o.label} (${o.conflict ? "type conflict" : o.value_type})`,
+                  }))}
                 />
               </select>
               <FieldError message={e.condition_field} />

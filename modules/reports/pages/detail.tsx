@@ -94,7 +94,7 @@ export function ReportDetailPage({ ctx, props }: { ctx: PageContext; props: Repo
       <script src={assetUrl("charts.js")} defer></script>
       <PageHead
         title={report.name}
-        subtitle={`${results.fields.length} column${results.fields.length === 1 ? "" : "s"} · ${report.config.schema_id ? `${report.config.schema_id} ${report.config.schema_version}` : "all schemas"} · ${view.range.from.slice(0, 16)}Z to ${view.range.to.slice(0, 16)}Z`}
+        subtitle={`${results.fields.length} column${results.fields.length === 1 ? "" : "s"} · ${report.config.schema_id ?? "all products"} · ${view.range.from.slice(0, 16)}Z to ${view.range.to.slice(0, 16)}Z`}
       >
         <a class="btn" href="/reports">
           Back to List

@@ -153,7 +153,7 @@ export function ReportListPage({ ctx, props }: { ctx: PageContext; props: Report
               {
                 header: "Schema",
                 text: (r) =>
-                  r.config.schema_id ? `${r.config.schema_id} ${r.config.schema_version}` : "all schemas",
+                  r.config.schema_id ?? "all products",
               },
               {
                 header: "Updated",
