@@ -242,13 +242,13 @@ export function alertRoutes(ctx: AppContext) {
               request,
               principal,
               {
-              mode: "edit",
-              ruleId: rule.id,
-              savedField: savedField(rule),
-              values: valuesOf(rule),
-              errors: {},
-              blocked: error.message,
-            },
+                mode: "edit",
+                ruleId: rule.id,
+                savedField: savedField(rule),
+                values: valuesOf(rule),
+                errors: {},
+                blocked: error.message,
+              },
               409,
             );
           }

@@ -1,8 +1,8 @@
+import { conflictMessage, productOptions, type SchemaOption } from "../builder/service";
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { AlertRuleInput, AlertRuleJson, RuleOperator, Severity } from "./model";
-import { conflictMessage, productOptions, type SchemaOption } from "../builder/service";
 import { checkRule, MESSAGES, type RuleErrors, type RuleValues } from "./validation";
 
 export interface AlertRule extends RuleValues {

@@ -91,7 +91,10 @@ function bool(value: unknown): boolean | undefined {
   return undefined;
 }
 
-async function schemaOptions(sql: Sql, product: string): Promise<{ options: SchemaOption[] } | { error: string }> {
+async function schemaOptions(
+  sql: Sql,
+  product: string,
+): Promise<{ options: SchemaOption[] } | { error: string }> {
   const options = await productOptions(sql, product);
   if (!options) return { error: MESSAGES.unavailable };
   return options.length === 0 ? { error: MESSAGES.noFields } : { options };
@@ -136,7 +139,8 @@ export async function checkRule(
   if (field === "") errors.condition_field = MESSAGES.field;
   else if (options.length > 0 && !option) errors.condition_field = MESSAGES.fieldInvalid;
   else if (option?.conflict && !keepsType) errors.condition_field = conflictMessage(option);
-  const fieldType = (keepsType ? existing?.fieldType : option?.value_type) ?? existing?.fieldType ?? "unknown";
+  const fieldType =
+    (keepsType ? existing?.fieldType : option?.value_type) ?? existing?.fieldType ?? "unknown";
   const numeric = fieldType === "number" || fieldType === "integer";
 
   let operator = textOf(pick("operator", existing?.operator)) ?? "";

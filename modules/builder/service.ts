@@ -114,11 +114,6 @@ function optionsOf(fields: Map<string, { type: string; conflict?: FieldTypeCount
   });
 }
 
-/** The options of one schema. */
-export function schemaOptionsOf(schema: unknown): SchemaOption[] {
-  return optionsOf(new Map([...fieldTypesOf(schema)].map(([key, type]) => [key, { type }])));
-}
-
 const NUMERIC = new Set(["integer", "number"]);
 
 /**

@@ -82,7 +82,9 @@ export async function productSchemas(sql: Sql, product: string | null): Promise<
     select s.schema, count(*)::int as devices
     from devices d join telemetry_schemas s on s.hash = d.schema_hash
     where d.approval_status = 'approved' and ${
-      product === null ? sql`coalesce(s.schema->>'product', '') <> ''` : sql`s.schema->>'product' = ${product}`
+      product === null
+        ? sql`coalesce(s.schema->>'product', '') <> ''`
+        : sql`s.schema->>'product' = ${product}`
     }
     group by s.hash order by s.hash`;
 }

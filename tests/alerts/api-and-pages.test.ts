@@ -55,7 +55,6 @@ describe("JSON:API alert_rules", () => {
       type: "alert_rule",
       attributes: {
         name: "High temp",
-        schema_version: "v1",
         field_type: "number",
         severity: "warning",
         for_minutes: 0,
@@ -63,6 +62,8 @@ describe("JSON:API alert_rules", () => {
         deprecated: false,
       },
     });
+    // A rule is about its product's field: no schema version is kept.
+    expect(created.body.data.attributes.schema_version).toBeUndefined();
     const id = created.body.data.id;
     const dup = await call("/api/json/alert_rules", "POST", ruleDoc({ ...valid, name: "HIGH TEMP" }));
     expect(dup.status).toBe(422);
@@ -95,8 +96,7 @@ describe("JSON:API alert_rules", () => {
       [{ name: "" }, { name: "Enter a rule name." }],
       [{ name: 42 }, { name: "Enter a rule name." }],
       [{ product_name: "" }, { product_name: "Select a schema product before saving." }],
-      [{ product_name: "nope" }, { schema_version: "Select a schema version." }],
-      [{ schema_version: "v9" }, { product_name: "Schema options are unavailable." }],
+      [{ product_name: "nope" }, { product_name: "Schema options are unavailable." }],
       [{ condition_field: "" }, { condition_field: "Select a schema field." }],
       [
         { condition_field: "missing.field" },
@@ -191,7 +191,7 @@ describe("JSON:API alert_rules", () => {
       headers: { cookie: (await app.session("operator")).cookie },
     });
     expect(await page.text()).toContain(
-      "This rule references a schema field that is no longer valid for api-dep / v1. Editing is disabled.",
+      "This rule references a schema field that is no longer valid for api-dep. Editing is disabled.",
     );
   });
 });
@@ -269,7 +269,6 @@ describe("alerts: JSON:API, pages, CSV", () => {
       _csrf: op.csrf,
       name: "Form rule",
       product_name: "api-prod",
-      schema_version: "v1",
       condition_field: "temp",
       operator: ">",
       threshold_value: "abc",

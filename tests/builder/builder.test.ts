@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { schemaOptionsOf } from "../../modules/builder/service";
-import { json, register } from "../devices/helpers";
+import { mergedOptionsOf } from "../../modules/builder/service";
+import { approvedDevice, json, register } from "../devices/helpers";
+import { agentSchema, agentScript } from "../helpers/agent-schema";
 import { startTestApp } from "../helpers/app";
 
 // biome-ignore lint/suspicious/noExplicitAny: response documents are checked by the assertions themselves
@@ -10,98 +11,139 @@ const app = await startTestApp();
 const viewer = await app.token("viewer");
 const auth = { authorization: `Bearer ${viewer}` };
 
-const atomSchema = {
-  product: "atom",
-  type: "object",
-  properties: {
-    memory: { type: "object", properties: { used_percent: { type: "number" }, total: { type: "integer" } } },
-    disk: { type: "object", properties: { used_percent: { type: "number" } } },
-    load_1m: { type: "number" },
-    hostname: {},
-  },
-};
+// Schemas as the agent announces them: one property per installed script. The atom devices run
+// different script sets (so they announce different schema versions); the gate devices run two
+// versions of a script that disagree on a field's type.
+const memory = agentScript("memory", 1, { used_percent: "number", total: "integer" });
+const disk = agentScript("disk", 1, { used_percent: "number" });
+const host = agentScript("host", 1, { name: "string", load_1m: "number" });
+const temp = agentScript("temp", 1, { celsius: "number" });
+const atomBase = agentSchema("atom", [memory, disk, host]);
+const atomWithTemp = agentSchema("atom", [memory, disk, host, temp]);
+expect(atomWithTemp.version).not.toBe(atomBase.version);
 
-await register(app, { product_name: "atom", schema_definition: atomSchema });
-await register(app, { product_name: "atom", schema_definition: atomSchema });
+const approvedIds = [
+  (await approvedDevice(app, { product_name: "atom", schema_definition: atomBase })).id,
+  (await approvedDevice(app, { product_name: "atom", schema_definition: atomBase })).id,
+  (await approvedDevice(app, { product_name: "atom", schema_definition: atomWithTemp })).id,
+  (
+    await approvedDevice(app, {
+      product_name: "gate",
+      schema_definition: agentSchema("gate", [
+        agentScript("relay", 1, { state: "string", count: "integer" }),
+      ]),
+    })
+  ).id,
+  (
+    await approvedDevice(app, {
+      product_name: "gate",
+      schema_definition: agentSchema("gate", [
+        agentScript("relay", 2, { state: "boolean", count: "number" }),
+      ]),
+    })
+  ).id,
+];
+expect(approvedIds).toHaveLength(5);
+// Anyone can register: pending devices' schemas never count (issue 41.3).
 await register(app, {
   product_name: "atom",
-  schema_definition: { ...atomSchema, version: "v2", properties: { temp: { type: "number" } } },
+  schema_definition: agentSchema("atom", [
+    agentScript("memory", 9, { used_percent: "string", total: "string" }),
+  ]),
 });
 await register(app, {
-  product_name: "gate",
-  schema_definition: { product: "gate", properties: { a: { type: "string" } } },
+  product_name: "ghost",
+  schema_definition: agentSchema("ghost", [agentScript("x", 1, { y: "number" })]),
 });
-await register(app, {
-  product_name: "gate",
-  schema_definition: { product: "gate", properties: { b: { type: "string" } } },
-});
-await register(app, { product_name: "bare" });
+await approvedDevice(app, { product_name: "bare" });
 
 async function get(path: string) {
   const response = await app.fetch(path, { headers: auth });
   return { status: response.status, body: (await response.json()) as Record<string, Json> };
 }
 
+const option = (key: string, label: string, value_type: string, order_index: number) => ({
+  key,
+  label,
+  value_type,
+  order_index,
+  selectable: true,
+});
+
 describe("builder schemas", () => {
-  test("GET /api/v1/builder-schemas lists each announced product/version once, sorted", async () => {
+  test("GET /api/v1/builder-schemas lists each product of approved devices once, version current", async () => {
     const { status, body } = await get("/api/v1/builder-schemas");
     expect(status).toBe(200);
     expect(body.data).toEqual([
-      { schema_id: "atom", schema_version: "v1", product_name: "atom", readable: true },
-      { schema_id: "atom", schema_version: "v2", product_name: "atom", readable: true },
-      { schema_id: "gate", schema_version: "v1", product_name: "gate", readable: true },
+      { schema_id: "atom", schema_version: "current", product_name: "atom", readable: true },
+      { schema_id: "gate", schema_version: "current", product_name: "gate", readable: true },
     ]);
     expect((await app.fetch("/api/v1/builder-schemas")).status).toBe(401);
   });
 
-  test("options are flattened dotted paths with labels and value types", async () => {
-    const { status, body } = await get("/api/v1/builder-schemas/atom/versions/v1/options?builder=report");
+  test("options: every field any approved device of the product declares, whatever version is named", async () => {
+    const { status, body } = await get(
+      "/api/v1/builder-schemas/atom/versions/current/options?builder=report",
+    );
     expect(status).toBe(200);
     expect(body.data.schema_id).toBe("atom");
+    expect(body.data.schema_version).toBe("current");
     expect(body.data.builder).toBe("report");
     expect(body.data.load_time_ms).toBeNumber();
     expect(body.data.options).toEqual([
-      {
-        key: "disk.used_percent",
-        label: "Used Percent (disk.used_percent)",
-        value_type: "number",
-        order_index: 0,
-        selectable: true,
-      },
-      { key: "hostname", label: "Hostname", value_type: "unknown", order_index: 1, selectable: true },
-      { key: "load_1m", label: "Load 1m", value_type: "number", order_index: 2, selectable: true },
-      { key: "memory.total", label: "Total", value_type: "integer", order_index: 3, selectable: true },
-      {
-        key: "memory.used_percent",
-        label: "Used Percent (memory.used_percent)",
-        value_type: "number",
-        order_index: 4,
-        selectable: true,
-      },
+      option("disk.used_percent", "Used Percent (disk.used_percent)", "number", 0),
+      option("host.load_1m", "Load 1m", "number", 1),
+      option("host.name", "Name", "string", 2),
+      option("memory.total", "Total", "integer", 3),
+      option("memory.used_percent", "Used Percent (memory.used_percent)", "number", 4),
+      option("temp.celsius", "Celsius", "number", 5),
     ]);
-    const alert = await get("/api/v1/builder-schemas/atom/versions/v1/options");
-    expect(alert.body.data.builder).toBe("alert");
+    // A version a device announced (or a rule or report saved) answers the same fields.
+    const announced = await get(`/api/v1/builder-schemas/atom/versions/${atomBase.version}/options`);
+    expect(announced.body.data.builder).toBe("alert");
+    expect(announced.body.data.options).toEqual(body.data.options);
   });
 
-  test("404 schema_not_found, 409 schema_conflict, 422 invalid_options_request", async () => {
-    const missing = await get("/api/v1/builder-schemas/nope/versions/v1/options");
-    expect(missing.status).toBe(404);
-    expect(missing.body.error.code).toBe("schema_not_found");
-    const conflict = await get("/api/v1/builder-schemas/gate/versions/v1/options");
-    expect(conflict.status).toBe(409);
-    expect(conflict.body.error.code).toBe("schema_conflict");
-    const invalid = await get("/api/v1/builder-schemas/atom/versions/v1/options?builder=dashboard");
+  test("a type approved devices disagree on is a conflict on that field, with the devices of each type", async () => {
+    const { status, body } = await get("/api/v1/builder-schemas/gate/versions/current/options");
+    expect(status).toBe(200);
+    expect(body.data.options).toEqual([
+      // integer on one device and number on the other: both numbers, no conflict.
+      option("relay.count", "Count", "number", 0),
+      {
+        key: "relay.state",
+        label: "State",
+        value_type: "conflict",
+        order_index: 1,
+        selectable: false,
+        conflict: [
+          { type: "boolean", devices: 1 },
+          { type: "string", devices: 1 },
+        ],
+      },
+    ]);
+  });
+
+  test("404 schema_not_found (no approved device announces the product), 422 invalid_options_request", async () => {
+    for (const product of ["nope", "ghost", "bare"]) {
+      const missing = await get(`/api/v1/builder-schemas/${product}/versions/current/options`);
+      expect({ product, status: missing.status, code: missing.body.error.code }).toEqual({
+        product,
+        status: 404,
+        code: "schema_not_found",
+      });
+    }
+    const invalid = await get("/api/v1/builder-schemas/atom/versions/current/options?builder=dashboard");
     expect(invalid.status).toBe(422);
     expect(invalid.body.error.code).toBe("invalid_options_request");
   });
 
   test("a schema without properties is flattened generically", () => {
     expect(
-      schemaOptionsOf({ product: "p", version: "v1", cpu: { user: 1, system: 2 }, up: true }).map(
-        (o) => o.key,
-      ),
+      mergedOptionsOf([
+        { schema: { product: "p", version: "v1", cpu: { user: 1, system: 2 }, up: true }, devices: 1 },
+      ]).map((o) => o.key),
     ).toEqual(["cpu.system", "cpu.user", "up"]);
-    expect(schemaOptionsOf("nope")).toEqual([]);
   });
 });
 
@@ -118,7 +160,6 @@ describe("POST /api/v1/builder-configurations/validate", () => {
     const ok = await validate({
       builder: "alert",
       schema_id: "atom",
-      schema_version: "v1",
       selections: [
         { slot_id: "a", selected_key: "memory.used_percent" },
         { slot_id: "b", selected_key: "" },
@@ -131,7 +172,7 @@ describe("POST /api/v1/builder-configurations/validate", () => {
       schema_version: "v1",
       selections: [
         { slot_id: "a", selected_key: "temp" },
-        { slot_id: "b", selected_key: "load_1m" },
+        { slot_id: "b", selected_key: "host.load_1m" },
       ],
     });
     expect(bad.body).toEqual({
@@ -148,21 +189,37 @@ describe("POST /api/v1/builder-configurations/validate", () => {
     });
   });
 
-  test("unavailable and conflicting schemas are issues, not errors", async () => {
+  test("unavailable schemas and conflicting fields are issues, not errors", async () => {
     const unavailable = await validate({
       builder: "alert",
-      schema_id: "zzz",
+      schema_id: "ghost",
       schema_version: "v1",
       selections: [],
     });
     expect(unavailable.body.issues[0].issue_code).toBe("schema_unavailable");
-    const conflict = await validate({
-      builder: "alert",
-      schema_id: "gate",
-      schema_version: "v1",
-      selections: [],
+    const selections = [
+      { slot_id: "a", selected_key: "relay.state" },
+      { slot_id: "b", selected_key: "relay.count" },
+    ];
+    const issue = {
+      issue_code: "schema_conflict",
+      message:
+        "Devices of this product declare this field with different types (boolean on 1 device, string on 1).",
+      slot_id: "a",
+    };
+    const alert = await validate({ builder: "alert", schema_id: "gate", selections });
+    expect(alert.body).toEqual({
+      valid: false,
+      issues: [{ ...issue, blocking: true }],
+      cleared_slot_ids: [],
     });
-    expect(conflict.body.issues[0].issue_code).toBe("schema_conflict");
+    // A report shows a conflicting field's values as text: not blocking.
+    const report = await validate({ builder: "report", schema_id: "gate", selections });
+    expect(report.body).toEqual({
+      valid: true,
+      issues: [{ ...issue, blocking: false }],
+      cleared_slot_ids: [],
+    });
   });
 
   test("invalid shapes → 422 invalid_validation_payload", async () => {

@@ -1,23 +1,12 @@
 import { recordTelemetry } from "../../modules/telemetry/service";
 import { approvedDevice } from "../devices/helpers";
+import { agentSchema, agentScript } from "../helpers/agent-schema";
 import type { TestApp } from "../helpers/app";
 
-const atomSchema = {
-  product: "atom",
-  type: "object",
-  properties: {
-    cpu: { type: "object", properties: { usage_pct: { type: "number" } } },
-    host: { type: "object", properties: { name: { type: "string" } } },
-  },
-};
-const gateSchema = {
-  product: "gate",
-  type: "object",
-  properties: {
-    cpu: { type: "object", properties: { usage_pct: { type: "number" } } },
-    temp: { type: "object", properties: { celsius: { type: "number" } } },
-  },
-};
+// As the agent announces them (a `version` derived from the installed scripts included).
+const cpu = agentScript("cpu", 1, { usage_pct: "number" });
+export const atomSchema = agentSchema("atom", [cpu, agentScript("host", 1, { name: "string" })]);
+const gateSchema = agentSchema("gate", [cpu, agentScript("temp", 1, { celsius: "number" })]);
 
 export function payload(outputs: Record<string, Record<string, unknown>>) {
   const scripts: Record<string, unknown> = {};

@@ -4,29 +4,18 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { approvedDevice, heartbeat, signedIn } from "../console/helpers";
+import { agentSchema, agentScript } from "../helpers/agent-schema";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
 
 const app = await startTestApp();
 const browser = await launchBrowser();
 
+// As the agent announces them for its installed scripts (agent/telemetry.ts).
+const cpu = agentScript("cpu", 1, { usage_pct: "number" });
 const schemas = {
-  atom: {
-    product: "atom",
-    type: "object",
-    properties: {
-      cpu: { type: "object", properties: { usage_pct: { type: "number" } } },
-      host: { type: "object", properties: { name: { type: "string" } } },
-    },
-  },
-  gate: {
-    product: "gate",
-    type: "object",
-    properties: {
-      cpu: { type: "object", properties: { usage_pct: { type: "number" } } },
-      temp: { type: "object", properties: { celsius: { type: "number" } } },
-    },
-  },
+  atom: agentSchema("atom", [cpu, agentScript("host", 1, { name: "string" })]),
+  gate: agentSchema("gate", [cpu, agentScript("temp", 1, { celsius: "number" })]),
 };
 
 function body(outputs: Record<string, Record<string, unknown>>) {
@@ -132,7 +121,7 @@ describe("reports in the browser", () => {
     await page.goto(`${app.url}/reports/new`);
     await page.fill("input[name=name]", "fleet cpu");
     await page.selectOption("select[name=field_path_0]", "temp.celsius");
-    await page.selectOption("select[name=schema]", { label: "atom v1" });
+    await page.selectOption("select[name=schema]", { label: "atom" });
     await page.click("button:has-text('Load this schema')");
     // A field the new schema does not have asks to be reselected.
     expect(await page.locator("select[name=field_path_0] + .field-error").textContent()).toBe(

@@ -62,7 +62,8 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
   const disabled = Boolean(props.blocked);
   const option = props.options.find((o) => o.key === v.condition_field);
   // A rule already on a field the devices now disagree on keeps the type it was saved with.
-  const type = option?.conflict && props.savedField?.key === option.key ? props.savedField.type : option?.value_type;
+  const type =
+    option?.conflict && props.savedField?.key === option.key ? props.savedField.type : option?.value_type;
   const operators = type ? operatorsFor(type) : [];
   const numeric = type === "number" || type === "integer";
   const self = props.mode === "create" ? "/alerts/new" : `/alerts/${props.ruleId}/edit`;
