@@ -2,6 +2,7 @@
  * A report's results: the definition plus the view (mode, bucket, range, sort, filter row, page)
  * turned into one keyset page from modules/telemetry's report query, or every page in turn for CSV.
  */
+import { conflictMessage } from "../builder/service";
 import { devicesOfProduct } from "../devices/report-scope";
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
@@ -59,6 +60,8 @@ export interface ResultsPage {
   rows: Record<string, string | number | null>[];
   view: AppliedView;
   nextCursor: string | undefined;
+  /** Why a field's values are read as text: its devices disagree on its type, or none declares it now. */
+  fieldNotices: string[];
 }
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -138,6 +141,16 @@ export async function resolveView(
 
   const options = await cachedReportOptions(sql, config.schema_id);
   const types = new Map(options.ok ? options.options.map((o) => [o.key, o.value_type]) : []);
+  const fieldNotices: string[] = [];
+  for (const f of config.fields) {
+    const option = options.ok ? options.options.find((o) => o.key === f.path) : undefined;
+    if (option?.conflict)
+      fieldNotices.push(`${f.path}: ${conflictMessage(option)} Its values are shown as text.`);
+    else if (!option)
+      fieldNotices.push(
+        `${f.path}: no approved device of this product declares this field now. Its recorded values are shown as text.`,
+      );
+  }
   const fields = config.fields.map((f) => ({
     key: f.path,
     alias: f.alias,
@@ -209,7 +222,7 @@ export async function resolveView(
   };
   /** Length of a cursor for this view: the sort value (if any) and the tie-breaker(s). */
   const cursorLength = (sort ? 1 : 0) + (mode === "buckets" ? 2 : 1);
-  return { spec, applied, columns, problems, cursorLength };
+  return { spec, applied, columns, problems, fieldNotices, cursorLength };
 }
 
 /** One page of results (`cursor` from the previous page's nextCursor). */
@@ -228,6 +241,7 @@ export async function reportResults(
     rows: page.rows,
     view: resolved.applied,
     nextCursor: page.next ? encodeCursor(page.next) : undefined,
+    fieldNotices: resolved.fieldNotices,
     problems: resolved.problems,
   };
 }

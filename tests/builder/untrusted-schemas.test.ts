@@ -86,7 +86,8 @@ describe("schemas of devices nobody approved", () => {
       selections: [{ slot_id: "a", selected_key: "cpu.usage_pct" }],
     });
     expect(validated.body).toEqual({ valid: true, issues: [], cleared_slot_ids: [] });
-    expect((await report("CPU")).status).toBe(201);
+    const cpuReport = await report("CPU");
+    expect(cpuReport.status).toBe(201);
     const read = await call("GET", `/api/json/alert_rules/${ruleId}`);
     expect(read.body.data.attributes.deprecated).toBe(false);
     expect((await rule({ threshold_value: "95" }, ruleId)).status).toBe(200);
@@ -128,7 +129,11 @@ describe("schemas of devices nobody approved", () => {
       threshold_value: "90",
     });
     expect([refused.status, refused.body.errors[0].meta.fields]).toEqual([422, { condition_field: message }]);
-    // A report shows the field's values as text.
+    // A report shows the field's values as text, and says why.
     expect((await report("CPU as text")).status).toBe(201);
+    const detail = await app.fetch(`/reports/${cpuReport.body.data.id}`, {
+      headers: { cookie: (await app.session("viewer")).cookie },
+    });
+    expect(await detail.text()).toContain(`cpu.usage_pct: ${message} Its values are shown as text.`);
   });
 });

@@ -128,6 +128,12 @@ describe("a device's scripts change", () => {
     // The removed script's report keeps its history: the events that carried the field still do.
     const gaugeRows = await rows(gaugeReport.body.data.id);
     expect(gaugeRows).toHaveLength(6);
+    const gaugePage = await app.fetch(`/reports/${gaugeReport.body.data.id}`, {
+      headers: { cookie: (await app.session("viewer")).cookie },
+    });
+    expect(await gaugePage.text()).toContain(
+      "gauge.level: no approved device of this product declares this field now. Its recorded values are shown as text.",
+    );
     expect(gaugeRows.filter((r) => r["gauge.level"] !== null).map((r) => String(r["gauge.level"]))).toEqual([
       "7",
       "7",

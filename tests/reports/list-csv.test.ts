@@ -177,9 +177,9 @@ describe("list CSV exports", () => {
 
     const tab = await page(`/devices/${device}?tab=commands`);
     expect(tab).toContain(`href="/devices/${device}/commands.csv"`);
-    expect((await app.fetch(`/devices/${crypto.randomUUID()}/commands.csv`, { headers: viewer })).status).toBe(
-      404,
-    );
+    expect(
+      (await app.fetch(`/devices/${crypto.randomUUID()}/commands.csv`, { headers: viewer })).status,
+    ).toBe(404);
     expect((await app.fetch(`/devices/${device}/commands.csv`)).status).toBe(303);
   });
 

@@ -115,6 +115,11 @@ export function ReportDetailPage({ ctx, props }: { ctx: PageContext; props: Repo
       ) : (
         ""
       )}
+      {props.results.fieldNotices.map((notice) => (
+        <div class="flash info" role="status" safe>
+          {notice}
+        </div>
+      ))}
       {props.problems.length ? (
         <div class="flash info" role="status" id="view-problems" safe>
           {props.fromSaved

@@ -1,6 +1,6 @@
 import { CsrfField, FieldError, PageHead } from "../../../ui/components";
 import { Layout, type PageContext } from "../../../ui/layout";
-import type { SchemaOption } from "../../builder/service";
+import { describeConflict, type SchemaOption } from "../../builder/service";
 import { BUCKETS, FILTER_COLUMNS, FILTER_OPERATORS, MODES, RANGE_PRESETS, REPORT_LIMITS } from "../model";
 
 /** The form as typed (strings), so a rejected form comes back exactly as it was sent. */
@@ -66,19 +66,23 @@ function Select(props: {
   );
 }
 
+/** A field as the dropdowns name it; a conflicting one says which types its devices declare. */
+const optionLabel = (o: SchemaOption) =>
+  `${o.label} (${o.key}, ${o.conflict ? `type conflict: ${describeConflict(o.conflict)}` : o.value_type})`;
+
 /** Create/edit a report (reference §6.3 form): columns and filters from the schema's report options. */
 export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: ReportFormProps }) {
   const { values, errors } = props;
   const fieldOptions = [
     { value: "", label: "— none —" },
-    ...props.options.map((o) => ({ value: o.key, label: `${o.label} (${o.key}, ${o.value_type})` })),
+    ...props.options.map((o) => ({ value: o.key, label: optionLabel(o) })),
   ];
   const targets = [
     { value: "", label: "— none —" },
     ...FILTER_COLUMNS.map((c) => ({ value: `column:${c}`, label: `Telemetry column ${c}` })),
     ...props.options.map((o) => ({
       value: `path:${o.key}`,
-      label: `${o.label} (${o.key}, ${o.value_type})`,
+      label: optionLabel(o),
     })),
   ];
   const operators = FILTER_OPERATORS.map((o) => ({ value: o, label: OP_LABELS[o] ?? o }));

@@ -152,8 +152,7 @@ export function ReportListPage({ ctx, props }: { ctx: PageContext; props: Report
               },
               {
                 header: "Schema",
-                text: (r) =>
-                  r.config.schema_id ?? "all products",
+                text: (r) => r.config.schema_id ?? "all products",
               },
               {
                 header: "Updated",
