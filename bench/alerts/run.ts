@@ -122,7 +122,6 @@ async function main() {
   const ruleRows = Array.from({ length: RULES }, (_, i) => ({
     name: `bench rule ${i}`,
     product_name: "bench",
-    schema_version: "v1",
     condition_field: i % 2 ? "sensor.temp" : "sensor.load",
     field_type: "number",
     operator: ">",
@@ -153,8 +152,8 @@ async function main() {
   );
 
   // 2. Breach → alert latency, one probe device, auto-resolving rule.
-  await db`insert into alert_rules (name, product_name, schema_version, condition_field, field_type, operator,
-    threshold_value, resolve_after_minutes) values ('latency probe', 'bench', 'v1', 'sensor.temp', 'number', '>', '1000', 0)`;
+  await db`insert into alert_rules (name, product_name, condition_field, field_type, operator,
+    threshold_value, resolve_after_minutes) values ('latency probe', 'bench', 'sensor.temp', 'number', '>', '1000', 0)`;
   const probe = devices[0]!;
   const latencies: number[] = [];
   let missed = 0;

@@ -210,7 +210,6 @@ try {
   const all = await create("fleet", { fields, range: { preset: "24h" } });
   const week = await create("week", {
     schema_id: "atom",
-    schema_version: "v1",
     fields,
     range: { preset: "7d" },
     mode: "buckets",

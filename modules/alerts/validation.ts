@@ -1,6 +1,5 @@
 import { conflictMessage, productOptions, type SchemaOption } from "../builder/service";
 import type { Sql } from "../platform/database";
-import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { type AlertRuleInput, operatorsFor, type RuleOperator, SEVERITIES, type Severity } from "./model";
 
