@@ -104,10 +104,10 @@ describe("a device's scripts change", () => {
     expect((await latestScripts(device.id)).gauge?.data.output).toEqual({ level: 7 });
     const installed = await versionOf(device.id);
     expect(installed).not.toBe(before);
-    expect(await optionKeys()).toContain("gauge.level");
     expect(await rows(reportId)).toHaveLength(await eventCount(device.id));
     expect(await eventCount(device.id)).toBe(4);
     await editable("1");
+    expect(await optionKeys()).toContain("gauge.level");
     const gaugeReport = await api("POST", "/api/v1/reports", {
       name: "Gauge",
       config: { ...schema, fields: [{ path: "gauge.level" }], range: { preset: "1h" } },
@@ -120,11 +120,11 @@ describe("a device's scripts change", () => {
     expect((await commandStatus(remove)).status).toBe("succeeded");
     await pollOnce();
     expect(await versionOf(device.id)).toBe(before);
-    expect(await optionKeys()).not.toContain("gauge.level");
     const all = await rows(reportId);
     expect(all).toHaveLength(6);
     expect(all.every((r) => typeof r["cpu.usage_pct"] === "number")).toBe(true);
     await editable("0");
+    expect(await optionKeys()).not.toContain("gauge.level");
     // The removed script's report keeps its history: the events that carried the field still do.
     const gaugeRows = await rows(gaugeReport.body.data.id);
     expect(gaugeRows).toHaveLength(6);
