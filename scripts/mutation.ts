@@ -54,9 +54,15 @@ export const GROUPS: Record<string, Group> = {
     tests: [
       "tests/devices/telemetry-schemas.test.ts",
       "tests/devices/heartbeat-batch.test.ts",
-      // The builder lists and loads the schemas devices announced.
+      // The builder lists and loads the schemas devices announced; only approved devices' count.
       "tests/builder/builder.test.ts",
+      "tests/builder/untrusted-schemas.test.ts",
     ],
+  },
+  "builder-fields": {
+    // A product's fields: the union over its approved devices' schemas, types merged, conflicts per field.
+    mutate: ["modules/builder/service.ts"],
+    tests: ["tests/builder/builder.test.ts", "tests/builder/untrusted-schemas.test.ts"],
   },
   "device-identity": {
     mutate: ["modules/devices/registration.ts", "modules/devices/device-auth.ts"],
