@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { approvedDevice, heartbeat, signedIn } from "../console/helpers";
-import { ScriptedAgent } from "../helpers/agent-telemetry";
+import { ScriptedAgent, type ScriptOutputs } from "../helpers/agent-telemetry";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
 
@@ -35,7 +35,7 @@ for (const [product, base] of [
   devices.push(device);
   for (let i = 0; i < 3; i++) {
     const value = product === "gate" ? base + i : base + 10 * i;
-    const outputs =
+    const outputs: ScriptOutputs =
       product === "gate"
         ? { cpu: { usage_pct: value }, temp: { celsius: 40 } }
         : { cpu: { usage_pct: value }, host: { name: `=h${value}` } };
