@@ -36,7 +36,7 @@ describe("the agent's registration", () => {
       headers: { authorization: `Bearer ${await app.token("viewer")}` },
     });
     const devices = ((await list.json()) as { data: { id: string; metadata: { name?: string } }[] }).data;
-    expect(devices.map((d) => [d.id, d.metadata.name])).toContainEqual([data.id, identity.name]);
+    expect(devices.map((d) => [d.id, d.metadata.name])).toContainEqual([data.id as string, identity.name]);
     // Its announced schema is offered by the builder, field by field.
     const options = await app.fetch(
       `/api/v1/builder-schemas/reg-agent/versions/${body.schema_definition.version}/options?builder=report`,
