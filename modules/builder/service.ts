@@ -1,4 +1,4 @@
-import { listSchemaProducts, type ProductSchema, productSchemas } from "../devices/service";
+import { listSchemaProducts, productSchemas } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isPlainObject } from "../platform/json-body";
@@ -60,9 +60,19 @@ function humanise(segment: string): string {
 }
 
 /**
+ * A JSON schema `type` as one value type: a nullable type (`[number, "null"]`, as the agent's disk
+ * script declares `root_used_pct`) is that type, since a null value is simply absent to every reader.
+ */
+function valueTypeOf(type: unknown): string {
+  if (typeof type === "string") return type;
+  const types = Array.isArray(type) ? type.filter((t) => t !== "null") : [];
+  return types.length === 1 && typeof types[0] === "string" ? types[0] : "unknown";
+}
+
+/**
  * Flattens a schema into dotted field paths: `properties` are followed recursively (a property
  * with its own `properties` is descended into, anything else is a leaf); without `properties` the
- * map itself is flattened. The type of a leaf is its `type` or "unknown".
+ * map itself is flattened. The type of a leaf is its `type` (valueTypeOf), else "unknown".
  */
 function fieldTypesOf(schema: unknown): Map<string, string> {
   const leaves = new Map<string, string>();
@@ -73,9 +83,7 @@ function fieldTypesOf(schema: unknown): Map<string, string> {
       if (isPlainObject(definition) && isPlainObject(definition.properties)) {
         walkProperties(definition.properties, key);
       } else {
-        const type =
-          isPlainObject(definition) && typeof definition.type === "string" ? definition.type : "unknown";
-        leaves.set(key, type);
+        leaves.set(key, isPlainObject(definition) ? valueTypeOf(definition.type) : "unknown");
       }
     }
   };
@@ -121,7 +129,7 @@ const NUMERIC = new Set(["integer", "number"]);
  * the others' type; `integer` and `number` together are `number`; other differing types are a
  * conflict, with the device count of each type.
  */
-export function mergedOptionsOf(schemas: ProductSchema[]): SchemaOption[] {
+export function mergedOptionsOf(schemas: { schema: unknown; devices: number }[]): SchemaOption[] {
   const counts = new Map<string, Map<string, number>>();
   for (const { schema, devices } of schemas) {
     for (const [key, type] of fieldTypesOf(schema)) {

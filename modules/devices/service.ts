@@ -53,7 +53,6 @@ export {
 export { pruneSightings, recordSightings } from "./sightings";
 export {
   listSchemaProducts,
-  type ProductSchema,
   productSchemas,
   pruneTelemetrySchemas,
   type SchemaProduct,

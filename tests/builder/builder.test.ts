@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mergedOptionsOf } from "../../modules/builder/service";
 import { approvedDevice, json, register } from "../devices/helpers";
-import { agentSchema, agentScript } from "../helpers/agent-schema";
+import { announcedSchema, fieldsScript } from "../helpers/agent-schema";
 import { startTestApp } from "../helpers/app";
 
 // biome-ignore lint/suspicious/noExplicitAny: response documents are checked by the assertions themselves
@@ -11,15 +11,18 @@ const app = await startTestApp();
 const viewer = await app.token("viewer");
 const auth = { authorization: `Bearer ${viewer}` };
 
+const schemaOf = (product: string, scripts: Parameters<typeof announcedSchema>[2]) =>
+  announcedSchema(app.config.dataDir, product, scripts);
+
 // Schemas as the agent announces them: one property per installed script. The atom devices run
 // different script sets (so they announce different schema versions); the gate devices run two
-// versions of a script that disagree on a field's type.
-const memory = agentScript("memory", 1, { used_percent: "number", total: "integer" });
-const disk = agentScript("disk", 1, { used_percent: "number" });
-const host = agentScript("host", 1, { name: "string", load_1m: "number" });
-const temp = agentScript("temp", 1, { celsius: "number" });
-const atomBase = agentSchema("atom", [memory, disk, host]);
-const atomWithTemp = agentSchema("atom", [memory, disk, host, temp]);
+// variants of a script that disagree on a field's type.
+const memory = fieldsScript("memory", { used_percent: "number", total: "integer" });
+const disk = fieldsScript("disk", { used_percent: "number" });
+const host = fieldsScript("host", { name: "string", load_1m: "number" });
+const temp = fieldsScript("temp", { celsius: "number" });
+const atomBase = schemaOf("atom", [memory, disk, host]);
+const atomWithTemp = schemaOf("atom", [memory, disk, host, temp]);
 expect(atomWithTemp.version).not.toBe(atomBase.version);
 
 const approvedIds = [
@@ -29,17 +32,13 @@ const approvedIds = [
   (
     await approvedDevice(app, {
       product_name: "gate",
-      schema_definition: agentSchema("gate", [
-        agentScript("relay", 1, { state: "string", count: "integer" }),
-      ]),
+      schema_definition: schemaOf("gate", [fieldsScript("relay", { state: "string", count: "integer" })]),
     })
   ).id,
   (
     await approvedDevice(app, {
       product_name: "gate",
-      schema_definition: agentSchema("gate", [
-        agentScript("relay", 2, { state: "boolean", count: "number" }),
-      ]),
+      schema_definition: schemaOf("gate", [fieldsScript("relay", { state: "boolean", count: "number" })]),
     })
   ).id,
 ];
@@ -47,13 +46,11 @@ expect(approvedIds).toHaveLength(5);
 // Anyone can register: pending devices' schemas never count (issue 41.3).
 await register(app, {
   product_name: "atom",
-  schema_definition: agentSchema("atom", [
-    agentScript("memory", 9, { used_percent: "string", total: "string" }),
-  ]),
+  schema_definition: schemaOf("atom", [fieldsScript("memory", { used_percent: "string", total: "string" })]),
 });
 await register(app, {
   product_name: "ghost",
-  schema_definition: agentSchema("ghost", [agentScript("x", 1, { y: "number" })]),
+  schema_definition: schemaOf("ghost", [fieldsScript("x", { y: "number" })]),
 });
 await approvedDevice(app, { product_name: "bare" });
 

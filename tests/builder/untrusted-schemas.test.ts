@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { approveDevices } from "../../modules/devices/service";
 import { approvedDevice, register } from "../devices/helpers";
-import { agentSchema, builtinScripts } from "../helpers/agent-schema";
+import { announcedSchema } from "../helpers/agent-schema";
 import { startTestApp } from "../helpers/app";
 
 // biome-ignore lint/suspicious/noExplicitAny: response documents are checked by the assertions themselves
@@ -14,7 +14,7 @@ type Json = any;
 const app = await startTestApp();
 const token = await app.token("operator");
 const product = "sensor";
-const schema = agentSchema(product, builtinScripts());
+const schema = announcedSchema(app.config.dataDir, product, [], { builtins: true });
 await approvedDevice(app, { product_name: product, schema_definition: schema });
 
 async function call(method: string, path: string, body?: unknown, type = "application/json") {

@@ -1,31 +1,24 @@
-// Telemetry schemas as the agent builds them (agent/telemetry.ts) from the scripts it has installed:
-// consumers (builder, reports, alert rules) are tested with what the producer really announces.
-import { BUILTIN_SCRIPT_SOURCES } from "../../agent/builtin-scripts/index.ts";
-import { parseScript } from "../../agent/scripts/frontmatter.ts";
-import type { InstalledScript } from "../../agent/scripts/store.ts";
-import { buildSchemaDefinition, type SchemaDefinition } from "../../agent/telemetry.ts";
-import { scriptText } from "../agent/helpers";
+// Telemetry schemas as the agent announces them for a set of installed scripts (ScriptedAgent installs
+// them in the agent's own store and builds the schema with its buildSchemaDefinition), for tests that
+// only need the schema: the builder, rules and reports over devices that run different script sets.
+import type { SchemaDefinition } from "../../agent/telemetry.ts";
+import { type AgentScript, ScriptedAgent } from "./agent-telemetry";
 
-/** An installed script whose output schema has `fields` (field name → JSON Schema type). */
-export function agentScript(name: string, version: number, fields: Record<string, string>): InstalledScript {
-  const properties = Object.entries(fields)
-    .map(([field, type]) => `  ${field}: { type: ${type} }`)
-    .join("\n");
-  const text = scriptText(
-    name,
-    version,
-    "function main() { return {}; }",
-    `type: object\nproperties:\n${properties}`,
-  );
-  return { ...parseScript(text), path: "" };
+/** A script whose output has `fields` (field name → JSON Schema type). */
+export function fieldsScript(name: string, fields: Record<string, string>): AgentScript {
+  const properties = Object.fromEntries(Object.entries(fields).map(([field, type]) => [field, { type }]));
+  return { name, schema: { type: "object", properties } };
 }
 
-/** The agent's built-in scripts (cpu, memory, disk, load, uptime, network), as installed. */
-export function builtinScripts(): InstalledScript[] {
-  return BUILTIN_SCRIPT_SOURCES.map((source) => ({ ...parseScript(source), path: "" }));
-}
-
-/** The schema definition the agent announces for `product` with these scripts installed. */
-export function agentSchema(product: string, scripts: InstalledScript[]): SchemaDefinition {
-  return buildSchemaDefinition(product, scripts);
+/**
+ * The schema an agent of `product` announces with `scripts` installed (and its built-in scripts, with
+ * `builtins`); its files go to a new directory under `parent` (a test app's data directory).
+ */
+export function announcedSchema(
+  parent: string,
+  product: string,
+  scripts: AgentScript[],
+  options: { builtins?: boolean } = {},
+): SchemaDefinition {
+  return new ScriptedAgent(parent, product, scripts, options).schema();
 }

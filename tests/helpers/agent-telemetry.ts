@@ -5,10 +5,11 @@
 // `read_file`, as the built-in scripts read /proc: nothing of the payload is shaped by the test.
 import fs from "node:fs";
 import path from "node:path";
-import { ensureBuiltinScripts } from "../../agent/builtin-scripts/index.ts";
+import { BUILTIN_SCRIPT_SOURCES, ensureBuiltinScripts } from "../../agent/builtin-scripts/index.ts";
 import { DEFAULT_READ_FILE_ALLOWLIST } from "../../agent/config.ts";
 import { silentLogger } from "../../agent/logger.ts";
 import { collectTelemetry } from "../../agent/poller.ts";
+import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
 import { buildHeartbeatBody, buildSchemaDefinition, type SchemaDefinition } from "../../agent/telemetry.ts";
 import { DisabledTunnel } from "../../agent/tunnel.ts";
@@ -19,6 +20,13 @@ import { testConfig } from "../agent/helpers";
 export interface AgentScript {
   name: string;
   schema: Record<string, unknown>;
+}
+
+/** A built-in script's name and output schema, as the agent ships it (agent/builtin-scripts). */
+export function builtinScript(name: string): AgentScript {
+  const script = BUILTIN_SCRIPT_SOURCES.map(parseScript).find((s) => s.meta.name === name);
+  if (!script) throw new Error(`no built-in script ${name}`);
+  return { name, schema: script.meta.schema };
 }
 
 /** What each script's `main()` returns in the next collection, by script name; absent: the script fails. */

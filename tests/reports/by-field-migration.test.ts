@@ -4,17 +4,21 @@ import { describe, expect, test } from "bun:test";
 import { getRule, isDeprecated, updateRule } from "../../modules/alerts/rules";
 import { applyMigrations } from "../../modules/platform/database";
 import { getReport, updateReport } from "../../modules/reports/definitions";
-import { agentSchema, agentScript, builtinScripts } from "../helpers/agent-schema";
+import { tempDir } from "../agent/helpers";
+import { announcedSchema, fieldsScript } from "../helpers/agent-schema";
 import { createTestDatabase } from "../helpers/database";
 
 describe("the upgrade (migration 0025)", () => {
   test("drops the rules' schema version and the reports' one; both stay valid after the devices' scripts changed", async () => {
     const database = await createTestDatabase({ migratedThrough: 24, dropAfterAll: false });
+    const agents = tempDir();
     const sql = database.sql;
     try {
       // Saved when the device ran the built-in scripts; it has installed another one since.
-      const saved = agentSchema("atom", builtinScripts());
-      const now = agentSchema("atom", [...builtinScripts(), agentScript("gauge", 1, { level: "integer" })]);
+      const saved = announcedSchema(agents.dir, "atom", [], { builtins: true });
+      const now = announcedSchema(agents.dir, "atom", [fieldsScript("gauge", { level: "integer" })], {
+        builtins: true,
+      });
       expect(now.version).not.toBe(saved.version);
       await sql`insert into telemetry_schemas (hash, schema) values ('h-now', ${JSON.stringify(now)}::jsonb)`;
       await sql`insert into devices (mac_address, product_name, approval_status, schema_hash)
@@ -49,6 +53,7 @@ describe("the upgrade (migration 0025)", () => {
         config: kept,
       });
     } finally {
+      agents.cleanup();
       await database.drop();
     }
   });

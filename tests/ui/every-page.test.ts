@@ -24,7 +24,7 @@ const device = await approvedDevice(app, {
   product_name: "edge-gateway-with-a-rather-long-product-name",
   metadata: { name: "pump-station-7-north-east-wing", os: { platform: "linux", release: "6.1.0-27-amd64" } },
 });
-await heartbeat(app, device, agentHeartbeat({ cpu: 41, memory: 63, disk: 72 }));
+await heartbeat(app, device, await agentHeartbeat({ cpu: 41, memory: 63, disk: 72 }));
 await queueCommand(app.database.sql, {
   deviceId: device.id,
   type: "install_script",
