@@ -6,6 +6,7 @@ import { ensureBuiltinScripts } from "../../agent/builtin-scripts/index.ts";
 import { detectIdentity } from "../../agent/identity.ts";
 import { buildRegistrationBody } from "../../agent/register.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
+import { approveDevices } from "../../modules/devices/service";
 import { testConfig } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
 import { tempDir } from "../helpers/temp";
@@ -37,11 +38,16 @@ describe("the agent's registration", () => {
     });
     const devices = ((await list.json()) as { data: { id: string; metadata: { name?: string } }[] }).data;
     expect(devices.map((d) => [d.id, d.metadata.name])).toContainEqual([data.id as string, identity.name]);
-    // Its announced schema is offered by the builder, field by field.
-    const options = await app.fetch(
-      `/api/v1/builder-schemas/reg-agent/versions/${body.schema_definition.version}/options?builder=report`,
-      { headers: { authorization: `Bearer ${await app.token("viewer")}` } },
-    );
+    // Once approved (a pending device's schema counts nowhere), its announced schema is offered by the
+    // builder, field by field.
+    const optionsOf = async () =>
+      app.fetch(
+        `/api/v1/builder-schemas/reg-agent/versions/${body.schema_definition.version}/options?builder=report`,
+        { headers: { authorization: `Bearer ${await app.token("viewer")}` } },
+      );
+    expect((await optionsOf()).status).toBe(404);
+    await approveDevices(app.database.sql, [data.id as string]);
+    const options = await optionsOf();
     expect(options.status).toBe(200);
     const keys = ((await options.json()) as { data: { options: { key: string }[] } }).data.options.map(
       (o) => o.key,
