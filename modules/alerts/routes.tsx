@@ -74,7 +74,11 @@ function valuesOf(rule: AlertRule): RuleFormValues {
   };
 }
 
-const savedField = (rule: AlertRule) => ({ key: rule.conditionField, type: rule.fieldType });
+const savedField = (rule: AlertRule) => ({
+  product: rule.productName,
+  key: rule.conditionField,
+  type: rule.fieldType,
+});
 
 /** The /alerts pages: Active, History and Rules tabs, rule create/edit, alert detail, bulk actions, CSV. */
 export function alertRoutes(ctx: AppContext) {

@@ -134,7 +134,8 @@ export async function checkRule(
   // disagree on cannot be picked anew; a rule already on it keeps the type it was saved with.
   const field = textOf(pick("condition_field", existing?.conditionField)) ?? "";
   const option = options.find((o) => o.key === field);
-  const keepsType = option?.conflict !== undefined && existing?.conditionField === field;
+  const keepsType =
+    option?.conflict !== undefined && existing?.conditionField === field && existing.productName === product;
   if (field === "") errors.condition_field = MESSAGES.field;
   else if (options.length > 0 && !option) errors.condition_field = MESSAGES.fieldInvalid;
   else if (option?.conflict && !keepsType) errors.condition_field = conflictMessage(option);

@@ -121,6 +121,8 @@ describe("schemas of devices nobody approved", () => {
     const editPage = await edit.text();
     expect(editPage).toContain(message);
     expect(editPage).not.toContain("Editing is disabled");
+    // Its operators stay the number ones it was saved with (a text field would offer "contains").
+    expect(editPage).not.toContain('value="contains"');
     const refused = await rule({
       name: "Busy again",
       product_name: product,

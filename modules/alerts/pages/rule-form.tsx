@@ -35,8 +35,8 @@ export interface RuleFormProps {
   /** The products approved devices announce schemas for. */
   products: string[];
   options: SchemaOption[];
-  /** The edited rule's field and the type it was saved with. */
-  savedField?: { key: string; type: string };
+  /** The edited rule's product, field and the type it was saved with. */
+  savedField?: { product: string; key: string; type: string };
   /** Set when editing is blocked (deprecated rule): every input disabled. */
   blocked?: string;
 }
@@ -62,8 +62,9 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
   const disabled = Boolean(props.blocked);
   const option = props.options.find((o) => o.key === v.condition_field);
   // A rule already on a field the devices now disagree on keeps the type it was saved with.
-  const type =
-    option?.conflict && props.savedField?.key === option.key ? props.savedField.type : option?.value_type;
+  const saved = props.savedField;
+  const kept = option?.conflict && saved?.key === option.key && saved.product === v.product_name;
+  const type = kept ? saved.type : option?.value_type;
   const operators = type ? operatorsFor(type) : [];
   const numeric = type === "number" || type === "integer";
   const self = props.mode === "create" ? "/alerts/new" : `/alerts/${props.ruleId}/edit`;
