@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 npm12="npm@12"
 work=$(mktemp -d "${TMPDIR:-/tmp}/outpost-npm12-XXXXXX")
+# A folder others may enter, as most checkouts are (.ci/run runs the suite from a private one).
+chmod 755 "$work"
 server=""
 cleanup() {
   if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then
