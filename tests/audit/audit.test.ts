@@ -125,7 +125,7 @@ describe("what is recorded", () => {
       body: JSON.stringify({ suite_id: "a\u0000b", environment_label: "c\ud800d", trigger_source: "ci" }),
     });
     expect(refused.status).toBe(400);
-    expect(await lastEvent("e2e.run_create", since, 400)).toMatchObject({
+    expect(await lastEventOf(app, "e2e.run_create", since, 400)).toMatchObject({
       actor_kind: "runner",
       details: { suite_id: "a\ufffdb", environment_label: "c\ufffdd", trigger_source: "ci" },
     });
