@@ -67,10 +67,11 @@ export const identityConflict = () =>
  * Identity: a known MAC is updated only by a registration that proves it is that device — its
  * secret (`device_secret`, bound at its first registration), or, for a device registered before it
  * had one, the token it holds (`api_token`; the secret is bound then). A device pre-authorised by an
- * operator is claimed only with the claim token the operator got (`enrolment_token`). A pending or
- * rejected device that never had a token or a secret is bound by its next registration with a secret
- * (that gets no token: an operator still approves). An approved device is never bound on a MAC
- * alone. Anything else changes nothing but the conflict record, and answers 409 identity_conflict.
+ * operator is claimed only with the claim token the operator got (`enrolment_token`). No secret is
+ * bound on a MAC alone: a device from before secrets that holds no token (pending, or approved since)
+ * takes one through an operator accepting the conflict. A registration without a secret may still
+ * update such a device while it is not approved (it proves nothing, and gets nothing). Anything else
+ * changes nothing but the conflict record, and answers 409 identity_conflict.
  */
 export async function registerDevice(
   sql: Sql,
@@ -116,9 +117,9 @@ export async function registerDevice(
         updated_at = now()
       where d.secret_hash = ${secretHash}
         or (d.secret_hash is null and d.api_token_hash = ${proofHash})
-        or (d.secret_hash is null and d.api_token_hash is null and case
-          when d.claim_token_hash is not null then d.claim_token_hash = ${claimHash}
-          else d.approval_status <> 'approved' end)
+        or (d.secret_hash is null and d.api_token_hash is null and d.claim_token_hash = ${claimHash})
+        or (d.secret_hash is null and d.api_token_hash is null and d.claim_token_hash is null
+          and d.approval_status <> 'approved' and ${secretHash}::text is null)
       returning d.*, (xmax = 0) as created
     )
     select ${deviceColumns(tx, options.onlineWindowSeconds)}, d.created,

@@ -130,6 +130,20 @@ describe("registration of a known MAC address", () => {
     expect((await beat(first.body.data.id, accepted.body.data.api_token!)).status).toBe(200);
   });
 
+  test("a pending device from before secrets: a new secret on its MAC binds nothing (so approving it later hands no stranger a token)", async () => {
+    const mac = newMac();
+    const first = await register({ mac_address: mac, product_name: "old" }); // an old agent: no secret
+    const stranger = secret();
+    expect((await register({ mac_address: mac, device_secret: stranger })).status).toBe(409);
+    expect((await row(first.body.data.id)).secret_hash).toBeNull();
+    // The old agent keeps registering (it proves nothing and gets nothing while pending).
+    const again = await register({ mac_address: mac, product_name: "old-2" });
+    expect(again.status).toBe(201);
+    expect(again.body.data.api_token).toBeUndefined();
+    await approveDevices(sql, [first.body.data.id]);
+    expect((await register({ mac_address: mac, device_secret: stranger })).status).toBe(409);
+  });
+
   test("a device pre-authorised by an operator is claimed only with its claim token, never by its MAC", async () => {
     for (const approved of [true, false]) {
       const mac = newMac();
