@@ -36,7 +36,7 @@ function Created({
         {installLine(baseUrl, created.claimToken)}
       </div>
       <p class="help">
-        Or put <code safe>{"enrolment_token: <claim token>"}</code> in an installed agent's configuration.{" "}
+        Or put <code>{"enrolment_token: &lt;claim token&gt;"}</code> in an installed agent's configuration.{" "}
         {created.approved
           ? "Its first registration with the token gets its API token at once."
           : "It then waits for approval."}{" "}
