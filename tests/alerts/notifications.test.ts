@@ -8,9 +8,8 @@ import { postWebhook, setWebhookTestOverrides } from "../../modules/alerts/notif
 import { createRule } from "../../modules/alerts/rules";
 import { loadConfig } from "../../modules/platform/config";
 import { saveNotificationSettings } from "../../modules/settings/store";
-import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
-import { beat, sensorDevice, sensorSchema } from "./helpers";
+import { beat, sensorDevice } from "./helpers";
 import { startHttpsReceiver, startSmtp } from "./receivers";
 
 // A real SMTP server and a real HTTPS receiver (self-signed certificate for hooks.test, which the
@@ -66,7 +65,7 @@ describe("notifications", () => {
     await createRule(sql, {
       name: "Notify hot",
       product_name: "notify-prod",
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "50",
       resolve_after_minutes: 0,
@@ -84,7 +83,7 @@ describe("notifications", () => {
     expect(await deliverNotification(sql, app.config, queued[0]!.id)).toBe("sent");
     expect(mails).toHaveLength(1);
     expect(mails[0]!.to.sort()).toEqual(["oncall@example.test", "ops@example.test", "rule@example.test"]);
-    expect(mails[0]!.raw).toContain("Subject: [critical] Rule Breach: temp > 50 on");
+    expect(mails[0]!.raw).toContain("Subject: [critical] Rule Breach: sensor.temp > 50 on");
     expect(mails[0]!.raw).toContain("/alerts/");
 
     answers.push(500);
@@ -192,15 +191,11 @@ describe("device text in emails", () => {
   test("a device's name and a rule name with line breaks stay one quoted line, marked as the device's", async () => {
     const product = "inject-prod";
     const name = "pump\r\nBcc: nm@evil.test\r\n\r\nYour password expired\u202e";
-    const device = await approvedDevice(app, {
-      product_name: product,
-      schema_definition: sensorSchema(product),
-      metadata: { name },
-    });
+    const device = await sensorDevice(app, product, { metadata: { name } });
     await createRule(sql, {
       name: "Hot\nBcc: rule@evil.test",
       product_name: product,
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "50",
       resolve_after_minutes: 0,
