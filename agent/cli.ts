@@ -113,6 +113,7 @@ function buildContext(program: Command): AgentContext {
 }
 
 function daemonLines(daemon: DaemonReport): string[] {
+  if (daemon.running === null) return [`Daemon:     unknown (${daemon.reason})`, "Tunnel:     unknown"];
   if (!daemon.running)
     return [`Daemon:     not running (${daemon.reason})`, "Tunnel:     unknown: no agent daemon is running"];
   const { tunnel } = daemon;

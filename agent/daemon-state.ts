@@ -17,7 +17,9 @@ export interface DaemonState {
 
 export type DaemonReport =
   | { running: true; pid: number; started_at: string; updated_at: string; tunnel: ConnectionStatus }
-  | { running: false; reason: string };
+  | { running: false; reason: string }
+  /** The file exists but cannot be read (e.g. `status` run by another user than the daemon's). */
+  | { running: null; reason: string };
 
 export function daemonStatePath(stateDir: string): string {
   return path.join(stateDir, "daemon.json");
@@ -84,7 +86,7 @@ export function readDaemonState(stateDir: string): DaemonReport {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT")
       return { running: false, reason: "no daemon state" };
-    return { running: false, reason: `unreadable ${file}: ${(err as Error).message}` };
+    return { running: null, reason: `cannot read ${file}: ${(err as Error).message}` };
   }
   if (typeof state.pid !== "number" || !state.tunnel || typeof state.started_at !== "string")
     return { running: false, reason: `${file} is incomplete` };
