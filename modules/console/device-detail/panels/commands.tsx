@@ -70,13 +70,7 @@ function UnmatchedResults({ unmatched }: { unmatched: { results: UnmatchedResult
     {
       header: "Sent with",
       render: (result) =>
-        result.commandId ? (
-          <code safe>{result.commandId}</code>
-        ) : (
-          <span class="muted" safe>
-            {UNMATCHED_WORDS[result.reason]}
-          </span>
-        ),
+        result.commandId ? <code safe>{result.commandId}</code> : <span class="muted">(none)</span>,
     },
     {
       header: "Why unmatched",
@@ -172,7 +166,7 @@ export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceD
     });
   }
   return (
-    <>
+    <div class="stack">
       <section class="card">
         <div class="card-head">
           <h2>Command history</h2>
@@ -211,6 +205,6 @@ export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceD
         </nav>
       </section>
       <UnmatchedResults unmatched={unmatched} />
-    </>
+    </div>
   );
 }
