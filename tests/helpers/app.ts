@@ -59,12 +59,10 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       return (await createApiToken(database.db, { name: `test-${role}-${++counter}`, role })).token;
     },
     async session(role) {
-      return operatorSession(
-        database.db,
-        config.secretKey,
-        role,
-        `${role}-${++counter}-${crypto.randomUUID().slice(0, 8)}@example.test`,
-      );
+      return operatorSession(database.db, config.secretKey, role, {
+        email: `${role}-${++counter}-${crypto.randomUUID().slice(0, 8)}@example.test`,
+        https: config.baseUrl.startsWith("https:"),
+      });
     },
     async stop() {
       await running.stop();
