@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { approveDevices } from "../../modules/devices/service";
 import { PAGE_STREAM_TTL_SECONDS } from "../../modules/remote-access/page-streams";
-import { newMac } from "../devices/helpers";
+import { deviceSecret, newMac } from "../devices/helpers";
 import { createTestDatabase } from "../helpers/database";
 import { type OutpostProcess, startOutpostProcess } from "../helpers/process";
 import { operatorSession } from "../helpers/sessions";
@@ -38,11 +38,12 @@ afterAll(async () => {
 
 async function onlineDevice(web: OutpostProcess) {
   const mac = newMac();
+  const secret = deviceSecret();
   const register = () =>
     fetch(`${web.url}/api/v1/devices/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ mac_address: mac }),
+      body: JSON.stringify({ mac_address: mac, device_secret: secret }),
     }).then((r) => r.json() as Promise<Json>);
   const id = (await register()).data.id as string;
   await approveDevices(sql, [id]);
