@@ -30,6 +30,8 @@ const shared = {
 const webA = await startOutpostProcess(shared);
 const webB = await startOutpostProcess(shared);
 const streams: AbortController[] = [];
+/** Open streams' readers, referenced (and read) until the test ends: a collected response closes its connection. */
+const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
 afterAll(async () => {
   for (const s of streams) s.abort();
   for (const p of [webA, webB]) if (p.process.exitCode === null) await p.interrupt();
@@ -77,6 +79,11 @@ async function openTab(web: OutpostProcess, deviceId: string, session: Session) 
   expect(live.status).toBe(200);
   const reader = live.body!.getReader();
   expect(new TextDecoder().decode((await reader.read()).value)).toContain(": connected");
+  readers.push(reader);
+  // Read on, as a page does (bounded: the stream ends when the tab closes or the server goes).
+  void (async () => {
+    for (let i = 0; i < 1000; i++) if ((await reader.read()).done) return;
+  })().catch(() => {});
   return {
     leaseId: leaseId!,
     /** The tab closes: its stream drops and the page sends its beacon (to `beaconTo`, any web process). */
@@ -128,7 +135,12 @@ describe("a console lease held by pages on two web processes", () => {
     await webB.process.exited;
     const reconnected = await openTab(webA, deviceId, session);
     expect(reconnected.leaseId).toBe(leaseId);
-    const [dead] = await streamRows(leaseId);
+    await waitFor(
+      async () => (await streamRows(leaseId)).length === 2,
+      5_000,
+      "the reconnected stream counted",
+    );
+    const [dead] = await streamRows(leaseId); // the older: B's
     // B's row is no longer refreshed: it stops counting within the TTL; A's own row is refreshed meanwhile.
     await waitFor(
       async () => (await streamRows(leaseId)).find((r) => r.id === dead!.id)?.live !== true,
