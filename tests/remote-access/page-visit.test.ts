@@ -73,7 +73,7 @@ describe("a device page visit requests remote access", () => {
     expect((await openLeases(device.id)).map((l) => l.id)).toEqual([lease!.id]);
     // The open tab's panel still shows the lease (its live stream refreshes it every 3 s).
     await Bun.sleep(3500);
-    const held = await second.locator("[data-remote-panel] dl.facts").innerText();
+    const held = await second.locator("[data-remote-panel] dl.facts").textContent();
     expect(held).not.toContain("nobody");
     expect(held).toContain("console");
 
