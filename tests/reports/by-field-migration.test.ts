@@ -1,4 +1,4 @@
-// Migration 0026: rules and reports saved against a schema version (the agent's fingerprint of its
+// Migration 0027: rules and reports saved against a schema version (the agent's fingerprint of its
 // script set, stale after any script change) become rules and reports on their product's fields.
 import { describe, expect, test } from "bun:test";
 import { getRule, isDeprecated, updateRule } from "../../modules/alerts/rules";
@@ -8,9 +8,9 @@ import { tempDir } from "../agent/helpers";
 import { announcedSchema, fieldsScript } from "../helpers/agent-schema";
 import { createTestDatabase } from "../helpers/database";
 
-describe("the upgrade (migration 0026)", () => {
+describe("the upgrade (migration 0027)", () => {
   test("drops the rules' schema version and the reports' one; both stay valid after the devices' scripts changed", async () => {
-    const database = await createTestDatabase({ migratedThrough: 25, dropAfterAll: false });
+    const database = await createTestDatabase({ migratedThrough: 26, dropAfterAll: false });
     const agents = tempDir();
     const sql = database.sql;
     try {

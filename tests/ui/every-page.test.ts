@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import type { BrowserContext, Page } from "playwright-core";
 import { buildApp } from "../../app";
 import { checkOfflineDevices } from "../../modules/alerts/evaluation";
-import { queueCommand } from "../../modules/commands/service";
+import { queueCommand, recordCommandResults } from "../../modules/commands/service";
 import { createLogger } from "../../modules/platform/logger";
 import { Recorder } from "../../modules/terminal/recording";
 import { endSession, startSession } from "../../modules/terminal/service";
@@ -34,6 +34,10 @@ await queueCommand(app.database.sql, {
   },
   ttlSeconds: 3600,
 });
+// …and a result for no command, as the agent posts for a command that came without an id.
+await recordCommandResults(app.database.sql, device.id, [
+  { command_id: "", status: "FAILED", error: "missing_command_id" },
+]);
 await registerDevice(app, { product_name: "edge-gateway" });
 
 // An alert rule and an offline alert (a sensor silent for an hour).
