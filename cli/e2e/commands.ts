@@ -59,7 +59,8 @@ export function registerE2ECommands(program: Command): void {
       .option("--idempotency-key <key>", "reuse the run created with this key in this environment (24 h)")
       .option("--trigger <source>", "manual or ci", parseTrigger, process.env.CI ? "ci" : "manual")
       .option("--journeys-dir <dir>", "journey YAML files", DEFAULT_JOURNEYS_DIR)
-      .option("--log-dir <dir>", "where e2e_log.v1 JSONL files are written", "artifacts/e2e-logs"),
+      .option("--log-dir <dir>", "where e2e_log.v1 JSONL files are written", "artifacts/e2e-logs")
+      .option("--junit <file>", "write a JUnit XML report (also when the run fails or is cancelled)"),
   ).action(
     async (
       flags: CommonFlags & {
@@ -70,6 +71,7 @@ export function registerE2ECommands(program: Command): void {
         trigger: "manual" | "ci";
         journeysDir: string;
         logDir: string;
+        junit?: string;
       },
     ) => {
       const controller = new AbortController();
@@ -98,6 +100,7 @@ export function registerE2ECommands(program: Command): void {
         operatorToken: process.env.OUTPOST_API_TOKEN?.trim() || undefined,
         journeysDir: path.resolve(flags.journeysDir),
         logDir: path.resolve(flags.logDir),
+        junit: flags.junit ? path.resolve(flags.junit) : undefined,
         json: Boolean(flags.json),
         signal: controller.signal,
         out: (text) => process.stdout.write(text),

@@ -14,6 +14,7 @@ import {
   OTHER_RUNNER_TOKEN,
   RUNNER_ID,
   RUNNER_TOKEN,
+  runnerCli,
   startE2EApp,
   writeE2EFixture,
 } from "./fixtures";
@@ -23,34 +24,7 @@ const app = await startE2EApp(fixture);
 const api = e2eClient(app);
 const ROOT = path.resolve(import.meta.dir, "../..");
 
-function outpost(args: string[], options: { apiUrl?: string; env?: Record<string, string> } = {}) {
-  const journeys =
-    args[0] === "run" && !args.includes("--journeys-dir") ? ["--journeys-dir", fixture.journeysDir] : [];
-  return Bun.spawn(
-    [path.join(ROOT, "outpost"), "e2e", ...args, ...journeys, "--api-url", options.apiUrl ?? app.url],
-    {
-      cwd: fixture.dir,
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: process.env.HOME ?? "/root",
-        OUTPOST_E2E_RUNNER_ID: RUNNER_ID,
-        OUTPOST_E2E_RUNNER_TOKEN: RUNNER_TOKEN,
-        ...options.env,
-      },
-      stdout: "pipe",
-      stderr: "pipe",
-    },
-  );
-}
-
-async function finish(proc: ReturnType<typeof outpost>) {
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { stdout, stderr, code };
-}
+const { outpost, finish } = runnerCli(app, fixture);
 
 describe("the registry and the runner agree", () => {
   test("the runner implements exactly the registered actions with their expects", () => {

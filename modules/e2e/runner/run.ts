@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { executeJourney, type RunInfo } from "./executor";
+import { executeJourney, type JourneyOutcome, type RunInfo } from "./executor";
+import { type JUnitJourney, writeJUnit } from "./junit";
 
 export const DEFAULT_JOURNEYS_DIR = path.resolve(import.meta.dir, "../../../e2e/journeys");
 
@@ -21,6 +22,8 @@ export interface RunOptions extends RunnerCredentials {
   journeysDir: string;
   logDir: string;
   json: boolean;
+  /** Where to write the JUnit XML report (also when the run fails, is cancelled or cannot be created). */
+  junit?: string;
   /** Aborted on Ctrl-C: the current step stops and the run is cancelled. */
   signal: AbortSignal;
   out(text: string): void;
@@ -80,6 +83,11 @@ export function checkCredentials(options: RunnerCredentials): string | undefined
   return undefined;
 }
 
+/** The run on the runs page; the runner prints it at start and in its summary. */
+export function consoleUrl(apiUrl: string, runId: string): string {
+  return `${apiUrl}/e2e?run=${encodeURIComponent(runId)}`;
+}
+
 const FINAL = ["passed", "failed", "cancelled", "blocked", "skipped"];
 const MARK: Record<string, string> = {
   passed: "✔",
@@ -114,13 +122,10 @@ export async function runE2E(options: RunOptions): Promise<number> {
       metadata: { runner: "outpost-cli", host: process.env.HOSTNAME ?? undefined },
     });
   } catch (error) {
-    options.err(`outpost e2e: cannot reach ${options.apiUrl}: ${(error as Error).message}\n`);
-    return EXIT.error;
+    return notCreated(options, `cannot reach ${options.apiUrl}: ${(error as Error).message}`);
   }
-  if (created.status !== 201 && created.status !== 200) {
-    options.err(`outpost e2e: the run was not created: ${describeError(created)}\n`);
-    return EXIT.error;
-  }
+  if (created.status !== 201 && created.status !== 200)
+    return notCreated(options, `the run was not created: ${describeError(created)}`);
   const run = created.body.data;
   const info: RunInfo = {
     run_id: run.id,
@@ -129,12 +134,14 @@ export async function runE2E(options: RunOptions): Promise<number> {
     trigger_source: run.trigger_source,
     protocol_version: run.protocol_version,
   };
+  const url = consoleUrl(options.apiUrl, run.id);
   options.err(
-    `E2E run ${run.id} ${created.status === 200 ? "reused (idempotent replay)" : "created"} · suite ${run.suite_id} · environment ${run.environment_label}\n`,
+    `E2E run ${run.id} ${created.status === 200 ? "reused (idempotent replay)" : "created"} · suite ${run.suite_id} · environment ${run.environment_label}\n  console: ${url}\n`,
   );
   const runLogDir = path.join(options.logDir, run.id);
+  const executed = new Map<string, JourneyOutcome>();
   try {
-    return await executeRun(api, options, run, info, runLogDir, created.status === 200);
+    return await executeRun(api, options, run, info, runLogDir, created.status === 200, executed);
   } catch (error) {
     // The server went away mid-run (network error, restart, timeout) or something else broke: try
     // to cancel the run so its environment lock is not held until the stale-run job, then exit 2.
@@ -152,8 +159,89 @@ export async function runE2E(options: RunOptions): Promise<number> {
           ? `had already ended ${after}`
           : "could not be cancelled (the server cancels it after run_timeout_s)";
     options.err(`outpost e2e: run ${run.id} stopped: ${message}; the run ${outcome}.\n`);
+    if (options.junit) {
+      // The server cannot be asked: report what this runner saw.
+      const notRun = after === "cancelled" ? "cancelled" : "skipped";
+      writeJUnit(options.junit, {
+        ...runFields(run, after ?? "unknown", url),
+        error: `run ${run.id} stopped: ${message}; the run ${outcome}`,
+        journeys: (run.journey_ids as string[]).map((journeyId) => {
+          const done = executed.get(journeyId);
+          return done
+            ? {
+                journey_id: journeyId,
+                status: done.status,
+                failure_step: done.failureStep,
+                failure_reason: done.failureReason,
+                duration_ms: done.durationMs,
+                log: done.log,
+              }
+            : {
+                journey_id: journeyId,
+                status: notRun,
+                failure_step: null,
+                failure_reason: "not run by this runner",
+                duration_ms: null,
+                log: null,
+              };
+        }),
+      });
+    }
     return EXIT.error;
   }
+}
+
+function runFields(run: any, status: string, url: string) {
+  return {
+    run_id: run.id,
+    suite_id: run.suite_id,
+    environment_label: run.environment_label,
+    status,
+    started_at: run.started_at ?? null,
+    console_url: url,
+  };
+}
+
+function notCreated(options: RunOptions, problem: string): number {
+  options.err(`outpost e2e: ${problem}\n`);
+  if (options.junit)
+    writeJUnit(options.junit, {
+      run_id: "",
+      suite_id: options.suite,
+      environment_label: options.environment,
+      status: "not_created",
+      started_at: null,
+      console_url: "",
+      journeys: [],
+      error: problem,
+    });
+  return EXIT.error;
+}
+
+/** Each journey's log for the report: this runner's own, else the one stored by an earlier attempt. */
+async function journeyLogs(
+  api: E2EApi,
+  runId: string,
+  journeys: any[],
+  executed: Map<string, JourneyOutcome>,
+) {
+  const logs = new Map<string, string | null>();
+  for (const j of journeys) {
+    const own = executed.get(j.journey_id)?.log;
+    if (own !== undefined) logs.set(j.journey_id, own);
+    else if (j.log_ref) {
+      const reply = await api
+        .call("GET", `/e2e/runs/${runId}/results/${j.journey_id}/log`, undefined, "application/json", 30_000)
+        .catch(() => undefined);
+      logs.set(
+        j.journey_id,
+        reply?.status === 200
+          ? reply.body.data.content
+          : `(log unavailable: ${reply ? describeError(reply) : "no reply"})`,
+      );
+    } else logs.set(j.journey_id, null);
+  }
+  return logs;
 }
 
 async function executeRun(
@@ -163,6 +251,7 @@ async function executeRun(
   info: RunInfo,
   runLogDir: string,
   replayed: boolean,
+  executed: Map<string, JourneyOutcome>,
 ): Promise<number> {
   mkdirSync(runLogDir, { recursive: true });
 
@@ -191,6 +280,7 @@ async function executeRun(
     const file = path.join(runLogDir, `${String(index + 1).padStart(3, "0")}-${journeyId}.jsonl`);
     writeFileSync(file, outcome.log);
     logFiles.set(journeyId, file);
+    executed.set(journeyId, outcome);
     if (options.signal.aborted) {
       interrupted = true;
       await api
@@ -233,6 +323,23 @@ async function executeRun(
   const finalResults = await api.call("GET", `/e2e/runs/${run.id}/results`);
   const status: string = final.body?.data?.status ?? "unknown";
   const journeys = (finalResults.body?.data ?? []) as any[];
+  const url = consoleUrl(options.apiUrl, run.id);
+  if (options.junit) {
+    const logs = await journeyLogs(api, run.id, journeys, executed);
+    writeJUnit(options.junit, {
+      ...runFields(run, status, url),
+      journeys: journeys.map(
+        (j): JUnitJourney => ({
+          journey_id: j.journey_id,
+          status: j.status,
+          failure_step: j.failure_step,
+          failure_reason: j.failure_reason,
+          duration_ms: j.duration_ms,
+          log: logs.get(j.journey_id) ?? null,
+        }),
+      ),
+    });
+  }
   if (options.json) {
     options.out(
       `${JSON.stringify(
@@ -243,6 +350,8 @@ async function executeRun(
           environment_label: run.environment_label,
           trigger_source: run.trigger_source,
           replayed,
+          console_url: url,
+          junit_file: options.junit ?? null,
           journeys: journeys.map((j) => ({
             journey_id: j.journey_id,
             status: j.status,
@@ -273,6 +382,8 @@ async function executeRun(
         `Run ${status}: ${Object.entries(counts)
           .map(([s, n]) => `${n} ${s}`)
           .join(", ")}. Logs in ${runLogDir}`,
+        `Console: ${url}`,
+        ...(options.junit ? [`JUnit report: ${options.junit}`] : []),
         "",
       ].join("\n"),
     );
