@@ -18,6 +18,9 @@ export interface RunOptions extends RunnerCredentials {
   journeys: string[] | undefined;
   idempotencyKey: string | undefined;
   trigger: "manual" | "ci";
+  /** Sent as the run's metadata (`commit`, `branch`): the runs page finds flaky journeys by commit. */
+  commit?: string;
+  branch?: string;
   operatorToken: string | undefined;
   journeysDir: string;
   logDir: string;
@@ -119,7 +122,12 @@ export async function runE2E(options: RunOptions): Promise<number> {
       trigger_source: options.trigger,
       ...(options.journeys?.length ? { journey_ids: options.journeys } : {}),
       ...(options.idempotencyKey ? { idempotency_key: options.idempotencyKey } : {}),
-      metadata: { runner: "outpost-cli", host: process.env.HOSTNAME ?? undefined },
+      metadata: {
+        runner: "outpost-cli",
+        host: process.env.HOSTNAME ?? undefined,
+        commit: options.commit || undefined,
+        branch: options.branch || undefined,
+      },
     });
   } catch (error) {
     return notCreated(options, `cannot reach ${options.apiUrl}: ${(error as Error).message}`);
