@@ -1,6 +1,7 @@
 import type { Database } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { E2EConfig } from "./config";
+import { journeyHealth, type SuiteEnvironment } from "./health";
 import { journeyDescription } from "./journeys";
 import { parseJourneyLog, readLog } from "./logs";
 import { type RunRow, runRow } from "./model";
@@ -144,6 +145,7 @@ export function parsePageQuery(params: URLSearchParams) {
     page: Number.isInteger(page) && page >= 1 ? page : 1,
     run: text("run", 100),
     journey: text("journey", 200),
+    history: text("history", 200),
     fragment: fragment === "runs" || fragment === "detail" ? fragment : undefined,
   };
 }
@@ -174,10 +176,21 @@ export async function runsPageData(
   canDelete: boolean,
 ): Promise<E2EPageData> {
   const filters = pageFilters(query);
-  const { rows, total } = await listRunsPage(database, filters);
+  const [{ rows, total }, run] = await Promise.all([
+    listRunsPage(database, filters),
+    query.run ? findRun(database, query.run) : undefined,
+  ]);
+  // The table's 5 s refresh shows no health; everything else does.
+  const pairs = new Map<string, SuiteEnvironment>();
+  for (const r of query.fragment === "runs" ? [] : query.fragment === "detail" ? [run] : [...rows, run])
+    if (r) pairs.set(JSON.stringify([r.suite_id, r.environment_label]), r);
+  const health = await journeyHealth(database, [...pairs.values()]);
+  const healthOf = (suite: string, environment: string, journey: string) =>
+    health.find(
+      (h) => h.suite_id === suite && h.environment_label === environment && h.journey_id === journey,
+    );
   let detail: E2EPageData["detail"];
   if (query.run) {
-    const run = await findRun(database, query.run);
     if (run) {
       const results = await listResultRows(database, run.id);
       let log: Extract<NonNullable<E2EPageData["detail"]>, { run: unknown }>["log"];
@@ -200,7 +213,9 @@ export async function runsPageData(
         results: results.map((r) => ({
           ...r,
           description: journeyDescription(e2eConfig.journeysDir, r.journey_id),
+          health: healthOf(run.suite_id, run.environment_label, r.journey_id),
         })),
+        history: query.history ? healthOf(run.suite_id, run.environment_label, query.history) : undefined,
         log,
       };
     } else {
@@ -214,6 +229,11 @@ export async function runsPageData(
     suites: [...e2eConfig.suites.keys()].sort(),
     environments: [...e2eConfig.environments.keys()].sort(),
     canDelete,
+    health: query.fragment
+      ? []
+      : health.filter((h) =>
+          rows.some((r) => r.suite_id === h.suite_id && r.environment_label === h.environment_label),
+        ),
     detail,
   };
 }
