@@ -88,9 +88,16 @@ export function assessJourney(
   };
 }
 
+type PairCache = Map<string, { version: string; health: JourneyHealth[] }>;
+/** Per database: each pair's health with the version of its window of runs it was computed from. */
+const caches = new WeakMap<Database, PairCache>();
+const CACHED_PAIRS = 1000;
+
 /**
  * Health of every journey of the given suite/environment pairs over their latest `runs` finished
- * runs (one index range per pair: e2e_runs_suite_environment_started_idx), in suite order.
+ * runs, in the order of `pairs` and then of the suite. A pair is recomputed only when its window
+ * changed (a run finished, was corrected or deleted: the ids and `updated_at` of the window's runs,
+ * read from the (suite, environment, started_at) index); otherwise its last health is reused.
  */
 export async function journeyHealth(
   database: Database,
@@ -98,52 +105,89 @@ export async function journeyHealth(
   runs = HEALTH_RUNS,
 ): Promise<JourneyHealth[]> {
   if (pairs.length === 0) return [];
-  const rows = await database.sql.unsafe<
-    (JourneyOutcome & SuiteEnvironment & { journey_id: string; position: number })[]
-  >(
-    `select p.suite_id, p.environment_label, r.id::text as run_id, r.started_at, r.commit,
-       x.journey_id, x.position, x.status, x.duration_ms::float8 as duration_ms
-     from unnest($1::text[], $2::text[]) as p(suite_id, environment_label)
+  let cache = caches.get(database);
+  if (!cache) {
+    cache = new Map();
+    caches.set(database, cache);
+  }
+  const known = cache;
+  const key = (p: SuiteEnvironment) => JSON.stringify([p.suite_id, p.environment_label, runs]);
+  const versions = await windowVersions(database, pairs, runs);
+  const stale = pairs.filter(
+    (p, i) => versions[i] !== undefined && known.get(key(p))?.version !== versions[i],
+  );
+  const fresh = await computeHealth(database, stale, runs);
+  for (const [i, pair] of pairs.entries()) {
+    const version = versions[i];
+    if (version === undefined || !stale.includes(pair)) continue;
+    known.delete(key(pair));
+    known.set(key(pair), {
+      version,
+      health: fresh.filter(
+        (h) => h.suite_id === pair.suite_id && h.environment_label === pair.environment_label,
+      ),
+    });
+    if (known.size > CACHED_PAIRS) known.delete(known.keys().next().value!);
+  }
+  return pairs.flatMap((p, i) => (versions[i] === undefined ? [] : (known.get(key(p))?.health ?? [])));
+}
+
+/** Each pair's window of finished runs as a version string; undefined for a pair without one. */
+async function windowVersions(database: Database, pairs: SuiteEnvironment[], runs: number) {
+  const rows = await database.sql.unsafe<{ n: number; version: string }[]>(
+    `select p.n::int as n,
+       md5(string_agg(r.id::text || '@' || r.updated_at::text, ',' order by r.started_at desc, r.id)) as version
+     from unnest($1::text[], $2::text[]) with ordinality as p(suite_id, environment_label, n)
+     cross join lateral (
+       select id, started_at, updated_at from e2e_runs
+       where suite_id = p.suite_id and environment_label = p.environment_label and status in ${FINAL_RUN}
+       order by started_at desc limit $3
+     ) r
+     group by p.n`,
+    [pairs.map((p) => p.suite_id), pairs.map((p) => p.environment_label), runs],
+  );
+  const versions: (string | undefined)[] = pairs.map(() => undefined);
+  for (const row of rows) versions[row.n - 1] = row.version;
+  return versions;
+}
+
+/** The pairs' health from their runs and results (what the cache holds). */
+async function computeHealth(
+  database: Database,
+  pairs: SuiteEnvironment[],
+  runs: number,
+): Promise<JourneyHealth[]> {
+  if (pairs.length === 0) return [];
+  // One row per journey with its outcomes as one JSON text: thousands of small rows cost more to
+  // transfer and decode than the query takes.
+  const rows = await database.sql.unsafe<(SuiteEnvironment & { journey_id: string; outcomes: string })[]>(
+    `select p.suite_id, p.environment_label, x.journey_id,
+       json_agg(json_build_array(r.id, x.status, x.duration_ms, r.commit, r.started_at)
+         order by r.started_at desc, r.id)::text as outcomes
+     from unnest($1::text[], $2::text[]) with ordinality as p(suite_id, environment_label, n)
      cross join lateral (
        select id, started_at, left(metadata->>'commit', 64) as commit from e2e_runs
        where suite_id = p.suite_id and environment_label = p.environment_label and status in ${FINAL_RUN}
        order by started_at desc limit $3
      ) r
      join e2e_run_results x on x.run_id = r.id
-     order by p.suite_id, p.environment_label, r.started_at desc, r.id`,
+     group by p.n, p.suite_id, p.environment_label, x.journey_id
+     order by p.n, min(x.position), x.journey_id`,
     [pairs.map((p) => p.suite_id), pairs.map((p) => p.environment_label), runs],
   );
-  const groups = new Map<
-    string,
-    { key: SuiteEnvironment & { journey_id: string }; position: number; history: JourneyOutcome[] }
-  >();
-  for (const row of rows) {
-    const id = JSON.stringify([row.suite_id, row.environment_label, row.journey_id]);
-    let group = groups.get(id);
-    if (!group) {
-      group = {
-        key: { suite_id: row.suite_id, environment_label: row.environment_label, journey_id: row.journey_id },
-        position: row.position,
-        history: [],
-      };
-      groups.set(id, group);
-    }
-    group.history.push({
-      run_id: row.run_id,
-      status: row.status,
-      duration_ms: row.duration_ms,
-      commit: row.commit,
-      started_at: new Date(row.started_at),
-    });
-  }
-  return [...groups.values()]
-    .sort(
-      (a, b) =>
-        a.key.suite_id.localeCompare(b.key.suite_id) ||
-        a.key.environment_label.localeCompare(b.key.environment_label) ||
-        a.position - b.position,
-    )
-    .map((g) => assessJourney(g.key, g.history));
+  return rows.map((row) => {
+    const outcomes = JSON.parse(row.outcomes) as [string, string, number | null, string | null, string][];
+    return assessJourney(
+      { suite_id: row.suite_id, environment_label: row.environment_label, journey_id: row.journey_id },
+      outcomes.map(([run_id, status, duration_ms, commit, started_at]) => ({
+        run_id,
+        status,
+        duration_ms,
+        commit,
+        started_at: new Date(started_at),
+      })),
+    );
+  });
 }
 
 export function journeyHealthJson(health: JourneyHealth) {

@@ -62,6 +62,11 @@ const PAGE_COLUMNS = `${RUN_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1r.$2")},
   (select count(*)::int from e2e_run_results x where x.run_id = r.id) as journeys_total,
   (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'passed') as journeys_passed,
   (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'failed') as journeys_failed`;
+/** The page's ids first, then their columns and counts: a deep page counts no journeys of the runs it skips. */
+const pageOfRuns = (where: string, orderBy: string, limit: number, offset: number) =>
+  `select ${PAGE_COLUMNS} from (select r.id from e2e_runs r where ${where}
+     order by ${orderBy} limit ${limit} offset ${offset}) page
+   join e2e_runs r on r.id = page.id order by ${orderBy}`;
 
 function sortOf(query: RunsPageQuery) {
   const sort = (PAGE_SORTS as readonly string[]).includes(query.sort) ? query.sort : "started_at";
@@ -78,11 +83,7 @@ export async function listRunsPage(
   const { orderBy } = sortOf(query);
   const offset = (Math.max(query.page, 1) - 1) * query.perPage;
   const [rows, counted] = await Promise.all([
-    database.sql.unsafe<RunsPageRow[]>(
-      `select ${PAGE_COLUMNS} from e2e_runs r where ${where}
-       order by ${orderBy} limit ${query.perPage} offset ${offset}`,
-      params,
-    ),
+    database.sql.unsafe<RunsPageRow[]>(pageOfRuns(where, orderBy, query.perPage, offset), params),
     database.sql.unsafe<{ total: number }[]>(
       `select count(*)::int as total from e2e_runs r where ${where}`,
       params,

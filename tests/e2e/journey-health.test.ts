@@ -5,7 +5,7 @@ import { e2eClient, RUNNER_ID, RUNNER_TOKEN, startE2EApp, writeE2EFixture } from
 
 const fixture = writeE2EFixture({
   configYaml: `protocol_versions: ["1"]
-allowed_environments: [same_commit, back_and_forth, broken, old_flips, stable]
+allowed_environments: [same_commit, back_and_forth, broken, old_flips, stable, later]
 suites:
   smoke: [dashboard, dashboard_again]
 journeys_dir: journeys
@@ -115,6 +115,32 @@ describe("journey health", () => {
     expect((await health("?filter[flaky]=maybe")).status).toBe(400);
     const anonymous = await app.fetch("/api/json/e2e_journey_health");
     expect(anonymous.status).toBe(401);
+
+    // A correction on a finished run (its status stays failed) shows at once.
+    const brokenLatest = (await health("?filter[environment_label]=broken")).body.data[0].attributes
+      .history[0];
+    const corrected = await api.submit(brokenLatest.run_id, [
+      { journey_id: "dashboard_again", status: "failed", failure_step: "x", failure_reason: "y" },
+    ]);
+    expect(corrected.response.status).toBe(202);
+    const after = (await health("?filter[environment_label]=broken")).body.data as any[];
+    expect(after.find((r) => r.attributes.journey_id === "dashboard_again").attributes).toMatchObject({
+      passed: 2,
+      failed: 1,
+    });
+    // A new finished run enters the window.
+    await run("later", "passed");
+    expect((await health("?filter[environment_label]=later")).body.data[0].attributes).toMatchObject({
+      runs: 1,
+      passed: 1,
+    });
+    await run("later", "failed");
+    expect((await health("?filter[environment_label]=later")).body.data[0].attributes).toMatchObject({
+      runs: 2,
+      passed: 1,
+      failed: 1,
+      last_status: "failed",
+    });
   });
 
   test("runs page (Chromium, 1366 and 390 px): flaky card, pass rate with the flaky badge, history sparkline and panel", async () => {
