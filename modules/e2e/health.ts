@@ -88,16 +88,21 @@ export function assessJourney(
   };
 }
 
-type PairCache = Map<string, { version: string; health: JourneyHealth[] }>;
+type PairCache = Map<string, { version: string; at: number; health: JourneyHealth[] }>;
 /** Per database: each pair's health with the version of its window of runs it was computed from. */
 const caches = new WeakMap<Database, PairCache>();
 const CACHED_PAIRS = 1000;
+/**
+ * A result corrected on a finished run leaves the run's row (and so the version) alone; the
+ * health catches up with it after this long.
+ */
+export const HEALTH_REUSE_MS = 60_000;
 
 /**
  * Health of every journey of the given suite/environment pairs over their latest `runs` finished
- * runs, in the order of `pairs` and then of the suite. A pair is recomputed only when its window
- * changed (a run finished, was corrected or deleted: the ids and `updated_at` of the window's runs,
- * read from the (suite, environment, started_at) index); otherwise its last health is reused.
+ * runs, in the order of `pairs` and then of the suite. A pair is recomputed when its window changed
+ * (a run finished, changed status or was deleted: the ids and `updated_at` of the window's runs, read
+ * from the (suite, environment, started_at) index) or HEALTH_REUSE_MS passed; else it is reused.
  */
 export async function journeyHealth(
   database: Database,
@@ -113,9 +118,11 @@ export async function journeyHealth(
   const known = cache;
   const key = (p: SuiteEnvironment) => JSON.stringify([p.suite_id, p.environment_label, runs]);
   const versions = await windowVersions(database, pairs, runs);
-  const stale = pairs.filter(
-    (p, i) => versions[i] !== undefined && known.get(key(p))?.version !== versions[i],
-  );
+  const now = Date.now();
+  const stale = pairs.filter((p, i) => {
+    const hit = known.get(key(p));
+    return versions[i] !== undefined && (hit?.version !== versions[i] || now - hit.at > HEALTH_REUSE_MS);
+  });
   const fresh = await computeHealth(database, stale, runs);
   for (const [i, pair] of pairs.entries()) {
     const version = versions[i];
@@ -123,6 +130,7 @@ export async function journeyHealth(
     known.delete(key(pair));
     known.set(key(pair), {
       version,
+      at: now,
       health: fresh.filter(
         (h) => h.suite_id === pair.suite_id && h.environment_label === pair.environment_label,
       ),

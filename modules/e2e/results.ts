@@ -119,9 +119,6 @@ export async function submitResults(
             with released as (delete from e2e_environment_locks where run_id = ${runId} returning 1)
             select pg_notify(${LOCK_CHANNEL}, ${run.environment_label})`;
         }
-      } else if (final) {
-        // A correction on a finished run: journey health (health.ts) sees its window changed by this.
-        await tx`update e2e_runs set updated_at = now() where id = ${runId}`;
       }
       return rows.map(resultView);
     });
