@@ -166,7 +166,7 @@ export function JourneyHistory({
                   {durationText(null, null, o.duration_ms)}
                 </td>
                 <td class="mono" safe>
-                  {o.commit ? o.commit.slice(0, 12) : "—"}
+                  {o.commit?.slice(0, 12) ?? "—"}
                 </td>
               </tr>
             ))}
