@@ -39,22 +39,27 @@ export interface RunsPageRow extends RunRow {
   journeys_failed: number;
 }
 
-/** The page's filters and search as a WHERE clause on `e2e_runs r` with parameters $1–$5. */
-function runsWhere(query: RunsPageQuery): { where: string; params: (string | null)[] } {
-  const search = query.q?.trim() ? `%${query.q.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-  return {
-    where: `($1::text is null or r.status = $1) and ($2::text is null or r.suite_id = $2)
-    and ($3::text is null or r.environment_label = $3) and ($4::text is null or r.trigger_source = $4)
-    and ($5::text is null or r.id::text ilike $5 or r.suite_id ilike $5 or r.environment_label ilike $5
-      or r.runner_id ilike $5 or r.status ilike $5 or array_to_string(r.journey_ids, ' ') ilike $5)`,
-    params: [
-      query.status || null,
-      query.suite || null,
-      query.environment || null,
-      query.trigger || null,
-      search,
-    ],
+/**
+ * The page's filters and search as a WHERE clause on `e2e_runs r` with parameters $1…$n: only the
+ * filters given, so the planner sees plain conditions (an `$1 is null or …` generic plan scans them all).
+ */
+function runsWhere(query: RunsPageQuery): { where: string; params: string[] } {
+  const params: string[] = [];
+  const conditions: string[] = [];
+  const param = (value: string) => {
+    params.push(value);
+    return `$${params.length}`;
   };
+  if (query.status) conditions.push(`r.status = ${param(query.status)}`);
+  if (query.suite) conditions.push(`r.suite_id = ${param(query.suite)}`);
+  if (query.environment) conditions.push(`r.environment_label = ${param(query.environment)}`);
+  if (query.trigger) conditions.push(`r.trigger_source = ${param(query.trigger)}`);
+  if (query.q?.trim()) {
+    const search = param(`%${query.q.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    conditions.push(`(r.id::text ilike ${search} or r.suite_id ilike ${search} or r.environment_label ilike ${search}
+      or r.runner_id ilike ${search} or r.status ilike ${search} or array_to_string(r.journey_ids, ' ') ilike ${search})`);
+  }
+  return { where: conditions.join(" and ") || "true", params };
 }
 
 /** A run's columns with its journey counts, from `e2e_runs r`. */
@@ -71,7 +76,9 @@ const pageOfRuns = (where: string, orderBy: string, limit: number, offset: numbe
 function sortOf(query: RunsPageQuery) {
   const sort = (PAGE_SORTS as readonly string[]).includes(query.sort) ? query.sort : "started_at";
   const dir = query.dir === "asc" ? "asc" : "desc";
-  return { sort, dir, orderBy: `r.${sort} ${dir} nulls last, r.id ${dir}` };
+  // Only finished_at may be null; the others keep an order an index can give.
+  const nulls = sort === "finished_at" ? " nulls last" : "";
+  return { sort, dir, orderBy: `r.${sort} ${dir}${nulls}, r.id ${dir}` };
 }
 
 /** Runs for the operators' page: filters, search (id, suite, environment, runner, status), sort, pages. */
@@ -113,8 +120,8 @@ export async function runsAfter(
   const bound = !cursor
     ? ""
     : cursor.value === null
-      ? `and r.${sort} is null and r.id ${op} $6::uuid`
-      : `and ((r.${sort}, r.id) ${op} ($7::${cast}, $6::uuid) or r.${sort} is null)`;
+      ? `and r.${sort} is null and r.id ${op} $${params.length + 1}::uuid`
+      : `and ((r.${sort}, r.id) ${op} ($${params.length + 2}::${cast}, $${params.length + 1}::uuid) or r.${sort} is null)`;
   const rows = await database.sql.unsafe<(RunsPageRow & { sort_value: string | null })[]>(
     `select ${PAGE_COLUMNS}, r.${sort}::text as sort_value from e2e_runs r
      where ${where} ${bound} order by ${orderBy} limit ${limit}`,
