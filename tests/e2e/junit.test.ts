@@ -38,6 +38,15 @@ describe("outpost e2e run --junit", () => {
     expect(summary.console_url).toBe(url);
     expect(summary.junit_file).toBe(path.join(fixture.dir, "reports/pass.xml"));
     expect(result.stderr).toContain(`console: ${url}`);
+    // The link opens that run on the runs page (its detail, its row highlighted).
+    const session = await app.session("viewer");
+    const opened = await fetch(url, { headers: { cookie: session.cookie } });
+    expect(opened.status).toBe(200);
+    const html = await opened.text();
+    expect(html).toContain(`<h2>Run ${summary.run_id}</h2>`);
+    expect(html).toMatch(
+      new RegExp(`<tr class="selected">(?:(?!</tr>).)*${summary.run_id.slice(0, 8)}`, "s"),
+    );
     const report = readReport("reports/pass.xml");
     expect(report.children.map((c) => c.name)).toEqual(["testsuite"]);
     const suite = report.children[0]!;
