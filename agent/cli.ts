@@ -7,6 +7,7 @@ import YAML from "yaml";
 import { DeviceApiClient } from "./api-client.ts";
 import { ensureBuiltinScripts } from "./builtin-scripts/index.ts";
 import { type AgentConfig, ConfigError, loadConfig } from "./config.ts";
+import { type DaemonReport, daemonStatePublisher, readDaemonState } from "./daemon-state.ts";
 import { detectIdentity } from "./identity.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type AgentContext, runPollLoop, warmUp } from "./poller.ts";
@@ -109,6 +110,23 @@ function buildContext(program: Command): AgentContext {
     tunnel: new TunnelClient(config.tunnel, config.server_url, logger),
     startedAt: Date.now(),
   };
+}
+
+function daemonLines(daemon: DaemonReport): string[] {
+  if (daemon.running === null) return [`Daemon:     unknown (${daemon.reason})`, "Tunnel:     unknown"];
+  if (!daemon.running)
+    return [`Daemon:     not running (${daemon.reason})`, "Tunnel:     unknown: no agent daemon is running"];
+  const { tunnel } = daemon;
+  const detail = [
+    tunnel.since && tunnel.state === "connected" ? `since ${tunnel.since}` : "",
+    tunnel.error ? `last error: ${tunnel.error}` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
+  return [
+    `Daemon:     running, PID ${daemon.pid}, since ${daemon.started_at}`,
+    `Tunnel:     ${tunnel.state}${detail ? ` (${detail})` : ""}`,
+  ];
 }
 
 function positiveInt(name: string) {
@@ -214,13 +232,17 @@ export function buildProgram(io: Io = defaultIo): Command {
       if (!creds && !daemon)
         throw new CliError("no device identity found; run `outpost-agent register` first");
       const signals = signalController();
-      if (!creds) {
-        // The service started before the device was registered (install.sh, a fresh image): register
-        // now, waiting while the device is pending, then poll.
-        ctx.logger.info({ server: ctx.config.server_url }, "no device identity yet: registering");
-        creds = await registerDevice(ctx, { signal: signals.signal });
-      } else creds = await bindDeviceSecret(ctx, creds);
+      // `status` (another process) reads the tunnel's state from here; the file goes when we do.
+      const published = daemonStatePublisher(ctx.config.state_dir);
+      ctx.tunnel.onChange = (tunnel) => published.publish(tunnel);
+      published.publish(ctx.tunnel.status());
       try {
+        if (!creds) {
+          // The service started before the device was registered (install.sh, a fresh image): register
+          // now, waiting while the device is pending, then poll.
+          ctx.logger.info({ server: ctx.config.server_url }, "no device identity yet: registering");
+          creds = await registerDevice(ctx, { signal: signals.signal });
+        } else creds = await bindDeviceSecret(ctx, creds);
         const warmUpMs = await warmUp(ctx);
         ctx.logger.info(
           { server: ctx.config.server_url, device_id: creds.uuid, warm_up_ms: warmUpMs },
@@ -234,6 +256,7 @@ export function buildProgram(io: Io = defaultIo): Command {
         ctx.logger.info("polling stopped");
         if (opts.once && failures > 0) throw new CliError("poll failed (see log above)");
       } finally {
+        published.clear();
         signals.dispose();
       }
     });
@@ -257,6 +280,7 @@ export function buildProgram(io: Io = defaultIo): Command {
       } catch (err) {
         identity = { error: (err as Error).message };
       }
+      const daemon = readDaemonState(ctx.config.state_dir);
       const status = {
         agent_version: AGENT_VERSION,
         config: ctx.configSource ?? "(defaults)",
@@ -267,7 +291,9 @@ export function buildProgram(io: Io = defaultIo): Command {
         identity,
         last_poll: loadLastPoll(ctx.config.state_dir),
         scripts: ctx.store.latest().map((s) => ({ name: s.meta.name, version: s.meta.version })),
-        tunnel: ctx.tunnel.status(),
+        // The daemon's tunnel, not one of this process's own: `status` is another process.
+        daemon,
+        tunnel: daemon.running ? daemon.tunnel : null,
       };
       if (opts.json) {
         io.out(JSON.stringify(status, null, 2));
@@ -290,7 +316,7 @@ export function buildProgram(io: Io = defaultIo): Command {
             : "never"
         }`,
         `Scripts:    ${status.scripts.map((s) => `${s.name} v${s.version}`).join(", ") || "(none)"}`,
-        `Tunnel:     ${status.tunnel.state}`,
+        ...daemonLines(status.daemon),
       ];
       io.out(lines.join("\n"));
     });

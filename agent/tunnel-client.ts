@@ -51,7 +51,8 @@ export class TunnelClient implements TunnelController {
   private token: string | undefined;
   private connectedWith: { token: string; server: string } | undefined;
   private pinned: string | undefined;
-  private state: ConnectionStatus = { state: "disconnected", active: false };
+  private current: ConnectionStatus = { state: "disconnected", active: false };
+  onChange?: (status: ConnectionStatus) => void;
   private retry: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
 
@@ -62,7 +63,16 @@ export class TunnelClient implements TunnelController {
   ) {}
 
   status(): ConnectionStatus {
-    return { ...this.state };
+    return { ...this.current };
+  }
+
+  private get state(): ConnectionStatus {
+    return this.current;
+  }
+
+  private set state(next: ConnectionStatus) {
+    this.current = next;
+    this.onChange?.({ ...next });
   }
 
   async apply(remoteAccessToken: string | undefined, hostKey?: string): Promise<void> {

@@ -13,6 +13,8 @@ export interface ConnectionStatus {
 
 export interface TunnelController {
   status(): ConnectionStatus;
+  /** Called after every change of `status()` (the daemon publishes it for `outpost-agent status`). */
+  onChange?: (status: ConnectionStatus) => void;
   /** Start, restart or stop the tunnel according to the token of the latest heartbeat (absent = stop). */
   apply(remoteAccessToken: string | undefined, hostKeyFingerprint?: string): Promise<void>;
   stop(): Promise<void>;

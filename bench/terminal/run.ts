@@ -17,11 +17,10 @@ import net from "node:net";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { approveDevices } from "../../modules/devices/service";
-import { createApiToken, createOperator, createSession } from "../../modules/operators/service";
-import { csrfTokenFor, SESSION_COOKIE } from "../../modules/platform/access";
-import { sha256Hex } from "../../modules/platform/crypto";
+import { createApiToken } from "../../modules/operators/service";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
+import { operatorSession as signedIn } from "../../tests/helpers/sessions";
 import { openSocket, startDevice, startTerminal, waitFor } from "../../tests/terminal/helpers";
 
 const args = process.argv.slice(2);
@@ -98,7 +97,7 @@ async function register(mac: string) {
   const response = await fetch(`${url}/api/v1/devices/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ mac_address: mac }),
+    body: JSON.stringify({ mac_address: mac, device_secret: `bench-device-secret-${mac}` }),
   });
   return ((await response.json()) as { data: { id: string; api_token?: string } }).data;
 }
@@ -111,17 +110,7 @@ const device = await startDevice(
   { pollSeconds: 30 },
 );
 
-let counter = 0;
-async function operatorSession() {
-  const email = `bench-${++counter}@example.test`;
-  const operator = await createOperator(database.db, {
-    email,
-    password: "correct horse battery",
-    role: "operator",
-  });
-  const token = await createSession(database.db, { operatorId: operator.id, ttlHours: 1 });
-  return { cookie: `${SESSION_COOKIE}=${token}`, csrf: csrfTokenFor(SECRET_KEY, sha256Hex(token)) };
-}
+const operatorSession = () => signedIn(database.db, SECRET_KEY, "operator");
 
 /** Opens a terminal and waits for the shell's first prompt; returns the socket and the time it took. */
 async function openTerminal(session: { cookie: string; csrf: string }) {

@@ -4,13 +4,14 @@ import type { Command } from "./service";
 
 /**
  * `POST /api/v1/devices/:device_id/command_results`. The list is checked first (400, before the
- * device is even looked up, as in the reference), then each item (422 invalid_results).
+ * device is even looked up, as in the reference), then each item on its own (modules/commands/results.ts).
  */
 export const CommandResultsBody = Type.Object({ results: Type.Array(Type.Unknown()) });
 export const commandResultsBody = compileSchema(CommandResultsBody);
 
+/** An entry of the list. A missing or empty `command_id` is a result for no command (the agent's `missing_command_id`). */
 export const CommandResult = Type.Object({
-  command_id: Type.String({ minLength: 1 }),
+  command_id: Type.Optional(Type.String()),
   status: Type.Union([Type.Literal("OK"), Type.Literal("FAILED")]),
   output: Type.Optional(Type.Unknown()),
   error: Type.Optional(Type.Union([Type.String(), Type.Null()])),

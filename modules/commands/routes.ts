@@ -4,43 +4,10 @@ import { apiKeyOf, authenticateDevice, consumeRateLimit } from "../devices/servi
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { jsonBody, readJsonBody } from "../platform/json-body";
-import { firstInvalidField } from "../platform/schemas";
-import { commandResult, commandResultsBody } from "./model";
-import { type CommandResultInput, commandPayload, recordCommandResults } from "./service";
+import { commandResultsBody } from "./model";
+import { commandPayload, recordCommandResults } from "./service";
 
 export const RESULTS_MAX_BYTES = 1024 * 1024;
-export const RESULTS_MAX_ITEMS = 500;
-
-const ITEM_FIELDS = ["command_id", "status", "error"] as const;
-const ITEM_PROBLEMS: Record<(typeof ITEM_FIELDS)[number], string> = {
-  command_id: "command_id is required",
-  status: "status must be OK or FAILED",
-  error: "error must be a string",
-};
-
-/** 422 invalid_results for the first malformed item (CommandResult); nothing is stored then. */
-export function parseResults(items: unknown[]): CommandResultInput[] {
-  if (items.length > RESULTS_MAX_ITEMS) {
-    throw new AppError(422, "invalid_results", `At most ${RESULTS_MAX_ITEMS} results per request`, {
-      max_items: RESULTS_MAX_ITEMS,
-    });
-  }
-  return items.map((item, index) => {
-    if (!commandResult.Check(item)) {
-      const field = firstInvalidField(commandResult, item, ITEM_FIELDS) as (typeof ITEM_FIELDS)[number] | "";
-      const message = field
-        ? `results[${index}].${ITEM_PROBLEMS[field]}`
-        : `results[${index}] must be an object`;
-      throw new AppError(422, "invalid_results", message, { index });
-    }
-    return {
-      command_id: item.command_id,
-      status: item.status,
-      output: item.output ?? undefined,
-      error: typeof item.error === "string" ? item.error.slice(0, 16_384) : undefined,
-    };
-  });
-}
 
 /** The device side of commands: results and deferred payloads (`?api_key=`). */
 export function commandRoutes(ctx: AppContext) {
@@ -65,10 +32,9 @@ export function commandRoutes(ctx: AppContext) {
         const { results } = body;
         await authenticateDevice(sql, params.device_id, apiKeyOf(query));
         await countCommandRequest(params.device_id);
-        const parsed = parseResults(results);
-        const acknowledged = await recordCommandResults(sql, params.device_id, parsed);
+        const recorded = await recordCommandResults(sql, params.device_id, results);
         set.status = 202;
-        return { data: { acknowledged_count: acknowledged } };
+        return { data: { acknowledged_count: recorded.acknowledged, results: recorded.results } };
       },
       { access: "device", parse: ({ request }) => readJsonBody(request, RESULTS_MAX_BYTES) },
     )

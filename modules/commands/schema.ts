@@ -58,3 +58,28 @@ export const pendingCommands = pgTable(
 );
 
 export type CommandRow = typeof pendingCommands.$inferSelect;
+
+/**
+ * Results a device posted that belong to no command it was sent: no id (the agent's
+ * `missing_command_id`), an id it was never sent (`unknown_command`), or an id repeated in one post
+ * (`duplicate_command_id`, the later entries). Kept so operators see them (device page, Commands tab);
+ * pruned with the command history.
+ */
+export const unmatchedCommandResults = pgTable(
+  "unmatched_command_results",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    deviceId: uuid("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    /** The id as the device sent it ("" when it sent none), cut to 200 characters. */
+    commandId: text("command_id").notNull(),
+    reason: text("reason").notNull(),
+    /** "OK" or "FAILED", as posted. */
+    status: text("status").notNull(),
+    output: jsonb("output"),
+    error: text("error"),
+    receivedAt: timestamp("received_at", { withTimezone: true }).notNull().default(sql`now()`),
+  },
+  (table) => [index("unmatched_command_results_device_idx").on(table.deviceId, table.receivedAt)],
+);

@@ -11,6 +11,16 @@ import { commandsTotal } from "../platform/metrics";
 import { type CommandType, validateCommand } from "./validation";
 
 export {
+  type CommandResultInput,
+  type EntryOutcome,
+  listUnmatchedResults,
+  pruneUnmatchedResults,
+  recordCommandResults,
+  type UnmatchedReason,
+  type UnmatchedResult,
+} from "./results";
+
+export {
   COMMAND_TYPES,
   type CommandType,
   checkScript,
@@ -189,48 +199,6 @@ export async function claimCommands(sql: Sql, deviceId: string): Promise<Deliver
     with accepted as (select ${deviceId}::uuid as id), claimed as (${claimCommandsForAccepted(sql)})
     select * from claimed order by queued_at, id`;
   return rows.map(deliveredCommand);
-}
-
-export interface CommandResultInput {
-  command_id: string;
-  status: "OK" | "FAILED";
-  output?: unknown;
-  error?: string;
-}
-
-/**
- * Stores results on the device's delivered commands: OK → succeeded, FAILED → failed. Ids that are
- * unknown, not UUIDs, of another device or not in `delivered` state are ignored (a retried post is
- * a no-op); for an id listed twice the first result counts. One statement: all or nothing.
- * Returns how many commands were updated.
- */
-export async function recordCommandResults(
-  sql: Sql,
-  deviceId: string,
-  results: CommandResultInput[],
-): Promise<number> {
-  const seen = new Set<string>();
-  const rows: { command_id: string; status: string; output: unknown; error: string | null }[] = [];
-  for (const result of results) {
-    const id = result.command_id.toLowerCase();
-    if (!isUuid(id) || seen.has(id)) continue;
-    seen.add(id);
-    rows.push({
-      command_id: id,
-      status: result.status === "OK" ? "succeeded" : "failed",
-      output: result.output ?? null,
-      error: result.error ?? null,
-    });
-  }
-  if (rows.length === 0) return 0;
-  const updated = await sql<{ status: "succeeded" | "failed" }[]>`
-    update pending_commands c
-    set status = r.status::command_status, output = r.output, error = r.error, completed_at = now()
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(command_id uuid, status text, output jsonb, error text)
-    where c.id = r.command_id and c.device_id = ${deviceId}::uuid and c.status = 'delivered'
-    returning c.status::text as status`;
-  for (const row of updated) commandsTotal.inc({ event: row.status });
-  return updated.length;
 }
 
 /**

@@ -28,7 +28,7 @@ export const heartbeatsTotal = new client.Counter({
 
 export const commandsTotal = new client.Counter({
   name: "outpost_commands_total",
-  help: "Device commands by event: queued, delivered, succeeded, failed, expired",
+  help: "Device commands by event: queued, delivered, succeeded, failed, expired, unmatched_result (a result for no command)",
   labelNames: ["event"] as const,
   registers,
 });

@@ -6,8 +6,16 @@ import { notFound } from "../platform/errors";
 import { deviceSettings } from "../settings/service";
 import { panelState } from "./console";
 import { RemoteAccessPanel } from "./device-tab";
+import { pageStreams } from "./page-streams";
 import { deviceWebUrl } from "./routes";
-import { activeLeases, CONSOLE_LEASE_SECONDS, endLease, leaseIsActive, renewLease } from "./service";
+import {
+  activeLeases,
+  CONSOLE_LEASE_SECONDS,
+  endLease,
+  endUnwatchedLease,
+  leaseIsActive,
+  renewLease,
+} from "./service";
 import { issueTicket } from "./tickets";
 
 const PANEL_JS = path.join(import.meta.dir, "static/panel.js");
@@ -25,8 +33,11 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
   // A page whose stream dropped, or that said it closes, leaves its lease this long to another page.
   const graceMs = config.remoteAccessPageGraceSeconds * 1000;
   const sql = database.sql;
-  /** Open live streams per lease in this process (ends the lease when the last one goes away). */
-  const streams = new Map<string, number>();
+  /** Open live streams per lease, counted in PostgreSQL so every web process sees every other's. */
+  const streams = pageStreams(sql);
+  /** After the grace period, the lease ends unless a page (on any web process) holds it by then. */
+  const endAfterGrace = (deviceId: string, leaseId: string) =>
+    setTimeout(() => endUnwatchedLease(sql, deviceId, leaseId).catch(() => {}), graceMs).unref();
 
   async function state(
     request: Request,
@@ -73,17 +84,23 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
         server?.timeout?.(request, 0);
         const leaseId = textOf(query.lease) || undefined;
         let timers: ReturnType<typeof setInterval>[] = [];
+        let held: Promise<string | undefined> | undefined;
+        let stopped = false;
+        // Runs on the request's abort and on the stream's cancel, often both: only the first counts (a
+        // second used to take another tab's stream off the count, ending the lease under that tab).
         const stop = () => {
+          if (stopped) return;
+          stopped = true;
           for (const t of timers) clearInterval(t);
           timers = [];
-          if (!leaseId) return;
-          const left = (streams.get(leaseId) ?? 1) - 1;
-          if (left > 0) return void streams.set(leaseId, left);
-          streams.delete(leaseId);
-          setTimeout(() => {
-            if (streams.has(leaseId)) return; // the page reconnected
-            endLease(sql, params.id, leaseId, "closed").catch(() => {});
-          }, graceMs).unref();
+          if (!held || !leaseId) return;
+          held
+            .then(async (streamId) => {
+              if (!streamId) return;
+              await streams.close(streamId);
+              endAfterGrace(params.id, leaseId);
+            })
+            .catch(() => {});
         };
         const stream = new ReadableStream<Uint8Array>({
           async start(controller) {
@@ -107,17 +124,20 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
               (await activeLeases(sql, params.id)).some(
                 (l) => l.id === leaseId && l.ownerKind === "console" && l.operatorId === principal.operatorId,
               );
+            if (stopped) return; // the page went away while this looked its lease up
             if (owned && leaseId) {
-              streams.set(leaseId, (streams.get(leaseId) ?? 0) + 1);
+              held = streams.open(leaseId);
               timers.push(
                 setInterval(() => renewLease(sql, leaseId, CONSOLE_LEASE_SECONDS).catch(() => {}), RENEW_MS),
               );
             }
             timers.push(setInterval(send, STATE_MS));
-            request.signal.addEventListener("abort", () => {
+            const abort = () => {
               open = false;
               stop();
-            });
+            };
+            request.signal.addEventListener("abort", abort);
+            if (request.signal.aborted) abort();
           },
           cancel() {
             stop();
@@ -155,9 +175,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
         if (textOf(form.beacon) === "1") {
           // The page went away, maybe only to another tab of the same device, whose page takes this
           // lease over (it reuses the operator's open console lease): end it only if nobody did.
-          setTimeout(() => {
-            if (!streams.has(leaseId)) endLease(sql, params.id, leaseId, "closed").catch(() => {});
-          }, graceMs).unref();
+          endAfterGrace(params.id, leaseId);
           set.status = 204;
           return "";
         }

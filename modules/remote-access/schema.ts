@@ -62,3 +62,25 @@ export const tunnelConnections = pgTable("tunnel_connections", {
   /** Forwards the agent asked for and got (`http`, `ssh`). */
   forwards: text("forwards").array().notNull().default(sql`'{}'::text[]`),
 });
+
+/**
+ * Device pages' live streams that hold a console lease, one row per open stream, whichever web process
+ * serves it. A page's lease ends (after the grace period) only when no row of it is left, so a tab on one
+ * process keeps the lease a closing tab on another process gave up. Each process refreshes its rows'
+ * `expires_at`; rows of a killed process stop counting once it passes.
+ */
+export const remoteAccessPageStreams = pgTable(
+  "remote_access_page_streams",
+  {
+    id: uuid("id").primaryKey(),
+    leaseId: uuid("lease_id")
+      .notNull()
+      .references(() => remoteAccessLeases.id, { onDelete: "cascade" }),
+    openedAt: timestamp("opened_at", { withTimezone: true }).notNull().default(sql`now()`),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (table) => [
+    index("remote_access_page_streams_lease_idx").on(table.leaseId),
+    index("remote_access_page_streams_expiry_idx").on(table.expiresAt),
+  ],
+);

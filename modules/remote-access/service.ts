@@ -160,6 +160,25 @@ export async function endLease(
   }) as Promise<Lease>;
 }
 
+/**
+ * Ends a console lease that no page holds any more (no live row in remote_access_page_streams, from any
+ * web process): the end of a page's grace period. Returns whether it ended.
+ */
+export async function endUnwatchedLease(sql: Sql, deviceId: string, leaseId: string): Promise<boolean> {
+  if (!isUuid(deviceId) || !isUuid(leaseId)) return false;
+  return sql.begin(async (tx) => {
+    await lockDevice(tx, deviceId);
+    const ended = await tx`
+      update remote_access_leases l set ended_at = now(), end_reason = 'closed'
+      where l.id = ${leaseId}::uuid and l.device_id = ${deviceId}::uuid and l.ended_at is null
+        and not exists (select 1 from remote_access_page_streams s
+          where s.lease_id = l.id and s.expires_at > now())
+      returning l.id`;
+    if (ended.length > 0) await syncDeviceFlag(tx as unknown as Sql, deviceId);
+    return ended.length > 0;
+  }) as Promise<boolean>;
+}
+
 /** Ends every open lease of a device (it was revoked or deleted); returns how many ended. */
 export async function endDeviceLeases(sql: Sql, deviceId: string, reason: EndReason): Promise<number> {
   if (!isUuid(deviceId)) return 0;

@@ -5,7 +5,8 @@
  */
 import type { Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
-import { asNumber, isObject } from "./numeric-fields";
+import { optionKeyPath, valueAt } from "./field-keys";
+import { asNumber } from "./numeric-fields";
 import { BUCKET_MS, RECENT_MS, rollupProgress } from "./rollups";
 
 export const MAX_CHART_FIELDS = 12;
@@ -42,18 +43,10 @@ export interface Gauges {
   disk: { value: number; label: string } | undefined;
 }
 
-function dig(payload: unknown, path: string[]): unknown {
-  let node = payload;
-  for (const part of path) {
-    if (!isObject(node)) return undefined;
-    node = node[part];
-  }
-  return node;
-}
-
+/** The first of the fields (builder option keys) that holds a number, with its gauge label. */
 function first(payload: unknown, candidates: [string, string][]) {
-  for (const [path, label] of candidates) {
-    const value = asNumber(dig(payload, path.split(".")));
+  for (const [key, label] of candidates) {
+    const value = asNumber(valueAt(payload, optionKeyPath(key)));
     if (value !== undefined) return { value, label };
   }
   return undefined;
@@ -66,20 +59,20 @@ function first(payload: unknown, candidates: [string, string][]) {
 export function gaugesOf(payload: Record<string, unknown> | undefined): Gauges {
   return {
     cpu: first(payload, [
-      ["scripts.cpu.data.output.usage_pct", "CPU busy %"],
-      ["scripts.pcp.data.output.cpu_pct", "CPU busy %"],
-      ["scripts.load.data.output.load_1m", "Load (1 min)"],
-      ["scripts.pcp.data.output.load_1m", "Load (1 min)"],
+      ["cpu.usage_pct", "CPU busy %"],
+      ["pcp.cpu_pct", "CPU busy %"],
+      ["load.load_1m", "Load (1 min)"],
+      ["pcp.load_1m", "Load (1 min)"],
     ]),
     memory: first(payload, [
-      ["scripts.memory.data.output.used_pct", "Memory used %"],
-      ["scripts.pcp.data.output.memory_used_pct", "Memory used %"],
-      ["scripts.pcp.data.output.memory_used", "Memory used %"],
+      ["memory.used_pct", "Memory used %"],
+      ["pcp.memory_used_pct", "Memory used %"],
+      ["pcp.memory_used", "Memory used %"],
     ]),
     disk: first(payload, [
-      ["scripts.disk.data.output.root_used_pct", "Disk used % (/)"],
-      ["scripts.disk.data.output.max_used_pct", "Disk used % (fullest)"],
-      ["scripts.pcp.data.output.disk_full_pct", "Disk full %"],
+      ["disk.root_used_pct", "Disk used % (/)"],
+      ["disk.max_used_pct", "Disk used % (fullest)"],
+      ["pcp.disk_full_pct", "Disk full %"],
     ]),
   };
 }
@@ -95,7 +88,8 @@ export interface ChartData {
 }
 
 /**
- * Per-bucket averages of numeric payload fields of one device over [from, to). Over more than two
+ * Per-bucket averages of numeric fields (builder option keys, read at `optionKeyPath`; the rollups
+ * hold them under that path, dotted) of one device over [from, to). Over more than two
  * days they come from the hourly rollups; over a day or two from the 6-minute rollups where those
  * cover the range; otherwise from raw heartbeats, through the (device_id, recorded_at) index and only
  * the partitions of the range.
@@ -103,12 +97,12 @@ export interface ChartData {
 export async function deviceChartData(
   sql: Sql,
   deviceId: string,
-  paths: string[],
+  keys: string[],
   from: Date,
   to: Date,
   buckets = 240,
 ): Promise<ChartData> {
-  const fields = paths.slice(0, MAX_CHART_FIELDS);
+  const fields = keys.slice(0, MAX_CHART_FIELDS).map(optionKeyPath);
   const span = to.getTime() - from.getTime();
   const tier = isUuid(deviceId) && fields.length > 0 ? rollupTierFor(span, buckets) : undefined;
   if (tier) {
@@ -171,13 +165,10 @@ interface ChartRow {
  * ORDER BY: sorting the payloads cost PostgreSQL more than this sorts the buckets).
  */
 class BucketAverages {
-  private readonly parts: string[][];
   /** Per bucket start: per field, its sum and count of numeric values. */
   private readonly buckets = new Map<number, { sums: number[]; counts: number[] }>();
 
-  constructor(paths: string[]) {
-    this.parts = paths.map((path) => path.split("."));
-  }
+  constructor(readonly parts: string[][]) {}
 
   add(rows: ChartRow[]): void {
     for (const row of rows) {
@@ -188,7 +179,7 @@ class BucketAverages {
       }
       const payload: unknown = JSON.parse(row.payload);
       for (let i = 0; i < this.parts.length; i++) {
-        const value = asNumber(dig(payload, this.parts[i]!));
+        const value = asNumber(valueAt(payload, this.parts[i]!));
         if (value === undefined) continue;
         bucket.sums[i]! += value;
         bucket.counts[i]!++;
@@ -252,7 +243,7 @@ async function rolledUpChartData(
   sql: Sql,
   tier: RollupTier,
   deviceId: string,
-  fields: string[],
+  fields: string[][],
   from: Date,
   to: Date,
   buckets: number,
@@ -268,11 +259,11 @@ async function rolledUpChartData(
   const unitSeconds = tier.unitMs / 1000;
   const rolled = fields.map(
     (field, i) =>
-      sql`, (stats -> ${field} ->> 1)::float8 as ${sql(`s${i}`)}, (stats -> ${field} ->> 0)::float8 as ${sql(`c${i}`)}`,
+      sql`, (stats -> ${field.join(".")} ->> 1)::float8 as ${sql(`s${i}`)}, (stats -> ${field.join(".")} ->> 0)::float8 as ${sql(`c${i}`)}`,
   );
   const raw = fields.map(
     (field, i) =>
-      sql`, telemetry_number(e.payload #> ${field.split(".")}::text[]) as ${sql(`s${i}`)}, (telemetry_number(e.payload #> ${field.split(".")}::text[]) is not null)::int::float8 as ${sql(`c${i}`)}`,
+      sql`, telemetry_number(e.payload #> ${field}::text[]) as ${sql(`s${i}`)}, (telemetry_number(e.payload #> ${field}::text[]) is not null)::int::float8 as ${sql(`c${i}`)}`,
   );
   const averages = fields.map(
     (_, i) => sql`, sum(${sql(`s${i}`)}) / nullif(sum(${sql(`c${i}`)}), 0) as ${sql(`v${i}`)}`,

@@ -151,7 +151,8 @@ export interface JoinedSession {
 
 /**
  * A join of `terminal:<device_id>` (reference §6.7): the ref must name a live session bound to that
- * device and operator, the command must be its `ssh_authorize`, and the device must have run it (polled
+ * device and operator; its `ssh_authorize` command is resolved from the session (an optional
+ * `command_id` must match it), and the device must have run it (polled
  * every 500 ms, 30 times). On success the private key leaves the database: it is only in this process
  * until SSH connects. Refusals are JoinErrors with the reference's `{reason, code}`.
  */
@@ -184,11 +185,13 @@ export async function joinSession(
   if (row.operator_id !== input.operatorId || input.socket.operatorId !== input.operatorId) {
     throw new JoinError("unauthorized", "unauthorized");
   }
-  if (input.commandId === undefined || input.commandId === null || input.commandId === "")
-    throw new JoinError("authorization_required", "missing_command_id");
-  if (typeof input.commandId !== "string" || !isUuid(input.commandId))
-    throw new JoinError("authorization_invalid", "invalid_command_id");
-  if (input.commandId !== row.command_id) throw new JoinError("authorization_invalid", "session_mismatch");
+  // The spec's join carries only the ref: the session names its own `ssh_authorize` command. A client
+  // that also sends `command_id` (Outpost's page does) must send the right one.
+  if (input.commandId !== undefined && input.commandId !== null && input.commandId !== "") {
+    if (typeof input.commandId !== "string" || !isUuid(input.commandId))
+      throw new JoinError("authorization_invalid", "invalid_command_id");
+    if (input.commandId !== row.command_id) throw new JoinError("authorization_invalid", "session_mismatch");
+  }
   // Before waiting for the device, and again at connection (the key sshd shows must be the pinned one).
   const hostKey = await checkHostKey(sql, row.device_id);
   if (hostKey.state === "changed") {
@@ -222,7 +225,7 @@ async function waitForAuthorization(
   onWaiting?: () => void,
 ): Promise<string> {
   for (let attempt = 0; attempt < poll.tries; attempt++) {
-    const command = await getCommand(sql, row.command_id!);
+    const command = row.command_id ? await getCommand(sql, row.command_id) : undefined;
     if (!command || command.type !== "ssh_authorize")
       throw new JoinError("authorization_invalid", "command_not_found");
     if (command.status === "succeeded") {

@@ -221,7 +221,9 @@ describe("agent polling against a fake device API", () => {
     const status = JSON.parse(r.stdout);
     expect(status.device_id).toBe(DEVICE_ID);
     expect(status.server_url).toBe(`${fake.url}`);
-    expect(status.tunnel.state).toBe("disconnected");
+    // `poll --once` has exited: no daemon, so no tunnel state to tell.
+    expect(status.daemon).toEqual({ running: false, reason: "no daemon state" });
+    expect(status.tunnel).toBeNull();
     expect(status.last_poll.ok).toBe(true);
     expect(status.scripts.map((s: { name: string }) => s.name)).toContain("deferred");
     expect(r.stdout).not.toContain(TOKEN);
@@ -240,6 +242,7 @@ describe("agent polling against a fake device API", () => {
       "Identity",
       "Last poll",
       "Scripts",
+      "Daemon",
       "Tunnel",
     ]);
     expect(lines[0]).toBe(`Agent:      outpost-agent ${AGENT_VERSION}`);
@@ -253,7 +256,8 @@ describe("agent polling against a fake device API", () => {
       /^Last poll: {2}\d{4}-\d\d-\d\dT[\d:.]+Z ok in \d+ ms \(\d+ scripts, \d+ failed, \d+ commands\)$/,
     );
     expect(lines[6]).toMatch(/^Scripts: {4}.*\bcpu v2\b/);
-    expect(lines[7]).toBe("Tunnel:     disconnected");
+    expect(lines[7]).toBe("Daemon:     not running (no daemon state)");
+    expect(lines[8]).toBe("Tunnel:     unknown: no agent daemon is running");
     expect(r.stdout).not.toContain(TOKEN);
   }, 30000);
 });

@@ -7,6 +7,8 @@ import {
   claimCommands,
   getCommand,
   listCommands,
+  listUnmatchedResults,
+  pruneUnmatchedResults,
   queueCommand,
 } from "../../modules/commands/service";
 import { rejectDevices } from "../../modules/devices/service";
@@ -67,7 +69,9 @@ describe("command queue and delivery", () => {
       results: [{ command_id: queued.id, status: "OK", output: { path: "/x" } }],
     });
     expect(response.status).toBe(202);
-    expect(await response.json()).toEqual({ data: { acknowledged_count: 1 } });
+    expect(await response.json()).toEqual({
+      data: { acknowledged_count: 1, results: [{ index: 0, command_id: queued.id, outcome: "recorded" }] },
+    });
     const done = (await getCommand(sql, queued.id))!;
     expect(done.status).toBe("succeeded");
     expect(done.output).toEqual({ path: "/x" });
@@ -76,7 +80,9 @@ describe("command queue and delivery", () => {
     const again = await postResults(device, {
       results: [{ command_id: queued.id, status: "FAILED", error: "late" }],
     });
-    expect(await again.json()).toEqual({ data: { acknowledged_count: 0 } });
+    expect(((await again.json()) as { data: { acknowledged_count: number } }).data.acknowledged_count).toBe(
+      0,
+    );
     expect((await getCommand(sql, queued.id))!.status).toBe("succeeded");
   });
 
@@ -293,47 +299,104 @@ describe("POST command_results: bad input", () => {
     expect(((await malformed.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
   });
 
-  test("a malformed item → 422 invalid_results and nothing is written", async () => {
+  test("a malformed entry is refused alone; a post with nothing well-formed → 422 invalid_results, nothing written", async () => {
     const device = await approvedDevice(app);
     const command = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
     await beat(device);
-    const valid = { command_id: command.id, status: "OK" };
-    for (const item of [
-      { status: "OK" },
-      { command_id: command.id, status: "DONE" },
-      "x",
-      { command_id: 5, status: "OK" },
-      { command_id: command.id, status: "OK", error: 5 },
-    ]) {
-      const response = await postResults(device, { results: [valid, item] });
+    const malformed: [unknown, string][] = [
+      [{ command_id: command.id, status: "DONE" }, "results[0].status must be OK or FAILED"],
+      ["x", "results[0].must be an object"],
+      [{ command_id: 5, status: "OK" }, "results[0].command_id must be a string"],
+      [{ command_id: command.id, status: "OK", error: 5 }, "results[0].error must be a string"],
+    ];
+    for (const [item, message] of malformed) {
+      const response = await postResults(device, { results: [item] });
       expect(response.status).toBe(422);
-      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("invalid_results");
+      const { error } = (await response.json()) as { error: { code: string; message: string } };
+      expect(error).toMatchObject({ code: "invalid_results", message });
     }
     expect((await getCommand(sql, command.id))!.status).toBe("delivered");
+    // Next to a good entry, each bad one costs only itself.
+    const response = await postResults(device, {
+      results: [...malformed.map(([item]) => item), { command_id: command.id, status: "OK" }],
+    });
+    expect(response.status).toBe(202);
+    const body = (await response.json()) as {
+      data: { acknowledged_count: number; results: { index: number; outcome: string; reason?: string }[] };
+    };
+    expect(body.data.acknowledged_count).toBe(1);
+    expect(body.data.results.map((r) => [r.index, r.outcome, r.reason])).toEqual([
+      [0, "invalid", "results[0].status must be OK or FAILED"],
+      [1, "invalid", "results[1].must be an object"],
+      [2, "invalid", "results[2].command_id must be a string"],
+      [3, "invalid", "results[3].error must be a string"],
+      [4, "recorded", undefined],
+    ]);
+    expect((await getCommand(sql, command.id))!.status).toBe("succeeded");
   });
 
-  test("duplicates count once (the first wins); foreign, unknown and non-UUID ids are ignored", async () => {
+  test("duplicates: the first counts; ids this device was never sent and missing ids are kept as results for no command; a retry changes nothing", async () => {
     const device = await approvedDevice(app);
     const other = await approvedDevice(app);
     const mine = await queueCommand(sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: TTL });
     const theirs = await queueCommand(sql, { deviceId: other.id, type: "list_scripts", ttlSeconds: TTL });
     await beat(device);
     await beat(other);
-    const response = await postResults(device, {
-      results: [
-        { command_id: mine.id, status: "OK", output: { first: true } },
-        { command_id: mine.id, status: "FAILED", error: "duplicate_command_id" },
-        { command_id: theirs.id, status: "FAILED", error: "forged" },
-        { command_id: crypto.randomUUID(), status: "OK" },
-        { command_id: "not-a-uuid", status: "OK" },
-      ],
-    });
+    const unknown = crypto.randomUUID();
+    const results = [
+      { command_id: mine.id, status: "OK", output: { first: true } },
+      { command_id: mine.id, status: "FAILED", error: "duplicate_command_id" },
+      { command_id: theirs.id, status: "FAILED", error: "forged" },
+      { command_id: unknown, status: "OK" },
+      { command_id: "not-a-uuid", status: "OK" },
+      { command_id: "", status: "FAILED", error: "missing_command_id" },
+      { status: "FAILED", error: "no id at all" },
+    ];
+    const response = await postResults(device, { results });
     expect(response.status).toBe(202);
-    expect(await response.json()).toEqual({ data: { acknowledged_count: 1 } });
+    expect(await response.json()).toEqual({
+      data: {
+        acknowledged_count: 1,
+        results: [
+          { index: 0, command_id: mine.id, outcome: "recorded" },
+          {
+            index: 1,
+            command_id: mine.id,
+            outcome: "recorded_without_command",
+            reason: "duplicate_command_id",
+          },
+          { index: 2, command_id: theirs.id, outcome: "recorded_without_command", reason: "unknown_command" },
+          { index: 3, command_id: unknown, outcome: "recorded_without_command", reason: "unknown_command" },
+          {
+            index: 4,
+            command_id: "not-a-uuid",
+            outcome: "recorded_without_command",
+            reason: "unknown_command",
+          },
+          { index: 5, command_id: "", outcome: "recorded_without_command", reason: "missing_command_id" },
+          { index: 6, command_id: "", outcome: "recorded_without_command", reason: "missing_command_id" },
+        ],
+      },
+    });
     const stored = (await getCommand(sql, mine.id))!;
     expect(stored.status).toBe("succeeded");
     expect(stored.output).toEqual({ first: true });
     expect((await getCommand(sql, theirs.id))!.status).toBe("delivered");
+    const kept = await listUnmatchedResults(sql, device.id);
+    expect(kept.total).toBe(6);
+    expect((await listUnmatchedResults(sql, other.id)).total).toBe(0);
+    // The agent's retry of the first entry: its command already has a result.
+    const retry = await postResults(device, { results: [results[0]] });
+    expect(((await retry.json()) as { data: unknown }).data).toEqual({
+      acknowledged_count: 0,
+      results: [{ index: 0, command_id: mine.id, outcome: "ignored", reason: "already_recorded" }],
+    });
+    expect((await listUnmatchedResults(sql, device.id)).total).toBe(6);
+    // Retention prunes them with the command history.
+    await sql`update unmatched_command_results set received_at = now() - interval '100 days'
+      where device_id = ${device.id} and command_id = 'not-a-uuid'`;
+    expect(await pruneUnmatchedResults(sql, 90)).toBe(1);
+    expect((await listUnmatchedResults(sql, device.id)).total).toBe(5);
   });
 
   test("authentication is checked on results and payloads: 404 unknown/non-UUID, 401, 403 pending/rejected", async () => {
@@ -380,8 +443,8 @@ describe("POST command_results: bad input", () => {
     }
     // The refused results stored nothing.
     expect((await getCommand(sql, command.id))!.status).toBe("delivered");
-    const empty = await postResults(device, body);
-    expect(await empty.json()).toEqual({ data: { acknowledged_count: 0 } });
+    const empty = await postResults(device, { results: [] });
+    expect(await empty.json()).toEqual({ data: { acknowledged_count: 0, results: [] } });
     const oversized = await postResults(device, {
       results: [{ command_id: crypto.randomUUID(), status: "OK", output: "x".repeat(1_100_000) }],
     });

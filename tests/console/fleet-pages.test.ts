@@ -37,7 +37,7 @@ describe("dashboard", () => {
       product_name: "sensor-hub",
       metadata: { name: "boiler-room" },
     });
-    await heartbeat(app, online, agentHeartbeat({ cpu: 21, memory: 48, disk: 63 }));
+    await heartbeat(app, online, await agentHeartbeat({ cpu: 21, memory: 48, disk: 63 }));
     await approvedDevice(app, { product_name: "sensor-hub" }); // approved, never seen: offline
 
     await page.goto(`${app.url}/`);
@@ -275,8 +275,11 @@ describe("device list", () => {
     await page.click('button:has-text("Add device")');
     await page.waitForSelector(".flash.success");
     expect(await page.locator(".flash.success").textContent()).toContain("added and approved");
-    // The pre-approved device's first registration gets its token at once.
-    const first = await registerDevice(app, { mac_address: "06-c0-aa-bb-cc-01" });
+    // The pre-approved device's first registration with its claim token gets its API token at once.
+    const claim = (await page.locator("#claim-token").textContent())!.trim();
+    expect(await page.locator("#claim-install-line").textContent()).toContain(`--token ${claim}`);
+    await screenshot(page, "console-device-new-claim-token");
+    const first = await registerDevice(app, { mac_address: "06-c0-aa-bb-cc-01", enrolment_token: claim });
     expect(first.token).toBeString();
     await page.setViewportSize(PHONE);
     await page.goto(`${app.url}/devices/new`);
@@ -288,7 +291,7 @@ describe("device list", () => {
 describe("viewer", () => {
   test("sees pages without a single write control", async () => {
     const device = await approvedDevice(app, { product_name: "viewer-check" });
-    await heartbeat(app, device, agentHeartbeat({ cpu: 5, memory: 10, disk: 20 }));
+    await heartbeat(app, device, await agentHeartbeat({ cpu: 5, memory: 10, disk: 20 }));
     const context = await signedIn(browser, app, "viewer");
     const page = await context.newPage();
     for (const url of [

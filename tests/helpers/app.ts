@@ -3,18 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type RunningOutpost, startOutpost } from "../../app";
-import {
-  createApiToken,
-  createOperator,
-  createSession,
-  type OperatorRole,
-} from "../../modules/operators/service";
-import { csrfTokenFor, SESSION_COOKIE } from "../../modules/platform/access";
+import { createApiToken, type OperatorRole } from "../../modules/operators/service";
 import { type Config, loadConfig } from "../../modules/platform/config";
-import { sha256Hex } from "../../modules/platform/crypto";
 import { createLogger } from "../../modules/platform/logger";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { TUNNEL_FREE_PORTS } from "./process";
+import { operatorSession } from "./sessions";
 
 export interface TestApp {
   url: string;
@@ -65,15 +59,10 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       return (await createApiToken(database.db, { name: `test-${role}-${++counter}`, role })).token;
     },
     async session(role) {
-      const email = `${role}-${++counter}-${crypto.randomUUID().slice(0, 8)}@example.test`;
-      const operator = await createOperator(database.db, { email, password: "correct horse battery", role });
-      const token = await createSession(database.db, { operatorId: operator.id, ttlHours: 1 });
-      return {
-        cookie: `${SESSION_COOKIE}=${token}`,
-        csrf: csrfTokenFor(config.secretKey, sha256Hex(token)),
-        email,
-        operatorId: operator.id,
-      };
+      return operatorSession(database.db, config.secretKey, role, {
+        email: `${role}-${++counter}-${crypto.randomUUID().slice(0, 8)}@example.test`,
+        https: config.baseUrl.startsWith("https:"),
+      });
     },
     async stop() {
       await running.stop();

@@ -49,6 +49,39 @@ describe("a device page visit requests remote access", () => {
     await context.close();
   }, 60_000);
 
+  test("two tabs of one device: closing one leaves remote access to the other (issue 42)", async () => {
+    const device = await onlineDevice();
+    const context = await signedIn(browser, app, "operator", LAPTOP);
+    const first = await context.newPage();
+    await first.goto(`${app.url}/devices/${device.id}?tab=remote`);
+    await waitFor(async () => (await openLeases(device.id)).length === 1, 10_000, "the first tab's lease");
+    const [lease] = await openLeases(device.id);
+    const second = await context.newPage();
+    await second.goto(`${app.url}/devices/${device.id}?tab=remote`);
+    // Both tabs hold the one lease with their live streams.
+    await waitFor(
+      async () =>
+        (await app.database.sql`select 1 from remote_access_page_streams where lease_id = ${lease!.id}`)
+          .length === 2,
+      10_000,
+      "both tabs' streams",
+    );
+    expect((await openLeases(device.id)).map((l) => l.id)).toEqual([lease!.id]);
+
+    await first.close();
+    await Bun.sleep(5000); // well past the 2 s grace period
+    expect((await openLeases(device.id)).map((l) => l.id)).toEqual([lease!.id]);
+    // The open tab's panel still shows the lease (its live stream refreshes it every 3 s).
+    await Bun.sleep(3500);
+    const held = await second.locator("[data-remote-panel] dl.facts").innerText();
+    expect(held).not.toContain("nobody");
+    expect(held).toContain("console");
+
+    await second.close();
+    await waitFor(async () => (await openLeases(device.id)).length === 0, 20_000, "the lease to end");
+    await context.close();
+  }, 60_000);
+
   test("viewers and offline devices open no lease", async () => {
     const device = await onlineDevice();
     const viewer = await signedIn(browser, app, "viewer", LAPTOP);

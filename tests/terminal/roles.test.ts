@@ -6,13 +6,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { approveDevices } from "../../modules/devices/service";
-import { createOperator, createSession } from "../../modules/operators/service";
-import { csrfTokenFor, SESSION_COOKIE } from "../../modules/platform/access";
-import { sha256Hex } from "../../modules/platform/crypto";
 import { freePort } from "../agent/helpers";
 import { newMac } from "../devices/helpers";
 import { createTestDatabase } from "../helpers/database";
 import { startOutpostProcess } from "../helpers/process";
+import { operatorSession } from "../helpers/sessions";
 import { openSocket, startDevice, startTerminal, type TestDevice, waitFor } from "./helpers";
 
 const database = await createTestDatabase();
@@ -47,7 +45,8 @@ async function register(mac: string) {
   const response = await fetch(`${web.url}/api/v1/devices/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ mac_address: mac }),
+    // The device's secret, as the agent sends it: an approved device's token needs it.
+    body: JSON.stringify({ mac_address: mac, device_secret: `terminal-roles-secret-${mac}` }),
   });
   return ((await response.json()) as { data: { id: string; api_token?: string } }).data;
 }
@@ -66,17 +65,7 @@ describe("terminal with web and tunnel in separate processes", () => {
       20_000,
       "the agent's first heartbeat",
     );
-    const email = `roles-${crypto.randomUUID().slice(0, 8)}@example.test`;
-    const operator = await createOperator(database.db, {
-      email,
-      password: "correct horse battery",
-      role: "operator",
-    });
-    const sessionToken = await createSession(database.db, { operatorId: operator.id, ttlHours: 1 });
-    const session = {
-      cookie: `${SESSION_COOKIE}=${sessionToken}`,
-      csrf: csrfTokenFor(SECRET_KEY, sha256Hex(sessionToken)),
-    };
+    const session = await operatorSession(database.db, SECRET_KEY, "operator");
     const started = await startTerminal(server, id, session);
     expect(started.status).toBe(201);
     const socket = openSocket(server, started.data.socket_token, session.cookie);

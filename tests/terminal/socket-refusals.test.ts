@@ -66,7 +66,7 @@ describe("browser terminal over the socket: refusals", () => {
     expect(good.status).toBe(101);
   }, 30_000);
 
-  test("refused joins: unknown ref, another device's topic, missing or wrong command id", async () => {
+  test("refused joins: unknown ref, another device's topic, a malformed or wrong command id", async () => {
     const operator = await app.session("operator");
     const started = await startTerminal(app, device.id, operator);
     const attempt = async (frame: Record<string, unknown>, payload: Record<string, unknown>) => {
@@ -79,8 +79,8 @@ describe("browser terminal over the socket: refusals", () => {
     };
     const ok = { session_ref: started.data.session_ref, command_id: started.data.command_id };
     expect(await attempt({}, { ...ok, session_ref: "nope" })).toBe("session_not_found/session_not_found");
-    expect(await attempt({}, { ...ok, command_id: undefined })).toBe(
-      "authorization_required/missing_command_id",
+    expect(await attempt({}, { ...ok, command_id: "not-a-uuid" })).toBe(
+      "authorization_invalid/invalid_command_id",
     );
     expect(await attempt({}, { ...ok, command_id: crypto.randomUUID() })).toBe(
       "authorization_invalid/session_mismatch",

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { setOperatorDisabled } from "../../modules/operators/management";
 import { pruneRecordings } from "../../modules/terminal/service";
-import { type TestDevice, waitFor } from "./helpers";
+import { openSocket, startTerminal, type TestDevice, waitFor } from "./helpers";
 import { socketFixture } from "./socket-fixture";
 
 const fixture = await socketFixture();
@@ -76,6 +76,26 @@ describe("browser terminal over the socket", () => {
       ["terminal.end", operator.email, "exit"],
     ]);
   }, 90_000);
+
+  test("the spec's join (topic `terminal:<device_id>` with the session ref, nothing else) opens the shell", async () => {
+    const operator = await app.session("operator");
+    const started = await startTerminal(app, device.id, operator);
+    expect(started.status).toBe(201);
+    const socket = openSocket(app, started.data.socket_token, operator.cookie);
+    await socket.opened;
+    socket.send({
+      event: "join",
+      topic: `terminal:${device.id}`,
+      payload: { session_ref: started.data.session_ref },
+    });
+    await waitFor(() => socket.frame("joined") ?? socket.frame("join_error"), 40_000, "the join");
+    expect(socket.frame("join_error")).toBeUndefined();
+    const marker = `spec-${crypto.randomUUID().slice(0, 8)}`;
+    socket.send({ event: "input", payload: { data: `echo ${marker}\r` } });
+    await waitFor(() => new RegExp(`[\r\n]${marker}\r\n`).test(socket.output()), 10_000, "the echo");
+    socket.send({ event: "leave" });
+    await waitFor(() => socket.frame("ended"), 10_000, "the end");
+  }, 60_000);
 
   test("idle: a warning, then the cut with the reference's messages", async () => {
     const { socket, session } = await connected(await app.session("operator"));

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import type { BrowserContext, Page } from "playwright-core";
 import { buildApp } from "../../app";
 import { checkOfflineDevices } from "../../modules/alerts/evaluation";
-import { queueCommand } from "../../modules/commands/service";
+import { queueCommand, recordCommandResults } from "../../modules/commands/service";
 import { createLogger } from "../../modules/platform/logger";
 import { Recorder } from "../../modules/terminal/recording";
 import { endSession, startSession } from "../../modules/terminal/service";
@@ -24,7 +24,7 @@ const device = await approvedDevice(app, {
   product_name: "edge-gateway-with-a-rather-long-product-name",
   metadata: { name: "pump-station-7-north-east-wing", os: { platform: "linux", release: "6.1.0-27-amd64" } },
 });
-await heartbeat(app, device, agentHeartbeat({ cpu: 41, memory: 63, disk: 72 }));
+await heartbeat(app, device, await agentHeartbeat({ cpu: 41, memory: 63, disk: 72 }));
 await queueCommand(app.database.sql, {
   deviceId: device.id,
   type: "install_script",
@@ -34,6 +34,10 @@ await queueCommand(app.database.sql, {
   },
   ttlSeconds: 3600,
 });
+// …and a result for no command, as the agent posts for a command that came without an id.
+await recordCommandResults(app.database.sql, device.id, [
+  { command_id: "", status: "FAILED", error: "missing_command_id" },
+]);
 await registerDevice(app, { product_name: "edge-gateway" });
 
 // An alert rule and an offline alert (a sensor silent for an hour).
@@ -50,8 +54,8 @@ const ruleResponse = await app.fetch("/api/json/alert_rules", {
       attributes: {
         name: "Hot sensor",
         product_name: "every-page-sensor",
-        schema_version: "v1",
-        condition_field: "temp",
+        schema_version: sensor.agent.schema().version,
+        condition_field: "sensor.temp",
         operator: ">",
         threshold_value: "50",
       },
@@ -69,7 +73,11 @@ const reportResponse = await app.fetch("/api/v1/reports", {
   headers: { authorization: `Bearer ${await app.token("operator")}`, "content-type": "application/json" },
   body: JSON.stringify({
     name: "Sensor temperatures",
-    config: { schema_id: null, fields: [{ path: "temp", alias: "temperature" }], range: { preset: "24h" } },
+    config: {
+      schema_id: null,
+      fields: [{ path: "sensor.temp", alias: "temperature" }],
+      range: { preset: "24h" },
+    },
   }),
 });
 if (reportResponse.status !== 201)

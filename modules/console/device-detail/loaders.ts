@@ -1,5 +1,5 @@
 // Each tab's data, read through the services of devices, telemetry and commands (only for the open tab).
-import { listCommands } from "../../commands/service";
+import { listCommands, listUnmatchedResults } from "../../commands/service";
 import type { Device } from "../../devices/service";
 import type { Sql } from "../../platform/database";
 import { numericFields } from "../../telemetry/numeric-fields";
@@ -63,7 +63,7 @@ export async function loadTelemetryTab({ sql, device, latest, query }: TabLoadIn
   const data = await deviceChartData(
     sql,
     device.id,
-    fields.map((f) => f.path),
+    fields.map((f) => f.label),
     from,
     to,
   );
@@ -104,8 +104,11 @@ export async function loadScriptsTab({ sql, device, latest }: TabLoadInput) {
 
 export async function loadCommandsTab({ sql, device, query }: TabLoadInput) {
   const cursor = typeof query.cursor === "string" && query.cursor !== "" ? query.cursor : undefined;
-  const page = await listCommands(sql, { deviceId: device.id, limit: COMMANDS_PAGE, cursor });
+  const [page, unmatched] = await Promise.all([
+    listCommands(sql, { deviceId: device.id, limit: COMMANDS_PAGE, cursor }),
+    listUnmatchedResults(sql, device.id),
+  ]);
   return {
-    commands: { commands: page.commands, next: page.nextCursor, cursor },
+    commands: { commands: page.commands, next: page.nextCursor, cursor, unmatched },
   } satisfies Partial<DeviceDetailProps>;
 }

@@ -1,5 +1,5 @@
 // What the device page renders: the device, and the data of the open tab (loaded by its tab's loader).
-import type { Command } from "../../commands/service";
+import type { Command, UnmatchedResult } from "../../commands/service";
 import type { Device } from "../../devices/service";
 import type { ChartData, Gauges } from "../../telemetry/series";
 import type { TelemetryEvent } from "../../telemetry/service";
@@ -63,6 +63,12 @@ export interface DeviceDetailProps {
     values?: { text?: string };
     errors?: Partial<Record<"text" | "form", string>>;
   };
-  commands?: { commands: Command[]; next: string | undefined; cursor: string | undefined };
+  commands?: {
+    commands: Command[];
+    next: string | undefined;
+    cursor: string | undefined;
+    /** Results the device posted for no command (newest first) and how many there are. */
+    unmatched: { results: UnmatchedResult[]; total: number };
+  };
   terminal?: TerminalTabData;
 }

@@ -2,7 +2,12 @@
 import { Badge, PostButton, Time } from "../../../../ui/components";
 import type { PageContext } from "../../../../ui/layout";
 import { type Column, DataTable } from "../../../../ui/table";
-import { type Command, commandScript } from "../../../commands/service";
+import {
+  type Command,
+  commandScript,
+  type UnmatchedReason,
+  type UnmatchedResult,
+} from "../../../commands/service";
 import { Json } from "../json";
 import { tabUrl } from "../links";
 import type { DeviceDetailProps } from "../props";
@@ -19,7 +24,7 @@ function CommandStatus({ command }: { command: Command }) {
   return <Badge tone={tone} label={command.status} />;
 }
 
-function CommandResult({ command }: { command: Command }) {
+function CommandResult({ command }: { command: Pick<Command, "error" | "output"> }) {
   return (
     <div>
       {command.error ? (
@@ -48,8 +53,67 @@ function commandSubject(command: Command): string {
   return commandScript(command) ?? command.args.join(" ");
 }
 
+const UNMATCHED_WORDS: Record<UnmatchedReason, string> = {
+  missing_command_id: "no command id",
+  unknown_command: "an id this device was never sent",
+  duplicate_command_id: "an id repeated in one post",
+};
+
+/**
+ * Results the device posted that belong to no command (the agent's `missing_command_id`, an unknown or
+ * repeated id): they say something went wrong between server and device, so they are shown, not dropped.
+ */
+function UnmatchedResults({ unmatched }: { unmatched: { results: UnmatchedResult[]; total: number } }) {
+  if (unmatched.total === 0) return "";
+  const columns: Column<UnmatchedResult>[] = [
+    { header: "Received", render: (result) => <Time value={result.receivedAt} /> },
+    {
+      header: "Sent with",
+      render: (result) =>
+        result.commandId ? <code safe>{result.commandId}</code> : <span class="muted">(none)</span>,
+    },
+    {
+      header: "Why unmatched",
+      class: "hide-sm",
+      render: (result) => <span safe>{UNMATCHED_WORDS[result.reason]}</span>,
+    },
+    {
+      header: "Status",
+      render: (result) => (
+        <Badge
+          tone={result.status === "OK" ? "ok" : "danger"}
+          label={result.status === "OK" ? "ok" : "failed"}
+        />
+      ),
+    },
+    { header: "Result", class: "result-cell", render: (result) => <CommandResult command={result} /> },
+  ];
+  const shown = unmatched.results.length;
+  return (
+    <section class="card" id="unmatched-results">
+      <div class="card-head">
+        <h2>Results for no command</h2>
+        <span class="muted small" safe>
+          {shown < unmatched.total ? `newest ${shown} of ${unmatched.total}` : `${unmatched.total} in all`}
+        </span>
+      </div>
+      <p class="muted small">
+        The device reported these results, but they match no command it was sent. Its agent may be out of date
+        or its command handling broken.
+      </p>
+      <DataTable
+        columns={columns}
+        rows={unmatched.results}
+        empty=""
+        stackOnPhone
+        rowAttributes={(result) => ({ "data-unmatched-id": result.id })}
+      />
+    </section>
+  );
+}
+
 export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
-  const { commands, next, cursor } = props.commands!;
+  const { commands, next, cursor, unmatched } = props.commands!;
   const { device } = props;
   const columns: Column<Command>[] = [
     {
@@ -102,42 +166,45 @@ export function CommandsPanel({ ctx, props }: { ctx: PageContext; props: DeviceD
     });
   }
   return (
-    <section class="card">
-      <div class="card-head">
-        <h2>Command history</h2>
-        <span class="actions">
-          <span class="muted small">newest first</span>
-          <a class="btn small" href={`/devices/${device.id}/commands.csv`} download="">
-            Export CSV
-          </a>
-        </span>
-      </div>
-      <DataTable
-        columns={columns}
-        rows={commands}
-        empty="No commands were sent to this device yet."
-        stackOnPhone
-        rowAttributes={(command) => ({ "data-command-id": command.id })}
-      />
-      <nav class="pager" aria-label="Command pages">
-        <span />
-        <span class="actions">
-          {cursor ? (
-            <a class="btn small" href={tabUrl(device.id, "commands")}>
-              Newest
+    <div class="stack">
+      <section class="card">
+        <div class="card-head">
+          <h2>Command history</h2>
+          <span class="actions">
+            <span class="muted small">newest first</span>
+            <a class="btn small" href={`/devices/${device.id}/commands.csv`} download="">
+              Export CSV
             </a>
-          ) : (
-            ""
-          )}
-          {next ? (
-            <a class="btn small" href={tabUrl(device.id, "commands", `cursor=${encodeURIComponent(next)}`)}>
-              Older →
-            </a>
-          ) : (
-            ""
-          )}
-        </span>
-      </nav>
-    </section>
+          </span>
+        </div>
+        <DataTable
+          columns={columns}
+          rows={commands}
+          empty="No commands were sent to this device yet."
+          stackOnPhone
+          rowAttributes={(command) => ({ "data-command-id": command.id })}
+        />
+        <nav class="pager" aria-label="Command pages">
+          <span />
+          <span class="actions">
+            {cursor ? (
+              <a class="btn small" href={tabUrl(device.id, "commands")}>
+                Newest
+              </a>
+            ) : (
+              ""
+            )}
+            {next ? (
+              <a class="btn small" href={tabUrl(device.id, "commands", `cursor=${encodeURIComponent(next)}`)}>
+                Older →
+              </a>
+            ) : (
+              ""
+            )}
+          </span>
+        </nav>
+      </section>
+      <UnmatchedResults unmatched={unmatched} />
+    </div>
   );
 }
