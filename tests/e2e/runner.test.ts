@@ -18,6 +18,7 @@ import {
   startE2EApp,
   writeE2EFixture,
 } from "./fixtures";
+import { parseJUnit } from "./junit-schema";
 
 const fixture = writeE2EFixture();
 const app = await startE2EApp(fixture);
@@ -352,10 +353,23 @@ describe("outpost e2e", () => {
     const proxy = await droppingProxy(/^PUT \/e2e\/runs\//);
     try {
       const result = await finish(
-        outpost(["run", "--suite", "smoke", "--env", "staging", "--json"], { apiUrl: proxy.url }),
+        outpost(["run", "--suite", "smoke", "--env", "staging", "--json", "--junit", "reports/broken.xml"], {
+          apiUrl: proxy.url,
+        }),
       );
       expect(result.code).toBe(2);
       const runId = /E2E run ([0-9a-f-]{36}) created/.exec(result.stderr)![1]!;
+      // The JUnit report says what this runner saw: the journey it ran, the rest not run, and why.
+      const report = parseJUnit(readFileSync(path.join(fixture.dir, "reports/broken.xml"), "utf8"));
+      const suite = report.children[0]!;
+      expect(suite.attributes).toMatchObject({ id: runId, errors: "1", tests: "3" });
+      const testcases = suite.children.filter((c) => c.name === "testcase");
+      expect(testcases.map((c) => [c.attributes.name, c.children[0]?.name])).toEqual([
+        ["run", "error"],
+        ["dashboard", "system-out"],
+        ["dashboard_again", "skipped"],
+      ]);
+      expect(testcases[0]!.children[0]!.attributes.message).toContain("the run was cancelled");
       const lines = result.stderr.split("\n").filter((l) => l.startsWith("outpost e2e:"));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain(`run ${runId} stopped:`);
