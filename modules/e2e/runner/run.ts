@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { executeJourney, type JourneyOutcome, type RunInfo } from "./executor";
-import { type JUnitJourney, writeJUnit } from "./junit";
+import { reportBrokenRun, reportNotCreated, reportRun } from "./report";
 
 export const DEFAULT_JOURNEYS_DIR = path.resolve(import.meta.dir, "../../../e2e/journeys");
 
@@ -167,89 +167,23 @@ export async function runE2E(options: RunOptions): Promise<number> {
           ? `had already ended ${after}`
           : "could not be cancelled (the server cancels it after run_timeout_s)";
     options.err(`outpost e2e: run ${run.id} stopped: ${message}; the run ${outcome}.\n`);
-    if (options.junit) {
-      // The server cannot be asked: report what this runner saw.
-      const notRun = after === "cancelled" ? "cancelled" : "skipped";
-      writeJUnit(options.junit, {
-        ...runFields(run, after ?? "unknown", url),
-        error: `run ${run.id} stopped: ${message}; the run ${outcome}`,
-        journeys: (run.journey_ids as string[]).map((journeyId) => {
-          const done = executed.get(journeyId);
-          return done
-            ? {
-                journey_id: journeyId,
-                status: done.status,
-                failure_step: done.failureStep,
-                failure_reason: done.failureReason,
-                duration_ms: done.durationMs,
-                log: done.log,
-              }
-            : {
-                journey_id: journeyId,
-                status: notRun,
-                failure_step: null,
-                failure_reason: "not run by this runner",
-                duration_ms: null,
-                log: null,
-              };
-        }),
-      });
-    }
+    if (options.junit)
+      reportBrokenRun(
+        options.junit,
+        run,
+        after,
+        url,
+        `run ${run.id} stopped: ${message}; the run ${outcome}`,
+        executed,
+      );
     return EXIT.error;
   }
 }
 
-function runFields(run: any, status: string, url: string) {
-  return {
-    run_id: run.id,
-    suite_id: run.suite_id,
-    environment_label: run.environment_label,
-    status,
-    started_at: run.started_at ?? null,
-    console_url: url,
-  };
-}
-
 function notCreated(options: RunOptions, problem: string): number {
   options.err(`outpost e2e: ${problem}\n`);
-  if (options.junit)
-    writeJUnit(options.junit, {
-      run_id: "",
-      suite_id: options.suite,
-      environment_label: options.environment,
-      status: "not_created",
-      started_at: null,
-      console_url: "",
-      journeys: [],
-      error: problem,
-    });
+  if (options.junit) reportNotCreated(options.junit, options.suite, options.environment, problem);
   return EXIT.error;
-}
-
-/** Each journey's log for the report: this runner's own, else the one stored by an earlier attempt. */
-async function journeyLogs(
-  api: E2EApi,
-  runId: string,
-  journeys: any[],
-  executed: Map<string, JourneyOutcome>,
-) {
-  const logs = new Map<string, string | null>();
-  for (const j of journeys) {
-    const own = executed.get(j.journey_id)?.log;
-    if (own !== undefined) logs.set(j.journey_id, own);
-    else if (j.log_ref) {
-      const reply = await api
-        .call("GET", `/e2e/runs/${runId}/results/${j.journey_id}/log`, undefined, "application/json", 30_000)
-        .catch(() => undefined);
-      logs.set(
-        j.journey_id,
-        reply?.status === 200
-          ? reply.body.data.content
-          : `(log unavailable: ${reply ? describeError(reply) : "no reply"})`,
-      );
-    } else logs.set(j.journey_id, null);
-  }
-  return logs;
 }
 
 async function executeRun(
@@ -332,22 +266,7 @@ async function executeRun(
   const status: string = final.body?.data?.status ?? "unknown";
   const journeys = (finalResults.body?.data ?? []) as any[];
   const url = consoleUrl(options.apiUrl, run.id);
-  if (options.junit) {
-    const logs = await journeyLogs(api, run.id, journeys, executed);
-    writeJUnit(options.junit, {
-      ...runFields(run, status, url),
-      journeys: journeys.map(
-        (j): JUnitJourney => ({
-          journey_id: j.journey_id,
-          status: j.status,
-          failure_step: j.failure_step,
-          failure_reason: j.failure_reason,
-          duration_ms: j.duration_ms,
-          log: logs.get(j.journey_id) ?? null,
-        }),
-      ),
-    });
-  }
+  if (options.junit) await reportRun(options.junit, api, run, status, url, journeys, executed);
   if (options.json) {
     options.out(
       `${JSON.stringify(
