@@ -17,6 +17,7 @@ import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { closeDeviceWaits } from "./modules/devices/wake";
 import { e2eConfigFor } from "./modules/e2e/config";
+import { e2eJsonApiRoutes } from "./modules/e2e/jsonapi";
 import { e2eRoutes } from "./modules/e2e/routes";
 import { installRoutes } from "./modules/enrolment/install-routes";
 import { heartbeatRoutes } from "./modules/heartbeat/routes";
@@ -113,6 +114,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(builderRoutes(ctx))
     .use(jsonApiRoutes(ctx))
     .use(alertJsonApiRoutes(ctx))
+    .use(e2eJsonApiRoutes(ctx))
     .use(e2eRoutes(ctx))
     .use(devicePageRoutes(ctx))
     .use(consoleRoutes(ctx))

@@ -58,8 +58,11 @@ export function registerE2ECommands(program: Command): void {
       .option("--journeys <ids>", "comma-separated subset of the suite's journeys")
       .option("--idempotency-key <key>", "reuse the run created with this key in this environment (24 h)")
       .option("--trigger <source>", "manual or ci", parseTrigger, process.env.CI ? "ci" : "manual")
+      .option("--commit <sha>", "the commit under test, kept in the run's metadata (flaky-journey detection)")
+      .option("--branch <name>", "the branch under test, kept in the run's metadata")
       .option("--journeys-dir <dir>", "journey YAML files", DEFAULT_JOURNEYS_DIR)
-      .option("--log-dir <dir>", "where e2e_log.v1 JSONL files are written", "artifacts/e2e-logs"),
+      .option("--log-dir <dir>", "where e2e_log.v1 JSONL files are written", "artifacts/e2e-logs")
+      .option("--junit <file>", "write a JUnit XML report (also when the run fails or is cancelled)"),
   ).action(
     async (
       flags: CommonFlags & {
@@ -68,8 +71,11 @@ export function registerE2ECommands(program: Command): void {
         journeys?: string;
         idempotencyKey?: string;
         trigger: "manual" | "ci";
+        commit?: string;
+        branch?: string;
         journeysDir: string;
         logDir: string;
+        junit?: string;
       },
     ) => {
       const controller = new AbortController();
@@ -95,9 +101,12 @@ export function registerE2ECommands(program: Command): void {
           .filter(Boolean),
         idempotencyKey: flags.idempotencyKey,
         trigger: flags.trigger,
+        commit: flags.commit?.trim(),
+        branch: flags.branch?.trim(),
         operatorToken: process.env.OUTPOST_API_TOKEN?.trim() || undefined,
         journeysDir: path.resolve(flags.journeysDir),
         logDir: path.resolve(flags.logDir),
+        junit: flags.junit ? path.resolve(flags.junit) : undefined,
         json: Boolean(flags.json),
         signal: controller.signal,
         out: (text) => process.stdout.write(text),

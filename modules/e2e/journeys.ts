@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { allowedExpect } from "./registry";
@@ -93,11 +93,20 @@ export function validateJourney(journeysDir: string, journeyId: string): Journey
   return spec;
 }
 
-/** A journey's description for display, or "" when its file cannot be read. */
+const descriptions = new Map<string, { mtimeMs: number; description: string }>();
+
+/** A journey's description for display, or "" when its file cannot be read (kept until the file changes). */
 export function journeyDescription(journeysDir: string, journeyId: string): string {
+  if (!JOURNEY_ID.test(journeyId)) return "";
+  const file = journeyFile(journeysDir, journeyId);
+  const mtimeMs = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+  if (mtimeMs === undefined) return "";
+  const known = descriptions.get(file);
+  if (known?.mtimeMs === mtimeMs) return known.description;
+  let description = "";
   try {
-    return loadJourney(journeysDir, journeyId).description;
-  } catch {
-    return "";
-  }
+    description = loadJourney(journeysDir, journeyId).description;
+  } catch {}
+  descriptions.set(file, { mtimeMs, description });
+  return description;
 }

@@ -1,6 +1,7 @@
 import type { Database } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { E2EConfig } from "./config";
+import { journeyHealth, type SuiteEnvironment } from "./health";
 import { journeyDescription } from "./journeys";
 import { parseJourneyLog, readLog } from "./logs";
 import { type RunRow, runRow } from "./model";
@@ -38,22 +39,27 @@ export interface RunsPageRow extends RunRow {
   journeys_failed: number;
 }
 
-/** The page's filters and search as a WHERE clause on `e2e_runs r` with parameters $1–$5. */
-function runsWhere(query: RunsPageQuery): { where: string; params: (string | null)[] } {
-  const search = query.q?.trim() ? `%${query.q.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-  return {
-    where: `($1::text is null or r.status = $1) and ($2::text is null or r.suite_id = $2)
-    and ($3::text is null or r.environment_label = $3) and ($4::text is null or r.trigger_source = $4)
-    and ($5::text is null or r.id::text ilike $5 or r.suite_id ilike $5 or r.environment_label ilike $5
-      or r.runner_id ilike $5 or r.status ilike $5 or array_to_string(r.journey_ids, ' ') ilike $5)`,
-    params: [
-      query.status || null,
-      query.suite || null,
-      query.environment || null,
-      query.trigger || null,
-      search,
-    ],
+/**
+ * The page's filters and search as a WHERE clause on `e2e_runs r` with parameters $1…$n: only the
+ * filters given, so the planner sees plain conditions (an `$1 is null or …` generic plan scans them all).
+ */
+function runsWhere(query: RunsPageQuery): { where: string; params: string[] } {
+  const params: string[] = [];
+  const conditions: string[] = [];
+  const param = (value: string) => {
+    params.push(value);
+    return `$${params.length}`;
   };
+  if (query.status) conditions.push(`r.status = ${param(query.status)}`);
+  if (query.suite) conditions.push(`r.suite_id = ${param(query.suite)}`);
+  if (query.environment) conditions.push(`r.environment_label = ${param(query.environment)}`);
+  if (query.trigger) conditions.push(`r.trigger_source = ${param(query.trigger)}`);
+  if (query.q?.trim()) {
+    const search = param(`%${query.q.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    conditions.push(`(r.id::text ilike ${search} or r.suite_id ilike ${search} or r.environment_label ilike ${search}
+      or r.runner_id ilike ${search} or r.status ilike ${search} or array_to_string(r.journey_ids, ' ') ilike ${search})`);
+  }
+  return { where: conditions.join(" and ") || "true", params };
 }
 
 /** A run's columns with its journey counts, from `e2e_runs r`. */
@@ -61,11 +67,18 @@ const PAGE_COLUMNS = `${RUN_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1r.$2")},
   (select count(*)::int from e2e_run_results x where x.run_id = r.id) as journeys_total,
   (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'passed') as journeys_passed,
   (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'failed') as journeys_failed`;
+/** The page's ids first, then their columns and counts: a deep page counts no journeys of the runs it skips. */
+const pageOfRuns = (where: string, orderBy: string, limit: number, offset: number) =>
+  `select ${PAGE_COLUMNS} from (select r.id from e2e_runs r where ${where}
+     order by ${orderBy} limit ${limit} offset ${offset}) page
+   join e2e_runs r on r.id = page.id order by ${orderBy}`;
 
 function sortOf(query: RunsPageQuery) {
   const sort = (PAGE_SORTS as readonly string[]).includes(query.sort) ? query.sort : "started_at";
   const dir = query.dir === "asc" ? "asc" : "desc";
-  return { sort, dir, orderBy: `r.${sort} ${dir} nulls last, r.id ${dir}` };
+  // Only finished_at may be null; the others keep an order an index can give.
+  const nulls = sort === "finished_at" ? " nulls last" : "";
+  return { sort, dir, orderBy: `r.${sort} ${dir}${nulls}, r.id ${dir}` };
 }
 
 /** Runs for the operators' page: filters, search (id, suite, environment, runner, status), sort, pages. */
@@ -77,11 +90,7 @@ export async function listRunsPage(
   const { orderBy } = sortOf(query);
   const offset = (Math.max(query.page, 1) - 1) * query.perPage;
   const [rows, counted] = await Promise.all([
-    database.sql.unsafe<RunsPageRow[]>(
-      `select ${PAGE_COLUMNS} from e2e_runs r where ${where}
-       order by ${orderBy} limit ${query.perPage} offset ${offset}`,
-      params,
-    ),
+    database.sql.unsafe<RunsPageRow[]>(pageOfRuns(where, orderBy, query.perPage, offset), params),
     database.sql.unsafe<{ total: number }[]>(
       `select count(*)::int as total from e2e_runs r where ${where}`,
       params,
@@ -111,8 +120,8 @@ export async function runsAfter(
   const bound = !cursor
     ? ""
     : cursor.value === null
-      ? `and r.${sort} is null and r.id ${op} $6::uuid`
-      : `and ((r.${sort}, r.id) ${op} ($7::${cast}, $6::uuid) or r.${sort} is null)`;
+      ? `and r.${sort} is null and r.id ${op} $${params.length + 1}::uuid`
+      : `and ((r.${sort}, r.id) ${op} ($${params.length + 2}::${cast}, $${params.length + 1}::uuid) or r.${sort} is null)`;
   const rows = await database.sql.unsafe<(RunsPageRow & { sort_value: string | null })[]>(
     `select ${PAGE_COLUMNS}, r.${sort}::text as sort_value from e2e_runs r
      where ${where} ${bound} order by ${orderBy} limit ${limit}`,
@@ -144,6 +153,7 @@ export function parsePageQuery(params: URLSearchParams) {
     page: Number.isInteger(page) && page >= 1 ? page : 1,
     run: text("run", 100),
     journey: text("journey", 200),
+    history: text("history", 200),
     fragment: fragment === "runs" || fragment === "detail" ? fragment : undefined,
   };
 }
@@ -174,10 +184,21 @@ export async function runsPageData(
   canDelete: boolean,
 ): Promise<E2EPageData> {
   const filters = pageFilters(query);
-  const { rows, total } = await listRunsPage(database, filters);
+  const [{ rows, total }, run] = await Promise.all([
+    listRunsPage(database, filters),
+    query.run ? findRun(database, query.run) : undefined,
+  ]);
+  // The table's 5 s refresh shows no health; everything else does.
+  const pairs = new Map<string, SuiteEnvironment>();
+  for (const r of query.fragment === "runs" ? [] : query.fragment === "detail" ? [run] : [...rows, run])
+    if (r) pairs.set(JSON.stringify([r.suite_id, r.environment_label]), r);
+  const health = await journeyHealth(database, [...pairs.values()]);
+  const healthOf = (suite: string, environment: string, journey: string) =>
+    health.find(
+      (h) => h.suite_id === suite && h.environment_label === environment && h.journey_id === journey,
+    );
   let detail: E2EPageData["detail"];
   if (query.run) {
-    const run = await findRun(database, query.run);
     if (run) {
       const results = await listResultRows(database, run.id);
       let log: Extract<NonNullable<E2EPageData["detail"]>, { run: unknown }>["log"];
@@ -200,7 +221,9 @@ export async function runsPageData(
         results: results.map((r) => ({
           ...r,
           description: journeyDescription(e2eConfig.journeysDir, r.journey_id),
+          health: healthOf(run.suite_id, run.environment_label, r.journey_id),
         })),
+        history: query.history ? healthOf(run.suite_id, run.environment_label, query.history) : undefined,
         log,
       };
     } else {
@@ -214,6 +237,11 @@ export async function runsPageData(
     suites: [...e2eConfig.suites.keys()].sort(),
     environments: [...e2eConfig.environments.keys()].sort(),
     canDelete,
+    health: query.fragment
+      ? []
+      : health.filter((h) =>
+          rows.some((r) => r.suite_id === h.suite_id && r.environment_label === h.environment_label),
+        ),
     detail,
   };
 }

@@ -50,6 +50,12 @@ export const e2eRuns = pgTable(
     index("e2e_runs_started_at_idx").on(table.startedAt),
     index("e2e_runs_status_idx").on(table.status),
     index("e2e_runs_idempotency_idx").on(table.environmentLabel, table.idempotencyKey),
+    // Journey health: the latest runs of one suite in one environment.
+    index("e2e_runs_suite_environment_started_idx").on(
+      table.suiteId,
+      table.environmentLabel,
+      table.startedAt.desc(),
+    ),
     // Belt and braces behind the lock table: never two active runs for one environment.
     uniqueIndex("e2e_runs_one_active_per_environment")
       .on(table.environmentLabel)

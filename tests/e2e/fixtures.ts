@@ -114,6 +114,39 @@ export function runnerHeaders(extra: Record<string, string> = {}): Record<string
   };
 }
 
+/** `./outpost e2e …` as a child process against the app (the fixture's journeys unless told otherwise). */
+export function runnerCli(app: TestApp, fixture: E2EFixture) {
+  const root = path.resolve(import.meta.dir, "../..");
+  function outpost(args: string[], options: { apiUrl?: string; env?: Record<string, string> } = {}) {
+    const journeys =
+      args[0] === "run" && !args.includes("--journeys-dir") ? ["--journeys-dir", fixture.journeysDir] : [];
+    return Bun.spawn(
+      [path.join(root, "outpost"), "e2e", ...args, ...journeys, "--api-url", options.apiUrl ?? app.url],
+      {
+        cwd: fixture.dir,
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: process.env.HOME ?? "/root",
+          OUTPOST_E2E_RUNNER_ID: RUNNER_ID,
+          OUTPOST_E2E_RUNNER_TOKEN: RUNNER_TOKEN,
+          ...options.env,
+        },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+  }
+  async function finish(proc: ReturnType<typeof outpost>) {
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    return { stdout, stderr, code };
+  }
+  return { outpost, finish };
+}
+
 /** A small client for the E2E API of a test app. */
 export function e2eClient(app: TestApp) {
   return {

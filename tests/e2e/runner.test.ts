@@ -14,43 +14,18 @@ import {
   OTHER_RUNNER_TOKEN,
   RUNNER_ID,
   RUNNER_TOKEN,
+  runnerCli,
   startE2EApp,
   writeE2EFixture,
 } from "./fixtures";
+import { parseJUnit } from "./junit-schema";
 
 const fixture = writeE2EFixture();
 const app = await startE2EApp(fixture);
 const api = e2eClient(app);
 const ROOT = path.resolve(import.meta.dir, "../..");
 
-function outpost(args: string[], options: { apiUrl?: string; env?: Record<string, string> } = {}) {
-  const journeys =
-    args[0] === "run" && !args.includes("--journeys-dir") ? ["--journeys-dir", fixture.journeysDir] : [];
-  return Bun.spawn(
-    [path.join(ROOT, "outpost"), "e2e", ...args, ...journeys, "--api-url", options.apiUrl ?? app.url],
-    {
-      cwd: fixture.dir,
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: process.env.HOME ?? "/root",
-        OUTPOST_E2E_RUNNER_ID: RUNNER_ID,
-        OUTPOST_E2E_RUNNER_TOKEN: RUNNER_TOKEN,
-        ...options.env,
-      },
-      stdout: "pipe",
-      stderr: "pipe",
-    },
-  );
-}
-
-async function finish(proc: ReturnType<typeof outpost>) {
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { stdout, stderr, code };
-}
+const { outpost, finish } = runnerCli(app, fixture);
 
 describe("the registry and the runner agree", () => {
   test("the runner implements exactly the registered actions with their expects", () => {
@@ -378,10 +353,23 @@ describe("outpost e2e", () => {
     const proxy = await droppingProxy(/^PUT \/e2e\/runs\//);
     try {
       const result = await finish(
-        outpost(["run", "--suite", "smoke", "--env", "staging", "--json"], { apiUrl: proxy.url }),
+        outpost(["run", "--suite", "smoke", "--env", "staging", "--json", "--junit", "reports/broken.xml"], {
+          apiUrl: proxy.url,
+        }),
       );
       expect(result.code).toBe(2);
       const runId = /E2E run ([0-9a-f-]{36}) created/.exec(result.stderr)![1]!;
+      // The JUnit report says what this runner saw: the journey it ran, the rest not run, and why.
+      const report = parseJUnit(readFileSync(path.join(fixture.dir, "reports/broken.xml"), "utf8"));
+      const suite = report.children[0]!;
+      expect(suite.attributes).toMatchObject({ id: runId, errors: "1", tests: "3" });
+      const testcases = suite.children.filter((c) => c.name === "testcase");
+      expect(testcases.map((c) => [c.attributes.name, c.children[0]?.name])).toEqual([
+        ["run", "error"],
+        ["dashboard", "system-out"],
+        ["dashboard_again", "skipped"],
+      ]);
+      expect(testcases[0]!.children[0]!.attributes.message).toContain("the run was cancelled");
       const lines = result.stderr.split("\n").filter((l) => l.startsWith("outpost e2e:"));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain(`run ${runId} stopped:`);

@@ -95,6 +95,7 @@ const ACCESS: Record<string, Level> = {
   "GET /api/json/alert_rules/:id": "viewer",
   "GET /api/json/alerts": "viewer",
   "GET /api/json/alerts/:id": "viewer",
+  "GET /api/json/e2e_journey_health": "viewer",
 
   // Changing devices and sending them commands: operators and admins, never viewers.
   "POST /api/v1/devices/approval": "operator",

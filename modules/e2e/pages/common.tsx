@@ -1,4 +1,5 @@
 import { Badge } from "../../../ui/components";
+import type { JourneyHealth } from "../health";
 import type { JourneyLogLine } from "../logs";
 import type { ResultRow, RunRow } from "../model";
 import type { RunsPageQuery, RunsPageRow } from "../queries";
@@ -10,10 +11,14 @@ export interface E2EPageData {
   suites: string[];
   environments: string[];
   canDelete: boolean;
+  /** Journey health of the suite/environment pairs of the listed runs (not on the 5 s refresh). */
+  health: JourneyHealth[];
   detail?:
     | {
         run: RunRow;
-        results: (ResultRow & { description: string })[];
+        results: (ResultRow & { description: string; health?: JourneyHealth })[];
+        /** `&history=<journey>`: that journey's last runs in this run's suite and environment. */
+        history?: JourneyHealth;
         log?: { journeyId: string; lines: JourneyLogLine[]; truncated?: boolean; error?: string };
       }
     | { missing: string };

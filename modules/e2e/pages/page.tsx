@@ -2,6 +2,7 @@ import { EmptyState, PageHead } from "../../../ui/components";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { RUN_STATUSES } from "../schema";
 import { type E2EPageData, pageUrl } from "./common";
+import { FlakyJourneys } from "./health";
 import { E2EDetail } from "./run-detail";
 import { E2ERunsTable } from "./runs-table";
 
@@ -71,6 +72,13 @@ export function E2EPage({ ctx, data }: { ctx: PageContext; data: E2EPageData }) 
       </form>
       <div class="stack">
         {data.detail ? <E2EDetail data={data} /> : ""}
+        <FlakyJourneys
+          health={data.health}
+          href={(h) => {
+            const latest = h.history[0]!.run_id;
+            return `${pageUrl(filters, { run: latest, history: h.journey_id })}#journey-history`;
+          }}
+        />
         <E2ERunsTable data={data} csrfToken={ctx.csrfToken} />
       </div>
     </Layout>

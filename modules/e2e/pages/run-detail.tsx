@@ -1,5 +1,7 @@
 import { Time } from "../../../ui/components";
+import { HEALTH_RUNS } from "../health";
 import { durationText, type E2EPageData, pageUrl, StatusBadge } from "./common";
+import { JourneyHistory, PassRate, Sparkline } from "./health";
 import { LogViewer } from "./log-viewer";
 
 /** A run's journeys and the selected journey's log; refreshes while the run is active. */
@@ -16,7 +18,7 @@ export function E2EDetail({ data }: { data: E2EPageData }) {
       </section>
     );
   }
-  const { run, results, log } = detail;
+  const { run, results, log, history } = detail;
   const active = run.status === "queued" || run.status === "running";
   const detailUrl = pageUrl(data.filters, { run: run.id, journey: log?.journeyId });
   return (
@@ -62,6 +64,10 @@ export function E2EDetail({ data }: { data: E2EPageData }) {
               <th>Failure step</th>
               <th>Failure reason</th>
               <th class="num">Duration</th>
+              <th title={`Over the last ${HEALTH_RUNS} finished runs of this suite in this environment`}>
+                Pass rate
+              </th>
+              <th>History</th>
               <th>Log</th>
             </tr>
           </thead>
@@ -84,6 +90,20 @@ export function E2EDetail({ data }: { data: E2EPageData }) {
                 <td class="num" safe>
                   {durationText(result.started_at, result.finished_at, result.duration_ms)}
                 </td>
+                <td>{result.health ? <PassRate health={result.health} /> : <span class="muted">—</span>}</td>
+                <td>
+                  {result.health ? (
+                    <a
+                      class="history-link"
+                      href={`${pageUrl(data.filters, { run: run.id, history: result.journey_id })}#journey-history`}
+                      aria-label={`History of ${result.journey_id}`}
+                    >
+                      <Sparkline history={result.health.history} />
+                    </a>
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
                 <td>
                   {result.log_ref ? (
                     <a href={pageUrl(data.filters, { run: run.id, journey: result.journey_id })}>View log</a>
@@ -96,6 +116,11 @@ export function E2EDetail({ data }: { data: E2EPageData }) {
           </tbody>
         </table>
       </div>
+      {history ? (
+        <JourneyHistory health={history} runHref={(id) => pageUrl(data.filters, { run: id })} />
+      ) : (
+        ""
+      )}
       {log ? (
         <div class="log-panel">
           <h3 safe>{`Log of ${log.journeyId}`}</h3>

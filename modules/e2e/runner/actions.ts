@@ -8,6 +8,8 @@ import { ActionError, type ActionHttp, assert } from "./http";
 export interface JourneyState {
   deviceId?: string;
   macAddress?: string;
+  /** The device's own secret, as the agent keeps one: re-registering the MAC proves it is the same device. */
+  deviceSecret?: string;
   apiToken?: string;
   claimedCommandIds: string[];
   payloadRef?: string;
@@ -64,9 +66,11 @@ function device(ctx: ActionContext, action: string): { id: string; key: string }
 
 async function register(ctx: ActionContext, productName: string) {
   ctx.state.macAddress ??= randomMac();
+  ctx.state.deviceSecret ??= randomBytes(32).toString("hex");
   const response = await ctx.http.request("POST", "/api/v1/devices/register", {
     json: {
       mac_address: ctx.state.macAddress,
+      device_secret: ctx.state.deviceSecret,
       product_name: productName,
       metadata: { source: "outpost-e2e" },
     },

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { executeJourney, type RunInfo } from "./executor";
+import { executeJourney, type JourneyOutcome, type RunInfo } from "./executor";
+import { reportBrokenRun, reportNotCreated, reportRun } from "./report";
 
 export const DEFAULT_JOURNEYS_DIR = path.resolve(import.meta.dir, "../../../e2e/journeys");
 
@@ -17,10 +18,15 @@ export interface RunOptions extends RunnerCredentials {
   journeys: string[] | undefined;
   idempotencyKey: string | undefined;
   trigger: "manual" | "ci";
+  /** Sent as the run's metadata (`commit`, `branch`): the runs page finds flaky journeys by commit. */
+  commit?: string;
+  branch?: string;
   operatorToken: string | undefined;
   journeysDir: string;
   logDir: string;
   json: boolean;
+  /** Where to write the JUnit XML report (also when the run fails, is cancelled or cannot be created). */
+  junit?: string;
   /** Aborted on Ctrl-C: the current step stops and the run is cancelled. */
   signal: AbortSignal;
   out(text: string): void;
@@ -80,6 +86,11 @@ export function checkCredentials(options: RunnerCredentials): string | undefined
   return undefined;
 }
 
+/** The run on the runs page; the runner prints it at start and in its summary. */
+export function consoleUrl(apiUrl: string, runId: string): string {
+  return `${apiUrl}/e2e?run=${encodeURIComponent(runId)}`;
+}
+
 const FINAL = ["passed", "failed", "cancelled", "blocked", "skipped"];
 const MARK: Record<string, string> = {
   passed: "✔",
@@ -111,16 +122,18 @@ export async function runE2E(options: RunOptions): Promise<number> {
       trigger_source: options.trigger,
       ...(options.journeys?.length ? { journey_ids: options.journeys } : {}),
       ...(options.idempotencyKey ? { idempotency_key: options.idempotencyKey } : {}),
-      metadata: { runner: "outpost-cli", host: process.env.HOSTNAME ?? undefined },
+      metadata: {
+        runner: "outpost-cli",
+        host: process.env.HOSTNAME ?? undefined,
+        commit: options.commit || undefined,
+        branch: options.branch || undefined,
+      },
     });
   } catch (error) {
-    options.err(`outpost e2e: cannot reach ${options.apiUrl}: ${(error as Error).message}\n`);
-    return EXIT.error;
+    return notCreated(options, `cannot reach ${options.apiUrl}: ${(error as Error).message}`);
   }
-  if (created.status !== 201 && created.status !== 200) {
-    options.err(`outpost e2e: the run was not created: ${describeError(created)}\n`);
-    return EXIT.error;
-  }
+  if (created.status !== 201 && created.status !== 200)
+    return notCreated(options, `the run was not created: ${describeError(created)}`);
   const run = created.body.data;
   const info: RunInfo = {
     run_id: run.id,
@@ -129,12 +142,14 @@ export async function runE2E(options: RunOptions): Promise<number> {
     trigger_source: run.trigger_source,
     protocol_version: run.protocol_version,
   };
+  const url = consoleUrl(options.apiUrl, run.id);
   options.err(
-    `E2E run ${run.id} ${created.status === 200 ? "reused (idempotent replay)" : "created"} · suite ${run.suite_id} · environment ${run.environment_label}\n`,
+    `E2E run ${run.id} ${created.status === 200 ? "reused (idempotent replay)" : "created"} · suite ${run.suite_id} · environment ${run.environment_label}\n  console: ${url}\n`,
   );
   const runLogDir = path.join(options.logDir, run.id);
+  const executed = new Map<string, JourneyOutcome>();
   try {
-    return await executeRun(api, options, run, info, runLogDir, created.status === 200);
+    return await executeRun(api, options, run, info, runLogDir, created.status === 200, executed);
   } catch (error) {
     // The server went away mid-run (network error, restart, timeout) or something else broke: try
     // to cancel the run so its environment lock is not held until the stale-run job, then exit 2.
@@ -152,8 +167,23 @@ export async function runE2E(options: RunOptions): Promise<number> {
           ? `had already ended ${after}`
           : "could not be cancelled (the server cancels it after run_timeout_s)";
     options.err(`outpost e2e: run ${run.id} stopped: ${message}; the run ${outcome}.\n`);
+    if (options.junit)
+      reportBrokenRun(
+        options.junit,
+        run,
+        after,
+        url,
+        `run ${run.id} stopped: ${message}; the run ${outcome}`,
+        executed,
+      );
     return EXIT.error;
   }
+}
+
+function notCreated(options: RunOptions, problem: string): number {
+  options.err(`outpost e2e: ${problem}\n`);
+  if (options.junit) reportNotCreated(options.junit, options.suite, options.environment, problem);
+  return EXIT.error;
 }
 
 async function executeRun(
@@ -163,6 +193,7 @@ async function executeRun(
   info: RunInfo,
   runLogDir: string,
   replayed: boolean,
+  executed: Map<string, JourneyOutcome>,
 ): Promise<number> {
   mkdirSync(runLogDir, { recursive: true });
 
@@ -191,6 +222,7 @@ async function executeRun(
     const file = path.join(runLogDir, `${String(index + 1).padStart(3, "0")}-${journeyId}.jsonl`);
     writeFileSync(file, outcome.log);
     logFiles.set(journeyId, file);
+    executed.set(journeyId, outcome);
     if (options.signal.aborted) {
       interrupted = true;
       await api
@@ -233,6 +265,8 @@ async function executeRun(
   const finalResults = await api.call("GET", `/e2e/runs/${run.id}/results`);
   const status: string = final.body?.data?.status ?? "unknown";
   const journeys = (finalResults.body?.data ?? []) as any[];
+  const url = consoleUrl(options.apiUrl, run.id);
+  if (options.junit) await reportRun(options.junit, api, run, status, url, journeys, executed);
   if (options.json) {
     options.out(
       `${JSON.stringify(
@@ -243,6 +277,8 @@ async function executeRun(
           environment_label: run.environment_label,
           trigger_source: run.trigger_source,
           replayed,
+          console_url: url,
+          junit_file: options.junit ?? null,
           journeys: journeys.map((j) => ({
             journey_id: j.journey_id,
             status: j.status,
@@ -273,6 +309,8 @@ async function executeRun(
         `Run ${status}: ${Object.entries(counts)
           .map(([s, n]) => `${n} ${s}`)
           .join(", ")}. Logs in ${runLogDir}`,
+        `Console: ${url}`,
+        ...(options.junit ? [`JUnit report: ${options.junit}`] : []),
         "",
       ].join("\n"),
     );

@@ -1,0 +1,1 @@
+CREATE INDEX "e2e_runs_suite_environment_started_idx" ON "e2e_runs" USING btree ("suite_id","environment_label","started_at" DESC NULLS LAST);
