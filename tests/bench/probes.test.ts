@@ -22,12 +22,17 @@ test("the machine's shares split the ticks between two readings into busy, idle 
 });
 
 test("the main thread's CPU seconds grow while it computes", () => {
+  // Spin until the reading has grown, bounded in wall time: on a loaded machine 150 ms of wall time
+  // can be 40 ms of CPU, so a fixed spin would measure the machine's load, not the probe.
   const before = mainThreadCpuSeconds(process.pid);
-  const until = performance.now() + 150;
-  let spins = 0;
-  while (performance.now() < until) spins++;
-  expect(spins).toBeGreaterThan(0);
-  expect(mainThreadCpuSeconds(process.pid) - before).toBeGreaterThanOrEqual(0.05);
+  const until = performance.now() + 10_000;
+  let grown = 0;
+  while (performance.now() < until && grown < 0.05) {
+    const spinUntil = performance.now() + 20;
+    while (performance.now() < spinUntil);
+    grown = mainThreadCpuSeconds(process.pid) - before;
+  }
+  expect(grown).toBeGreaterThanOrEqual(0.05);
 });
 
 test("the event loop's late share comes from two scrapes of the server's delay histogram", async () => {
