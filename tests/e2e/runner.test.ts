@@ -63,7 +63,7 @@ describe("the registry and the runner agree", () => {
     const config = loadE2EConfig(path.join(ROOT, "e2e/config.yaml"), {
       OUTPOST_E2E_RUNNER_TOKEN: "x".repeat(40),
     });
-    expect([...config.suites.keys()].sort()).toEqual(["runtime", "smoke"]);
+    expect([...config.suites.keys()].sort()).toEqual(["runtime", "smoke", "system"]);
     for (const journeys of config.suites.values())
       for (const j of journeys)
         expect(validateJourney(config.journeysDir, j).steps.length).toBeGreaterThan(0);

@@ -1,0 +1,139 @@
+// The suite reports to the E2E run API of the Outpost it starts, as a CI system would (docs/e2e.md):
+// one run of the `system` suite, each journey `running`, then its e2e_log.v1 log and its final status
+// with the failing step. The E2E page of that Outpost then shows Outpost testing itself.
+import { RUNNER } from "./fleet";
+
+const PROTOCOL = "1";
+
+interface StepRow {
+  step_id: string;
+  status: "passed" | "failed";
+  duration_ms: number;
+  error_message?: string;
+}
+
+export interface JourneyRecord {
+  id: string;
+  status: "passed" | "failed";
+  durationMs: number;
+  failureStep?: string;
+}
+
+async function call(apiUrl: string, method: string, pathname: string, body?: unknown, raw?: string) {
+  const response = await fetch(`${apiUrl}${pathname}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${RUNNER.token}`,
+      "x-e2e-runner-id": RUNNER.id,
+      "x-e2e-protocol-version": PROTOCOL,
+      "content-type": raw === undefined ? "application/json" : "application/x-ndjson",
+    },
+    body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  if (response.status >= 300) throw new Error(`${method} ${pathname} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as { data: Record<string, unknown> };
+}
+
+/** Creates the run; `step` inside `journey` marks each step so a failure names it. */
+export async function startSystemRun(apiUrl: () => string) {
+  const created = await call(apiUrl(), "POST", "/e2e/runs", {
+    suite_id: "system",
+    environment_label: "ci",
+    trigger_source: "ci",
+    metadata: { harness: "tests/system (npm run test:system)" },
+  });
+  const runId = String(created.data.id);
+  const records: JourneyRecord[] = [];
+
+  /**
+   * Runs one journey: `work` gets `step(id, fn)`; the first step that throws fails the journey (reported
+   * with that step and its message) and the error is rethrown, so the test fails too.
+   */
+  async function journey(
+    id: string,
+    work: (step: <T>(stepId: string, fn: () => Promise<T>) => Promise<T>) => Promise<void>,
+  ) {
+    const started = Date.now();
+    const steps: StepRow[] = [];
+    await call(apiUrl(), "POST", `/e2e/runs/${runId}/results`, {
+      results: [{ journey_id: id, status: "running" }],
+    });
+    let failure: { step: string; reason: string } | undefined;
+    let current = "start";
+    try {
+      await work(async (stepId, fn) => {
+        current = stepId;
+        const at = Date.now();
+        try {
+          const value = await fn();
+          steps.push({ step_id: stepId, status: "passed", duration_ms: Date.now() - at });
+          return value;
+        } catch (error) {
+          steps.push({
+            step_id: stepId,
+            status: "failed",
+            duration_ms: Date.now() - at,
+            error_message: String((error as Error)?.message ?? error).slice(0, 2000),
+          });
+          throw error;
+        }
+      });
+    } catch (error) {
+      failure = { step: current, reason: String((error as Error)?.message ?? error).slice(0, 2000) };
+      throw error;
+    } finally {
+      const durationMs = Date.now() - started;
+      const status = failure ? "failed" : "passed";
+      records.push({ id, status, durationMs, failureStep: failure?.step });
+      const row = (fields: Record<string, unknown>) =>
+        JSON.stringify({
+          schema: "e2e_log.v1",
+          timestamp: new Date().toISOString(),
+          journey_id: id,
+          ...fields,
+        });
+      const log = [
+        row({
+          level: "journey",
+          event: "started",
+          status: "running",
+          run: { run_id: runId, suite_id: "system" },
+        }),
+        ...steps.map((s) => row({ level: "step", action: "harness_step", expect: "harness_reported", ...s })),
+        row({
+          level: "journey",
+          event: "completed",
+          status,
+          duration_ms: durationMs,
+          steps_run: steps.length,
+          steps_passed: steps.filter((s) => s.status === "passed").length,
+          steps_failed: steps.filter((s) => s.status === "failed").length,
+          failure_step: failure?.step,
+        }),
+      ].join("\n");
+      await call(apiUrl(), "PUT", `/e2e/runs/${runId}/results/${id}/log`, undefined, `${log}\n`);
+      await call(apiUrl(), "POST", `/e2e/runs/${runId}/results`, {
+        results: [
+          {
+            journey_id: id,
+            status,
+            duration_ms: durationMs,
+            failure_step: failure?.step ?? null,
+            failure_reason: failure?.reason ?? null,
+          },
+        ],
+      });
+    }
+  }
+
+  return {
+    runId,
+    records,
+    journey,
+    async status() {
+      return String((await call(apiUrl(), "GET", `/e2e/runs/${runId}`)).data.status);
+    },
+  };
+}
