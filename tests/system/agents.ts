@@ -4,14 +4,20 @@
 import { afterAll } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { Subprocess } from "bun";
 import { generateEd25519 } from "../../modules/platform/host-key";
 import { tempDir } from "../agent/helpers";
-import { type ListeningProcess, startSshd } from "../helpers/listener";
+import { collectOutput, type ListeningProcess, startSshd } from "../helpers/listener";
 import { startDeviceWeb } from "../remote-access/helpers";
 import { LOGIN_USER } from "../terminal/helpers";
 import { CONSOLE_HOST, type Fleet } from "./fleet";
 
 const ZERO_MAC = "00:00:00:00:00:00";
+/** What the devices made, undone after the file (hooks registered inside a test would run after it). */
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
 
 /**
  * Three network interfaces with distinct hardware addresses: the machine's own where it has them, else
@@ -40,7 +46,7 @@ export function deviceInterfaces(count: number): string[] {
     made.push(name);
     found.push(name);
   }
-  afterAll(() => {
+  cleanups.push(async () => {
     for (const name of made) Bun.spawnSync(["ip", "link", "delete", name]);
   });
   return found.slice(0, count);
@@ -56,7 +62,7 @@ export interface Agent {
   web: ReturnType<typeof startDeviceWeb>;
   sshd: ListeningProcess;
   /** The daemon running now (undefined while stopped). */
-  daemon: ReturnType<typeof Bun.spawn> | undefined;
+  daemon: Subprocess<"ignore", "pipe", "pipe"> | undefined;
   log(): string;
   start(): void;
   stop(): Promise<void>;
@@ -124,7 +130,7 @@ export async function installAgent(
     OUTPOST_AGENT_SSH_HOST_KEY_PATH: path.join(dir, "host_ed25519.pub"),
   };
   const binary = path.join(root, "usr/local/bin/outpost-agent");
-  let output = "";
+  let output: { readonly text: string } = { text: "" };
   const agent: Agent = {
     name,
     dir,
@@ -133,7 +139,7 @@ export async function installAgent(
     web,
     sshd,
     daemon: undefined,
-    log: () => output,
+    log: () => output.text,
     start() {
       const daemon = Bun.spawn([binary, "--config", config, "poll"], {
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, ...settings },
@@ -142,11 +148,13 @@ export async function installAgent(
         stdin: "ignore",
       });
       agent.daemon = daemon;
-      for (const stream of [daemon.stdout, daemon.stderr])
-        void (async () => {
-          const decoder = new TextDecoder();
-          for await (const chunk of stream) output += decoder.decode(chunk, { stream: true });
-        })();
+      const earlier = output;
+      const collected = collectOutput(daemon);
+      output = {
+        get text() {
+          return earlier.text + collected.text;
+        },
+      };
     },
     async stop() {
       const daemon = agent.daemon;
@@ -158,7 +166,7 @@ export async function installAgent(
       clearTimeout(force);
     },
   };
-  afterAll(async () => {
+  cleanups.push(async () => {
     await agent.stop();
     await sshd.stop();
     web.stop();
