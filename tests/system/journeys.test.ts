@@ -84,6 +84,21 @@ function postFromPage(on: Page, pathname: string) {
   }, pathname);
 }
 
+/** The custom script journey 3 installs: a field the builder learns from its schema. */
+const PROBE_SCRIPT = `/*---
+name: system_probe
+version: 1
+description: The system suite's custom script.
+schema:
+  type: object
+  required: [answer]
+  properties:
+    answer: { type: number }
+---*/
+function main() {
+  return { answer: 6 * 7 };
+}
+`;
 const ARTIFACTS = path.join(REPO, "artifacts/system");
 
 /** Where the console shows `deviceId`, as a path. */
@@ -266,6 +281,86 @@ describe("system journeys", () => {
         const refused = await postFromPage(page, `/devices/${ids.B}/terminal`);
         expect(refused.status).toBe(404);
         expect(refused.body).toContain("device_not_found");
+      });
+    });
+  }, 120_000);
+
+  test("3 custom script: installed from the console; its field in the builder; a report and its CSV hold the device's rows", async () => {
+    await run.journey("system_custom_script", async (step) => {
+      await step("install_script", async () => {
+        await page.goto(at(devicePath(ids.A, "scripts")));
+        await page.fill('#install-script-form textarea[name="text"]', PROBE_SCRIPT);
+        await page.click('#install-script-form button[type="submit"]');
+        await page.locator("#install-script-form").waitFor({ timeout: 10_000 });
+        await waitFor(
+          async () => {
+            const [command] = await fleet.sql<{ status: string; error: string | null }[]>`
+              select status, error from pending_commands where device_id = ${ids.A} and type = 'install_script'
+              order by queued_at desc limit 1`;
+            if (command?.status === "failed") throw new Error(`install_script failed: ${command.error}`);
+            return command?.status === "succeeded";
+          },
+          20_000,
+          "A's agent to run the install_script command",
+        );
+        // The operator asks the device for its scripts; the list shows the new one.
+        await page.goto(at(devicePath(ids.A, "scripts")));
+        await page.click('button:has-text("Ask the device for its list")');
+        await waitFor(
+          async () => {
+            await page.goto(at(devicePath(ids.A, "scripts")));
+            const list = page.locator("[data-scripts-list]");
+            return (await list.count()) > 0 && (await list.textContent())?.includes("system_probe");
+          },
+          20_000,
+          "system_probe in the list A's agent gave",
+        );
+      });
+      await step("field_in_builder", async () => {
+        await waitFor(
+          async () => {
+            await page.goto(at("/reports/new"));
+            return (
+              (await page
+                .locator('select[name="field_path_0"] option[value="system_probe.answer"]')
+                .count()) > 0
+            );
+          },
+          20_000,
+          "system_probe.answer among the report builder's fields",
+        );
+      });
+      const reportPath = await step("report_rows", async () => {
+        await page.fill('#report-form input[name="name"]', "System probe");
+        await page.selectOption('select[name="field_path_0"]', "system_probe.answer");
+        await Promise.all([
+          page.waitForURL(
+            (url) => /^\/reports\/[^/]+$/.test(url.pathname) && url.pathname !== "/reports/new",
+          ),
+          page.click('#report-form button.primary[type="submit"]'),
+        ]);
+        const pathname = new URL(page.url()).pathname;
+        let shown = "";
+        await waitFor(
+          async () => {
+            await page.goto(at(pathname));
+            // Rows name devices by the first 8 characters of their id.
+            const rows = await page.locator("main table tbody tr").allTextContents();
+            shown = rows.join(" | ");
+            return rows.some((row) => row.startsWith(ids.A.slice(0, 8)) && row.endsWith("42"));
+          },
+          15_000,
+          "A's rows with 42 in the report",
+        ).catch((error) => {
+          throw new Error(`${error.message}; the table showed: ${shown.slice(0, 500)}`);
+        });
+        return pathname;
+      });
+      await step("csv_rows", async () => {
+        const csv = await page.evaluate(async (target) => (await fetch(target)).text(), `${reportPath}.csv`);
+        const lines = csv.trim().split("\r\n");
+        expect(lines[0]).toContain("system_probe.answer");
+        expect(lines.slice(1).some((line) => line.includes(ids.A) && line.endsWith(",42"))).toBe(true);
       });
     });
   }, 120_000);
