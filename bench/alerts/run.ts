@@ -38,8 +38,18 @@ const HARD_LIMIT_MS = (DURATION_S * (1 + 2 * ROUNDS) + SAMPLES * 35 + 240) * 100
 const SCHEMA = {
   product: "bench",
   type: "object",
-  properties: { temp: { type: "number" }, load: { type: "number" }, state: { type: "string" } },
+  properties: {
+    sensor: {
+      type: "object",
+      properties: { temp: { type: "number" }, load: { type: "number" }, state: { type: "string" } },
+    },
+  },
 };
+/** The stored telemetry of an agent whose `sensor` script reported `output` (agent/telemetry.ts's shape). */
+const sensorTelemetry = (output: Record<string, unknown>) => ({
+  device: { uptime_seconds: 1 },
+  scripts: { sensor: { data: { status: "success", validation_status: "valid", duration_ms: 1, output } } },
+});
 
 const { cleanups, run } = benchLifecycle(HARD_LIMIT_MS);
 
@@ -85,7 +95,7 @@ async function main() {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({
-        telemetry: { temp, load: Math.random(), state: "ok", device: { uptime_seconds: 1 } },
+        telemetry: sensorTelemetry({ temp, load: Math.random(), state: "ok" }),
       }),
     }).then((r) => r.status);
 
@@ -113,7 +123,7 @@ async function main() {
     name: `bench rule ${i}`,
     product_name: "bench",
     schema_version: "v1",
-    condition_field: i % 2 ? "temp" : "load",
+    condition_field: i % 2 ? "sensor.temp" : "sensor.load",
     field_type: "number",
     operator: ">",
     threshold_value: String(1e9 + i),
@@ -144,7 +154,7 @@ async function main() {
 
   // 2. Breach → alert latency, one probe device, auto-resolving rule.
   await db`insert into alert_rules (name, product_name, schema_version, condition_field, field_type, operator,
-    threshold_value, resolve_after_minutes) values ('latency probe', 'bench', 'v1', 'temp', 'number', '>', '1000', 0)`;
+    threshold_value, resolve_after_minutes) values ('latency probe', 'bench', 'v1', 'sensor.temp', 'number', '>', '1000', 0)`;
   const probe = devices[0]!;
   const latencies: number[] = [];
   let missed = 0;
@@ -188,7 +198,7 @@ async function main() {
     id: Bun.randomUUIDv7(),
     device_id: devices[i % devices.length]!.id,
     recorded_at: new Date(Date.now() - 60_000 + i).toISOString(),
-    payload: JSON.stringify({ temp: 20, load: 0.5, state: "ok" }),
+    payload: JSON.stringify(sensorTelemetry({ temp: 20, load: 0.5, state: "ok" })),
   }));
   for (let i = 0; i < rows.length; i += 1000) {
     await db`insert into telemetry_events ${db(rows.slice(i, i + 1000).map((r) => ({ ...r, payload: db.json(JSON.parse(r.payload)) })))}`;

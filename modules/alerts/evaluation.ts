@@ -4,14 +4,12 @@ import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/store";
 import { type FeedPosition, telemetryAfter } from "../telemetry/feed";
-import type { TelemetryEvent } from "../telemetry/service";
+import { optionKeyPath, type TelemetryEvent, valueAt } from "../telemetry/service";
 import { openAlert, resolveAlertsOfRemovedDevices, resolveOpen } from "./lifecycle";
 import { type NotifyPolicy, notifyPolicy } from "./notifications/queue";
-import { numericValue, RuleIndex, valueAt } from "./rule-index";
+import { numericValue, RuleIndex } from "./rule-index";
 import { type AlertRule, enabledRules } from "./rules";
 import { parseNumber } from "./validation";
-
-export { valueAt };
 
 /**
  * Durable evaluation (docs/alerts.md). Heartbeats only store telemetry; this job follows the
@@ -30,8 +28,10 @@ function asText(value: unknown): string {
 }
 
 /**
- * A rule prepared once per run: its path split, thresholds parsed, scope as a set. Evaluation runs
- * every rule of a product against every event, so nothing is re-parsed per event (bench/alerts).
+ * A rule prepared once per run: its option key turned into the payload path the agent's telemetry
+ * puts the field at (telemetry's `optionKeyPath`: the stored `conditionField` stays the option key),
+ * thresholds parsed, scope as a set. Evaluation runs every rule of a product against every event,
+ * so nothing is re-parsed per event (bench/alerts).
  */
 export interface CompiledRule extends AlertRule {
   path: string[];
@@ -44,7 +44,7 @@ export interface CompiledRule extends AlertRule {
 export function compileRule(rule: AlertRule): CompiledRule {
   return {
     ...rule,
-    path: rule.conditionField.split("."),
+    path: optionKeyPath(rule.conditionField),
     numeric: rule.fieldType === "number" || rule.fieldType === "integer",
     limit: parseNumber(rule.thresholdValue),
     clear: rule.clearThreshold === null ? undefined : parseNumber(rule.clearThreshold),

@@ -1,3 +1,4 @@
+import { valueAt } from "../telemetry/service";
 import type { CompiledRule } from "./evaluation";
 import { parseNumber } from "./validation";
 
@@ -10,16 +11,6 @@ interface Group {
   operator: Ordered;
   rules: CompiledRule[];
   limits: number[];
-}
-
-/** A value at a dotted path of a payload (string keys only, as in the reference); undefined if absent. */
-export function valueAt(payload: unknown, path: readonly string[]): unknown {
-  let node = payload;
-  for (const key of path) {
-    if (node === null || typeof node !== "object" || Array.isArray(node)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
 }
 
 /** A payload value as a numeric rule reads it (conditionHolds): a number, or a numeric string. */

@@ -47,10 +47,20 @@ function humanise(segment: string): string {
 }
 
 /**
+ * A JSON schema `type` as one value type: a nullable type (`[number, "null"]`, as the agent's disk
+ * script declares `root_used_pct`) is that type, since a null value is simply absent to every reader.
+ */
+function valueTypeOf(type: unknown): string {
+  if (typeof type === "string") return type;
+  const types = Array.isArray(type) ? type.filter((t) => t !== "null") : [];
+  return types.length === 1 && typeof types[0] === "string" ? types[0] : "unknown";
+}
+
+/**
  * Flattens a schema into dotted field paths: `properties` are followed recursively (a property
  * with its own `properties` is descended into, anything else is a leaf); without `properties` the
  * map itself is flattened. Keys unique and sorted; labels humanised from the last segment, with
- * the path added when two keys share a label; value_type is the property's `type` or "unknown".
+ * the path added when two keys share a label; value_type from the property's `type` (valueTypeOf).
  */
 export function schemaOptionsOf(schema: unknown): SchemaOption[] {
   if (!isPlainObject(schema)) return [];
@@ -61,9 +71,7 @@ export function schemaOptionsOf(schema: unknown): SchemaOption[] {
       if (isPlainObject(definition) && isPlainObject(definition.properties)) {
         walkProperties(definition.properties, key);
       } else {
-        const type =
-          isPlainObject(definition) && typeof definition.type === "string" ? definition.type : "unknown";
-        leaves.set(key, type);
+        leaves.set(key, isPlainObject(definition) ? valueTypeOf(definition.type) : "unknown");
       }
     }
   };

@@ -3,6 +3,7 @@
  * charts (./series.ts) and the rollup job (./rollup-fold.ts) share. PostgreSQL's `telemetry_number`
  * (migration 0019) reads single fields for the raw charts by the same rule (a test keeps them equal).
  */
+import { scriptOutputPath, valueAt } from "./field-keys";
 
 /**
  * A string that spells a number. Whitespace is ASCII's only, as PostgreSQL's `\s` is in the
@@ -28,10 +29,12 @@ export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
- * Calls `visit` for each numeric field of a payload's script outputs, in payload order:
- * `scripts.<script>.data.output.<field>` (or `.data.<field>` when there is no output object), one
- * level of nested objects too (`<field>.<inner>`). Keys with dots are skipped (not addressable).
- * `base` is the path up to the field, `field` the rest.
+ * Calls `visit` for each numeric field of a payload's script outputs, in payload order: the fields
+ * of `scripts.<script>.data.output` (./field-keys.ts), one level of nested objects too
+ * (`<field>.<inner>`), so `<script>.<field>` is the field's builder option key. Nothing else of a
+ * script's report counts: a failed script's report has no output, and its `duration_ms` is not a
+ * field of the script. Keys with dots are skipped (not addressable). `base` is the path up to the
+ * field, `field` the rest.
  */
 export function visitNumericFields(
   payload: unknown,
@@ -40,13 +43,11 @@ export function visitNumericFields(
   const scripts = isObject(payload) ? payload.scripts : undefined;
   if (!isObject(scripts)) return;
   for (const script in scripts) {
-    const entry = scripts[script];
-    if (!isObject(entry) || script.includes(".")) continue;
-    const data = entry.data;
-    if (!isObject(data)) continue;
-    const nested = isObject(data.output);
-    const output = nested ? (data.output as Record<string, unknown>) : data;
-    const base = nested ? `scripts.${script}.data.output` : `scripts.${script}.data`;
+    if (script.includes(".")) continue;
+    const path = scriptOutputPath(script);
+    const output = valueAt(payload, path);
+    if (!isObject(output)) continue;
+    const base = path.join(".");
     for (const key in output) {
       if (key.includes(".")) continue;
       const value = output[key];
@@ -65,7 +66,7 @@ export function visitNumericFields(
 export interface NumericField {
   /** Dotted path from the payload root, e.g. scripts.cpu.data.output.usage_pct. */
   path: string;
-  /** Short label: script.field (e.g. cpu.usage_pct). */
+  /** The field's builder option key: script.field (e.g. cpu.usage_pct). */
   label: string;
   value: number;
 }

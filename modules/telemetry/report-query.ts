@@ -14,23 +14,15 @@
  * - buckets: one row per device and time bucket (avg/min/max of each numeric field); buckets are
  *   aligned to UTC (an hour bucket starts on the hour, a day bucket at 00:00Z).
  *
- * Every value comes in as a bound parameter; JSON paths come from `reportPayloadPath`, built from
- * builder option keys that the caller has already checked against the builder schema.
+ * Every value comes in as a bound parameter; JSON paths come from `optionKeyPath` (./field-keys.ts),
+ * built from builder option keys that the caller has already checked against the builder schema.
  */
 import type { PendingQuery, Row } from "postgres";
 import type { Sql } from "../platform/database";
+import { optionKeyPath } from "./field-keys";
 
 /** A numeric value: a JSON number, or a string that is one (the agent's scripts send both). */
 export const NUMERIC_TEXT = "^\\s*-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?\\s*$";
-
-/**
- * Builder option keys (`<script>.<field>[.<sub>…]`, see docs/agent.md "Telemetry schema") address
- * `scripts.<script>.data.output.<field>…` in a stored payload.
- */
-export function reportPayloadPath(optionKey: string): string[] {
-  const [script, ...rest] = optionKey.split(".");
-  return ["scripts", script!, "data", "output", ...rest];
-}
 
 export type ReportMode = "raw" | "per_device" | "buckets";
 export type ColumnType = "number" | "text" | "time" | "uuid";
@@ -194,13 +186,13 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
   // every reference), then each field and filter path is read from it.
   const values = [
     ...spec.fields.map((f, i) => {
-      const path = reportPayloadPath(f.key);
+      const path = optionKeyPath(f.key);
       return f.numeric
         ? sql`${numericValue(sql, path)} as ${sql(`v${i}`)}`
         : sql`j.p #>> ${path}::text[] as ${sql(`v${i}`)}`;
     }),
     ...filterKeys.map((f, i) => {
-      const path = reportPayloadPath(f.key);
+      const path = optionKeyPath(f.key);
       return f.numeric
         ? sql`${numericValue(sql, path)} as ${sql(`f${i}`)}`
         : sql`j.p #>> ${path}::text[] as ${sql(`f${i}`)}`;

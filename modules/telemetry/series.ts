@@ -5,7 +5,8 @@
  */
 import type { Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
-import { asNumber, isObject } from "./numeric-fields";
+import { optionKeyPath, valueAt } from "./field-keys";
+import { asNumber } from "./numeric-fields";
 import { BUCKET_MS, RECENT_MS, rollupProgress } from "./rollups";
 
 export const MAX_CHART_FIELDS = 12;
@@ -42,18 +43,10 @@ export interface Gauges {
   disk: { value: number; label: string } | undefined;
 }
 
-function dig(payload: unknown, path: string[]): unknown {
-  let node = payload;
-  for (const part of path) {
-    if (!isObject(node)) return undefined;
-    node = node[part];
-  }
-  return node;
-}
-
+/** The first of the fields (builder option keys) that holds a number, with its gauge label. */
 function first(payload: unknown, candidates: [string, string][]) {
-  for (const [path, label] of candidates) {
-    const value = asNumber(dig(payload, path.split(".")));
+  for (const [key, label] of candidates) {
+    const value = asNumber(valueAt(payload, optionKeyPath(key)));
     if (value !== undefined) return { value, label };
   }
   return undefined;
@@ -66,20 +59,20 @@ function first(payload: unknown, candidates: [string, string][]) {
 export function gaugesOf(payload: Record<string, unknown> | undefined): Gauges {
   return {
     cpu: first(payload, [
-      ["scripts.cpu.data.output.usage_pct", "CPU busy %"],
-      ["scripts.pcp.data.output.cpu_pct", "CPU busy %"],
-      ["scripts.load.data.output.load_1m", "Load (1 min)"],
-      ["scripts.pcp.data.output.load_1m", "Load (1 min)"],
+      ["cpu.usage_pct", "CPU busy %"],
+      ["pcp.cpu_pct", "CPU busy %"],
+      ["load.load_1m", "Load (1 min)"],
+      ["pcp.load_1m", "Load (1 min)"],
     ]),
     memory: first(payload, [
-      ["scripts.memory.data.output.used_pct", "Memory used %"],
-      ["scripts.pcp.data.output.memory_used_pct", "Memory used %"],
-      ["scripts.pcp.data.output.memory_used", "Memory used %"],
+      ["memory.used_pct", "Memory used %"],
+      ["pcp.memory_used_pct", "Memory used %"],
+      ["pcp.memory_used", "Memory used %"],
     ]),
     disk: first(payload, [
-      ["scripts.disk.data.output.root_used_pct", "Disk used % (/)"],
-      ["scripts.disk.data.output.max_used_pct", "Disk used % (fullest)"],
-      ["scripts.pcp.data.output.disk_full_pct", "Disk full %"],
+      ["disk.root_used_pct", "Disk used % (/)"],
+      ["disk.max_used_pct", "Disk used % (fullest)"],
+      ["pcp.disk_full_pct", "Disk full %"],
     ]),
   };
 }
@@ -188,7 +181,7 @@ class BucketAverages {
       }
       const payload: unknown = JSON.parse(row.payload);
       for (let i = 0; i < this.parts.length; i++) {
-        const value = asNumber(dig(payload, this.parts[i]!));
+        const value = asNumber(valueAt(payload, this.parts[i]!));
         if (value === undefined) continue;
         bucket.sums[i]! += value;
         bucket.counts[i]!++;

@@ -4,6 +4,9 @@ import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 
+// Where a builder option key lives in a stored payload: the one meaning every reader uses.
+export { optionKeyPath, valueAt } from "./field-keys";
+
 // Timestamps go to postgres.js as ISO strings: drizzle's driver replaces its Date serialiser.
 
 export interface TelemetryEvent {

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { evaluateAlerts } from "../../modules/alerts/evaluation";
-import { heartbeatUrl, json } from "../devices/helpers";
+import { ScriptedAgent } from "../helpers/agent-telemetry";
 import { startTestApp } from "../helpers/app";
-import { beat, sensorDevice, sensorSchema } from "./helpers";
+import { beat, SENSOR_SCRIPT, sendHeartbeat, sensorDevice } from "./helpers";
 
 // biome-ignore lint/suspicious/noExplicitAny: documents are checked by the assertions themselves
 type Json = any;
@@ -26,7 +26,7 @@ const ruleDoc = (attributes: Record<string, unknown>, id?: string) => ({
 const valid = {
   name: "High temp",
   product_name: "api-prod",
-  condition_field: "temp",
+  condition_field: "sensor.temp",
   operator: ">",
   threshold_value: "50",
 };
@@ -55,7 +55,7 @@ describe("JSON:API alert_rules", () => {
       type: "alert_rule",
       attributes: {
         name: "High temp",
-        schema_version: "v1",
+        schema_version: device.agent.schema().version,
         field_type: "number",
         severity: "warning",
         for_minutes: 0,
@@ -112,11 +112,11 @@ describe("JSON:API alert_rules", () => {
         { threshold_value: "Threshold value is invalid for the selected field type." },
       ],
       [
-        { condition_field: "state", operator: ">" },
+        { condition_field: "sensor.state", operator: ">" },
         { operator: "Operator is not valid for the selected field type." },
       ],
       [
-        { condition_field: "state", operator: "is", threshold_value: "  " },
+        { condition_field: "sensor.state", operator: "is", threshold_value: "  " },
         { threshold_value: "Threshold value is invalid for the selected field type." },
       ],
       [{ for_minutes: -1 }, { for_minutes: "Enter whole minutes from 0 to 10080." }],
@@ -134,7 +134,7 @@ describe("JSON:API alert_rules", () => {
         { clear_threshold: "The clear threshold must be a number on the recovering side of the threshold." },
       ],
       [
-        { condition_field: "state", operator: "is", threshold_value: "x", clear_threshold: "1" },
+        { condition_field: "sensor.state", operator: "is", threshold_value: "x", clear_threshold: "1" },
         { clear_threshold: "A clear threshold needs a number field and one of > >= < <=." },
       ],
     ];
@@ -172,17 +172,15 @@ describe("JSON:API alert_rules", () => {
     const created = await call(
       "/api/json/alert_rules",
       "POST",
-      ruleDoc({ ...valid, name: "Dep", product_name: "api-dep", condition_field: "box.fan" }),
+      ruleDoc({ ...valid, name: "Dep", product_name: "api-dep", condition_field: "sensor.box.fan" }),
     );
     expect(created.status).toBe(201);
-    // The device announces a schema without box.fan.
-    const { box: _, ...properties } = sensorSchema("api-dep").properties;
-    const schema = { ...sensorSchema("api-dep"), properties };
-    const response = await app.fetch(
-      heartbeatUrl(other.id, other.token),
-      json({ telemetry: { meta: { schema_definition: schema } } }),
-    );
-    expect(response.status).toBe(200);
+    // The device's agent now runs a sensor script without box.fan, and announces that schema.
+    const { box: _, ...properties } = SENSOR_SCRIPT.schema.properties;
+    const changed = new ScriptedAgent(app.config.dataDir, "api-dep", [
+      { name: "sensor", schema: { ...SENSOR_SCRIPT.schema, properties } },
+    ]);
+    await sendHeartbeat(app, other, await changed.heartbeat(other.id, { sensor: { temp: 1 } }));
     const id = created.body.data.id;
     expect((await call(`/api/json/alert_rules/${id}`, "GET")).body.data.attributes.deprecated).toBe(true);
     const edit = await call(`/api/json/alert_rules/${id}`, "PATCH", ruleDoc({ threshold_value: "3" }, id));
@@ -191,7 +189,7 @@ describe("JSON:API alert_rules", () => {
       headers: { cookie: (await app.session("operator")).cookie },
     });
     expect(await page.text()).toContain(
-      "This rule references a schema field that is no longer valid for api-dep / v1. Editing is disabled.",
+      `This rule references a schema field that is no longer valid for api-dep / ${other.agent.schema().version}. Editing is disabled.`,
     );
   });
 });
@@ -269,8 +267,8 @@ describe("alerts: JSON:API, pages, CSV", () => {
       _csrf: op.csrf,
       name: "Form rule",
       product_name: "api-prod",
-      schema_version: "v1",
-      condition_field: "temp",
+      schema_version: device.agent.schema().version,
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "abc",
     });

@@ -30,7 +30,7 @@ describe("alerts in the browser", () => {
     // The form: product preselected (the only one), field chosen (htmx re-renders the operators).
     await page.goto(`${app.url}/alerts/new`);
     await page.fill('input[name="name"]', "Browser hot");
-    await page.selectOption('select[name="condition_field"]', "temp");
+    await page.selectOption('select[name="condition_field"]', "sensor.temp");
     await page.waitForSelector('select[name="operator"] option[value=">="]', { state: "attached" });
     await page.selectOption('select[name="operator"]', ">");
     await page.fill('input[name="threshold_value"]', "fifty");
@@ -75,7 +75,7 @@ describe("alerts in the browser", () => {
     await screenshot(dashboard, "alerts-dashboard-live");
 
     await page.goto(`${app.url}/devices/${device.id}`);
-    await page.waitForSelector('#device-alerts:has-text("Rule Breach: temp > 50")');
+    await page.waitForSelector('#device-alerts:has-text("Rule Breach: sensor.temp > 50")');
     await screenshot(page, "alerts-device-panel");
 
     // Acknowledge from the list with a note.

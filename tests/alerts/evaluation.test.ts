@@ -8,7 +8,7 @@ import { createLogger } from "../../modules/platform/logger";
 import { recordTelemetry } from "../../modules/telemetry/service";
 import { startTestApp } from "../helpers/app";
 import { markSeen } from "../helpers/seen";
-import { beat, openAlerts, rewindCursor, sensorDevice } from "./helpers";
+import { beat, openAlerts, rewindCursor, sensorDevice, sensorPayload } from "./helpers";
 
 // Web role only: evaluation runs when the test calls it, so each step is deterministic.
 const app = await startTestApp({ OUTPOST_ROLE: "web" });
@@ -31,7 +31,7 @@ describe("evaluation", () => {
     const rule = await createRule(sql, {
       name: "Hot",
       product_name: "ev-basic",
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "50",
       resolve_after_minutes: 0,
@@ -49,7 +49,7 @@ describe("evaluation", () => {
     const [alert, ...more] = await openAlerts(sql, device.id);
     expect(more).toEqual([]);
     expect(alert).toMatchObject({ type: "threshold", status: "active", rule_id: rule.id });
-    expect(alert!.message).toBe("Rule Breach: temp > 50");
+    expect(alert!.message).toBe("Rule Breach: sensor.temp > 50");
 
     await beat(app, device, { temp: 20 });
     await evaluate();
@@ -66,28 +66,33 @@ describe("evaluation", () => {
     await createRule(sql, {
       name: "Hot for 3 min",
       product_name: "ev-for",
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">=",
       threshold_value: "50",
       clear_threshold: "40",
       for_minutes: 3,
       resolve_after_minutes: 1,
     });
-    await recordTelemetry(sql, device.id, { temp: 51 }, minutesAgo(5));
-    await recordTelemetry(sql, device.id, { temp: 52 }, minutesAgo(3.5));
+    await recordTelemetry(sql, device.id, await sensorPayload(device, { temp: 51 }), minutesAgo(5));
+    await recordTelemetry(sql, device.id, await sensorPayload(device, { temp: 52 }), minutesAgo(3.5));
     await replay();
     expect(await openAlerts(sql, device.id)).toEqual([]);
-    await recordTelemetry(sql, device.id, { temp: 53 }, minutesAgo(1.9));
+    await recordTelemetry(sql, device.id, await sensorPayload(device, { temp: 53 }), minutesAgo(1.9));
     await replay();
     expect((await openAlerts(sql, device.id)).map((a) => a.status)).toEqual(["active"]);
     // 45 is below the threshold but above the clear threshold: not recovered.
-    await recordTelemetry(sql, device.id, { temp: 45 }, minutesAgo(1.8));
-    await recordTelemetry(sql, device.id, { temp: 45 }, minutesAgo(0.5));
+    await recordTelemetry(sql, device.id, await sensorPayload(device, { temp: 45 }), minutesAgo(1.8));
+    await recordTelemetry(sql, device.id, await sensorPayload(device, { temp: 45 }), minutesAgo(0.5));
     await replay();
     expect((await openAlerts(sql, device.id)).map((a) => a.status)).toEqual(["active"]);
     // Recovered 0.4 min ago: not yet clear for the 1 minute auto-resolve needs.
-    await recordTelemetry(sql, device.id, { temp: 30 }, minutesAgo(0.4));
-    await recordTelemetry(sql, device.id, { temp: 31 }, new Date(Date.now() + 0));
+    await recordTelemetry(sql, device.id, await sensorPayload(device, { temp: 30 }), minutesAgo(0.4));
+    await recordTelemetry(
+      sql,
+      device.id,
+      await sensorPayload(device, { temp: 31 }),
+      new Date(Date.now() + 0),
+    );
     await replay();
     expect((await openAlerts(sql, device.id)).map((a) => a.status)).toEqual(["active"]);
     // Clear for 2 minutes by the next heartbeat: resolved.
@@ -103,7 +108,7 @@ describe("evaluation", () => {
     await createRule(sql, {
       name: "Only A",
       product_name: "ev-scope",
-      condition_field: "state",
+      condition_field: "sensor.state",
       operator: "contains",
       threshold_value: "fail",
       device_ids: [a.id],
@@ -111,7 +116,7 @@ describe("evaluation", () => {
     await createRule(sql, {
       name: "Disabled",
       product_name: "ev-scope",
-      condition_field: "state",
+      condition_field: "sensor.state",
       operator: "is",
       threshold_value: "failed",
       enabled: false,
@@ -149,7 +154,7 @@ describe("evaluation", () => {
     await createRule(sql, {
       name: "Life",
       product_name: "ev-life",
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "1",
     });
@@ -202,7 +207,7 @@ describe("evaluation", () => {
     await createRule(sql, {
       name: "Removed",
       product_name: "ev-removed",
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "1",
     });
@@ -232,7 +237,7 @@ describe("evaluation", () => {
     await createRule(sql, {
       name: "Kill",
       product_name: "ev-kill",
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "1",
     });

@@ -65,7 +65,7 @@ describe("notifications", () => {
     await createRule(sql, {
       name: "Notify hot",
       product_name: "notify-prod",
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "50",
       resolve_after_minutes: 0,
@@ -83,7 +83,7 @@ describe("notifications", () => {
     expect(await deliverNotification(sql, app.config, queued[0]!.id)).toBe("sent");
     expect(mails).toHaveLength(1);
     expect(mails[0]!.to.sort()).toEqual(["oncall@example.test", "ops@example.test", "rule@example.test"]);
-    expect(mails[0]!.raw).toContain("Subject: [critical] Rule Breach: temp > 50 on");
+    expect(mails[0]!.raw).toContain("Subject: [critical] Rule Breach: sensor.temp > 50 on");
     expect(mails[0]!.raw).toContain("/alerts/");
 
     answers.push(500);

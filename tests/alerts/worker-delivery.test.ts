@@ -27,7 +27,7 @@ describe("delivery through the worker", () => {
     await createRule(sql, {
       name: "Worker hot",
       product_name: "worker-prod",
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "50",
     });

@@ -6,7 +6,7 @@ import { createRule } from "../../modules/alerts/rules";
 import { startTestApp } from "../helpers/app";
 import { startOutpostProcess } from "../helpers/process";
 import { tempDirs } from "../helpers/temp";
-import { sensorDevice } from "./helpers";
+import { sensorDevice, sensorPayload } from "./helpers";
 
 const DEVICES = 40;
 const EVENTS_PER_DEVICE = 2500; // 100,000 events: 50 batches of 2,000
@@ -39,7 +39,7 @@ describe("alert evaluation survives a killed worker process", () => {
     await createRule(sql, {
       name: "Worker kill",
       product_name: "ev-worker-kill",
-      condition_field: "temp",
+      condition_field: "sensor.temp",
       operator: ">",
       threshold_value: "50",
     });
@@ -47,14 +47,18 @@ describe("alert evaluation survives a killed worker process", () => {
     // the stream for each device. Written straight into the table (UUIDv7 ids in time order, as the
     // heartbeat writes them), a minute old, so the evaluator reads it in order, batch after batch.
     const ids = devices.map((d) => d.id);
+    // What the server stores for the agent's heartbeats reporting 99 and 20 (one device's; the device
+    // part of a payload plays no role in evaluation).
+    const hot = JSON.stringify(await sensorPayload(devices[0]!, { temp: 99 }));
+    const cold = JSON.stringify(await sensorPayload(devices[0]!, { temp: 20 }));
     await sql`insert into alert_evaluation_cursor (id, recorded_at, event_id)
       values (1, now() - interval '5 minutes', '00000000-0000-0000-0000-000000000000')
       on conflict (id) do update set recorded_at = excluded.recorded_at, event_id = excluded.event_id`;
     await sql`
       insert into telemetry_events (id, device_id, recorded_at, payload)
       select uuidv7(- interval '60 seconds'), (${ids}::uuid[])[1 + (n % ${DEVICES})], now() - interval '60 seconds',
-        json_build_object('temp', case when n / ${DEVICES} = (n % ${DEVICES}) * ${Math.floor(EVENTS_PER_DEVICE / DEVICES)}
-          then 99 else 20 end)
+        case when n / ${DEVICES} = (n % ${DEVICES}) * ${Math.floor(EVENTS_PER_DEVICE / DEVICES)}
+          then ${hot}::json else ${cold}::json end
       from generate_series(0, ${DEVICES * EVENTS_PER_DEVICE - 1}) as n
       order by n`;
 

@@ -61,7 +61,7 @@ async function agentPollOnce(identity: { id: string; token: string }) {
 async function deviceWithScripts(names: string[]) {
   const own = await approvedDevice(app, { product_name: "edge-gateway", metadata: { name: "scripted" } });
   await queueCommand(app.database.sql, { deviceId: own.id, type: "list_scripts", ttlSeconds: 3600 });
-  const reply = await heartbeat(app, own, agentHeartbeat({ cpu: 1, memory: 2, disk: 3 }));
+  const reply = await heartbeat(app, own, await agentHeartbeat({ cpu: 1, memory: 2, disk: 3 }));
   const command = reply.commands.find((c) => c.type === "list_scripts")!;
   const scripts = names.map((name) => ({
     name,
@@ -75,7 +75,7 @@ async function deviceWithScripts(names: string[]) {
 
 describe("device detail", () => {
   test("list_scripts: queued in the UI, answered by one real agent poll, shown without reload", async () => {
-    await heartbeat(app, device, agentHeartbeat({ cpu: 5, memory: 30, disk: 40 })); // online: answers soon
+    await heartbeat(app, device, await agentHeartbeat({ cpu: 5, memory: 30, disk: 40 })); // online: answers soon
     const context = await signedIn(browser, app, "operator");
     const page = await context.newPage();
     await page.goto(`${app.url}/devices/${device.id}?tab=scripts`);
@@ -203,7 +203,7 @@ describe("device detail", () => {
       .locator('button:has-text("Remove")')
       .click();
     await page.waitForSelector(".flash.success");
-    const reply = await heartbeat(app, device, agentHeartbeat({ cpu: 10, memory: 40, disk: 62 }));
+    const reply = await heartbeat(app, device, await agentHeartbeat({ cpu: 10, memory: 40, disk: 62 }));
     const remove = reply.commands.find((c) => c.type === "remove_script") as { args: string[] } | undefined;
     expect(remove?.args).toEqual(["cpu"]);
     await page.reload();

@@ -15,7 +15,7 @@ const device = await approvedDevice(app, {
   product_name: MARKUP.product,
   metadata: { name: MARKUP.name, os: { release: MARKUP.release } },
 });
-const body = agentHeartbeat({ cpu: 10, memory: 20, disk: 30 });
+const body = await agentHeartbeat({ cpu: 10, memory: 20, disk: 30 });
 (body.telemetry.scripts as Record<string, unknown>).banner = {
   data: {
     status: "failed",

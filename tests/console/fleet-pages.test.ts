@@ -37,7 +37,7 @@ describe("dashboard", () => {
       product_name: "sensor-hub",
       metadata: { name: "boiler-room" },
     });
-    await heartbeat(app, online, agentHeartbeat({ cpu: 21, memory: 48, disk: 63 }));
+    await heartbeat(app, online, await agentHeartbeat({ cpu: 21, memory: 48, disk: 63 }));
     await approvedDevice(app, { product_name: "sensor-hub" }); // approved, never seen: offline
 
     await page.goto(`${app.url}/`);
@@ -288,7 +288,7 @@ describe("device list", () => {
 describe("viewer", () => {
   test("sees pages without a single write control", async () => {
     const device = await approvedDevice(app, { product_name: "viewer-check" });
-    await heartbeat(app, device, agentHeartbeat({ cpu: 5, memory: 10, disk: 20 }));
+    await heartbeat(app, device, await agentHeartbeat({ cpu: 5, memory: 10, disk: 20 }));
     const context = await signedIn(browser, app, "viewer");
     const page = await context.newPage();
     for (const url of [

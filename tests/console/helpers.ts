@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { Browser, BrowserContext } from "playwright-core";
 import { LIVE_CHANNEL } from "../../modules/live/hub";
 import type { OperatorRole } from "../../modules/operators/service";
 import { SESSION_COOKIE } from "../../modules/platform/access";
+import { builtinScript, ScriptedAgent } from "../helpers/agent-telemetry";
 import type { TestApp } from "../helpers/app";
 import { LAPTOP } from "../helpers/browser";
 
@@ -53,28 +57,32 @@ export async function approvedDevice(app: TestApp, body: Record<string, unknown>
   return { id: first.id, mac: first.mac, token: again.token };
 }
 
-/** A heartbeat shaped like the Outpost agent's (cpu, memory, disk built-in scripts). */
-export function agentHeartbeat(values: { cpu: number; memory: number; disk: number; load?: number }) {
-  const report = (output: Record<string, unknown>) => ({
-    data: { status: "success", validation_status: "valid", duration_ms: 3, output },
-  });
-  return {
-    telemetry: {
-      device: { mac_address: "06:c0:00:00:00:01", ip_address: "198.51.100.7", name: "bench-device" },
-      scripts: {
-        cpu: report({ usage_pct: values.cpu, cores: 4 }),
-        memory: report({
-          used_pct: values.memory,
-          total_bytes: 8e9,
-          used_bytes: (values.memory / 100) * 8e9,
-        }),
-        disk: report({ root_used_pct: values.disk, max_used_pct: values.disk, mounts: [] }),
-        load: report({ load_1m: values.load ?? 0.5, load_5m: 0.4, load_15m: 0.3 }),
+/** The agent's built-in scripts the console draws its gauges from, as the agent declares them. */
+const GAUGE_SCRIPTS = ["cpu", "memory", "disk", "load"].map(builtinScript);
+
+/**
+ * The heartbeat the agent builds when its built-in cpu, memory, disk and load scripts report these
+ * figures (tests/helpers/agent-telemetry.ts: the agent's sandbox runs scripts with the built-ins'
+ * schemas, its heartbeat builder assembles the body).
+ */
+export async function agentHeartbeat(values: { cpu: number; memory: number; disk: number; load?: number }) {
+  const dir = mkdtempSync(path.join(tmpdir(), "outpost-console-agent-"));
+  try {
+    const agent = new ScriptedAgent(dir, "console", GAUGE_SCRIPTS);
+    return await agent.heartbeat(crypto.randomUUID(), {
+      cpu: { usage_pct: values.cpu, cores: 4 },
+      memory: {
+        used_pct: values.memory,
+        total_bytes: 8e9,
+        available_bytes: Math.round(((100 - values.memory) / 100) * 8e9),
+        used_bytes: Math.round((values.memory / 100) * 8e9),
       },
-      meta: { collected_at: new Date().toISOString(), script_count: 4 },
-    },
-    connection_status: { active: false },
-  };
+      disk: { root_used_pct: values.disk, max_used_pct: values.disk, mounts: [] },
+      load: { load_1m: values.load ?? 0.5, load_5m: 0.4, load_15m: 0.3 },
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export async function heartbeat(app: TestApp, device: { id: string; token: string }, body: unknown) {

@@ -18,17 +18,17 @@ const age = (id: string, seconds: number) => markSeen(app.database.sql, id, seco
 describe("live connectivity", () => {
   test("the trigger uses the env online window when no operator saved one", async () => {
     const device = await approvedDevice(app, { product_name: "window-env" });
-    await heartbeat(app, device, agentHeartbeat({ cpu: 1, memory: 2, disk: 3 }));
+    await heartbeat(app, device, await agentHeartbeat({ cpu: 1, memory: 2, disk: 3 }));
     // Back after 90 s: offline under a 60 s window (it would still be online under 300 s).
     await age(device.id, 90);
-    const back = await notificationsDuring(app, () =>
-      heartbeat(app, device, agentHeartbeat({ cpu: 1, memory: 2, disk: 3 })).then(() => {}),
+    const back = await notificationsDuring(app, async () =>
+      heartbeat(app, device, await agentHeartbeat({ cpu: 1, memory: 2, disk: 3 })).then(() => {}),
     );
     expect(back).toEqual(["devices"]);
     // Within the window: a routine heartbeat stays quiet.
     await age(device.id, 45);
-    const routine = await notificationsDuring(app, () =>
-      heartbeat(app, device, agentHeartbeat({ cpu: 1, memory: 2, disk: 3 })).then(() => {}),
+    const routine = await notificationsDuring(app, async () =>
+      heartbeat(app, device, await agentHeartbeat({ cpu: 1, memory: 2, disk: 3 })).then(() => {}),
     );
     expect(routine).toEqual([]);
 
@@ -46,8 +46,8 @@ describe("live connectivity", () => {
     await app.database
       .sql`insert into system_settings (key, value) values ('online_window_seconds', '600'::jsonb)`;
     await age(device.id, 90);
-    const overridden = await notificationsDuring(app, () =>
-      heartbeat(app, device, agentHeartbeat({ cpu: 1, memory: 2, disk: 3 })).then(() => {}),
+    const overridden = await notificationsDuring(app, async () =>
+      heartbeat(app, device, await agentHeartbeat({ cpu: 1, memory: 2, disk: 3 })).then(() => {}),
     );
     expect(overridden).toEqual([]);
     await app.database.sql`delete from system_settings where key = 'online_window_seconds'`;
@@ -55,7 +55,7 @@ describe("live connectivity", () => {
 
   test("an open device list shows a device going offline and back online without reload", async () => {
     const device = await approvedDevice(app, { product_name: "live-offline", metadata: { name: "tower-3" } });
-    await heartbeat(app, device, agentHeartbeat({ cpu: 5, memory: 10, disk: 20 }));
+    await heartbeat(app, device, await agentHeartbeat({ cpu: 5, memory: 10, disk: 20 }));
     const context = await signedIn(browser, app, "viewer");
     const page = await context.newPage();
     await page.goto(`${app.url}/devices?product=live-offline`);
@@ -75,7 +75,7 @@ describe("live connectivity", () => {
     await screenshot(page, "console-devices-live-offline");
 
     // A heartbeat after the silence turns it online (the trigger notifies).
-    await heartbeat(app, device, agentHeartbeat({ cpu: 5, memory: 10, disk: 20 }));
+    await heartbeat(app, device, await agentHeartbeat({ cpu: 5, memory: 10, disk: 20 }));
     await page.waitForSelector('tbody tr:has-text("tower-3") td.c-online .badge:text-is("online")', {
       timeout: 5_000,
     });

@@ -17,13 +17,13 @@ const app = await startTestApp();
 describe("live updates", () => {
   test("registrations and approvals notify once per transaction; routine heartbeats never do", async () => {
     const device = await approvedDevice(app, { product_name: "live-check" });
-    const first = await notificationsDuring(app, () =>
-      heartbeat(app, device, agentHeartbeat({ cpu: 1, memory: 2, disk: 3 })).then(() => {}),
+    const first = await notificationsDuring(app, async () =>
+      heartbeat(app, device, await agentHeartbeat({ cpu: 1, memory: 2, disk: 3 })).then(() => {}),
     );
     expect(first).toEqual(["devices"]); // first heartbeat: the device turns online
     const routine = await notificationsDuring(app, async () => {
       for (let i = 0; i < 20; i++)
-        await heartbeat(app, device, agentHeartbeat({ cpu: i, memory: 2, disk: 3 }));
+        await heartbeat(app, device, await agentHeartbeat({ cpu: i, memory: 2, disk: 3 }));
     });
     expect(routine).toEqual([]);
     const ids: string[] = [];

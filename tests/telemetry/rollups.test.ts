@@ -153,7 +153,13 @@ describe("telemetry rollups", () => {
     const payloads = [
       cpu(12.5, { cores: 4, spaced: " 7 ", tab: "\t-3e2\n", text: "12 cores", flag: true, none: null }),
       cpu("1e999", { tiny: 1e-320, huge: "-1e301", big: 1e300, zero: "0", exp: "2E+3", list: [1, 2] }),
-      { scripts: { disk: { data: { root: { used_pct: 60, "dotted.key": 1, deeper: { x: 1 } } } } } },
+      // A report without an output object (a failed script's): nothing of it is a field.
+      { scripts: { disk: { data: { root: { used_pct: 60 }, duration_ms: 4 } } } },
+      {
+        scripts: {
+          disk: { data: { output: { root: { used_pct: 60, "dotted.key": 1, deeper: { x: 1 } } } } },
+        },
+      },
       { scripts: { "a.b": { data: { output: { x: 1 } } }, plain: { data: { output: "text" } } } },
       { scripts: { mem: { data: { output: [1, 2], used: 3 } }, bad: 5, arr: [{ data: { x: 1 } }] } },
       { scripts: "none" },
@@ -174,9 +180,10 @@ describe("telemetry rollups", () => {
         "scripts.cpu.data.output.zero=0",
         "scripts.cpu.data.output.exp=2000",
       ],
-      ["scripts.disk.data.root.used_pct=60"],
       [],
-      ["scripts.mem.data.used=3"],
+      ["scripts.disk.data.output.root.used_pct=60"],
+      [],
+      [],
       [],
       [],
     ]);

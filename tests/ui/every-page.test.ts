@@ -24,7 +24,7 @@ const device = await approvedDevice(app, {
   product_name: "edge-gateway-with-a-rather-long-product-name",
   metadata: { name: "pump-station-7-north-east-wing", os: { platform: "linux", release: "6.1.0-27-amd64" } },
 });
-await heartbeat(app, device, agentHeartbeat({ cpu: 41, memory: 63, disk: 72 }));
+await heartbeat(app, device, await agentHeartbeat({ cpu: 41, memory: 63, disk: 72 }));
 await queueCommand(app.database.sql, {
   deviceId: device.id,
   type: "install_script",
@@ -50,8 +50,8 @@ const ruleResponse = await app.fetch("/api/json/alert_rules", {
       attributes: {
         name: "Hot sensor",
         product_name: "every-page-sensor",
-        schema_version: "v1",
-        condition_field: "temp",
+        schema_version: sensor.agent.schema().version,
+        condition_field: "sensor.temp",
         operator: ">",
         threshold_value: "50",
       },
@@ -69,7 +69,11 @@ const reportResponse = await app.fetch("/api/v1/reports", {
   headers: { authorization: `Bearer ${await app.token("operator")}`, "content-type": "application/json" },
   body: JSON.stringify({
     name: "Sensor temperatures",
-    config: { schema_id: null, fields: [{ path: "temp", alias: "temperature" }], range: { preset: "24h" } },
+    config: {
+      schema_id: null,
+      fields: [{ path: "sensor.temp", alias: "temperature" }],
+      range: { preset: "24h" },
+    },
   }),
 });
 if (reportResponse.status !== 201)
