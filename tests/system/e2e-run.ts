@@ -47,43 +47,43 @@ export async function startSystemRun(apiUrl: () => string) {
   const runId = String(created.data.id);
   const records: JourneyRecord[] = [];
 
+  type Step = <T>(stepId: string, fn: () => Promise<T>) => Promise<T>;
+
   /**
-   * Runs one journey: `work` gets `step(id, fn)`; the first step that throws fails the journey (reported
-   * with that step and its message) and the error is rethrown, so the test fails too.
+   * Starts a journey: `step(id, fn)` runs and records one step; `end()` reports the journey (passed, or
+   * failed at the first step that threw). A journey may span tests (the offline one waits while
+   * others run); `journey()` is begin, work, end in one.
    */
-  async function journey(
-    id: string,
-    work: (step: <T>(stepId: string, fn: () => Promise<T>) => Promise<T>) => Promise<void>,
-  ) {
+  async function begin(id: string) {
     const started = Date.now();
     const steps: StepRow[] = [];
+    let failure: { step: string; reason: string } | undefined;
     await call(apiUrl(), "POST", `/e2e/runs/${runId}/results`, {
       results: [{ journey_id: id, status: "running" }],
     });
-    let failure: { step: string; reason: string } | undefined;
-    let current = "start";
-    try {
-      await work(async (stepId, fn) => {
-        current = stepId;
-        const at = Date.now();
-        try {
-          const value = await fn();
-          steps.push({ step_id: stepId, status: "passed", duration_ms: Date.now() - at });
-          return value;
-        } catch (error) {
-          steps.push({
-            step_id: stepId,
-            status: "failed",
-            duration_ms: Date.now() - at,
-            error_message: String((error as Error)?.message ?? error).slice(0, 2000),
-          });
-          throw error;
-        }
-      });
-    } catch (error) {
-      failure = { step: current, reason: String((error as Error)?.message ?? error).slice(0, 2000) };
-      throw error;
-    } finally {
+    const step: Step = async (stepId, fn) => {
+      if (failure) throw new Error(`${id} already failed at ${failure.step}`);
+      const at = Date.now();
+      try {
+        const value = await fn();
+        steps.push({ step_id: stepId, status: "passed", duration_ms: Date.now() - at });
+        return value;
+      } catch (error) {
+        const reason = String((error as Error)?.message ?? error).slice(0, 2000);
+        steps.push({
+          step_id: stepId,
+          status: "failed",
+          duration_ms: Date.now() - at,
+          error_message: reason,
+        });
+        failure = { step: stepId, reason };
+        throw error;
+      }
+    };
+    /** `error`: what ended the journey outside any step (then it failed at `harness`). */
+    async function end(error?: unknown) {
+      if (error !== undefined && !failure)
+        failure = { step: "harness", reason: String((error as Error)?.message ?? error).slice(0, 2000) };
       const durationMs = Date.now() - started;
       const status = failure ? "failed" : "passed";
       records.push({ id, status, durationMs, failureStep: failure?.step });
@@ -126,12 +126,34 @@ export async function startSystemRun(apiUrl: () => string) {
         ],
       });
     }
+    return { step, end };
+  }
+
+  async function journey(id: string, work: (step: Step) => Promise<void>) {
+    const { step, end } = await begin(id);
+    try {
+      await work(step);
+    } catch (error) {
+      await end(error);
+      throw error;
+    }
+    await end();
   }
 
   return {
     runId,
     records,
+    begin,
     journey,
+    /** Reports every journey of the suite that never started as `skipped` (a filtered run). */
+    async finish() {
+      const reported = new Set(records.map((r) => r.id));
+      const skipped = (created.data.journey_ids as string[]).filter((id) => !reported.has(id));
+      if (skipped.length > 0)
+        await call(apiUrl(), "POST", `/e2e/runs/${runId}/results`, {
+          results: skipped.map((journey_id) => ({ journey_id, status: "skipped" })),
+        });
+    },
     async status() {
       return String((await call(apiUrl(), "GET", `/e2e/runs/${runId}`)).data.status);
     },

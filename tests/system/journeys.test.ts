@@ -3,6 +3,7 @@
 // steps in Chromium, each journey reported to the E2E run API of the Outpost under test.
 // Journeys share the fleet and run in order; each step's waits are bounded.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
@@ -28,6 +29,7 @@ const run = await startSystemRun(() => fleet.webUrl());
 /** The three devices: A (remote access, terminal, alert, faults), B (custom script, revoke), C (offline). */
 const agents: Record<"A" | "B" | "C", Agent> = {} as never;
 const ids: Record<"A" | "B" | "C", string> = {} as never;
+let webhookSecret = "";
 
 beforeAll(async () => {
   await page.goto(`${fleet.consoleUrl}/login`);
@@ -37,7 +39,22 @@ beforeAll(async () => {
     page.waitForURL((url) => url.pathname !== "/login"),
     page.click('button[type="submit"]'),
   ]);
-}, 30_000);
+  // The admin's settings for the alert journeys, in the console: offline after 1 minute, the email
+  // recipient, a webhook signing secret. The webhook URL is written directly: Settings refuses a
+  // loopback receiver (rightly), and the receiver is on this machine.
+  await page.goto(at("/settings#monitoring"));
+  await page.fill('#monitoring input[name="offline_alert_minutes"]', "1");
+  await page.click('#monitoring form[action="/settings/monitoring"] button[type="submit"]');
+  await page.locator("text=Monitoring settings saved.").waitFor({ timeout: 10_000 });
+  await page.fill('#notifications input[name="notification_email"]', "ops@system.test");
+  await page.click('#notifications form[action="/settings/notifications"] button[type="submit"]');
+  await page.locator("text=Notification settings saved.").waitFor({ timeout: 10_000 });
+  await fleet.sql`update system_settings set value = jsonb_set(value, '{webhook_url}', to_jsonb(${fleet.hook.url.replace("hooks.test", "127.0.0.1")}::text)) where key = 'notifications'`;
+  page.once("dialog", (dialog) => void dialog.accept());
+  await page.click('form[action="/settings/notifications/webhook-secret"] button');
+  webhookSecret = (await page.textContent("#webhook-secret", { timeout: 10_000 }))?.trim() ?? "";
+  expect(webhookSecret).toMatch(/^whsec_/);
+}, 60_000);
 
 afterAll(async () => {
   // What every process and agent said, for a failure's post-mortem (CI keeps artifacts/).
@@ -46,6 +63,7 @@ afterAll(async () => {
     writeFileSync(path.join(ARTIFACTS, `${role}.log`), child.output());
   for (const agent of Object.values(agents))
     writeFileSync(path.join(ARTIFACTS, `agent-${agent.name}.log`), agent.log());
+  await run.finish();
   const times = run?.records.map((r) => `${r.id} ${r.status} ${(r.durationMs / 1000).toFixed(1)} s`);
   if (times) console.log(`system journeys (run ${run.runId}):\n  ${times.join("\n  ")}`);
 });
@@ -364,4 +382,252 @@ describe("system journeys", () => {
       });
     });
   }, 120_000);
+
+  // Journey 8 spans tests: the agent stops here, the offline window (1 minute) passes while 2 and 7 run.
+  let offline: Awaited<ReturnType<typeof run.begin>> | undefined;
+  let stoppedAt = 0;
+  test("8 offline, first half: stop an agent", async () => {
+    offline = await run.begin("system_offline");
+    try {
+      await offline.step("stop_agent", async () => {
+        await agents.C.stop();
+        stoppedAt = Date.now();
+      });
+    } catch (error) {
+      await offline.end(error);
+      offline = undefined;
+      throw error;
+    }
+  }, 30_000);
+
+  test("2 alert: a rule from the builder's options on a built-in field fires on real telemetry; email, signed webhook, acknowledge, auto-resolve", async () => {
+    await run.journey("system_alert", async (step) => {
+      // uptime.uptime_s (the built-in `uptime` script) below a bound 25 s ahead of now: true on A's
+      // next heartbeat, false about 25 s later as the device's own clock moves on.
+      const uptime = Number((await Bun.file("/proc/uptime").text()).split(" ")[0]);
+      const bound = String(Math.round(uptime + 25));
+      const form = "#rule-form";
+      const ruleCreated = await step("rule_from_builder", async () => {
+        await page.goto(at("/alerts/new"));
+        await page.fill(`${form} input[name="name"]`, "System uptime bound");
+        await page.selectOption(`${form} select[name="product_name"]`, "outpost-linux");
+        const versions = page.locator(`${form} select[name="schema_version"] option:not([value=""])`);
+        await versions.first().waitFor({ state: "attached", timeout: 10_000 });
+        await page.selectOption(
+          `${form} select[name="schema_version"]`,
+          (await versions.first().getAttribute("value"))!,
+        );
+        await page
+          .locator(`${form} select[name="condition_field"] option[value="uptime.uptime_s"]`)
+          .waitFor({ state: "attached", timeout: 10_000 });
+        await page.selectOption(`${form} select[name="condition_field"]`, "uptime.uptime_s");
+        await page
+          .locator(`${form} select[name="operator"] option[value="<"]`)
+          .waitFor({ state: "attached", timeout: 10_000 });
+        await page.selectOption(`${form} select[name="operator"]`, "<");
+        await page.fill(`${form} input[name="threshold_value"]`, bound);
+        await page.fill(`${form} input[name="resolve_after_minutes"]`, "0");
+        await page.selectOption(`${form} select[name="severity"]`, "critical");
+        await page.fill(`${form} input[name="device_ids"]`, ids.A);
+        await page.fill(`${form} input[name="recipients"]`, "oncall@system.test");
+        await Promise.all([
+          page.waitForURL((url) => url.pathname !== "/alerts/new" && url.pathname !== "/alerts/rules"),
+          page.click(`${form} button[type="submit"]`),
+        ]);
+        const [rule] = await fleet.sql<
+          { id: number }[]
+        >`select id from alert_rules where name = 'System uptime bound'`;
+        expect(rule).toBeDefined();
+        return Date.now();
+      });
+      const alertId = await step("alert_fires", async () => {
+        const found = await waitFor(
+          async () => {
+            const [alert] = await fleet.sql<{ id: string }[]>`
+              select a.id from alerts a join alert_rules r on r.id = a.rule_id
+              where r.name = 'System uptime bound' and a.device_id = ${ids.A}`;
+            return alert?.id;
+          },
+          10_000,
+          "the alert within 10 s of the rule's creation",
+        );
+        expect(Date.now() - ruleCreated).toBeLessThan(10_000);
+        await page.goto(at(`/alerts/${found}`));
+        expect(await page.textContent("main")).toContain("Rule Breach: uptime.uptime_s < ");
+        return found;
+      });
+      await step("email_arrives", async () => {
+        const mail = await waitFor(
+          () =>
+            fleet.smtp.mails.find(
+              (m) => m.to.includes("oncall@system.test") && m.raw.includes("Rule Breach"),
+            ),
+          15_000,
+          "the alert email at the SMTP receiver",
+        );
+        expect(mail.to).toContain("ops@system.test");
+      });
+      await step("webhook_verifies", async () => {
+        const hook = await waitFor(
+          () => fleet.hook.received.find((r) => r.body.includes(alertId)),
+          15_000,
+          "the alert webhook at the receiver",
+        );
+        // An independent check of the signature (docs/alerts.md): HMAC-SHA256 of "<t>.<body>".
+        const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(hook.signature ?? "");
+        expect(match).not.toBeNull();
+        const expected = createHmac("sha256", webhookSecret)
+          .update(`${match![1]}.${hook.body}`)
+          .digest("hex");
+        expect(timingSafeEqual(Buffer.from(expected), Buffer.from(match![2]!))).toBe(true);
+        expect(Math.abs(Date.now() / 1000 - Number(match![1]))).toBeLessThan(120);
+        const body = JSON.parse(hook.body) as { id: string; status: string; device: { id: string } };
+        expect(body).toMatchObject({ id: alertId, status: "active", device: { id: ids.A } });
+      });
+      await step("acknowledge", async () => {
+        await page.goto(at(`/alerts/${alertId}`));
+        await page.fill('input[name="note"]', "looking");
+        await Promise.all([
+          page.waitForLoadState("load"),
+          page.click('button[name="action"][value="acknowledge"]'),
+        ]);
+        await waitFor(
+          async () => {
+            const [alert] = await fleet.sql<
+              { status: string }[]
+            >`select status from alerts where id = ${alertId}`;
+            return alert?.status === "acknowledged";
+          },
+          10_000,
+          "the alert acknowledged",
+        );
+      });
+      await step("auto_resolves", async () => {
+        await waitFor(
+          async () => {
+            const [alert] = await fleet.sql<
+              { status: string }[]
+            >`select status from alerts where id = ${alertId}`;
+            return alert?.status === "resolved";
+          },
+          45_000,
+          "the alert to resolve once A's uptime passed the bound",
+        );
+      });
+    });
+  }, 120_000);
+
+  test("7 faults: kill -9 the tunnel and a web process mid-journey; restarted, agents reconnect; queued commands run once", async () => {
+    await run.journey("system_faults", async (step) => {
+      const journeyStart = new Date(Date.now() - 1000);
+      const remote = await devicePage(ids.A);
+      await remote.locator("text=Connected").waitFor({ timeout: 15_000 });
+      const queueInstall = async (version: number) => {
+        await page.goto(at(devicePath(ids.A, "scripts")));
+        await page.fill(
+          '#install-script-form textarea[name="text"]',
+          PROBE_SCRIPT.replace("version: 1", `version: ${version}`),
+        );
+        await page.click('#install-script-form button[type="submit"]');
+        await page.locator("#install-script-form").waitFor({ timeout: 10_000 });
+      };
+      const queued = () => fleet.sql<{ id: string; status: string }[]>`
+        select id, status from pending_commands where device_id = ${ids.A} and type = 'install_script'
+        and queued_at > ${journeyStart} order by queued_at`;
+      await step("queue_commands", async () => {
+        await queueInstall(2);
+      });
+      await step("kill_tunnel_and_web", async () => {
+        await Promise.all([fleet.kill("tunnel"), fleet.kill("web1")]);
+        // Mid-journey: the operator goes on queueing while they are down (Caddy sends it to web2).
+        await queueInstall(3);
+        await queueInstall(4);
+        await waitFor(async () => (await queued()).length === 3, 10_000, "three install commands queued");
+      });
+      await step("restart", async () => {
+        await Promise.all([fleet.restart("tunnel"), fleet.restart("web1")]);
+      });
+      await step("agents_reconnect", async () => {
+        const restarted = new Date();
+        await waitFor(
+          async () =>
+            (await fleet.sql`select 1 from devices where id = ${ids.A} and last_seen_at > ${restarted}`)
+              .length > 0,
+          15_000,
+          "a heartbeat from A after the restart",
+        );
+        await waitFor(() => tunnelUp(ids.A), 20_000, "A's tunnel back on the restarted tunnel process");
+      });
+      await step("commands_once", async () => {
+        const commands = await waitFor(
+          async () => {
+            const rows = await queued();
+            const done =
+              rows.length === 3 && rows.every((r) => r.status !== "queued" && r.status !== "delivered");
+            return done ? rows : undefined;
+          },
+          20_000,
+          "the three install commands to finish",
+        );
+        expect(commands.map((c) => c.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+        const log = agents.A.log().split("\n");
+        for (const command of commands) {
+          const runs = log.filter(
+            (line) => line.includes(`"command_id":"${command.id}"`) && line.includes("command executed"),
+          );
+          expect(runs.length).toBe(1);
+        }
+      });
+      await step("tunnel_again", async () => {
+        const [popup] = await Promise.all([
+          remote.waitForEvent("popup"),
+          remote.locator("[data-open-web-ui]").click(),
+        ]);
+        await popup.locator("h1", { hasText: "device A" }).waitFor({ timeout: 15_000 });
+        await popup.close();
+        await remote.close();
+      });
+    });
+  }, 150_000);
+
+  test("8 offline, second half: offline alert, start again, resolved", async () => {
+    const journey = offline;
+    if (!journey) throw new Error("the first half of the offline journey did not run");
+    try {
+      const alertId = await journey.step("offline_alert", async () => {
+        // The window is 1 minute since C's last heartbeat; alerts_offline runs every minute (cron).
+        await Bun.sleep(Math.max(0, 61_000 - (Date.now() - stoppedAt)));
+        return waitFor(
+          async () => {
+            const [alert] = await fleet.sql<{ id: string }[]>`
+              select id from alerts where device_id = ${ids.C} and type = 'offline' and status = 'active'`;
+            return alert?.id;
+          },
+          75_000,
+          "an offline alert for C",
+        );
+      });
+      await journey.step("start_agent", async () => {
+        await page.goto(at(`/alerts/${alertId}`));
+        expect(await page.textContent("main")).toContain("hasn't reported");
+        agents.C.start();
+      });
+      await journey.step("resolved", async () => {
+        await waitFor(
+          async () => {
+            const [alert] = await fleet.sql<
+              { status: string }[]
+            >`select status from alerts where id = ${alertId}`;
+            return alert?.status === "resolved";
+          },
+          20_000,
+          "the offline alert resolved by C's heartbeat",
+        );
+      });
+    } catch (error) {
+      await journey.end(error);
+      throw error;
+    }
+    await journey.end();
+  }, 180_000);
 });
