@@ -37,8 +37,8 @@ async function call(apiUrl: string, method: string, pathname: string, body?: unk
 }
 
 /** Creates the run; `step` inside `journey` marks each step so a failure names it. */
-export async function startSystemRun(apiUrl: () => string) {
-  const created = await call(apiUrl(), "POST", "/e2e/runs", {
+export async function startSystemRun(apiUrl: string) {
+  const created = await call(apiUrl, "POST", "/e2e/runs", {
     suite_id: "system",
     environment_label: "ci",
     trigger_source: "ci",
@@ -58,7 +58,7 @@ export async function startSystemRun(apiUrl: () => string) {
     const started = Date.now();
     const steps: StepRow[] = [];
     let failure: { step: string; reason: string } | undefined;
-    await call(apiUrl(), "POST", `/e2e/runs/${runId}/results`, {
+    await call(apiUrl, "POST", `/e2e/runs/${runId}/results`, {
       results: [{ journey_id: id, status: "running" }],
     });
     const step: Step = async (stepId, fn) => {
@@ -113,8 +113,8 @@ export async function startSystemRun(apiUrl: () => string) {
           failure_step: failure?.step,
         }),
       ].join("\n");
-      await call(apiUrl(), "PUT", `/e2e/runs/${runId}/results/${id}/log`, undefined, `${log}\n`);
-      await call(apiUrl(), "POST", `/e2e/runs/${runId}/results`, {
+      await call(apiUrl, "PUT", `/e2e/runs/${runId}/results/${id}/log`, undefined, `${log}\n`);
+      await call(apiUrl, "POST", `/e2e/runs/${runId}/results`, {
         results: [
           {
             journey_id: id,
@@ -150,12 +150,12 @@ export async function startSystemRun(apiUrl: () => string) {
       const reported = new Set(records.map((r) => r.id));
       const skipped = (created.data.journey_ids as string[]).filter((id) => !reported.has(id));
       if (skipped.length > 0)
-        await call(apiUrl(), "POST", `/e2e/runs/${runId}/results`, {
+        await call(apiUrl, "POST", `/e2e/runs/${runId}/results`, {
           results: skipped.map((journey_id) => ({ journey_id, status: "skipped" })),
         });
     },
     async status() {
-      return String((await call(apiUrl(), "GET", `/e2e/runs/${runId}`)).data.status);
+      return String((await call(apiUrl, "GET", `/e2e/runs/${runId}`)).data.status);
     },
   };
 }

@@ -36,10 +36,8 @@ export interface Fleet {
   consoleUrl: string;
   /** Caddy's HTTPS port (console and device hosts). */
   httpsPort: number;
-  /** The plain-HTTP front agents and install.sh use, balanced over both web processes. */
+  /** The plain-HTTP front over both web processes: agents, install.sh and the E2E reporting use it. */
   agentUrl: string;
-  /** A web process directly (for API calls the harness makes as CI would). */
-  webUrl(): string;
   /** Caddy's local CA root (curl trusts it through the agent's ~/.curlrc). */
   caddyRoot: string;
   tunnelSshPort: number;
@@ -159,7 +157,7 @@ http://127.0.0.1:${port + 3} {
   afterAll(async () => {
     for (const role of ["tunnel", "worker", "web2", "web1"] as const) {
       const child = processes[role];
-      if (child.process.exitCode === null) await child.interrupt();
+      if (child.process.exitCode === null && child.process.signalCode === null) await child.interrupt();
     }
     await caddy.stop();
     await smtp.stop();
@@ -170,7 +168,6 @@ http://127.0.0.1:${port + 3} {
     consoleUrl,
     httpsPort,
     agentUrl: `http://127.0.0.1:${caddy.port + 3}`,
-    webUrl: () => (processes.web1.process.exitCode === null ? processes.web1.url : processes.web2.url),
     caddyRoot: path.join(storage, "pki/authorities/local/root.crt"),
     tunnelSshPort: sshPort,
     apiToken: API_TOKEN,
@@ -184,7 +181,7 @@ http://127.0.0.1:${port + 3} {
       await child.exited;
     },
     async restart(role) {
-      processes[role] = await startOutpostProcess(envs[role], 60_000);
+      processes[role] = await startOutpostProcess(envs[role], 60_000, false);
     },
   };
 }
