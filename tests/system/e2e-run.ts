@@ -134,7 +134,8 @@ export async function startSystemRun(apiUrl: string) {
     try {
       await work(step);
     } catch (error) {
-      await end(error);
+      // The journey's own error is the one to see; a failed report of it is only printed.
+      await end(error).catch((report) => console.error(`reporting ${id}: ${report}`));
       throw error;
     }
     await end();

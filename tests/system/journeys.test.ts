@@ -38,7 +38,10 @@ finish.run = async () => {
   // What every process and agent said, for a failure's post-mortem (CI keeps artifacts/).
   mkdirSync(ARTIFACTS, { recursive: true });
   for (const [role, child] of Object.entries(fleet.processes))
-    writeFileSync(path.join(ARTIFACTS, `${role}.log`), child.output());
+    writeFileSync(
+      path.join(ARTIFACTS, `${role}.log`),
+      `${child.output()}\n[exit ${child.process.exitCode ?? child.process.signalCode ?? "running"}]\n`,
+    );
   for (const agent of Object.values(agents))
     writeFileSync(path.join(ARTIFACTS, `agent-${agent.name}.log`), agent.log());
   await run.finish();
@@ -563,7 +566,16 @@ describe("system journeys", () => {
           15_000,
           "a heartbeat from A after the restart",
         );
-        await waitFor(() => tunnelUp(ids.A), 20_000, "A's tunnel back on the restarted tunnel process");
+        // A row of the killed process may linger: the agent's new tunnel is one connected since.
+        await waitFor(
+          async () =>
+            (
+              await fleet.sql`select 1 from tunnel_connections where device_id = ${ids.A}
+                and connected_at > ${restarted}::timestamptz`
+            ).length > 0,
+          30_000,
+          "A's tunnel back on the restarted tunnel process",
+        );
       });
       await step("commands_once", async () => {
         const commands = await waitFor(
@@ -590,7 +602,14 @@ describe("system journeys", () => {
           remote.waitForEvent("popup"),
           remote.locator("[data-open-web-ui]").click(),
         ]);
-        await popup.locator("h1", { hasText: "device A" }).waitFor({ timeout: 15_000 });
+        await popup
+          .locator("h1", { hasText: "device A" })
+          .waitFor({ timeout: 15_000 })
+          .catch(async (error) => {
+            throw new Error(
+              `${error.message}; ${popup.url()} showed: ${(await popup.content()).slice(0, 300)}`,
+            );
+          });
         await popup.close();
         await remote.close();
       });
