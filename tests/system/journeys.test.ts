@@ -656,4 +656,11 @@ describe("system journeys", () => {
     }
     await journey.end();
   }, 180_000);
+
+  test("the console's E2E page shows the run that tested it, journey by journey", async () => {
+    await page.goto(at(`/e2e?run=${run.runId}`));
+    const shown = (await page.textContent("main")) ?? "";
+    for (const record of run.records) expect(shown).toContain(record.id);
+    expect(shown).toContain("system");
+  }, 30_000);
 });
