@@ -416,20 +416,37 @@ describe("system journeys", () => {
       const ruleCreated = await step("rule_from_builder", async () => {
         await page.goto(at("/alerts/new"));
         await page.fill(`${form} input[name="name"]`, "System uptime bound");
-        await page.selectOption(`${form} select[name="product_name"]`, "outpost-linux");
-        const versions = page.locator(`${form} select[name="schema_version"] option:not([value=""])`);
-        await versions.first().waitFor({ state: "attached", timeout: 10_000 });
-        await page.selectOption(
-          `${form} select[name="schema_version"]`,
-          (await versions.first().getAttribute("value"))!,
+        // Each choice re-renders the form (htmx) with the next list; a re-render still in flight can
+        // undo a later choice, so each is made again until the list it unlocks is there.
+        const choose = async (name: string, value: () => Promise<string>, unlocks: string) => {
+          for (let attempt = 1; ; attempt++) {
+            await page.selectOption(`${form} select[name="${name}"]`, await value());
+            const shown = await page
+              .locator(`${form} ${unlocks}`)
+              .first()
+              .waitFor({ state: "attached", timeout: 3_000 })
+              .then(
+                () => true,
+                () => false,
+              );
+            if (shown) return;
+            if (attempt === 5) throw new Error(`choosing ${name} never offered ${unlocks}`);
+          }
+        };
+        const versions = `select[name="schema_version"] option:not([value=""])`;
+        await choose("product_name", async () => "outpost-linux", versions);
+        const version = async () =>
+          (await page.locator(`${form} ${versions}`).first().getAttribute("value"))!;
+        await choose(
+          "schema_version",
+          version,
+          `select[name="condition_field"] option[value="uptime.uptime_s"]`,
         );
-        await page
-          .locator(`${form} select[name="condition_field"] option[value="uptime.uptime_s"]`)
-          .waitFor({ state: "attached", timeout: 10_000 });
-        await page.selectOption(`${form} select[name="condition_field"]`, "uptime.uptime_s");
-        await page
-          .locator(`${form} select[name="operator"] option[value="<"]`)
-          .waitFor({ state: "attached", timeout: 10_000 });
+        await choose(
+          "condition_field",
+          async () => "uptime.uptime_s",
+          `select[name="operator"] option[value="<"]`,
+        );
         await page.selectOption(`${form} select[name="operator"]`, "<");
         await page.fill(`${form} input[name="threshold_value"]`, bound);
         await page.fill(`${form} input[name="resolve_after_minutes"]`, "0");
@@ -598,9 +615,12 @@ describe("system journeys", () => {
         }
       });
       await step("tunnel_again", async () => {
+        // The page's live connection was served by a process that died: the operator reloads it.
+        await remote.reload();
+        await remote.locator("text=Connected").waitFor({ timeout: 15_000 });
         const [popup] = await Promise.all([
           remote.waitForEvent("popup"),
-          remote.locator("[data-open-web-ui]").click(),
+          remote.locator("[data-open-web-ui]").click({ timeout: 10_000 }),
         ]);
         await popup
           .locator("h1", { hasText: "device A" })
