@@ -77,9 +77,10 @@ function configuredMux(config: Config): MuxAddress {
 /** The composition root: one Elysia app made of every module's routes. */
 export function buildApp(deps: AppDependencies): AnyElysia {
   const { config, database } = deps;
+  const https = config.baseUrl.startsWith("https:");
   const access = accessPlugin({
     secretKey: config.secretKey,
-    resolvePrincipal: (request) => resolvePrincipal(database.db, config.sessionTtlHours, request),
+    resolvePrincipal: (request) => resolvePrincipal(database.db, config.sessionTtlHours, request, https),
   });
   const ctx: AppContext = { ...deps, access, heartbeatAccepted: () => wakeAlertEvaluation(database.sql) };
   const terminalLimits = { idleSeconds: config.terminalIdleSeconds, maxSeconds: config.terminalMaxSeconds };
@@ -91,7 +92,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
         logger: deps.logger,
         renderErrorPage,
         mappers: [jsonApiErrorMapper],
-        https: config.baseUrl.startsWith("https:"),
+        https,
         formTargets: [`*.${config.baseDomain}:*`],
         requestMetrics: servesMetrics(config),
       }),

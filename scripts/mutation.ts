@@ -164,8 +164,8 @@ export const GROUPS: Record<string, Group> = {
   },
   retention: {
     mutate: [
-      "modules/telemetry/service.ts:168-174",
-      "modules/telemetry/service.ts:186-202",
+      "modules/telemetry/service.ts:132-134",
+      "modules/telemetry/service.ts:154-166",
       "modules/e2e/retention.ts",
       "modules/audit/service.ts:82-87",
       "modules/alerts/lifecycle.ts:198-206",

@@ -1,4 +1,10 @@
-import { CSRF_COOKIE, csrfTokenFor, type Principal, readCookie } from "../modules/platform/access";
+import {
+  CSRF_COOKIE,
+  consoleCookieName,
+  csrfTokenFor,
+  type Principal,
+  readCookie,
+} from "../modules/platform/access";
 import { randomToken } from "../modules/platform/crypto";
 import { CLEAR_FLASH_COOKIE, readFlash } from "./flash";
 import type { PageContext } from "./layout";
@@ -43,12 +49,13 @@ export async function htmlPage(
  * when the browser has none yet.
  */
 export function anonymousCsrf(request: Request, secretKey: string, secure: boolean) {
-  const existing = readCookie(request, CSRF_COOKIE);
+  const name = consoleCookieName(CSRF_COOKIE, secure);
+  const existing = readCookie(request, name);
   const binding = existing && /^[\w-]{20,}$/.test(existing) ? existing : randomToken(18);
   const cookie =
     binding === existing
       ? undefined
-      : `${CSRF_COOKIE}=${binding}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=86400`;
+      : `${name}=${binding}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=86400`;
   return { binding: `anon:${binding}`, token: csrfTokenFor(secretKey, `anon:${binding}`), cookie };
 }
 

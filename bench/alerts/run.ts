@@ -80,7 +80,12 @@ async function main() {
     const response = await fetch(`${outpost.url}/api/v1/devices/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ mac_address: mac, product_name: "bench", schema_definition: SCHEMA }),
+      body: JSON.stringify({
+        mac_address: mac,
+        device_secret: `bench-device-secret-${mac}`,
+        product_name: "bench",
+        schema_definition: SCHEMA,
+      }),
     });
     return ((await response.json()) as { data: { id: string; api_token?: string } }).data;
   };

@@ -213,13 +213,7 @@ try {
     const { deviceChartData } = await import("../../modules/telemetry/series");
     const to = new Date();
     const from = new Date(to.getTime() - 86_400_000);
-    const fields = [
-      "scripts.cpu.data.output.user_percent",
-      "scripts.memory.data.output.used_percent",
-      "scripts.cpu.data.output.load_1m",
-      "scripts.cpu.data.output.load_5m",
-      "scripts.cpu.data.output.cores",
-    ];
+    const fields = ["cpu.user_percent", "memory.used_percent", "cpu.load_1m", "cpu.load_5m", "cpu.cores"];
     for (let i = 0; i < 3; i++) {
       const started = performance.now();
       const data = await deviceChartData(sql, busyIds[0]!.id, fields, from, to);

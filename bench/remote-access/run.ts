@@ -124,7 +124,7 @@ async function registered(i: number) {
     fetch(`${url}/api/v1/devices/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ mac_address: mac }),
+      body: JSON.stringify({ mac_address: mac, device_secret: `bench-device-secret-${mac}` }),
     });
   const id = ((await (await reg()).json()) as { data: { id: string } }).data.id;
   await approveDevices(sql, [id]);

@@ -98,7 +98,7 @@ async function register(mac: string) {
   const response = await fetch(`${url}/api/v1/devices/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ mac_address: mac }),
+    body: JSON.stringify({ mac_address: mac, device_secret: `bench-device-secret-${mac}` }),
   });
   return ((await response.json()) as { data: { id: string; api_token?: string } }).data;
 }

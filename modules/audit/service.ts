@@ -1,6 +1,7 @@
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../platform/database";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
+import { storableText, storableValue } from "../platform/text-input";
 import { auditEvents } from "./schema";
 
 export type AuditActorKind = "operator" | "token" | "runner" | "anonymous";
@@ -19,14 +20,15 @@ export type AuditEvent = typeof auditEvents.$inferSelect;
 
 /** Appends one event. Other features call this for what the HTTP recorder cannot see (sign-in). */
 export async function recordAudit(database: Database, event: AuditEventInput): Promise<void> {
+  // A refused request is recorded with what it carried, which may be text PostgreSQL cannot store.
   await database.db.insert(auditEvents).values({
     actorKind: event.actorKind,
-    actor: event.actor.slice(0, 320),
+    actor: storableText(event.actor.slice(0, 320)),
     action: event.action,
-    target: event.target ?? null,
+    target: event.target ? storableText(event.target) : null,
     status: event.status,
     address: event.address ?? null,
-    details: event.details ?? {},
+    details: storableValue(event.details ?? {}),
   });
 }
 

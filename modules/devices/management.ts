@@ -176,6 +176,7 @@ export async function resolveIdentityConflict(
     update devices set
       secret_hash = case when ${accept} then conflict_secret_hash else secret_hash end,
       api_token_hash = case when ${accept} then null else api_token_hash end,
+      claim_token_hash = case when ${accept} then null else claim_token_hash end,
       identity_conflict_at = null, conflict_secret_hash = null, conflict_address = null, updated_at = now()
     where id = ${id}::uuid and identity_conflict_at is not null
     returning id`;

@@ -6,6 +6,8 @@
  */
 
 import type { Row as AnyRow, PendingQuery } from "postgres";
+import { newEnrolmentSecret } from "../enrolment/service";
+import { sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -261,14 +263,15 @@ export interface PreRegistration {
 }
 
 /**
- * Pre-registers a device by MAC before it ever contacts the server (pre-authorisation): its first
- * `register` call finds the row and, when it was pre-approved, is answered with an API token at once.
- * 409 `device_exists` when the MAC is already known.
+ * Pre-registers a device by MAC before it ever contacts the server (pre-authorisation). A MAC is no
+ * secret, so the entry is bound to a claim token, returned once: the registration that presents it
+ * (as `enrolment_token`) claims the entry and, when it was pre-approved, gets its API token at once;
+ * any other registration of the MAC is an identity conflict. 409 `device_exists` when the MAC is known.
  */
 export async function preRegisterDevice(
   sql: Sql,
   input: PreRegistration,
-): Promise<{ id: string; macAddress: string }> {
+): Promise<{ id: string; macAddress: string; claimToken: string }> {
   const macAddress = normaliseMac(input.macAddress);
   const product =
     typeof input.productName === "string" && input.productName.trim() !== ""
@@ -283,9 +286,11 @@ export async function preRegisterDevice(
   if (name && name.length > DEVICE_NAME_MAX)
     throw badRequest(`The name must be at most ${DEVICE_NAME_MAX} characters`, { field: "name" });
   const status: ApprovalStatus = input.approved ? "approved" : "pending";
+  // A MAC is no secret: the device claims this entry by presenting this token (docs/device-api.md).
+  const claimToken = newEnrolmentSecret();
   const [row] = await sql<{ id: string }[]>`
-    insert into devices (mac_address, product_name, approval_status, approval_changed_at, metadata)
-    values (${macAddress}, ${product}, ${status}::device_approval_status,
+    insert into devices (mac_address, product_name, approval_status, claim_token_hash, approval_changed_at, metadata)
+    values (${macAddress}, ${product}, ${status}::device_approval_status, ${sha256Hex(claimToken)},
       ${input.approved ? sql`now()` : sql`null`}, ${JSON.stringify(name ? { name, pre_registered: true } : { pre_registered: true })}::jsonb)
     on conflict (mac_address) do nothing
     returning id`;
@@ -299,5 +304,5 @@ export async function preRegisterDevice(
       },
     );
   }
-  return { id: row.id, macAddress };
+  return { id: row.id, macAddress, claimToken };
 }

@@ -66,9 +66,12 @@ export const identityConflict = () =>
  *
  * Identity: a known MAC is updated only by a registration that proves it is that device — its
  * secret (`device_secret`, bound at its first registration), or, for a device registered before it
- * had one, the token it holds (`api_token`; the secret is bound then). A device that never had a
- * token (pending, or pre-authorised by an operator) is bound by its first registration with a
- * secret. Anything else changes nothing but the conflict record, and answers 409 identity_conflict.
+ * had one, the token it holds (`api_token`; the secret is bound then). A device pre-authorised by an
+ * operator is claimed only with the claim token the operator got (`enrolment_token`). No secret is
+ * bound on a MAC alone: a device from before secrets that holds no token (pending, or approved since)
+ * takes one through an operator accepting the conflict. A registration without a secret may still
+ * update such a device while it is not approved (it proves nothing, and gets nothing). Anything else
+ * changes nothing but the conflict record, and answers 409 identity_conflict.
  */
 export async function registerDevice(
   sql: Sql,
@@ -80,6 +83,7 @@ export async function registerDevice(
   const tokenHash = sha256Hex(token);
   const secretHash = input.deviceSecret === undefined ? null : sha256Hex(input.deviceSecret);
   const proofHash = input.apiToken === undefined ? null : sha256Hex(input.apiToken);
+  const claimHash = input.enrolmentToken === undefined ? null : sha256Hex(input.enrolmentToken);
   const hash = input.schema?.hash ?? null;
   // With an enrolment token: one transaction that locks the token, so concurrent registrations never
   // use it more often than it allows; a new device is created approved (with its token) or pending.
@@ -108,10 +112,14 @@ export async function registerDevice(
         api_token_hash = case when d.approval_status = 'approved' then ${tokenHash} else d.api_token_hash end,
         token_issued_at = case when d.approval_status = 'approved' then now() else d.token_issued_at end,
         secret_hash = coalesce(d.secret_hash, excluded.secret_hash),
+        claim_token_hash = null,
         last_registration_at = now(),
         updated_at = now()
       where d.secret_hash = ${secretHash}
-        or (d.secret_hash is null and (d.api_token_hash is null or d.api_token_hash = ${proofHash}))
+        or (d.secret_hash is null and d.api_token_hash = ${proofHash})
+        or (d.secret_hash is null and d.api_token_hash is null and d.claim_token_hash = ${claimHash})
+        or (d.secret_hash is null and d.api_token_hash is null and d.claim_token_hash is null
+          and d.approval_status <> 'approved' and ${secretHash}::text is null)
       returning d.*, (xmax = 0) as created
     )
     select ${deviceColumns(tx, options.onlineWindowSeconds)}, d.created,

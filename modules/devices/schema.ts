@@ -30,6 +30,11 @@ export const devices = pgTable(
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }),
     /** SHA-256 of the secret the device created at its first registration: proof of its identity. */
     secretHash: text("secret_hash"),
+    /**
+     * SHA-256 of the claim token an operator got when pre-authorising this MAC: until a registration
+     * presents it (as `enrolment_token`), nothing else claims the device. Cleared once claimed.
+     */
+    claimTokenHash: text("claim_token_hash"),
     /** A registration of this MAC that could not prove the identity (none when null). */
     identityConflictAt: timestamp("identity_conflict_at", { withTimezone: true }),
     /** The conflicting registration's secret hash (accepted as the new identity by an operator). */

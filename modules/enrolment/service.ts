@@ -55,6 +55,11 @@ function toToken(row: Row): EnrolmentToken {
   };
 }
 
+/** A new enrolment token's secret (shown once; only its SHA-256 is stored). */
+export function newEnrolmentSecret(): string {
+  return `${PREFIX}${randomToken(24)}`;
+}
+
 export interface NewEnrolmentToken {
   name: string;
   approve: boolean;
@@ -85,7 +90,7 @@ export async function createEnrolmentToken(
   const product = input.productName?.trim() || null;
   if (product !== null && product.length > 128)
     throw badRequest("The product name is at most 128 characters", { field: "product_name" });
-  const token = `${PREFIX}${randomToken(24)}`;
+  const token = newEnrolmentSecret();
   const [row] = await sql<Row[]>`
     insert into enrolment_tokens (name, token_hash, prefix, approve, product_name, max_uses, expires_at, created_by)
     values (${name}, ${sha256Hex(token)}, ${token.slice(0, PREFIX.length + 6)}, ${input.approve}, ${product},

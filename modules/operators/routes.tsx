@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { flashCookie, redirectWithFlash } from "../../ui/flash";
 import { anonymousCsrf, htmlPage, pageContext, safeNext } from "../../ui/page";
 import { recordAudit } from "../audit/service";
-import { checkCsrf, SESSION_COOKIE } from "../platform/access";
+import { checkCsrf, consoleCookieName, SESSION_COOKIE } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
@@ -28,10 +28,11 @@ export function operatorRoutes(ctx: AppContext) {
   const db = database.db;
   const secure = config.baseUrl.startsWith("https:");
 
+  const sessionName = consoleCookieName(SESSION_COOKIE, secure);
   function sessionCookie(token: string): string {
-    return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=${config.sessionTtlHours * 3600}`;
+    return `${sessionName}=${token}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=${config.sessionTtlHours * 3600}`;
   }
-  const clearSessionCookie = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=0`;
+  const clearSessionCookie = `${sessionName}=; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=0`;
 
   async function signedIn(operatorId: string, request: Request, address: string, location: string) {
     const token = await createSession(db, {

@@ -24,18 +24,38 @@ export const CSRF_COOKIE = "outpost_csrf";
 export const CSRF_HEADER = "x-csrf-token";
 export const CSRF_FIELD = "_csrf";
 
+/**
+ * The name the console gives cookie `name`. Over https it carries the `__Host-` prefix: a browser then
+ * accepts it only when set by this exact host, Secure, with Path=/ and no Domain, so no other host under
+ * the same parent domain (a device's web UI among them) can set, replace or shadow it. Plain http keeps
+ * the bare name (browsers refuse `__Host-` cookies without Secure).
+ */
+export function consoleCookieName(name: string, https: boolean): string {
+  return https ? `__Host-${name}` : name;
+}
+
 /** CSRF token bound to a session (or, before sign-in, to the anonymous csrf cookie). */
 export function csrfTokenFor(secret: string, binding: string): string {
   return hmacHex(secret, `csrf:${binding}`);
 }
 
+/**
+ * The value of cookie `name`, or undefined when absent — or when it does not decode (`%zz`, a cut or
+ * surrogate UTF-8 sequence): a cookie is whatever any site under the same parent domain managed to set,
+ * so a malformed one is treated as no cookie, never as an error.
+ */
 export function readCookie(request: Request, name: string): string | undefined {
   const header = request.headers.get("cookie");
   if (!header) return undefined;
   for (const part of header.split(";")) {
     const index = part.indexOf("=");
-    if (index > 0 && part.slice(0, index).trim() === name)
-      return decodeURIComponent(part.slice(index + 1).trim());
+    if (index > 0 && part.slice(0, index).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(index + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
   }
   return undefined;
 }

@@ -11,6 +11,24 @@ export function isStorableText(text: string): boolean {
 }
 
 /**
+ * `text` made storable, for what records a request rather than refusing it (the audit log of a refused
+ * request): NUL and lone surrogates become U+FFFD, so the record says something was there.
+ */
+export function storableText(text: string): string {
+  return isStorableText(text) ? text : text.toWellFormed().replaceAll("\u0000", "\ufffd");
+}
+
+/** `value` with every string in it (keys included) made storable; other values as they are. */
+export function storableValue<T>(value: T): T {
+  if (typeof value === "string") return storableText(value) as T;
+  if (Array.isArray(value)) return value.map(storableValue) as T;
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [storableText(key), storableValue(item)]),
+  ) as T;
+}
+
+/**
  * The only JSON escapes that can put NUL or a lone surrogate into a parsed value: `\u0000` and
  * `\uD800`–`\uDFFF`. Unescaped, neither can be in parsed JSON text: JSON forbids raw control
  * characters in strings, and text decoded from UTF-8 (with replacement) holds no lone surrogate.

@@ -88,7 +88,8 @@ export interface ChartData {
 }
 
 /**
- * Per-bucket averages of numeric payload fields of one device over [from, to). Over more than two
+ * Per-bucket averages of numeric fields (builder option keys, read at `optionKeyPath`; the rollups
+ * hold them under that path, dotted) of one device over [from, to). Over more than two
  * days they come from the hourly rollups; over a day or two from the 6-minute rollups where those
  * cover the range; otherwise from raw heartbeats, through the (device_id, recorded_at) index and only
  * the partitions of the range.
@@ -96,12 +97,12 @@ export interface ChartData {
 export async function deviceChartData(
   sql: Sql,
   deviceId: string,
-  paths: string[],
+  keys: string[],
   from: Date,
   to: Date,
   buckets = 240,
 ): Promise<ChartData> {
-  const fields = paths.slice(0, MAX_CHART_FIELDS);
+  const fields = keys.slice(0, MAX_CHART_FIELDS).map(optionKeyPath);
   const span = to.getTime() - from.getTime();
   const tier = isUuid(deviceId) && fields.length > 0 ? rollupTierFor(span, buckets) : undefined;
   if (tier) {
@@ -164,13 +165,10 @@ interface ChartRow {
  * ORDER BY: sorting the payloads cost PostgreSQL more than this sorts the buckets).
  */
 class BucketAverages {
-  private readonly parts: string[][];
   /** Per bucket start: per field, its sum and count of numeric values. */
   private readonly buckets = new Map<number, { sums: number[]; counts: number[] }>();
 
-  constructor(paths: string[]) {
-    this.parts = paths.map((path) => path.split("."));
-  }
+  constructor(readonly parts: string[][]) {}
 
   add(rows: ChartRow[]): void {
     for (const row of rows) {
@@ -245,7 +243,7 @@ async function rolledUpChartData(
   sql: Sql,
   tier: RollupTier,
   deviceId: string,
-  fields: string[],
+  fields: string[][],
   from: Date,
   to: Date,
   buckets: number,
@@ -261,11 +259,11 @@ async function rolledUpChartData(
   const unitSeconds = tier.unitMs / 1000;
   const rolled = fields.map(
     (field, i) =>
-      sql`, (stats -> ${field} ->> 1)::float8 as ${sql(`s${i}`)}, (stats -> ${field} ->> 0)::float8 as ${sql(`c${i}`)}`,
+      sql`, (stats -> ${field.join(".")} ->> 1)::float8 as ${sql(`s${i}`)}, (stats -> ${field.join(".")} ->> 0)::float8 as ${sql(`c${i}`)}`,
   );
   const raw = fields.map(
     (field, i) =>
-      sql`, telemetry_number(e.payload #> ${field.split(".")}::text[]) as ${sql(`s${i}`)}, (telemetry_number(e.payload #> ${field.split(".")}::text[]) is not null)::int::float8 as ${sql(`c${i}`)}`,
+      sql`, telemetry_number(e.payload #> ${field}::text[]) as ${sql(`s${i}`)}, (telemetry_number(e.payload #> ${field}::text[]) is not null)::int::float8 as ${sql(`c${i}`)}`,
   );
   const averages = fields.map(
     (_, i) => sql`, sum(${sql(`s${i}`)}) / nullif(sum(${sql(`c${i}`)}), 0) as ${sql(`v${i}`)}`,

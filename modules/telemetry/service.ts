@@ -1,6 +1,5 @@
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
-import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 
@@ -16,13 +15,7 @@ export interface TelemetryEvent {
   payload: Record<string, unknown>;
 }
 
-export interface TelemetryPoint {
-  t: Date;
-  value: number;
-}
-
 const MAX_PAGE = 1000;
-const MAX_SERIES_POINTS = 10_000;
 
 /**
  * The INSERT of one telemetry event for the device row a heartbeat statement accepted (the CTE
@@ -76,45 +69,6 @@ export async function firstTelemetrySince(
     select min(recorded_at) as first from telemetry_events
     where device_id = ${deviceId}::uuid and recorded_at >= ${since.toISOString()}::timestamptz`;
   return row?.first ? pgDate(row.first) : undefined;
-}
-
-/** Splits `scripts.pcp.data.output.load_1m` (dots) into a jsonb path; at most 16 segments. */
-export function fieldPath(field: string): string[] {
-  const parts = field.split(".").map((p) => p.trim());
-  if (parts.length === 0 || parts.length > 16 || parts.some((p) => p === "" || p.length > 200)) {
-    throw new AppError(
-      400,
-      "invalid_request",
-      "field must be a dotted path such as scripts.pcp.data.output.load_1m",
-      {
-        field: "field",
-      },
-    );
-  }
-  return parts;
-}
-
-/**
- * Numeric values of one payload field (dotted path from the payload root) of a device within
- * [from, to), oldest first. Non-numeric values are skipped; numeric strings count.
- */
-export async function telemetrySeries(
-  sql: Sql,
-  deviceId: string,
-  field: string,
-  from: Date,
-  to: Date,
-  options: { maxPoints?: number } = {},
-): Promise<TelemetryPoint[]> {
-  if (!isUuid(deviceId)) return [];
-  const path = fieldPath(field);
-  const limit = Math.min(options.maxPoints ?? MAX_SERIES_POINTS, MAX_SERIES_POINTS);
-  const rows = await sql<{ t: Date; v: string }[]>`
-    select recorded_at as t, payload #>> ${path}::text[] as v from telemetry_events
-    where device_id = ${deviceId}::uuid and recorded_at >= ${from.toISOString()}::timestamptz and recorded_at < ${to.toISOString()}::timestamptz
-      and (payload #>> ${path}::text[]) ~ '^\\s*-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?\\s*$'
-    order by recorded_at desc limit ${limit}`;
-  return rows.reverse().map((row) => ({ t: pgDate(row.t), value: Number(row.v) }));
 }
 
 export interface TelemetryListOptions {

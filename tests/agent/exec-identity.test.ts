@@ -7,6 +7,7 @@ import { loadConfig } from "../../agent/config.ts";
 import { resolveExecIdentity, spawnIdentity } from "../../agent/exec-identity.ts";
 import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { runScript } from "../../agent/scripts/runner.ts";
+import { agentBinary } from "../helpers/agent-binary.ts";
 import { AGENT_MAIN, BUN, runAgent, scriptText, tempDir, testConfig } from "./helpers.ts";
 
 const tmp = tempDir();
@@ -112,37 +113,32 @@ describe("exec_cmd runs commands as exec_user/exec_group (real processes, as roo
         "whoami.js",
         scriptText("whoami", 1, 'async function main() { return { u: await exec_cmd("id", ["-u"]) }; }'),
       );
-      const asNobody = [
-        SETPRIV,
-        "--reuid",
-        "65534",
-        "--regid",
-        "65534",
-        "--clear-groups",
-        "--",
-        BUN,
-        AGENT_MAIN,
-      ];
+      // The agent as devices run it: the compiled binary, copied where nobody can reach it (the checkout
+      // may sit in a private directory, as /root/outpost does).
+      const agent = path.join(tmp.dir, "outpost-agent");
+      fs.copyFileSync(await agentBinary(process.arch === "arm64" ? "arm64" : "x64"), agent);
+      fs.chmodSync(agent, 0o755);
+      const asNobody = [SETPRIV, "--reuid", "65534", "--regid", "65534", "--clear-groups", "--", agent];
       const env = {
         HOME: dir,
         OUTPOST_AGENT_STATE_DIR: path.join(dir, "state"),
         OUTPOST_AGENT_EXEC_ALLOWLIST: "/usr/bin/id",
-        BUN_INSTALL_CACHE_DIR: path.join(dir, "cache"),
       };
+      const asNobodyIn = { executable: asNobody, cwd: dir };
       // nothing configured: runs as the agent's own user
-      const own = await runAgent(["script", "test", file], env, { executable: asNobody });
+      const own = await runAgent(["script", "test", file], env, asNobodyIn);
       expect(own.stdout.trim()).toBe('u: "65534"');
       // configured as itself: fine
       const self = await runAgent(
         ["script", "test", file],
         { ...env, OUTPOST_AGENT_EXEC_USER: "nobody" },
-        { executable: asNobody },
+        asNobodyIn,
       );
       expect(self.stdout.trim()).toBe('u: "65534"');
       const other = await runAgent(
         ["script", "test", file],
         { ...env, OUTPOST_AGENT_EXEC_USER: "root" },
-        { executable: asNobody },
+        asNobodyIn,
       );
       expect(other.code).toBe(1);
       expect(other.stdout + other.stderr).toContain(

@@ -64,9 +64,7 @@ describe("alerts on the agent's telemetry", () => {
       `/api/v1/builder-schemas/builtin/versions/${schema.version}/options?builder=alert`,
     );
     expect(options.status).toBe(200);
-    const option = (options.body.data ?? options.body).options.find(
-      (o: { key: string }) => o.key === "memory.used_pct",
-    );
+    const option = options.body.data.options.find((o: { key: string }) => o.key === "memory.used_pct");
     expect(option).toMatchObject({ key: "memory.used_pct", value_type: "number" });
     const rule = await createRule({
       name: "Any memory use",

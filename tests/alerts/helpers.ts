@@ -36,10 +36,21 @@ export interface SensorDevice {
   agent: ScriptedAgent;
 }
 
-/** An approved device of `product` registered with the schema its agent builds. */
-export async function sensorDevice(app: TestApp, product: string): Promise<SensorDevice> {
+/**
+ * An approved device of `product` registered with the schema its agent builds (`registration`: more
+ * fields of the registration body, such as metadata).
+ */
+export async function sensorDevice(
+  app: TestApp,
+  product: string,
+  registration: Record<string, unknown> = {},
+): Promise<SensorDevice> {
   const agent = sensorAgent(app, product);
-  const device = await approvedDevice(app, { product_name: product, schema_definition: agent.schema() });
+  const device = await approvedDevice(app, {
+    ...registration,
+    product_name: product,
+    schema_definition: agent.schema(),
+  });
   return { ...device, agent };
 }
 

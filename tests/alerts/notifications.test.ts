@@ -173,3 +173,54 @@ describe("notifications", () => {
     expect(denied.status).toBe(403);
   });
 });
+
+/** The decoded text/plain part of a raw message as the SMTP server received it. */
+function plainText(raw: string): string {
+  const part = /Content-Type: text\/plain[^\r\n]*\r\n(?:[^\r\n]+\r\n)*?\r\n([\s\S]*?)\r\n--/i.exec(raw);
+  const encoding = /Content-Type: text\/plain[\s\S]*?Content-Transfer-Encoding: ([\w-]+)/i.exec(raw)?.[1];
+  const body = part?.[1] ?? "";
+  if (encoding?.toLowerCase() === "base64") return Buffer.from(body, "base64").toString("utf8");
+  if (encoding?.toLowerCase() !== "quoted-printable") return body;
+  const bytes = body
+    .replace(/=\r\n/g, "")
+    .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  return Buffer.from(bytes, "latin1").toString("utf8");
+}
+
+describe("device text in emails", () => {
+  test("a device's name and a rule name with line breaks stay one quoted line, marked as the device's", async () => {
+    const product = "inject-prod";
+    const name = "pump\r\nBcc: nm@evil.test\r\n\r\nYour password expired\u202e";
+    const device = await sensorDevice(app, product, { metadata: { name } });
+    await createRule(sql, {
+      name: "Hot\nBcc: rule@evil.test",
+      product_name: product,
+      condition_field: "sensor.temp",
+      operator: ">",
+      threshold_value: "50",
+      resolve_after_minutes: 0,
+      severity: "warning",
+      recipients: [],
+    });
+    await beat(app, device, { temp: 99 });
+    await evaluateAlerts(sql, app.config, { settleMs: -5000 });
+    const email = (await pending()).find((n) => n.channel === "email")!;
+    const before = mails.length;
+    expect(await deliverNotification(sql, app.config, email.id)).toBe("sent");
+    const mail = mails[before]!;
+    expect(mail.to.sort()).toEqual(["oncall@example.test", "ops@example.test"]);
+    const text = plainText(mail.raw);
+    const lines = text.split(/\r?\n/);
+    expect(lines.filter((l) => /^\s*Bcc:/i.test(l))).toEqual([]);
+    expect(lines).toContain(
+      'Device: "pump\\r\\nBcc: nm@evil.test\\r\\n\\r\\nYour password expired\\u202e" (name reported by the device)',
+    );
+    expect(lines).toContain('Product: "inject-prod" (reported by the device)');
+    expect(lines).toContain('Rule: "Hot\\nBcc: rule@evil.test"');
+    expect(lines).not.toContain("Your password expired");
+    // The headers too: one Subject, no Bcc anywhere.
+    const head = mail.raw.split("\r\n\r\n")[0]!;
+    expect(head).not.toMatch(/^bcc:/im);
+    await sql`update alert_notifications set status = 'sent' where status = 'pending'`;
+  });
+});

@@ -117,6 +117,20 @@ describe("what is recorded", () => {
     expect(anonymous!.n).toBe(0);
   });
 
+  test("a refused request carrying NUL or a lone surrogate is still recorded, the text made storable", async () => {
+    const since = new Date();
+    const refused = await app.fetch("/e2e/runs", {
+      method: "POST",
+      headers: runnerHeaders(),
+      body: JSON.stringify({ suite_id: "a\u0000b", environment_label: "c\ud800d", trigger_source: "ci" }),
+    });
+    expect(refused.status).toBe(400);
+    expect(await lastEventOf(app, "e2e.run_create", since, 400)).toMatchObject({
+      actor_kind: "runner",
+      details: { suite_id: "a\ufffdb", environment_label: "c\ufffdd", trigger_source: "ci" },
+    });
+  });
+
   test("E2E runners are named by their runner id", async () => {
     const since = new Date();
     const created = await app.fetch("/e2e/runs", {

@@ -156,7 +156,7 @@ describe("devices and commands", () => {
 
   test("device.preauthorize: the MAC address", async () => {
     const mac = newMac();
-    const event = await recorded("device.preauthorize", 303, () =>
+    const event = await recorded("device.preauthorize", 201, () =>
       app.fetch("/devices", asOperator({ mac_address: mac, product_name: "gateway", approved: "on" })),
     );
     expect(event).toMatchObject({ actor: operator.email, details: { mac_address: mac, approved: "on" } });

@@ -275,8 +275,11 @@ describe("device list", () => {
     await page.click('button:has-text("Add device")');
     await page.waitForSelector(".flash.success");
     expect(await page.locator(".flash.success").textContent()).toContain("added and approved");
-    // The pre-approved device's first registration gets its token at once.
-    const first = await registerDevice(app, { mac_address: "06-c0-aa-bb-cc-01" });
+    // The pre-approved device's first registration with its claim token gets its API token at once.
+    const claim = (await page.locator("#claim-token").textContent())!.trim();
+    expect(await page.locator("#claim-install-line").textContent()).toContain(`--token ${claim}`);
+    await screenshot(page, "console-device-new-claim-token");
+    const first = await registerDevice(app, { mac_address: "06-c0-aa-bb-cc-01", enrolment_token: claim });
     expect(first.token).toBeString();
     await page.setViewportSize(PHONE);
     await page.goto(`${app.url}/devices/new`);

@@ -5,6 +5,7 @@ import type { Browser, BrowserContext } from "playwright-core";
 import { LIVE_CHANNEL } from "../../modules/live/hub";
 import type { OperatorRole } from "../../modules/operators/service";
 import { SESSION_COOKIE } from "../../modules/platform/access";
+import { deviceSecret } from "../devices/helpers";
 import { builtinScript, ScriptedAgent } from "../helpers/agent-telemetry";
 import type { TestApp } from "../helpers/app";
 import { LAPTOP } from "../helpers/browser";
@@ -50,9 +51,10 @@ export async function approve(app: TestApp, ids: string[]) {
 
 /** A registered and approved device with its API token (registration repeated, as the agent does). */
 export async function approvedDevice(app: TestApp, body: Record<string, unknown> = {}) {
-  const first = await registerDevice(app, body);
+  const proof = { device_secret: deviceSecret(), ...body }; // as the agent proves its identity
+  const first = await registerDevice(app, proof);
   await approve(app, [first.id]);
-  const again = await registerDevice(app, { ...body, mac_address: first.mac });
+  const again = await registerDevice(app, { ...proof, mac_address: first.mac });
   if (!again.token) throw new Error("approved device got no token");
   return { id: first.id, mac: first.mac, token: again.token };
 }

@@ -24,13 +24,21 @@ export async function register(app: TestApp, body: Record<string, unknown> = {})
   };
 }
 
-/** A registered, approved device with its API token. */
+/** A device secret as the agent makes one (agent/state.ts): 32 random bytes, base64url. */
+export const deviceSecret = () =>
+  Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+
+/**
+ * A registered, approved device with its API token. It registers with a device secret, as the agent
+ * does: an approved device gets its token only by proving its identity (docs/device-api.md).
+ */
 export async function approvedDevice(app: TestApp, body: Record<string, unknown> = {}) {
-  const first = await register(app, body);
+  const proof = { device_secret: deviceSecret(), ...body };
+  const first = await register(app, proof);
   await approveDevices(app.database.sql, [first.body.data.id]);
   const again = await app.fetch(
     "/api/v1/devices/register",
-    json({ mac_address: first.body.data.mac_address, ...body }),
+    json({ mac_address: first.body.data.mac_address, ...proof }),
   );
   const data = ((await again.json()) as { data: { id: string; api_token: string; mac_address: string } })
     .data;

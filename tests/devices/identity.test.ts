@@ -3,6 +3,7 @@
 // holds); otherwise it changes nothing, is recorded as an identity conflict, and an operator decides.
 import { afterAll, describe, expect, test } from "bun:test";
 import { approveDevices } from "../../modules/devices/service";
+import { createEnrolmentToken } from "../../modules/enrolment/service";
 import { startTestApp } from "../helpers/app";
 import { heartbeatUrl, json, newMac, sampleHeartbeat } from "./helpers";
 
@@ -27,6 +28,18 @@ async function securedDevice(deviceSecret = secret()) {
   const again = await register({ mac_address: mac, device_secret: deviceSecret });
   expect(again.body.data.api_token).toBeString();
   return { id: first.body.data.id, mac, secret: deviceSecret, token: again.body.data.api_token! };
+}
+
+/** An operator's answer to the device's identity conflict; the status of the form post. */
+async function decide(id: string, decision: "accept" | "reject") {
+  const operator = await app.session("operator");
+  const response = await app.fetch(`/devices/${id}/identity`, {
+    method: "POST",
+    headers: { cookie: operator.cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ _csrf: operator.csrf, decision }).toString(),
+    redirect: "manual",
+  });
+  return response.status;
 }
 
 async function row(id: string) {
@@ -72,38 +85,98 @@ describe("registration of a known MAC address", () => {
 
   test("a device from before secrets binds its secret by proving the token it holds", async () => {
     const mac = newMac();
-    const first = await register({ mac_address: mac });
-    await approveDevices(sql, [first.body.data.id]);
-    const legacy = await register({ mac_address: mac }); // as an old agent did: no secret at all
+    // An old agent enrolled at once by an approving enrolment token holds a token and no secret.
+    const { token: enrolment } = await createEnrolmentToken(sql, {
+      name: "legacy",
+      approve: true,
+      createdBy: "test",
+    });
+    const legacy = await register({ mac_address: mac, enrolment_token: enrolment });
     const token = legacy.body.data.api_token!;
     expect(token).toBeString();
-    expect((await row(first.body.data.id)).secret_hash).toBeNull();
+    expect((await row(legacy.body.data.id)).secret_hash).toBeNull();
     // Someone without the token cannot bind a secret to it ...
     expect((await register({ mac_address: mac, device_secret: secret() })).status).toBe(409);
     // ... the device with its token can; from then on the secret alone decides.
     const deviceSecret = secret();
     const bound = await register({ mac_address: mac, device_secret: deviceSecret, api_token: token });
     expect(bound.status).toBe(201);
-    expect((await row(first.body.data.id)).secret_hash).not.toBeNull();
+    expect((await row(legacy.body.data.id)).secret_hash).not.toBeNull();
     expect((await register({ mac_address: mac, api_token: bound.body.data.api_token })).status).toBe(409);
     expect((await register({ mac_address: mac, device_secret: deviceSecret })).status).toBe(201);
   });
 
-  test("a device pre-authorised by an operator is bound by the first agent that registers it", async () => {
+  test("an approved device with neither secret nor token (registered by an agent from before secrets, approved since): a MAC and a new secret get no token, an operator accepts", async () => {
     const mac = newMac();
-    const token = await app.token("operator");
-    const created = await app.fetch("/devices", {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ mac_address: mac, approved: "on" }).toString(),
-      redirect: "manual",
-    });
-    expect(created.status).toBe(303);
-    const deviceSecret = secret();
-    const first = await register({ mac_address: mac, device_secret: deviceSecret });
-    expect(first.status).toBe(201);
-    expect(first.body.data.api_token).toBeString();
-    expect((await register({ mac_address: mac, device_secret: secret() })).status).toBe(409);
+    const first = await register({ mac_address: mac }); // an old agent: no secret at all
+    await approveDevices(sql, [first.body.data.id]);
+    for (const attempt of [
+      { mac_address: mac, device_secret: secret() },
+      { mac_address: mac },
+      { mac_address: mac, api_token: "guessed" },
+    ]) {
+      const stolen = await register(attempt);
+      expect(stolen.status).toBe(409);
+      expect(stolen.body.error!.code).toBe("identity_conflict");
+      expect(JSON.stringify(stolen.body)).not.toContain("api_token");
+    }
+    // The real (upgraded) agent's registration is a conflict too, until an operator accepts it.
+    const upgraded = secret();
+    expect((await register({ mac_address: mac, device_secret: upgraded })).status).toBe(409);
+    expect((await row(first.body.data.id)).identity_conflict_at).not.toBeNull();
+    expect(await decide(first.body.data.id, "accept")).toBe(303);
+    const accepted = await register({ mac_address: mac, device_secret: upgraded });
+    expect(accepted.status).toBe(201);
+    expect((await beat(first.body.data.id, accepted.body.data.api_token!)).status).toBe(200);
+  });
+
+  test("a pending device from before secrets: a new secret on its MAC binds nothing (so approving it later hands no stranger a token)", async () => {
+    const mac = newMac();
+    const first = await register({ mac_address: mac, product_name: "old" }); // an old agent: no secret
+    const stranger = secret();
+    expect((await register({ mac_address: mac, device_secret: stranger })).status).toBe(409);
+    expect((await row(first.body.data.id)).secret_hash).toBeNull();
+    // The old agent keeps registering (it proves nothing and gets nothing while pending).
+    const again = await register({ mac_address: mac, product_name: "old-2" });
+    expect(again.status).toBe(201);
+    expect(again.body.data.api_token).toBeUndefined();
+    await approveDevices(sql, [first.body.data.id]);
+    expect((await register({ mac_address: mac, device_secret: stranger })).status).toBe(409);
+  });
+
+  test("a device pre-authorised by an operator is claimed only with its claim token, never by its MAC", async () => {
+    for (const approved of [true, false]) {
+      const mac = newMac();
+      const operator = await app.token("operator");
+      const created = await app.fetch("/devices", {
+        method: "POST",
+        headers: { authorization: `Bearer ${operator}`, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ mac_address: mac, ...(approved ? { approved: "on" } : {}) }).toString(),
+        redirect: "manual",
+      });
+      expect(created.status).toBe(201);
+      const claim = /id="claim-token"[^>]*>([\w-]+)</.exec(await created.text())?.[1];
+      expect(claim).toStartWith("oen_");
+      // Knowing the MAC (with a secret of one's own, or a guessed token) claims nothing.
+      for (const attempt of [
+        { mac_address: mac, device_secret: secret() },
+        { mac_address: mac, device_secret: secret(), enrolment_token: "oen_guessed" },
+        { mac_address: mac },
+      ]) {
+        const stolen = await register(attempt);
+        expect({ approved, status: stolen.status }).toEqual({ approved, status: 409 });
+        expect(JSON.stringify(stolen.body)).not.toContain("api_token");
+      }
+      const deviceSecret = secret();
+      const first = await register({ mac_address: mac, device_secret: deviceSecret, enrolment_token: claim });
+      expect(first.status).toBe(201);
+      expect(first.body.data.api_token === undefined).toBe(!approved);
+      // Claimed: the token is spent, the secret decides from now on.
+      expect(
+        (await register({ mac_address: mac, device_secret: secret(), enrolment_token: claim })).status,
+      ).toBe(409);
+      expect((await register({ mac_address: mac, device_secret: deviceSecret })).status).toBe(201);
+    }
   });
 });
 

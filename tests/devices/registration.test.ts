@@ -53,11 +53,11 @@ describe("POST /api/v1/devices/register", () => {
   });
 
   test("an approved device gets a token; only its hash is stored; a new one invalidates the old", async () => {
-    const first = await register(app);
+    const deviceSecret = "s".repeat(43); // the device's own secret, bound by its first registration
+    const first = await register(app, { device_secret: deviceSecret });
     expect(first.body.data.api_token).toBeUndefined();
     await approveDevices(sql, [first.body.data.id]);
     const mac = first.body.data.mac_address;
-    const deviceSecret = "s".repeat(43); // the device's own secret, bound by its first registration below
     const issue = async () => {
       const response = await app.fetch(
         "/api/v1/devices/register",

@@ -12,7 +12,7 @@ import { collectTelemetry } from "../../agent/poller.ts";
 import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
 import { buildHeartbeatBody, buildSchemaDefinition, type SchemaDefinition } from "../../agent/telemetry.ts";
-import { DisabledTunnel } from "../../agent/tunnel.ts";
+import { type ConnectionStatus, DisabledTunnel } from "../../agent/tunnel.ts";
 import { parseHeartbeat } from "../../modules/heartbeat/service";
 import { testConfig } from "../agent/helpers";
 
@@ -82,8 +82,15 @@ export class ScriptedAgent {
     return buildSchemaDefinition(this.product, this.ctx.store.latest());
   }
 
-  /** The heartbeat body the agent sends for device `uuid` when its scripts return `outputs`. */
-  async heartbeat(uuid: string, outputs: ScriptOutputs): Promise<AgentHeartbeat> {
+  /**
+   * The heartbeat body the agent sends for device `uuid` when its scripts return `outputs`;
+   * `connection`: its tunnel's status (a real `TunnelClient`'s), else a disabled tunnel's.
+   */
+  async heartbeat(
+    uuid: string,
+    outputs: ScriptOutputs,
+    connection: ConnectionStatus = new DisabledTunnel().status(),
+  ): Promise<AgentHeartbeat> {
     for (const [name, file] of this.files) {
       const output = outputs[name];
       if (output === undefined) fs.rmSync(file, { force: true });
@@ -95,7 +102,7 @@ export class ScriptedAgent {
       identity: telemetry.identity,
       reports: telemetry.reports,
       schema: telemetry.schema,
-      connection: new DisabledTunnel().status(),
+      connection,
       collectedAt: new Date(),
       collectDurationMs: telemetry.durationMs,
       agentStartedAt: this.startedAt,

@@ -9,7 +9,7 @@ import {
   createSession,
   type OperatorRole,
 } from "../../modules/operators/service";
-import { csrfTokenFor, SESSION_COOKIE } from "../../modules/platform/access";
+import { consoleCookieName, csrfTokenFor, SESSION_COOKIE } from "../../modules/platform/access";
 import { type Config, loadConfig } from "../../modules/platform/config";
 import { sha256Hex } from "../../modules/platform/crypto";
 import { createLogger } from "../../modules/platform/logger";
@@ -69,7 +69,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       const operator = await createOperator(database.db, { email, password: "correct horse battery", role });
       const token = await createSession(database.db, { operatorId: operator.id, ttlHours: 1 });
       return {
-        cookie: `${SESSION_COOKIE}=${token}`,
+        // The name the console reads (`__Host-` prefixed when BASE_URL is https).
+        cookie: `${consoleCookieName(SESSION_COOKIE, config.baseUrl.startsWith("https:"))}=${token}`,
         csrf: csrfTokenFor(config.secretKey, sha256Hex(token)),
         email,
         operatorId: operator.id,

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
 import { detectIdentity } from "../../agent/identity";
-import { approveDevices } from "../../modules/devices/service";
+import { createEnrolmentToken } from "../../modules/enrolment/service";
 import { sha256Hex } from "../../modules/platform/crypto";
 import { AGENT_MAIN, BUN, tempDir } from "../agent/helpers";
 import { json } from "../devices/helpers";
@@ -33,13 +33,19 @@ test("the first poll after the upgrade binds the device secret; the MAC alone is
   const mac = detectIdentity(null).mac_address;
   const register = (body: Record<string, unknown>) =>
     app.fetch("/api/v1/devices/register", json({ mac_address: mac, ...body }));
-  const first = (await (await register({})).json()) as { data: { id: string } };
-  await approveDevices(app.database.sql, [first.data.id]);
-  const legacy = (await (await register({})).json()) as { data: { api_token: string } };
+  // (Enrolled at once by an approving enrolment token: the one way a device without a secret gets a token.)
+  const { token: enrolment } = await createEnrolmentToken(app.database.sql, {
+    name: "legacy",
+    approve: true,
+    createdBy: "test",
+  });
+  const legacy = (await (await register({ enrolment_token: enrolment })).json()) as {
+    data: { id: string; api_token: string };
+  };
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(
     path.join(stateDir, "identity.json"),
-    JSON.stringify({ uuid: first.data.id, token: legacy.data.api_token }),
+    JSON.stringify({ uuid: legacy.data.id, token: legacy.data.api_token }),
     { mode: 0o600 },
   );
 
@@ -56,7 +62,7 @@ test("the first poll after the upgrade binds the device secret; the MAC alone is
   expect(secret.bound).toBe(true);
   const [row] = await app.database.sql<{ secret_hash: string; events: number }[]>`
     select secret_hash, (select count(*)::int from telemetry_events where device_id = d.id) as events
-    from devices d where id = ${first.data.id}::uuid`;
+    from devices d where id = ${legacy.data.id}::uuid`;
   expect(row!.secret_hash).toBe(sha256Hex(secret.secret));
   expect(row!.events).toBe(1); // the poll went on with the new token
   const stored = JSON.parse(fs.readFileSync(path.join(stateDir, "identity.json"), "utf8"));

@@ -41,17 +41,27 @@ describe("role × route matrix", () => {
     expect(operatorRoutes.length).toBeGreaterThan(3);
   });
 
-  test("without credentials: API routes answer 401, pages redirect to sign-in", async () => {
-    for (const [route] of operatorRoutes) {
-      const [method, path] = route.split(" ") as [string, string];
-      const url = concretePath(path);
-      const response = await app.fetch(url, {
-        method,
-        headers: { "content-type": "application/json" },
-        body: method === "GET" ? undefined : "{}",
-      });
-      const expected = url.startsWith("/api/") ? 401 : 303;
-      expect({ route, status: response.status }).toEqual({ route, status: expected });
+  test("without credentials, or with cookies that are none: API routes answer 401, pages redirect to sign-in", async () => {
+    // A session under the other scheme's name (a __Host- cookie over http) is no session either.
+    const valid = (await app.session("admin")).cookie.split("=")[1]!;
+    const cookies = [
+      undefined,
+      "outpost_session=%zz",
+      "outpost_session=%ED%A0%80; outpost_csrf=%E0%A4%A",
+      `__Host-outpost_session=${valid}`,
+    ];
+    for (const cookie of cookies) {
+      for (const [route] of operatorRoutes) {
+        const [method, path] = route.split(" ") as [string, string];
+        const url = concretePath(path);
+        const response = await app.fetch(url, {
+          method,
+          headers: { "content-type": "application/json", ...(cookie ? { cookie } : {}) },
+          body: method === "GET" ? undefined : "{}",
+        });
+        const expected = url.startsWith("/api/") ? 401 : 303;
+        expect({ route, cookie, status: response.status }).toEqual({ route, cookie, status: expected });
+      }
     }
   });
 

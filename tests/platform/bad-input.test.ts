@@ -72,6 +72,27 @@ for (const field of Object.keys(PLAUSIBLE)) {
     });
   }
 }
+/**
+ * Headers a browser or a stranger may send with any request: cookies that do not decode (a site under the
+ * same parent domain can set any cookie: issue 41) and credentials that are not what they claim.
+ */
+const MALFORMED = ["%zz", "%E0%A4%A", "%ED%A0%80", "%00", "\u00ff\u00fe"];
+const HEADERS: { name: string; headers: Record<string, string> }[] = [
+  ...MALFORMED.flatMap((value) => [
+    { name: `session cookie ${value}`, headers: { cookie: `outpost_session=${value}` } },
+    { name: `csrf cookie ${value}`, headers: { cookie: `outpost_csrf=${value}; outpost_flash=${value}` } },
+    {
+      name: `__Host- cookies ${value}`,
+      headers: { cookie: `__Host-outpost_session=${value}; __Host-outpost_csrf=${value}` },
+    },
+  ]),
+  { name: "cookie without a value", headers: { cookie: "outpost_session; =; ;;" } },
+  { name: "bearer %zz", headers: { authorization: "Bearer %zz" } },
+  { name: "empty bearer", headers: { authorization: "Bearer " } },
+  { name: "csrf header %zz", headers: { "x-csrf-token": "%zz", "hx-request": "true" } },
+  { name: "bad request id", headers: { "x-request-id": "%ED%A0%80\u00ff" } },
+  { name: "runner id %zz", headers: { "x-e2e-runner-id": "%zz", "x-forwarded-for": "%zz, ::1, 999.1.1.1" } },
+];
 const PARAMS = ["%00", "%ED%A0%80", "x".repeat(300), "..%2F..%2Fetc", "00000000-0000-4000-8000-000000000000"];
 const QUERY = "?search=%00&limit=1e309&sort=%ff&page=-1&status=&fragment=x&after=%00";
 
@@ -119,8 +140,15 @@ describe("bad input on every route", async () => {
             await send(route.method, url, headers, route.method === "GET" ? undefined : "{}"),
           );
         }
-        if (route.method === "GET" || route.method === "HEAD") continue;
         const url = join(concrete(route.path, PARAMS[4]!), query);
+        if (who === "anonymous") {
+          const body = route.method === "GET" ? undefined : "{}";
+          for (const extra of HEADERS) {
+            const withType = body ? { ...extra.headers, "content-type": "application/json" } : extra.headers;
+            check(`${who} ${extra.name}`, await send(route.method, url, withType, body));
+          }
+        }
+        if (route.method === "GET" || route.method === "HEAD") continue;
         for (const body of BODIES) {
           const withType = body.type ? { ...headers, "content-type": body.type } : headers;
           check(`${who} ${body.name}`, await send(route.method, url, withType, body.body));

@@ -46,6 +46,9 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** The device's secret, as the agent sends it: an approved device's token needs it. */
+const DEVICE_SECRET = "remote-access-roles-device-secret-0001";
+
 describe("web, worker and tunnel as separate processes", () => {
   test("lease via web → tunnel in the tunnel process → page through its vhost → lease end drops it", async () => {
     expect(tunnelProcess.output()).toContain("tunnel role listening");
@@ -53,14 +56,14 @@ describe("web, worker and tunnel as separate processes", () => {
     const register = await fetch(`${web.url}/api/v1/devices/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ mac_address: "02:AA:BB:CC:DD:01" }),
+      body: JSON.stringify({ mac_address: "02:AA:BB:CC:DD:01", device_secret: DEVICE_SECRET }),
     });
     const id = ((await register.json()) as Json).data.id as string;
     await approveDevices(database.sql, [id]);
     const again = await fetch(`${web.url}/api/v1/devices/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ mac_address: "02:AA:BB:CC:DD:01" }),
+      body: JSON.stringify({ mac_address: "02:AA:BB:CC:DD:01", device_secret: DEVICE_SECRET }),
     });
     const deviceToken = ((await again.json()) as Json).data.api_token as string;
     const beat = () =>

@@ -68,7 +68,7 @@ describe("report definitions", () => {
         name: "Gate temps",
         config: {
           schema_id: "atom",
-          schema_version: "v1",
+          schema_version: ids.versions.atom,
           fields: [{ path: "temp.celsius" }],
           filters: [{ path: "cpu.usage_pct", operator: ">", value: "high" }],
         },
@@ -126,7 +126,7 @@ describe("report definitions", () => {
         name: "gate temperature",
         config: {
           schema_id: "gate",
-          schema_version: "v1",
+          schema_version: ids.versions.gate,
           fields: [{ path: "temp.celsius" }, { path: "cpu.usage_pct" }],
         },
       }),
@@ -248,7 +248,7 @@ describe("results", () => {
         name: "hot gates",
         config: {
           schema_id: "gate",
-          schema_version: "v1",
+          schema_version: ids.versions.gate,
           fields: [{ path: "temp.celsius", alias: "t" }],
           filters: [{ path: "temp.celsius", operator: ">=", value: 43 }],
         },

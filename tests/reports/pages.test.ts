@@ -4,61 +4,42 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { approvedDevice, heartbeat, signedIn } from "../console/helpers";
+import { ScriptedAgent, type ScriptOutputs } from "../helpers/agent-telemetry";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
 
 const app = await startTestApp();
 const browser = await launchBrowser();
 
-const schemas = {
-  atom: {
-    product: "atom",
-    type: "object",
-    properties: {
-      cpu: { type: "object", properties: { usage_pct: { type: "number" } } },
-      host: { type: "object", properties: { name: { type: "string" } } },
-    },
-  },
-  gate: {
-    product: "gate",
-    type: "object",
-    properties: {
-      cpu: { type: "object", properties: { usage_pct: { type: "number" } } },
-      temp: { type: "object", properties: { celsius: { type: "number" } } },
-    },
-  },
+const cpuScript = { name: "cpu", schema: { type: "object", properties: { usage_pct: { type: "number" } } } };
+const agents = {
+  atom: new ScriptedAgent(app.config.dataDir, "atom", [
+    cpuScript,
+    { name: "host", schema: { type: "object", properties: { name: { type: "string" } } } },
+  ]),
+  gate: new ScriptedAgent(app.config.dataDir, "gate", [
+    cpuScript,
+    { name: "temp", schema: { type: "object", properties: { celsius: { type: "number" } } } },
+  ]),
 };
 
-function body(outputs: Record<string, Record<string, unknown>>) {
-  const scripts: Record<string, unknown> = {};
-  for (const [name, output] of Object.entries(outputs))
-    scripts[name] = { data: { status: "success", output } };
-  return {
-    telemetry: { device: { hostname: "h" }, scripts, meta: {} },
-    connection_status: { active: false, connection_string: "", pid: 0 },
-  };
-}
-
-// 3 devices × 3 heartbeats: atom-1 cpu 10/20/30, atom-2 cpu 40/50/60, gate cpu 5/6/7.
+// 3 devices × 3 heartbeats the agents built: atom-1 cpu 10/20/30, atom-2 cpu 40/50/60, gate cpu 5/6/7.
 const devices = [];
 for (const [product, base] of [
   ["atom", 10],
   ["atom", 40],
   ["gate", 5],
 ] as const) {
-  const device = await approvedDevice(app, { product_name: product, schema_definition: schemas[product] });
+  const agent = agents[product];
+  const device = await approvedDevice(app, { product_name: product, schema_definition: agent.schema() });
   devices.push(device);
   for (let i = 0; i < 3; i++) {
     const value = product === "gate" ? base + i : base + 10 * i;
-    await heartbeat(
-      app,
-      device as { id: string; token: string },
-      body(
-        product === "gate"
-          ? { cpu: { usage_pct: value }, temp: { celsius: 40 } }
-          : { cpu: { usage_pct: value }, host: { name: `=h${value}` } },
-      ),
-    );
+    const outputs: ScriptOutputs =
+      product === "gate"
+        ? { cpu: { usage_pct: value }, temp: { celsius: 40 } }
+        : { cpu: { usage_pct: value }, host: { name: `=h${value}` } };
+    await heartbeat(app, device as { id: string; token: string }, await agent.heartbeat(device.id, outputs));
   }
 }
 
@@ -132,7 +113,7 @@ describe("reports in the browser", () => {
     await page.goto(`${app.url}/reports/new`);
     await page.fill("input[name=name]", "fleet cpu");
     await page.selectOption("select[name=field_path_0]", "temp.celsius");
-    await page.selectOption("select[name=schema]", { label: "atom v1" });
+    await page.selectOption("select[name=schema]", { label: `atom ${agents.atom.schema().version}` });
     await page.click("button:has-text('Load this schema')");
     // A field the new schema does not have asks to be reselected.
     expect(await page.locator("select[name=field_path_0] + .field-error").textContent()).toBe(
@@ -183,7 +164,11 @@ describe("reports in the browser", () => {
       headers: { authorization: `Bearer ${await app.token("operator")}`, "content-type": "application/json" },
       body: JSON.stringify({
         name: "Temps",
-        config: { schema_id: "gate", schema_version: "v1", fields: [{ path: "temp.celsius" }] },
+        config: {
+          schema_id: "gate",
+          schema_version: agents.gate.schema().version,
+          fields: [{ path: "temp.celsius" }],
+        },
       }),
     });
     const id = ((await created.json()) as { data: { id: string } }).data.id;

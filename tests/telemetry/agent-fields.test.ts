@@ -81,7 +81,14 @@ describe("the agent's telemetry in charts, gauges and rollups", () => {
     expect(new Set(Object.keys(rolled!.stats))).toEqual(fields);
     const temp = optionKeyPath("probe.temp").join(".");
     expect(rolled!.stats[temp]).toEqual([2, 40, 10, 30]);
-    const chart = await deviceChartData(sql, device, [temp], new Date(hour), new Date(hour + 3 * HOUR), 3);
+    const chart = await deviceChartData(
+      sql,
+      device,
+      ["probe.temp"],
+      new Date(hour),
+      new Date(hour + 3 * HOUR),
+      3,
+    );
     expect(chart.series[0]!.filter((v) => v !== null)).toEqual([20]);
   });
 });

@@ -14,6 +14,8 @@ const app = await startTestApp();
 const sql = app.database.sql;
 const { hourly, sixMinutes } = rollupReads(sql);
 const at = (ms: number) => new Date(ms);
+/** The chart field of USAGE: its builder option key. */
+const CPU = "cpu.usage_pct";
 
 describe("charts from rollups", () => {
   test("charts over 7 and 30 days read the rollups: hourly averages over every heartbeat", async () => {
@@ -41,12 +43,12 @@ describe("charts from rollups", () => {
     expect(progress!.ms).toBeLessThanOrEqual(jobStarted - SETTLE_MS + 1000);
     // The raw rows go: the chart still has them, from the rollups.
     await sql`delete from telemetry_events where device_id = ${d}::uuid`;
-    const week = await deviceChartData(sql, d, [USAGE], new Date(now - 7 * 86_400_000), new Date(now));
+    const week = await deviceChartData(sql, d, [CPU], new Date(now - 7 * 86_400_000), new Date(now));
     expect(week.stepSeconds).toBe(3600);
     expect(week.events).toBe(4);
     expect(week.t).toEqual([hour / 1000, hour / 1000 + 3600]);
     expect(week.series).toEqual([[30, 8]]);
-    const month = await deviceChartData(sql, d, [USAGE], new Date(now - 30 * 86_400_000), new Date(now));
+    const month = await deviceChartData(sql, d, [CPU], new Date(now - 30 * 86_400_000), new Date(now));
     expect(month.stepSeconds).toBe(3 * 3600);
     expect(month.events).toBe(4);
     // Three-hour buckets from the range's first whole hour: the two hours share one or not.
@@ -56,13 +58,13 @@ describe("charts from rollups", () => {
       bucket(hour) === bucket(hour + HOUR) ? [(10 + 20 + 60 + 8) / 4] : [30, 8],
     );
     // A day's chart reads the 6-minute rollups: the same heartbeats, in their 6-minute buckets.
-    const day = await deviceChartData(sql, d, [USAGE], new Date(now - 86_400_000), new Date(now));
+    const day = await deviceChartData(sql, d, [CPU], new Date(now - 86_400_000), new Date(now));
     expect(day.stepSeconds).toBe(360);
     expect(day.events).toBe(4);
     expect(day.t).toEqual([hour / 1000, (hour + HOUR) / 1000]);
     expect(day.series).toEqual([[30, 8]]);
     // Six hours still read raw rows (gone here).
-    const sixHours = await deviceChartData(sql, d, [USAGE], new Date(now - 6 * HOUR), new Date(now));
+    const sixHours = await deviceChartData(sql, d, [CPU], new Date(now - 6 * HOUR), new Date(now));
     expect(sixHours.events).toBe(0);
     // A heartbeat the job has not folded in yet is on the chart all the same (read raw).
     const latest = Date.now();
@@ -70,7 +72,7 @@ describe("charts from rollups", () => {
     const current = await deviceChartData(
       sql,
       d,
-      [USAGE],
+      [CPU],
       new Date(latest - 7 * 86_400_000),
       new Date(latest + 1),
     );
@@ -104,13 +106,7 @@ describe("charts from rollups", () => {
     await recordTelemetry(sql, d, cpu("twelve"), bucket(3, 60)); // text does not
     await recordTelemetry(sql, d, { scripts: {} }, bucket(3, 70)); // nor a missing field
     await recordTelemetry(sql, d, cpu(1 / 3), bucket(0, 1));
-    const chart = await deviceChartData(
-      sql,
-      d,
-      [USAGE, "scripts.cpu.data.output.cores"],
-      new Date(from),
-      new Date(to),
-    );
+    const chart = await deviceChartData(sql, d, [CPU, "cpu.cores"], new Date(from), new Date(to));
     expect(chart.events).toBe(6);
     expect(chart.stepSeconds).toBe(90);
     expect(chart.t).toEqual([0, 3, 7].map((i) => (from + i * 90_000) / 1000));
@@ -129,7 +125,7 @@ describe("charts from rollups", () => {
         json_build_object('scripts', json_build_object('cpu', json_build_object('data', json_build_object('output',
           json_build_object('usage_pct', (s / 18) % 100)))))
       from generate_series(0, 4319) as s`;
-    const chart = await deviceChartData(sql, d, [USAGE], new Date(to - 6 * HOUR), new Date(to));
+    const chart = await deviceChartData(sql, d, [CPU], new Date(to - 6 * HOUR), new Date(to));
     expect(chart.events).toBe(4320);
     expect(chart.stepSeconds).toBe(90);
     expect(chart.t).toHaveLength(240);
@@ -180,14 +176,14 @@ describe("charts from rollups", () => {
     // Before the tier was complete (an upgrade a moment ago), the day is read from raw rows: a sample
     // of each bucket, in buckets from the range's start.
     await sql`update telemetry_rollup_progress set recent_from = now()`;
-    const sampled = await deviceChartData(sql, d, [USAGE], new Date(from), new Date(to));
+    const sampled = await deviceChartData(sql, d, [CPU], new Date(from), new Date(to));
     expect(sampled.events).toBe(rows.filter((row) => row.ms >= from).length);
     expect(sampled.t[0]).toBe(from / 1000);
     await sql`update telemetry_rollup_progress set recent_from = ${new Date(now - 50 * HOUR).toISOString()}::timestamptz`;
 
     // The raw rows the job folded go: the chart has them all the same, from the tier.
     await sql`delete from telemetry_events where device_id = ${d}::uuid and recorded_at < ${watermark}::timestamptz`;
-    const day = await deviceChartData(sql, d, [USAGE], new Date(from), new Date(to));
+    const day = await deviceChartData(sql, d, [CPU], new Date(from), new Date(to));
     expect(day.stepSeconds).toBe(360);
     expect(day.events).toBe(rows.length);
     expect(day.t).toEqual(starts.map((ms) => ms / 1000));

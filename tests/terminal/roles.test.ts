@@ -47,7 +47,8 @@ async function register(mac: string) {
   const response = await fetch(`${web.url}/api/v1/devices/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ mac_address: mac }),
+    // The device's secret, as the agent sends it: an approved device's token needs it.
+    body: JSON.stringify({ mac_address: mac, device_secret: `terminal-roles-secret-${mac}` }),
   });
   return ((await response.json()) as { data: { id: string; api_token?: string } }).data;
 }

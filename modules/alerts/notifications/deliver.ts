@@ -44,22 +44,52 @@ export async function webhookBody(sql: Sql, alert: Alert): Promise<WebhookBody> 
   };
 }
 
-/** Subject and body: what, where, since when, and a link to the alert. */
+/**
+ * Characters that could make one value read as several lines or reorder what is shown: C0 and C1
+ * controls (CR, LF, tab…), DEL, the line and paragraph separators and the bidirectional overrides.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped here
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/** `value` on one line: every unprintable character written as an escape (`\n`, `\u202e`). */
+function oneLine(value: string): string {
+  return value.replace(
+    UNPRINTABLE,
+    (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** Text a device (or a person) typed, quoted as data on one line: its quotes and backslashes escaped. */
+function quoted(value: string): string {
+  return `"${oneLine(value.replace(/["\\]/g, "\\$&"))}"`;
+}
+
+/**
+ * Subject and body: what, where, since when, and a link to the alert. A device names itself
+ * (`metadata.name`, its product) and its telemetry names the rule's field: such text is shown quoted on
+ * one line and marked as the device's, so no value can pass for a line of the email (`Bcc: …`).
+ */
 export function emailFor(body: WebhookBody, event: string, baseUrl: string, to: string[]): EmailMessage {
   const where = body.device.name ?? body.device.mac_address ?? body.device.id;
   const what = event === "resolve" ? "Resolved" : `[${body.severity}]`;
   const link = `${baseUrl}/alerts/${body.id}`;
+  const device = body.device.name
+    ? `Device: ${quoted(body.device.name)} (name reported by the device)`
+    : `Device: ${oneLine(where)}`;
   const lines = [
-    body.message,
-    `Device: ${where}${body.device.product_name ? ` (${body.device.product_name})` : ""}`,
-    body.rule ? `Rule: ${body.rule.name}` : `Type: ${body.type}`,
+    oneLine(body.message),
+    device,
+    body.device.product_name ? `Product: ${quoted(body.device.product_name)} (reported by the device)` : "",
+    body.device.mac_address ? `MAC address: ${oneLine(body.device.mac_address)}` : "",
+    body.rule ? `Rule: ${quoted(body.rule.name)}` : `Type: ${body.type}`,
     `Since: ${body.triggered_at}`,
     body.resolved_at ? `Resolved: ${body.resolved_at}` : "",
     `Open: ${link}`,
   ].filter(Boolean);
   return {
     to,
-    subject: `${what} ${body.message} on ${where}`,
+    subject: oneLine(`${what} ${body.message} on ${where}`),
     text: `${lines.join("\n")}\n`,
     html: `<p>${lines.map((l) => escapeHtml(l)).join("<br>")}</p>`,
   };

@@ -63,7 +63,7 @@ export async function loadTelemetryTab({ sql, device, latest, query }: TabLoadIn
   const data = await deviceChartData(
     sql,
     device.id,
-    fields.map((f) => f.path),
+    fields.map((f) => f.label),
     from,
     to,
   );

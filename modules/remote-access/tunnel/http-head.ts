@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import { securityHeaders } from "../../platform/security-headers";
 
 /** Largest request head the fronts read before answering 431. */
 export const MAX_HEAD_BYTES = 64 * 1024;
@@ -73,6 +74,8 @@ export function serializeHead(head: Pick<RequestHead, "method" | "target" | "ver
   return Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1");
 }
 
+const FRONT_PAGE_HEADERS = securityHeaders(false);
+
 const REASONS: Record<number, string> = {
   200: "Connection Established",
   302: "Found",
@@ -84,7 +87,11 @@ const REASONS: Record<number, string> = {
   504: "Gateway Timeout",
 };
 
-/** Writes a complete response and closes the connection (the fronts serve one request per connection). */
+/**
+ * Writes a complete response and closes the connection (the fronts serve one request per connection).
+ * The fronts' own pages carry the console's security headers (no script, no framing, no sniffing);
+ * Strict-Transport-Security is the TLS terminator's to add (deploy/Caddyfile), as the front speaks http.
+ */
 export function respond(
   socket: Socket,
   status: number,
@@ -97,6 +104,7 @@ export function respond(
     "content-length": String(payload.length),
     "cache-control": "no-store",
     connection: "close",
+    ...FRONT_PAGE_HEADERS,
     ...headers,
   };
   const head = [

@@ -5,9 +5,10 @@ import type { Logger } from "../../platform/logger";
 import { domainAllowed } from "../domains";
 import { deviceHost, deviceIdFromHost } from "../hosts";
 import { ACCESS_COOKIE, type CookieChecker, redeemTicket } from "../tickets";
+import { confineResponseHead } from "./device-cookies";
 import { header, page, type RequestHead, readRequestHead, respond, serializeHead } from "./http-head";
 import type { TunnelRegistry } from "./registry";
-import { ChannelTimeout, join, openForward } from "./stream";
+import { ChannelTimeout, openForward } from "./stream";
 
 export interface VhostOptions {
   sql: Sql;
@@ -92,12 +93,14 @@ async function handle(socket: Socket, options: VhostOptions) {
   headers.push(["Connection", upgrade ? "Upgrade" : "close"]);
   channel.write(serializeHead({ ...head, headers }));
   if (head.rest.length > 0) channel.write(head.rest);
-  if (upgrade) return join(socket, channel);
-  // Our Connection: close tells the client not to reuse this connection for its next request.
   relayResponse(socket, channel);
 }
 
-/** Passes the device's response through, with its head's connection headers replaced by `close`. */
+/**
+ * Passes the device's response through: its cookies confined to its host (device-cookies.ts), its
+ * connection headers replaced by `close` — except on a protocol switch (a WebSocket), which then stays
+ * joined both ways. Our Connection: close tells the client not to reuse this connection.
+ */
 function relayResponse(socket: Socket, channel: Duplex) {
   let buffered: Buffer = Buffer.alloc(0);
   let answered = false;
@@ -111,11 +114,13 @@ function relayResponse(socket: Socket, channel: Duplex) {
       }
       return;
     }
-    const lines = buffered.subarray(0, end).toString("latin1").split("\r\n");
-    const kept = lines.filter((l, i) => i === 0 || !/^(connection|keep-alive)\s*:/i.test(l));
-    const informational =
-      /^HTTP\/1\.[01] 1\d\d/.test(lines[0] ?? "") && !/^HTTP\/1\.[01] 101/.test(lines[0] ?? "");
-    if (!informational && !/^HTTP\/1\.[01] 101/.test(lines[0] ?? "")) kept.push("Connection: close");
+    const lines = confineResponseHead(buffered.subarray(0, end).toString("latin1").split("\r\n"));
+    const switching = /^HTTP\/1\.[01] 101/.test(lines[0] ?? "");
+    const informational = /^HTTP\/1\.[01] 1\d\d/.test(lines[0] ?? "") && !switching;
+    const kept = switching
+      ? lines
+      : lines.filter((l, i) => i === 0 || !/^(connection|keep-alive)\s*:/i.test(l));
+    if (!informational && !switching) kept.push("Connection: close");
     answered = true;
     socket.write(Buffer.from(`${kept.join("\r\n")}\r\n\r\n`, "latin1"));
     const rest = buffered.subarray(end + 4);
@@ -130,7 +135,10 @@ function relayResponse(socket: Socket, channel: Duplex) {
   };
   channel.on("data", onData);
   socket.pipe(channel);
-  socket.setTimeout(300_000, () => socket.destroy());
+  socket.setTimeout(300_000, () => {
+    socket.destroy();
+    channel.destroy();
+  });
   // Nothing came back (the device's web UI refused or dropped the connection): say so, not an empty reply.
   const unanswered = () => {
     if (answered) return false;

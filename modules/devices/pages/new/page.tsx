@@ -1,4 +1,5 @@
 import { CsrfField, FieldError, PageHead } from "../../../../ui/components";
+import { OneTimeSecret } from "../../../../ui/form";
 import { Layout, type PageContext } from "../../../../ui/layout";
 import { DEVICE_NAME_MAX, PRODUCT_NAME_MAX } from "../../validation";
 
@@ -7,6 +8,43 @@ export interface DeviceNewProps {
   baseUrl?: string;
   values?: { mac_address?: string; product_name?: string; name?: string; approved?: boolean };
   errors?: Partial<Record<"mac_address" | "product_name" | "name" | "form", string>>;
+  /** The device just pre-registered, with its claim token (shown this once). */
+  created?: { id: string; macAddress: string; approved: boolean; claimToken: string };
+}
+
+/** The one-line installer for a token (Settings shows the same line for enrolment tokens). */
+const installLine = (baseUrl: string | undefined, token: string) =>
+  `curl -fsSL ${baseUrl ?? ""}/install.sh | sudo sh -s -- --token ${token}`;
+
+function Created({
+  created,
+  baseUrl,
+}: {
+  created: NonNullable<DeviceNewProps["created"]>;
+  baseUrl?: string;
+}) {
+  return (
+    <section class="card" id="created">
+      <OneTimeSecret
+        id="claim-token"
+        headline={`Device ${created.macAddress} added${created.approved ? " and approved" : ""}.`}
+        advice="Its claim token, shown once: the device must present it to take this entry (its MAC address alone is not enough)."
+        secret={created.claimToken}
+      />
+      <p>Install the agent with it on the device, as root:</p>
+      <div class="secret" id="claim-install-line" safe>
+        {installLine(baseUrl, created.claimToken)}
+      </div>
+      <p class="help">
+        Or put <code>{"enrolment_token: &lt;claim token&gt;"}</code> in an installed agent's configuration.{" "}
+        {created.approved
+          ? "Its first registration with the token gets its API token at once."
+          : "It then waits for approval."}{" "}
+        A registration of this MAC without the token is shown as an identity conflict.{" "}
+        <a href={`/devices/${created.id}`}>Open the device</a>
+      </p>
+    </section>
+  );
 }
 
 export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceNewProps }) {
@@ -21,6 +59,7 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
         title="Add device"
         subtitle="Install the agent with an enrolment token, or pre-register a device by its MAC address."
       />
+      {props.created ? <Created created={props.created} baseUrl={props.baseUrl} /> : ""}
       <section class="card" id="install">
         <h2>Install the agent with one line</h2>
         <p>
@@ -29,7 +68,7 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
           policy (approved at once or pending):
         </p>
         <div class="secret" id="install-line" safe>
-          {`curl -fsSL ${props.baseUrl ?? ""}/install.sh | sudo sh -s -- --token <enrolment token>`}
+          {installLine(props.baseUrl, "<enrolment token>")}
         </div>
         <p class="help">
           {ctx.principal?.role === "admin" ? (
@@ -104,7 +143,8 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
               <span>
                 Approve now
                 <span class="help block">
-                  The device's first registration is accepted at once and receives its API token.
+                  The device's first registration with its claim token is accepted at once and receives its
+                  API token.
                 </span>
               </span>
             </label>
@@ -123,11 +163,13 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
           <ol class="steps">
             <li>Add the device's MAC address here, approved or pending.</li>
             <li>
-              Install the Outpost agent on the device and run <code>outpost-agent register</code>.
+              Install the Outpost agent on the device with the claim token shown once after adding it (the
+              same one-line installer, or <code>enrolment_token</code> in its configuration).
             </li>
             <li>
-              Registration finds this entry by MAC. A pre-approved device gets its API token straight away and
-              starts sending heartbeats; a pending one waits for approval on the Devices page.
+              Registration finds this entry by MAC and the claim token. A pre-approved device gets its API
+              token straight away and starts sending heartbeats; a pending one waits for approval on the
+              Devices page.
             </li>
           </ol>
         </section>

@@ -1,5 +1,4 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../../../ui/flash";
 import type { PageContext } from "../../../../ui/layout";
 import { htmlPage, pageContext } from "../../../../ui/page";
 import type { AppContext } from "../../../platform/context";
@@ -8,7 +7,7 @@ import { formText } from "../../../platform/form";
 import { preRegisterDevice } from "../../queries";
 import { DeviceNewPage, type DeviceNewProps } from "./page";
 
-/** Add device (`/devices/new`): pre-registers a MAC, optionally approved. */
+/** Add device (`/devices/new`): pre-registers a MAC, optionally approved, and shows its claim token once. */
 export function deviceNewRoutes(ctx: AppContext) {
   const { config, database } = ctx;
   const render = (page: PageContext, props: DeviceNewProps, status = 200) =>
@@ -41,12 +40,8 @@ export function deviceNewRoutes(ctx: AppContext) {
             name: values.name,
             approved: values.approved,
           });
-          return redirectWithFlash(`/devices/${created.id}`, {
-            kind: "success",
-            text: values.approved
-              ? `Device ${created.macAddress} added and approved: its first registration is accepted at once.`
-              : `Device ${created.macAddress} added. It waits for approval when it registers.`,
-          });
+          const page = pageContext(request, principal, config.secretKey);
+          return render(page, { created: { ...created, approved: values.approved } }, 201);
         } catch (error) {
           if (!(error instanceof AppError) || (error.status !== 400 && error.status !== 409)) throw error;
           const field = (error.details as { field?: string } | undefined)?.field;

@@ -1,0 +1,1 @@
+ALTER TABLE "devices" ADD COLUMN "claim_token_hash" text;
