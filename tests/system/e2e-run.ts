@@ -19,21 +19,34 @@ export interface JourneyRecord {
   failureStep?: string;
 }
 
+/**
+ * One API call. A gateway error (502–504: the proxy lost the web process that was answering) is tried
+ * again, as a CI reporter would, for up to 15 s; every call here is safe to repeat but the run's
+ * creation, which is not retried.
+ */
 async function call(apiUrl: string, method: string, pathname: string, body?: unknown, raw?: string) {
-  const response = await fetch(`${apiUrl}${pathname}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${RUNNER.token}`,
-      "x-e2e-runner-id": RUNNER.id,
-      "x-e2e-protocol-version": PROTOCOL,
-      "content-type": raw === undefined ? "application/json" : "application/x-ndjson",
-    },
-    body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  if (response.status >= 300) throw new Error(`${method} ${pathname} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as { data: Record<string, unknown> };
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const response = await fetch(`${apiUrl}${pathname}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${RUNNER.token}`,
+        "x-e2e-runner-id": RUNNER.id,
+        "x-e2e-protocol-version": PROTOCOL,
+        "content-type": raw === undefined ? "application/json" : "application/x-ndjson",
+      },
+      body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    const retry = response.status >= 502 && response.status <= 504 && pathname !== "/e2e/runs";
+    if (retry && Date.now() < deadline) {
+      await Bun.sleep(500);
+      continue;
+    }
+    if (response.status >= 300) throw new Error(`${method} ${pathname} answered ${response.status}: ${text}`);
+    return JSON.parse(text) as { data: Record<string, unknown> };
+  }
 }
 
 /** Creates the run; `step` inside `journey` marks each step so a failure names it. */

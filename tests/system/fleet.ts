@@ -87,6 +87,8 @@ ${CONSOLE_HOST} {
     lb_policy round_robin
     lb_try_duration 10s
     fail_duration 5s
+    health_uri /healthz
+    health_interval 1s
   }
 }
 https://*.${DEVICE_DOMAIN} {
@@ -102,6 +104,8 @@ http://127.0.0.1:${port + 3} {
     lb_policy round_robin
     lb_try_duration 10s
     fail_duration 5s
+    health_uri /healthz
+    health_interval 1s
   }
 }
 `,

@@ -10,21 +10,33 @@ export async function faults(w: World, step: Step) {
   const journeyStart = new Date(Date.now() - 1000).toISOString();
   const remote = await devicePage(ids.A);
   await remote.locator("text=Connected").waitFor({ timeout: 15_000 });
-  const queueInstall = async (version: number) => {
-    await page.goto(at(devicePath(ids.A, "scripts")));
-    await page.fill(
-      '#install-script-form textarea[name="text"]',
-      PROBE_SCRIPT.replace("version: 1", `version: ${version}`),
-    );
-    // Queued, the console shows the device's commands.
-    await Promise.all([
-      page.waitForURL((url) => url.searchParams.get("tab") === "commands", { timeout: 15_000 }),
-      page.click('#install-script-form button[type="submit"]'),
-    ]);
-  };
   const queued = () => fleet.sql<{ id: string; status: string }[]>`
         select id, status from pending_commands where device_id = ${ids.A} and type = 'install_script'
         and queued_at > ${journeyStart}::timestamptz order by queued_at`;
+  const queueInstall = async (version: number) => {
+    // A post the proxy could not deliver (its web process had just died) is made again, as an operator
+    // would; one that arrived (its answer lost) is not, so a command is never queued twice.
+    for (let attempt = 1; ; attempt++) {
+      const before = (await queued()).length;
+      await page.goto(at(devicePath(ids.A, "scripts")));
+      await page.fill(
+        '#install-script-form textarea[name="text"]',
+        PROBE_SCRIPT.replace("version: 1", `version: ${version}`),
+      );
+      // Queued, the console shows the device's commands.
+      const [shown] = await Promise.all([
+        page
+          .waitForURL((url) => url.searchParams.get("tab") === "commands", { timeout: 15_000 })
+          .then(
+            () => true,
+            () => false,
+          ),
+        page.click('#install-script-form button[type="submit"]'),
+      ]);
+      if (shown || (await queued()).length > before) return;
+      if (attempt === 3) throw new Error(`queueing version ${version} failed 3 times`);
+    }
+  };
   await step("queue_commands", async () => {
     await queueInstall(2);
   });
