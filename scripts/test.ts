@@ -54,10 +54,12 @@ for (const [signal, code] of [
 const cluster = await starting;
 const args = process.argv.slice(2);
 /**
- * Files that change the machine itself run alone, after the others: the Debian package test installs
- * /etc/outpost/agent.yaml, which every agent started without --config reads.
+ * Files that run alone, after the others: the Debian package test installs /etc/outpost/agent.yaml,
+ * which every agent started without --config reads; the system journeys (`npm run test:system`) start
+ * a whole deployment (four Outpost processes, Caddy, sshd, three agents, Chromium) and hold its
+ * journeys to seconds, which they cannot while the other files load both cores.
  */
-const ALONE = ["tests/agent/deb-package.test.ts"];
+const ALONE = ["tests/agent/deb-package.test.ts", "tests/system/journeys.test.ts"];
 const wholeSuite = !args.some(
   (arg) => arg.startsWith("tests") || arg.startsWith("./") || arg.endsWith(".ts"),
 );

@@ -14,6 +14,8 @@ export const ACTION_EXPECTS: Readonly<Record<string, string>> = Object.freeze({
   runtime_poll_with_scripts: "scripts_polled_under_budget",
   runtime_verify_telemetry: "telemetry_persisted",
   runtime_cleanup: "runtime_resources_cleaned",
+  // A step an outside harness runs and reports through the run API (the system suite, tests/system).
+  harness_step: "harness_reported",
 });
 
 export function allowedExpect(action: string): string | undefined {

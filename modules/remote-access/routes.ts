@@ -17,10 +17,15 @@ import { API_LEASE_DEFAULT_SECONDS, endLease, openLease } from "./service";
 const CHECK_DOMAIN_RATE_LIMIT = 600;
 
 /** Where a browser reaches a device's web UI: through Caddy on https, or the bare vhost port without TLS. */
+/**
+ * Behind https the device hosts are served by the proxy that serves the console (Caddy, docs/deploy.md),
+ * so on BASE_URL's port: none for 443, else that port. Without a proxy, the tunnel's HTTP front.
+ */
 export function deviceWebUrl(config: Config, deviceId: string): string {
   const host = deviceHost(deviceId, config.baseDomain);
-  return new URL(config.baseUrl).protocol === "https:"
-    ? `https://${host}/`
+  const base = new URL(config.baseUrl);
+  return base.protocol === "https:"
+    ? `https://${host}${base.port ? `:${base.port}` : ""}/`
     : `http://${host}:${config.tunnelHttpPort}/`;
 }
 

@@ -31,7 +31,8 @@ export async function startSmtp() {
 
 /**
  * A real HTTPS receiver on loopback with a self-signed certificate for `hooks.test` (tests map that
- * name to 127.0.0.1). `answers` are the statuses to give next (then 200).
+ * name to 127.0.0.1) and for 127.0.0.1 itself (a separate Outpost process trusts `cert` through
+ * NODE_EXTRA_CA_CERTS). `answers` are the statuses to give next (then 200).
  */
 export function startHttpsReceiver() {
   const dir = mkdtempSync(path.join(tmpdir(), "outpost-hook-tls-"));
@@ -54,7 +55,7 @@ export function startHttpsReceiver() {
     "-subj",
     "/CN=hooks.test",
     "-addext",
-    "subjectAltName=DNS:hooks.test",
+    "subjectAltName=DNS:hooks.test,IP:127.0.0.1",
   ]);
   if (openssl.exitCode !== 0) throw new Error("openssl failed");
   const cert = readFileSync(certFile, "utf8");

@@ -34,11 +34,24 @@ describe("the registry and the runner agree", () => {
     });
   });
 
+  test("a harness step (the system suite's) is never run by this runner: it fails, naming who runs it", async () => {
+    const run = RUNNER_ACTIONS.harness_step!.run({
+      http: new ActionHttp("http://127.0.0.1:9", new AbortController().signal),
+      operatorToken: undefined,
+      state: { claimedCommandIds: [] },
+      data: {},
+    });
+    await expect(run).rejects.toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringContaining("npm run test:system"),
+    });
+  });
+
   test("the repo's e2e/config.yaml is valid and every suite's journeys pass the registry", () => {
     const config = loadE2EConfig(path.join(ROOT, "e2e/config.yaml"), {
       OUTPOST_E2E_RUNNER_TOKEN: "x".repeat(40),
     });
-    expect([...config.suites.keys()].sort()).toEqual(["runtime", "smoke"]);
+    expect([...config.suites.keys()].sort()).toEqual(["runtime", "smoke", "system"]);
     for (const journeys of config.suites.values())
       for (const j of journeys)
         expect(validateJourney(config.journeysDir, j).steps.length).toBeGreaterThan(0);

@@ -43,11 +43,13 @@ export function killEmbeddedPostgres(directory: string): void {
 export async function startOutpostProcess(
   env: Record<string, string>,
   timeoutMs = 30_000,
+  /** false: the caller stops it (a process started inside a test: a hook registered there runs after that test). */
+  stopAfterAll = true,
 ): Promise<OutpostProcess> {
-  if (env.PORT !== undefined) return startOnPort(env, env.PORT, timeoutMs);
+  if (env.PORT !== undefined) return startOnPort(env, env.PORT, timeoutMs, stopAfterAll);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnPort(env, String(randomListenPort()), timeoutMs);
+      return await startOnPort(env, String(randomListenPort()), timeoutMs, stopAfterAll);
     } catch (error) {
       if (attempt === 5 || !/PORT \d+ is already in use/.test(String(error))) throw error;
     }
@@ -58,6 +60,7 @@ async function startOnPort(
   env: Record<string, string>,
   port: string,
   timeoutMs: number,
+  stopAfterAll: boolean,
 ): Promise<OutpostProcess> {
   const child = Bun.spawn([OUTPOST, "start"], {
     cwd: REPO,
@@ -68,17 +71,21 @@ async function startOnPort(
     stdin: "ignore",
   });
   const output = collectOutput(child);
-  afterAll(async () => {
-    // A test that failed midway leaves its process running: stop it the way Ctrl-C does, so it
-    // takes its embedded PostgreSQL down too, and only then force.
-    if (child.exitCode !== null) return;
-    child.kill("SIGINT");
-    const stopped = await Promise.race([child.exited.then(() => true), Bun.sleep(15_000).then(() => false)]);
-    if (!stopped) {
-      child.kill("SIGKILL");
-      if (env.DATA_DIR) killEmbeddedPostgres(path.join(env.DATA_DIR, "postgres"));
-    }
-  });
+  if (stopAfterAll)
+    afterAll(async () => {
+      // A test that failed midway leaves its process running: stop it the way Ctrl-C does, so it
+      // takes its embedded PostgreSQL down too, and only then force.
+      if (child.exitCode !== null) return;
+      child.kill("SIGINT");
+      const stopped = await Promise.race([
+        child.exited.then(() => true),
+        Bun.sleep(15_000).then(() => false),
+      ]);
+      if (!stopped) {
+        child.kill("SIGKILL");
+        if (env.DATA_DIR) killEmbeddedPostgres(path.join(env.DATA_DIR, "postgres"));
+      }
+    });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   const readyPath = env.OUTPOST_ROLE === "worker" || env.OUTPOST_ROLE === "tunnel" ? undefined : "/readyz";

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import remoteAccessSweep from "../../jobs/remote-access-sweep";
+import { loadConfig } from "../../modules/platform/config";
 import { createLogger } from "../../modules/platform/logger";
+import { deviceWebUrl } from "../../modules/remote-access/routes";
 import { renewLease } from "../../modules/remote-access/service";
 import { verifyCredential } from "../../modules/remote-access/token";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "../devices/helpers";
@@ -293,5 +295,22 @@ describe("Settings", () => {
     const fingerprint = app.running.tunnel!.fingerprint;
     expect(fingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
     expect(page).toContain(fingerprint);
+  });
+});
+
+describe("the device's web URL", () => {
+  test("behind https it is on BASE_URL's port (none for 443); over http, on the tunnel's HTTP front", () => {
+    const id = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+    const url = (env: Record<string, string>) =>
+      deviceWebUrl(loadConfig({ BASE_DOMAIN: "devices.example.test", TUNNEL_HTTP_PORT: "8080", ...env }), id);
+    expect(url({ BASE_URL: "https://console.example.test" })).toBe(
+      "https://dev-0190a1b2c3d47e5f8a9b0c1d2e3f4a5b.devices.example.test/",
+    );
+    expect(url({ BASE_URL: "https://console.example.test:8443" })).toBe(
+      "https://dev-0190a1b2c3d47e5f8a9b0c1d2e3f4a5b.devices.example.test:8443/",
+    );
+    expect(url({ BASE_URL: "http://console.example.test:4000" })).toBe(
+      "http://dev-0190a1b2c3d47e5f8a9b0c1d2e3f4a5b.devices.example.test:8080/",
+    );
   });
 });

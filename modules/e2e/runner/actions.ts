@@ -361,4 +361,14 @@ export const RUNNER_ACTIONS: Record<string, RunnerAction> = {
       ctx.state.apiToken = undefined;
     },
   },
+  harness_step: {
+    expect: "harness_reported",
+    async run() {
+      // Real agents, sshd, Caddy and Chromium are the harness's, not this HTTP-only runner's.
+      throw new ActionError(
+        "PRECONDITION_FAILED",
+        "this step is run by its own harness (the system suite: npm run test:system), which reports it through the run API",
+      );
+    },
+  },
 };
