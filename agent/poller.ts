@@ -10,6 +10,7 @@ import { type DeviceIdentity, detectIdentity } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 import { idle } from "./long-poll.ts";
 import { registerOnce } from "./register.ts";
+import { ResultsOutbox } from "./results-outbox.ts";
 import { runOptionsFromConfig, runScript, type ScriptReport } from "./scripts/runner.ts";
 import { prewarmInstances } from "./scripts/sandbox.ts";
 import type { InstalledScript, ScriptStore } from "./scripts/store.ts";
@@ -69,6 +70,7 @@ export interface PollSummary {
   scriptErrors: number;
   commands: number;
   results: CommandResult[];
+  /** This poll's results and any kept from earlier polls reached the server. */
   resultsPosted: boolean;
   remoteAccessRequested: boolean;
   /** The server's fast-poll hint, when it gave one. */
@@ -76,19 +78,29 @@ export interface PollSummary {
 }
 
 /**
- * Post all command results in one request. If the server rejects the batch (422) because of entries
- * it cannot correlate (missing or repeated ids), post once more with only the correlatable entries.
+ * How a post of results ended. `refused`: the server answered 4xx (not 408/429): the same body can never
+ * be taken, so keeping it would only repeat the refusal. `failed`: worth trying again (network, 5xx, 408, 429).
+ */
+export type ResultsDelivery = "posted" | "refused" | "failed";
+
+function retryable(err: unknown): boolean {
+  return !(err instanceof ApiError) || err.status >= 500 || err.status === 408 || err.status === 429;
+}
+
+/**
+ * Post all command results in one request. A server older than per-entry outcomes refuses a batch with
+ * entries it cannot correlate (422, missing or repeated ids): then the correlatable ones are posted once more.
  */
 export async function postResults(
   api: DeviceApiClient,
   creds: DeviceCredentials,
   results: CommandResult[],
   logger: Logger,
-) {
-  if (results.length === 0) return true;
+): Promise<ResultsDelivery> {
+  if (results.length === 0) return "posted";
   try {
     await api.postCommandResults(creds.uuid, creds.token, results);
-    return true;
+    return "posted";
   } catch (err) {
     const seen = new Set<string>();
     const correlatable = results.filter(
@@ -104,17 +116,30 @@ export async function postResults(
         { err: err.message },
         "server rejected results with missing/duplicate ids; re-posting the others",
       );
-      try {
-        await api.postCommandResults(creds.uuid, creds.token, correlatable);
-        return true;
-      } catch (retryErr) {
-        logger.error({ err: (retryErr as Error).message }, "posting command results failed");
-        return false;
-      }
+      return postResults(api, creds, correlatable, logger);
     }
-    logger.error({ err: (err as Error).message }, "posting command results failed");
-    return false;
+    const delivery = retryable(err) ? "failed" : "refused";
+    logger.error(
+      { err: (err as Error).message, results: results.length },
+      delivery === "failed"
+        ? "posting command results failed; kept for the next poll"
+        : "the server refused the command results; they are dropped",
+    );
+    return delivery;
   }
+}
+
+/**
+ * Results of this poll plus those an earlier poll (or an earlier run of the agent) could not post: all are
+ * in the outbox before the post, and leave it once the server has taken or refused them.
+ */
+async function deliverResults(ctx: AgentContext, creds: DeviceCredentials, fresh: CommandResult[]) {
+  const outbox = new ResultsOutbox(ctx.config.state_dir, ctx.logger);
+  const all = outbox.add(fresh);
+  if (all.length === 0) return true;
+  const delivery = await postResults(ctx.api, creds, all, ctx.logger);
+  if (delivery !== "failed") outbox.clear();
+  return delivery === "posted";
 }
 
 /** Say at start-up, not only at the first exec_cmd, when executed commands cannot run as configured. */
@@ -221,7 +246,7 @@ export async function pollOnce(
     { config: ctx.config, store: ctx.store, logger: ctx.logger },
     failures,
   );
-  const resultsPosted = await postResults(ctx.api, creds, results, ctx.logger);
+  const resultsPosted = await deliverResults(ctx, creds, results);
   await ctx.tunnel.apply(reply.remote_access_token, reply.tunnel_host_key);
   const scriptErrors = [...telemetry.reports.values()].filter((r) => r.status !== "success").length;
   const durationMs = Math.round(performance.now() - started);

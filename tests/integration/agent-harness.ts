@@ -10,14 +10,15 @@ import type { TestApp } from "../helpers/app";
 // biome-ignore lint/suspicious/noExplicitAny: response documents are checked by the assertions themselves
 type Json = any;
 
-export async function agentHarness(app: TestApp, product: string) {
+/** `serverUrl`: where the agent sends its requests (default the app itself; a proxy in front of it). */
+export async function agentHarness(app: TestApp, product: string, serverUrl = app.url) {
   const operator = await app.token("operator");
   const work = tempDir("outpost-agent-loop-");
   const configFile = path.join(work.dir, "agent.yaml");
   fs.writeFileSync(
     configFile,
     YAML.stringify({
-      server_url: app.url,
+      server_url: serverUrl,
       product_name: product,
       state_dir: path.join(work.dir, "state"),
       poll_interval_s: 1,
