@@ -151,7 +151,7 @@ export function ReportListPage({ ctx, props }: { ctx: PageContext; props: Report
                 ),
               },
               {
-                header: "Schema",
+                header: "Product",
                 text: (r) => r.config.schema_id ?? "all products",
               },
               {

@@ -109,7 +109,7 @@ export function OverviewPanel({ props }: { props: DeviceDetailProps }) {
         ) : (
           <>
             <p class="muted small" safe>
-              {`Version ${device.schemaVersion ?? "v1"}${typeof device.schema.product === "string" ? ` · product ${device.schema.product}` : ""}`}
+              {`${typeof device.schema.product === "string" ? `Product ${device.schema.product} · ` : ""}script set ${device.schemaVersion ?? "v1"} (changes whenever the device's scripts do; reports and alert rules follow fields, not this)`}
             </p>
             <ul class="schema-list">
               {Object.entries(properties).map(([script, schema]) => (
