@@ -33,10 +33,12 @@ export async function alert(w: World, step: Step) {
         if (attempt === 5) throw new Error(`choosing ${name} never offered ${unlocks}`);
       }
     };
-    const versions = `select[name="schema_version"] option:not([value=""])`;
-    await choose("product_name", async () => "outpost-linux", versions);
-    const version = async () => (await page.locator(`${form} ${versions}`).first().getAttribute("value"))!;
-    await choose("schema_version", version, `select[name="condition_field"] option[value="uptime.uptime_s"]`);
+    // A rule is about a product's fields (docs/alerts.md): choosing the product offers them.
+    await choose(
+      "product_name",
+      async () => "outpost-linux",
+      `select[name="condition_field"] option[value="uptime.uptime_s"]`,
+    );
     await choose(
       "condition_field",
       async () => "uptime.uptime_s",
