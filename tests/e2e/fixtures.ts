@@ -1,5 +1,5 @@
 import { afterAll } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startTestApp, type TestApp } from "../helpers/app";
@@ -84,6 +84,20 @@ max_log_upload_bytes: 4096
 ${overrides.extraConfig ?? ""}`,
   );
   return { dir, configFile, journeysDir };
+}
+
+/**
+ * A journeys directory (`name` in the fixture) holding only `dashboard.yaml`: the smoke suite's second
+ * journey is then missing, so a run of it fails at `load_journey`.
+ */
+export function journeysWithOnlyDashboard(fixture: E2EFixture, name: string): string {
+  const journeysDir = path.join(fixture.dir, name);
+  mkdirSync(journeysDir, { recursive: true });
+  writeFileSync(
+    path.join(journeysDir, "dashboard.yaml"),
+    readFileSync(path.join(fixture.journeysDir, "dashboard.yaml")),
+  );
+  return journeysDir;
 }
 
 /** Lets the `gated` environment's seeds through (the one waiting and all later ones) until closed again. */

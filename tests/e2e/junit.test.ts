@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { e2eClient, runnerCli, startE2EApp, writeE2EFixture } from "./fixtures";
+import { e2eClient, journeysWithOnlyDashboard, runnerCli, startE2EApp, writeE2EFixture } from "./fixtures";
 import { parseJUnit, type XmlElement } from "./junit-schema";
 
 const fixture = writeE2EFixture();
@@ -73,12 +73,7 @@ describe("outpost e2e run --junit", () => {
   }, 30_000);
 
   test("a failing run still writes the report: <failure> names the step and reason; exit 1", async () => {
-    const journeysDir = path.join(fixture.dir, "only-dashboard");
-    mkdirSync(journeysDir, { recursive: true });
-    writeFileSync(
-      path.join(journeysDir, "dashboard.yaml"),
-      readFileSync(path.join(fixture.journeysDir, "dashboard.yaml")),
-    );
+    const journeysDir = journeysWithOnlyDashboard(fixture, "only-dashboard");
     const result = await finish(
       outpost([
         "run",

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { loadE2EConfig } from "../../modules/e2e/config";
@@ -10,6 +10,7 @@ import { RUNNER_ACTIONS } from "../../modules/e2e/runner/actions";
 import { ActionHttp } from "../../modules/e2e/runner/http";
 import {
   e2eClient,
+  journeysWithOnlyDashboard,
   OTHER_RUNNER_ID,
   OTHER_RUNNER_TOKEN,
   RUNNER_ID,
@@ -170,12 +171,7 @@ describe("outpost e2e", () => {
   }, 30_000);
 
   test("run: a failing journey makes the run failed and the exit code 1; the summary names the step", async () => {
-    const journeysDir = path.join(fixture.dir, "runner-journeys");
-    mkdirSync(journeysDir, { recursive: true });
-    writeFileSync(
-      path.join(journeysDir, "dashboard.yaml"),
-      readFileSync(path.join(fixture.journeysDir, "dashboard.yaml")),
-    );
+    const journeysDir = journeysWithOnlyDashboard(fixture, "runner-journeys");
     const result = await finish(
       outpost([
         "run",

@@ -5,11 +5,10 @@ import { afterAll } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Subprocess } from "bun";
-import { generateEd25519 } from "../../modules/platform/host-key";
 import { tempDir } from "../agent/helpers";
-import { collectOutput, type ListeningProcess, startSshd } from "../helpers/listener";
+import { collectOutput, type ListeningProcess } from "../helpers/listener";
 import { startDeviceWeb } from "../remote-access/helpers";
-import { LOGIN_USER } from "../terminal/helpers";
+import { LOGIN_USER, startDeviceSshd } from "../terminal/helpers";
 import { CONSOLE_HOST, type Fleet } from "./fleet";
 
 const ZERO_MAC = "00:00:00:00:00:00";
@@ -102,20 +101,10 @@ export async function installAgent(
   if (code !== 0) throw new Error(`install line failed (${code}): ${out}${err}`);
 
   const web = startDeviceWeb(name);
-  const hostKey = generateEd25519(`${name}-sshd`);
-  writeFileSync(path.join(dir, "host_ed25519"), hostKey.private, { mode: 0o600 });
-  writeFileSync(path.join(dir, "host_ed25519.pub"), `${hostKey.public.trim()}\n`);
   const config = path.join(root, "etc/outpost/agent.yaml");
   const authorizedKeys = /^authorized_keys_path: (.+)$/m.exec(readFileSync(config, "utf8"))?.[1];
   if (!authorizedKeys) throw new Error(`install.sh wrote no authorized_keys_path into ${config}`);
-  const sshd = await startSshd(dir, path.join(dir, "host_ed25519"), [
-    `AuthorizedKeysFile ${authorizedKeys}`,
-    "PubkeyAuthentication yes",
-    "PermitRootLogin prohibit-password",
-    "PrintMotd no",
-    "PrintLastLog no",
-    `AllowUsers ${LOGIN_USER}`,
-  ]);
+  const { sshd } = await startDeviceSshd(dir, name, authorizedKeys);
   // What a device's own configuration adds to install.sh's: its interface, the local services the
   // tunnel reaches, the support user of this machine, and a short poll (the suite's timing knob).
   const settings: Record<string, string> = {

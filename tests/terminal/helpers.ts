@@ -13,6 +13,27 @@ import { spawnAgent } from "../helpers/process";
 
 export const LOGIN_USER = process.env.USER ?? "root";
 
+/**
+ * A device's sshd as the agent's `ssh_authorize` meets it: a fresh host key in `dir` (`host_ed25519`,
+ * its public half in `host_ed25519.pub` for the agent to report), keys only from `authorizedKeys`, and
+ * only LOGIN_USER may log in.
+ */
+export async function startDeviceSshd(dir: string, name: string, authorizedKeys: string) {
+  const hostKey = generateEd25519(`${name}-sshd`);
+  writeFileSync(path.join(dir, "host_ed25519"), hostKey.private, { mode: 0o600 });
+  writeFileSync(path.join(dir, "host_ed25519.pub"), `${hostKey.public.trim()}\n`);
+  const sshd = await startSshd(dir, path.join(dir, "host_ed25519"), [
+    `AuthorizedKeysFile ${authorizedKeys}`,
+    "PubkeyAuthentication yes",
+    "PermitRootLogin prohibit-password",
+    "PrintMotd no",
+    "PrintLastLog no",
+    `AllowUsers ${LOGIN_USER}`,
+    "AcceptEnv LANG LC_*",
+  ]);
+  return { sshd, hostKeyPublic: hostKey.public.trim() };
+}
+
 export interface TestDevice {
   id: string;
   token: string;
@@ -38,19 +59,8 @@ export async function startDevice(
 ): Promise<TestDevice> {
   const tmp = tempDir("outpost-terminal-");
   const dir = tmp.dir;
-  const hostKey = generateEd25519("device-sshd");
-  writeFileSync(path.join(dir, "host_ed25519"), hostKey.private, { mode: 0o600 });
-  writeFileSync(path.join(dir, "host_ed25519.pub"), `${hostKey.public.trim()}\n`);
   const authorizedKeys = path.join(dir, "ssh", "authorized_keys");
-  const sshd = await startSshd(dir, path.join(dir, "host_ed25519"), [
-    `AuthorizedKeysFile ${authorizedKeys}`,
-    "PubkeyAuthentication yes",
-    "PermitRootLogin prohibit-password",
-    "PrintMotd no",
-    "PrintLastLog no",
-    `AllowUsers ${LOGIN_USER}`,
-    "AcceptEnv LANG LC_*",
-  ]);
+  const { sshd, hostKeyPublic } = await startDeviceSshd(dir, "device", authorizedKeys);
   const sshdPort = sshd.port;
   const target: DeviceTarget =
     "device" in app
@@ -76,7 +86,7 @@ export async function startDevice(
     dir,
     authorizedKeys,
     sshdPort,
-    hostKeyPublic: hostKey.public.trim(),
+    hostKeyPublic,
     agent,
     async stop() {
       await stopAgent();
