@@ -1,5 +1,5 @@
-// Over 400 lines on purpose: the agent's whole command line (one commander program, its help text and
-// exit codes) reads best in one place; the work each command does lives in its own module.
+// The agent's whole command line (one commander program, its help text and exit codes) in one place;
+// the work each command does lives in its own module.
 import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
@@ -7,8 +7,7 @@ import YAML from "yaml";
 import { DeviceApiClient } from "./api-client.ts";
 import { ensureBuiltinScripts } from "./builtin-scripts/index.ts";
 import { type AgentConfig, ConfigError, loadConfig } from "./config.ts";
-import { type DaemonReport, daemonStatePublisher, readDaemonState } from "./daemon-state.ts";
-import { detectIdentity } from "./identity.ts";
+import { daemonStatePublisher } from "./daemon-state.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type AgentContext, runPollLoop, warmUp } from "./poller.ts";
 import { registerDevice, registerOnce } from "./register.ts";
@@ -17,13 +16,8 @@ import { ScriptFormatError } from "./scripts/errors.ts";
 import { type ParsedScript, parseScript } from "./scripts/frontmatter.ts";
 import { runOptionsFromConfig, runScript } from "./scripts/runner.ts";
 import { ScriptStore, ScriptStoreError } from "./scripts/store.ts";
-import {
-  type DeviceCredentials,
-  loadCredentials,
-  loadLastPoll,
-  loadOrCreateDeviceSecret,
-  StateError,
-} from "./state.ts";
+import { type DeviceCredentials, loadCredentials, loadOrCreateDeviceSecret, StateError } from "./state.ts";
+import { agentStatus, statusLines } from "./status-report.ts";
 import { TunnelClient } from "./tunnel-client.ts";
 import { AGENT_BUILD, AGENT_VERSION } from "./version.ts";
 
@@ -110,23 +104,6 @@ function buildContext(program: Command): AgentContext {
     tunnel: new TunnelClient(config.tunnel, config.server_url, logger),
     startedAt: Date.now(),
   };
-}
-
-function daemonLines(daemon: DaemonReport): string[] {
-  if (daemon.running === null) return [`Daemon:     unknown (${daemon.reason})`, "Tunnel:     unknown"];
-  if (!daemon.running)
-    return [`Daemon:     not running (${daemon.reason})`, "Tunnel:     unknown: no agent daemon is running"];
-  const { tunnel } = daemon;
-  const detail = [
-    tunnel.since && tunnel.state === "connected" ? `since ${tunnel.since}` : "",
-    tunnel.error ? `last error: ${tunnel.error}` : "",
-  ]
-    .filter(Boolean)
-    .join(", ");
-  return [
-    `Daemon:     running, PID ${daemon.pid}, since ${daemon.started_at}`,
-    `Tunnel:     ${tunnel.state}${detail ? ` (${detail})` : ""}`,
-  ];
 }
 
 function positiveInt(name: string) {
@@ -266,59 +243,8 @@ export function buildProgram(io: Io = defaultIo): Command {
     .description("Show identity, server, last poll result, installed scripts and tunnel state.")
     .option("--json", "print as JSON")
     .action((opts: { json?: boolean }) => {
-      const ctx = buildContext(program);
-      let creds = null;
-      let credsProblem: string | null = null;
-      try {
-        creds = loadCredentials(ctx.config.state_dir);
-      } catch (err) {
-        credsProblem = (err as Error).message;
-      }
-      let identity: ReturnType<typeof detectIdentity> | { error: string };
-      try {
-        identity = detectIdentity(ctx.config.interface);
-      } catch (err) {
-        identity = { error: (err as Error).message };
-      }
-      const daemon = readDaemonState(ctx.config.state_dir);
-      const status = {
-        agent_version: AGENT_VERSION,
-        config: ctx.configSource ?? "(defaults)",
-        server_url: ctx.config.server_url,
-        device_id: creds?.uuid ?? null,
-        registered: creds !== null,
-        credentials_problem: credsProblem,
-        identity,
-        last_poll: loadLastPoll(ctx.config.state_dir),
-        scripts: ctx.store.latest().map((s) => ({ name: s.meta.name, version: s.meta.version })),
-        // The daemon's tunnel, not one of this process's own: `status` is another process.
-        daemon,
-        tunnel: daemon.running ? daemon.tunnel : null,
-      };
-      if (opts.json) {
-        io.out(JSON.stringify(status, null, 2));
-        return;
-      }
-      const lp = status.last_poll;
-      const lines = [
-        `Agent:      outpost-agent ${AGENT_VERSION}`,
-        `Config:     ${status.config}`,
-        `Server:     ${status.server_url}`,
-        `Device:     ${creds ? `registered as ${creds.uuid}` : credsProblem ? `credentials unusable: ${credsProblem}` : "not registered"}`,
-        "error" in identity
-          ? `Identity:   ${identity.error}`
-          : `Identity:   ${identity.name}  mac ${identity.mac_address}  ip ${identity.ip_address}  (${identity.interface})`,
-        `Last poll:  ${
-          lp
-            ? lp.ok
-              ? `${lp.at} ok in ${lp.duration_ms} ms (${lp.scripts ?? 0} scripts, ${lp.script_errors ?? 0} failed, ${lp.commands ?? 0} commands)`
-              : `${lp.at} FAILED: ${lp.error}`
-            : "never"
-        }`,
-        `Scripts:    ${status.scripts.map((s) => `${s.name} v${s.version}`).join(", ") || "(none)"}`,
-        ...daemonLines(status.daemon),
-      ];
-      io.out(lines.join("\n"));
+      const status = agentStatus(buildContext(program));
+      io.out(opts.json ? JSON.stringify(status, null, 2) : statusLines(status).join("\n"));
     });
 
   const script = program.command("script").description("Manage and test plugin scripts.");
