@@ -2,9 +2,9 @@ import type ssh2 from "ssh2";
 import type { ClientChannel } from "ssh2";
 import type { Sql } from "../platform/database";
 import type { Logger } from "../platform/logger";
-import { MESSAGES, type TerminalLimits } from "./model";
+import { type EndReason, endReasonText, MESSAGES, type TerminalLimits } from "./model";
 import { Recorder } from "./recording";
-import { type EndReason, endSession, stopReason } from "./service";
+import { endSession, stopReason } from "./service";
 
 /** How often a running session checks whether it was ended elsewhere, lost its lease or its operator. */
 const WATCH_MS = 2000;
@@ -14,7 +14,8 @@ const TICK_MS = 500;
 export interface TerminalEvents {
   output(data: string): void;
   warning(message: string): void;
-  ended(reason: EndReason, message: string): void;
+  /** `label`: the reason's words (the status line shows them). */
+  ended(reason: EndReason, label: string, message: string): void;
 }
 
 /**
@@ -139,7 +140,12 @@ export class TerminalRun {
 
   private async lost() {
     if (this.finished || (await this.watch())) return;
-    void this.finish("failed", MESSAGES.connectionLost);
+    void this.finish("lost", MESSAGES.connectionLost);
+  }
+
+  /** The operator pressed End session. */
+  end() {
+    void this.finish("ended", "");
   }
 
   /** The browser went away (page closed, socket dropped). */
@@ -167,6 +173,10 @@ export class TerminalRun {
         "ending a terminal session failed",
       ),
     );
-    this.options.events.ended(reason, message.trim().replace(/^\[|\]$/g, ""));
+    this.options.events.ended(
+      reason,
+      endReasonText(reason, exitStatus),
+      message.trim().replace(/^\[|\]$/g, ""),
+    );
   }
 }

@@ -9,7 +9,7 @@ import { signCredential, verifyCredential } from "../remote-access/token";
 import { terminalInputRecording } from "../settings/service";
 import { checkHostKey, type HostKeyCheck } from "./host-keys";
 import { decryptPrivateKey, encryptPrivateKey, ephemeralKey, newSessionRef, refHash } from "./keys";
-import { JoinError, type TerminalLimits } from "./model";
+import { type EndReason, JoinError, type TerminalLimits } from "./model";
 
 /** A session ref may be joined this long after the key was authorized (reference: 60 minutes). */
 export const SESSION_MAX_SECONDS = 3600;
@@ -23,18 +23,7 @@ export const AUTHORIZE_POLL = { everyMs: 500, tries: 30 };
 export const AUTHORIZE_CONTENT_TYPE = "application/vnd.outpost.ssh-authorize+json;version=1";
 export const REVOKE_CONTENT_TYPE = "application/vnd.outpost.ssh-revoke+json;version=1";
 
-export type EndReason =
-  | "exit"
-  | "idle"
-  | "max_duration"
-  | "closed"
-  | "replaced"
-  | "operator_disabled"
-  | "lease_ended"
-  | "ended_by_operator"
-  | "failed"
-  | "expired";
-
+export type { EndReason } from "./model";
 export interface SessionOperator {
   operatorId: string;
   email: string;
@@ -282,7 +271,7 @@ export async function endSession(
     queuedBy: `${ended.operator_email} (terminal)`,
   }).catch(() => {}); // a deleted device has nothing left to revoke
   if (ended.owned_lease_id) {
-    await endLease(sql, ended.device_id, ended.owned_lease_id, "closed").catch(() => {});
+    await endLease(sql, ended.device_id, ended.owned_lease_id, "terminal_ended").catch(() => {});
   }
   return true;
 }

@@ -44,8 +44,17 @@ describe("a device page visit requests remote access", () => {
     const after = await openLeases(device.id);
     expect(after.map((l) => l.id)).toEqual([first!.id]);
 
+    await page.reload();
     await page.goto(`${app.url}/devices`);
     await waitFor(async () => (await openLeases(device.id)).length === 0, 20_000, "the lease to end");
+    // The audit log: the lease's start and end, and nothing per page visit (issue 42: each visit wrote a
+    // remote_access.view and a remote_access.close).
+    await Bun.sleep(500); // the HTTP recorder writes after the answer
+    const events = await app.database.sql<{ action: string; details: Record<string, string> }[]>`
+      select action, details from audit_events where target = ${`device:${device.id}`} order by at`;
+    expect(events.map((e) => e.action)).toEqual(["remote_access.start", "remote_access.end"]);
+    expect(events[0]!.details).toEqual({ lease_id: first!.id, owner: "console" });
+    expect(events[1]!.details).toEqual({ lease_id: first!.id, owner: "console", reason: "page_left" });
     await context.close();
   }, 60_000);
 

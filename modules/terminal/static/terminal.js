@@ -122,7 +122,7 @@
           socket.close();
           break;
         case "ended":
-          finished(`Ended: ${payload.message || payload.reason}`);
+          finished(`Ended: ${payload.label || payload.reason}`);
           break;
       }
     });

@@ -1,0 +1,1 @@
+ALTER TABLE "remote_access_leases" ADD COLUMN "ended_by" text;
