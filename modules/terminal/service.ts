@@ -1,5 +1,6 @@
 import { getCommand, queueCommand } from "../commands/service";
 import { getDevice } from "../devices/service";
+import { announceDevice } from "../live/service";
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { AppError, notFound } from "../platform/errors";
@@ -237,7 +238,10 @@ async function waitForAuthorization(
 
 /** The SSH session is up: when it started (the hard limit counts from here). */
 export async function markConnected(sql: Sql, sessionId: string): Promise<void> {
-  await sql`update terminal_sessions set connected_at = now() where id = ${sessionId}::uuid`;
+  const [row] = await sql<{ device_id: string }[]>`
+    update terminal_sessions set connected_at = now() where id = ${sessionId}::uuid returning device_id`;
+  // The device page's sessions list shows it running.
+  if (row) await announceDevice(sql, row.device_id);
 }
 
 /**
@@ -258,6 +262,8 @@ export async function endSession(
     where id = ${sessionId}::uuid and ended_at is null
     returning device_id, owned_lease_id, operator_email`;
   if (!ended) return false;
+  // The device page's sessions list shows it ended (before, only a reload did).
+  await announceDevice(sql, ended.device_id);
   await queueCommand(sql, {
     deviceId: ended.device_id,
     type: "ssh_revoke",

@@ -3,7 +3,7 @@
 // leaving the device ends it; viewers and offline devices open none.
 import { afterAll, describe, expect, test } from "bun:test";
 import { signedIn } from "../console/helpers";
-import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
+import { approvedDevice, onlineDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser } from "../helpers/browser";
 import { waitFor } from "./helpers";
@@ -19,15 +19,9 @@ async function openLeases(deviceId: string) {
     where device_id = ${deviceId} and ended_at is null and expires_at > now()`;
 }
 
-async function onlineDevice() {
-  const device = await approvedDevice(app);
-  expect((await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()))).status).toBe(200);
-  return device;
-}
-
 describe("a device page visit requests remote access", () => {
   test("any tab opens the operator's lease; another tab takes it over; leaving ends it", async () => {
-    const device = await onlineDevice();
+    const device = await onlineDevice(app);
     const context = await signedIn(browser, app, "operator", LAPTOP);
     const page = await context.newPage();
     await page.goto(`${app.url}/devices/${device.id}?tab=telemetry`);
@@ -59,7 +53,7 @@ describe("a device page visit requests remote access", () => {
   }, 60_000);
 
   test("two tabs of one device: closing one leaves remote access to the other (issue 42)", async () => {
-    const device = await onlineDevice();
+    const device = await onlineDevice(app);
     const context = await signedIn(browser, app, "operator", LAPTOP);
     const first = await context.newPage();
     await first.goto(`${app.url}/devices/${device.id}?tab=remote`);
@@ -92,7 +86,7 @@ describe("a device page visit requests remote access", () => {
   }, 60_000);
 
   test("viewers and offline devices open no lease", async () => {
-    const device = await onlineDevice();
+    const device = await onlineDevice(app);
     const viewer = await signedIn(browser, app, "viewer", LAPTOP);
     const page = await viewer.newPage();
     await page.goto(`${app.url}/devices/${device.id}`);

@@ -4,7 +4,7 @@
 // not the terminal's background: a visible underscore draws a horizontal stroke in every cell.
 import { afterAll, describe, expect, test } from "bun:test";
 import { signedIn } from "../console/helpers";
-import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
+import { onlineDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser, screenshot } from "../helpers/browser";
 
@@ -16,10 +16,7 @@ const UNDERSCORES = 24;
 
 describe("the live terminal draws underscores", () => {
   test("every cell of a line of underscores has a stroke; x86_64 shows its underscore", async () => {
-    const device = await approvedDevice(app);
-    expect((await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()))).status).toBe(
-      200,
-    );
+    const device = await onlineDevice(app);
     const context = await signedIn(browser, app, "operator", LAPTOP);
     const page = await context.newPage();
     await page.goto(`${app.url}/devices/${device.id}?tab=terminal`);
