@@ -1,3 +1,4 @@
+import os from "node:os";
 import type ssh2 from "ssh2";
 import type { ClientChannel } from "ssh2";
 import type { Sql } from "../platform/database";
@@ -63,8 +64,14 @@ export class TerminalRun {
     options.stream.on("data", (chunk: Buffer) => this.output(this.decoder.decode(chunk, { stream: true })));
     options.stream.stderr.on("data", (chunk: Buffer) => this.output(chunk.toString("utf8")));
     let exitStatus: number | undefined;
-    options.stream.on("exit", (code: number | null) => {
-      exitStatus = typeof code === "number" ? code : undefined;
+    options.stream.on("exit", (code: number | null, signal?: string) => {
+      // A shell killed by a signal (`kill -9 $$`) exited too, with the status a shell reports for it
+      // (128 + the signal's number); it was recorded as a lost connection before.
+      // ssh2 names it as `SIGKILL` (the protocol says `KILL`).
+      const signalNumber = signal
+        ? os.constants.signals[signal.replace(/^(SIG)?/, "SIG") as NodeJS.Signals]
+        : undefined;
+      exitStatus = typeof code === "number" ? code : signalNumber ? 128 + signalNumber : undefined;
     });
     // A shell that exits says so; a connection that just drops was cut (the lease ended and the device
     // closed its tunnel, the device went away): find out why before saying.

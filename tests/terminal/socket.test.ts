@@ -132,6 +132,19 @@ describe("browser terminal over the socket", () => {
     });
   }, 60_000);
 
+  test("a shell killed by a signal has exited (status 128 + the signal), not lost its connection", async () => {
+    const { socket, session } = await connected(await app.session("operator"));
+    socket.send({ event: "input", payload: { data: "kill -9 $$\r" } });
+    await waitFor(() => socket.frame("ended"), 10_000, "the end");
+    expect(socket.frame("ended")!.payload).toMatchObject({
+      reason: "exit",
+      label: "Shell exited (status 137)",
+    });
+    const [row] = await app.database.sql<{ end_reason: string; exit_status: number }[]>`
+      select end_reason, exit_status from terminal_sessions where id = ${session.session_id}`;
+    expect(row).toEqual({ end_reason: "exit", exit_status: 137 });
+  }, 60_000);
+
   test("closing the socket ends the session and releases its lease", async () => {
     const { socket, session } = await connected(await app.session("operator"));
     socket.ws.close();
