@@ -188,11 +188,14 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
       "/devices/:id/remote-access/close",
       async ({ params, principal, request }) => {
         // Every lease of the device, whoever holds it: the flag drops and the tunnel goes. It stays
-        // closed (no page opens a lease by itself) until someone reopens it.
+        // closed for this operator's pages until they reopen it (see panelState).
         await endDeviceLeases(sql, params.id, "operator_closed", actorName(principal!));
         return redirectWithFlash(
           `/devices/${params.id}?tab=remote`,
-          { kind: "success", text: "Remote access closed. It stays closed until someone reopens it." },
+          {
+            kind: "success",
+            text: "Remote access closed. It stays closed until you reopen it or another operator opens this device.",
+          },
           request,
         );
       },

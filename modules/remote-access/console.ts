@@ -32,10 +32,13 @@ export async function panelState(
     lease.operatorId === principal.operatorId &&
     (input.leaseId === undefined || lease.id === input.leaseId);
   let myLease = leases.find(mine);
-  // After Close remote access, a page visit opens nothing until someone asks again.
+  // After Close remote access, the closing operator's page visits open nothing until they reopen it.
+  // Another operator opening the device page opens it as the contract says (a visit requests remote
+  // access); pages that were open before the Close never reopen it themselves (their stream opens nothing).
   let closure = leases.length === 0 ? await remoteAccessClosure(sql, device.id) : undefined;
+  const closedByMe = closure !== undefined && principal.kind === "session" && closure.by === principal.email;
   const mayOpen = input.open && canOperate && device.online && device.approvalStatus === "approved";
-  if (!myLease && mayOpen && (!closure || input.reopen)) {
+  if (!myLease && mayOpen && (!closedByMe || input.reopen)) {
     myLease = await openLease(sql, {
       deviceId: device.id,
       ownerKind: "console",

@@ -71,8 +71,8 @@ export function RemoteAccessPanel({ props }: { props: RemoteAccessPanelProps }) 
         <div class="flash info remote-closed" data-remote-closed>
           <p>
             <strong>Remote access closed</strong> by <span safe>{props.closure.by}</span>{" "}
-            <Time value={props.closure.at} />. The device page does not open it again until someone reopens
-            it.
+            <Time value={props.closure.at} />. Your pages do not open it again until you reopen it; another
+            operator opening this device's page does.
           </p>
           {props.canOperate && props.online ? (
             <PostButton
@@ -133,7 +133,7 @@ export function RemoteAccessPanel({ props }: { props: RemoteAccessPanelProps }) 
             csrfToken={props.csrfToken}
             label="Close remote access"
             tone="danger"
-            confirm="Close remote access to this device? Its tunnel stops for everyone (web UI, terminal sessions) and stays closed until someone reopens it."
+            confirm="Close remote access to this device? Its tunnel stops for everyone (web UI, terminal sessions) and stays closed until you reopen it or another operator opens this device."
           />
         </div>
       ) : (

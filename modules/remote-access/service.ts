@@ -21,8 +21,8 @@ export const FAST_POLL_SECONDS = 5;
 export type LeaseOwnerKind = "console" | "api" | "terminal";
 
 /**
- * Why a lease ended: `operator_closed` (Close remote access in the console: the whole device, and it stays
- * closed until someone asks again), `closed` (its holder released it: the API's DELETE), `page_left` (the
+ * Why a lease ended: `operator_closed` (Close remote access in the console: every lease of the device; the
+ * closer's pages open none until someone asks again), `closed` (its holder released it: the API's DELETE), `page_left` (the
  * device page that held it went away), `terminal_ended` (the terminal session it served ended),
  * `expired`, `device_offline`, `revoked`.
  */
@@ -259,8 +259,8 @@ export interface RemoteAccessClosure {
 
 /**
  * Set while an operator's Close remote access is the device's latest word: its newest lease ended with
- * `operator_closed`. A device page then opens no lease by itself until someone asks again (Reopen, the
- * API, a terminal session: each opens a newer lease).
+ * `operator_closed`. The closing operator's device pages then open no lease by themselves until someone
+ * asks again (Reopen, the API, a terminal session, another operator's visit: each opens a newer lease).
  */
 export async function remoteAccessClosure(
   sql: Sql,

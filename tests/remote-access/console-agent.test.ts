@@ -122,7 +122,7 @@ describe("remote access with a real agent, in Chromium", () => {
     await context.close();
   });
 
-  test("Close remote access ends it, releases the tunnel, says so and stays closed while the page stays open and on later visits; Reopen opens it again (issue 42)", async () => {
+  test("Close remote access ends it, releases the tunnel, says so and stays closed while the page stays open and on the closer's later visits; Reopen opens it again, and so does another operator's visit (issue 42)", async () => {
     await waitFor(online, 20_000, "the agent's first heartbeat");
     const flag = async () =>
       (
@@ -186,6 +186,19 @@ describe("remote access with a real agent, in Chromium", () => {
     ]);
     expect(events[0]!.details).toMatchObject({ reason: "operator_closed", ended_by: closed!.ended_by });
     expect(events[1]!.actor).toBe(closed!.ended_by);
+
+    // The Close holds for the operator who closed it. Another operator opening the device page opens
+    // remote access again, as the contract says a visit does.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.locator('button:has-text("Close remote access")').click();
+    await page.locator("[data-remote-closed]").waitFor({ timeout: 10_000 });
+    expect(await flag()).toBe(false);
+    const other = await signedIn(browser, app, "operator");
+    const otherPage = await other.newPage();
+    await otherPage.goto(`${app.url}/devices/${device.id}?tab=remote`);
+    await otherPage.locator("[data-open-web-ui]").waitFor({ timeout: 10_000 });
+    expect(await flag()).toBe(true);
+    await other.close();
 
     await page.close();
     await waitFor(() => tunnel.registry.get(device.id) === undefined, 20_000, "tunnel down after leaving");
