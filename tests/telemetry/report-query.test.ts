@@ -18,28 +18,40 @@ const envScript = {
 };
 const agent = new ScriptedAgent(tempDir("outpost-report-query-"), "sensor", [envScript]);
 
-/** What the devices' scripts reported, in arrival order: celsius (a numeric string once) and site. */
-const READINGS: { device: 0 | 1; celsius: number | string; site: string }[] = [
+/**
+ * What the devices' scripts reported, in arrival order: celsius (a numeric string once, a non-numeric
+ * string once) and site (absent once). Device 2 reports only in the last hour's other bucket.
+ */
+const READINGS: { device: 0 | 1 | 2; celsius: number | string; site?: string }[] = [
   { device: 0, celsius: 10, site: "Berlin" },
   { device: 0, celsius: 20.5, site: "berlin-north" },
   { device: 0, celsius: 30, site: "Paris" },
   { device: 1, celsius: "20.5", site: "Köln 100%_" },
   { device: 1, celsius: -5, site: "paris" },
   { device: 1, celsius: 40, site: "Lyon" },
+  { device: 2, celsius: "n/a", site: "Oslo" },
+  { device: 2, celsius: 25 },
 ];
-const start = new Date(Date.now() - 60 * 60_000);
-const at = (i: number) => new Date(start.getTime() + i * 60_000);
+/** A reading's celsius as the server reads it: a number, a numeric string's number, else null. */
+const celsiusOf = (r: (typeof READINGS)[number]) =>
+  typeof r.celsius === "number" ? r.celsius : /^-?[0-9.]+$/.test(r.celsius) ? Number(r.celsius) : null;
+// On the hour, two hours ago: readings 0..5 fall in one UTC hour, 6..7 in the next.
+const start = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 2 * 3_600_000);
+const at = (i: number) => new Date(start.getTime() + (i < 6 ? i : 60 + i) * 60_000);
 
+const MACS = ["02:00:00:00:d0:01", "02:00:00:00:d0:02", "02:00:00:00:d0:03"];
 const devices: string[] = [];
-for (const mac of ["02:00:00:00:d0:01", "02:00:00:00:d0:02"]) {
+for (const mac of MACS) {
   const [row] = await sql<{ id: string }[]>`insert into devices (mac_address, approval_status, product_name)
     values (${mac}, 'approved', 'sensor') returning id::text`;
   devices.push(row!.id);
 }
 for (const [i, r] of READINGS.entries()) {
-  const body = await agent.heartbeat(devices[r.device]!, { env: { celsius: r.celsius, site: r.site } });
+  const output = r.site === undefined ? { celsius: r.celsius } : { celsius: r.celsius, site: r.site };
+  const body = await agent.heartbeat(devices[r.device]!, { env: output });
   await recordTelemetry(sql, devices[r.device]!, storedPayload(body), at(i));
 }
+const sortedDevices = [...devices].sort();
 
 const FIELDS = [
   { key: "env.celsius", alias: "celsius", numeric: true },
@@ -83,7 +95,12 @@ describe("report filters on events", () => {
       const got = await rawMatches({
         filters: [{ target: { key: "env.celsius", numeric: true }, op, value: 20.5 }],
       });
-      expect(got).toEqual(expected((r) => holds(Number(r.celsius), 20.5)));
+      expect(got).toEqual(
+        expected((r) => {
+          const c = celsiusOf(r);
+          return c !== null && holds(c, 20.5);
+        }),
+      );
       expect(got.length).toBeGreaterThan(0);
     });
   }
@@ -106,7 +123,8 @@ describe("report filters on events", () => {
       const got = await rawMatches({
         filters: [{ target: { key: "env.site", numeric: false }, op, value } as never],
       });
-      expect(got).toEqual(expected((r) => holds(r.site)));
+      // An absent field matches no comparison, except not_contains (it does not contain the text).
+      expect(got).toEqual(expected((r) => (r.site === undefined ? op === "not_contains" : holds(r.site))));
       expect(got.length).toBeGreaterThan(0);
       expect(got.length).toBeLessThan(READINGS.length);
     });
@@ -118,7 +136,7 @@ describe("report filters on events", () => {
       expected((r) => r.device === 1),
     );
     expect(await rawMatches({ filters: [{ target, op: "!=", value: devices[1]! }] })).toEqual(
-      expected((r) => r.device === 0),
+      expected((r) => r.device !== 1),
     );
   });
 
@@ -126,7 +144,9 @@ describe("report filters on events", () => {
     const target = { column: "recorded_at" } as const;
     const cut = at(3).toISOString();
     expect(await rawMatches({ filters: [{ target, op: "<", value: cut }] })).toEqual([0, 1, 2]);
-    expect(await rawMatches({ filters: [{ target, op: ">=", value: cut }] })).toEqual([3, 4, 5]);
+    expect(await rawMatches({ filters: [{ target, op: ">=", value: cut }] })).toEqual([3, 4, 5, 6, 7]);
+    expect(await rawMatches({ filters: [{ target, op: "<=", value: cut }] })).toEqual([0, 1, 2, 3]);
+    expect(await rawMatches({ filters: [{ target, op: ">", value: cut }] })).toEqual([4, 5, 6, 7]);
   });
 
   test("filters combine with AND", async () => {
@@ -146,7 +166,7 @@ describe("the view filter on output columns", () => {
       sql,
       spec({ mode: "per_device", viewFilter: { column: "celsius.max", op: "!=", value: 30 } }),
     );
-    expect(ne.rows.map((r) => r.device_id)).toEqual([devices[1]!]);
+    expect(ne.rows.map((r) => r.device_id)).toEqual([devices[1]!, devices[2]!].sort());
     const eq = await reportPage(
       sql,
       spec({ mode: "per_device", viewFilter: { column: "celsius.max", op: "=", value: 30 } }),
@@ -166,6 +186,31 @@ describe("the view filter on output columns", () => {
     const second = byDevice.get(devices[1]!)!;
     expect(Number(second["celsius.min"])).toBe(-5);
     expect(Number(second["celsius.last"])).toBe(40);
+    // Device 2: the non-numeric reading counts as an event but not as a value; its last reading has no
+    // site, so the last site is the one before.
+    const third = byDevice.get(devices[2]!)!;
+    expect(Number(third.events)).toBe(2);
+    expect([third["celsius.min"], third["celsius.max"], third["celsius.last"]].map(Number)).toEqual([
+      25, 25, 25,
+    ]);
+    expect(third.site).toBe("Oslo");
+    expect(new Date(String(third.last_seen)).getTime()).toBe(at(7).getTime());
+  });
+
+  test("per_device: a view filter on a time column (last_seen >= the sixth reading)", async () => {
+    const page = await reportPage(
+      sql,
+      spec({ mode: "per_device", viewFilter: { column: "last_seen", op: ">=", value: at(5).toISOString() } }),
+    );
+    expect(page.rows.map((r) => r.device_id)).toEqual([devices[1]!, devices[2]!].sort());
+  });
+
+  test("an unknown view filter or sort column falls back to the mode's default", async () => {
+    const all = await rawMatches({
+      viewFilter: { column: "nope", op: "=", value: 1 },
+      sort: { column: "nope", direction: "asc" },
+    });
+    expect(all).toEqual(READINGS.map((_, i) => i));
   });
 
   test("raw: a view filter on a text column with not_contains and <=", async () => {
@@ -173,8 +218,9 @@ describe("the view filter on output columns", () => {
       sql,
       spec({ viewFilter: { column: "site", op: "not_contains", value: "a" } }),
     );
-    expect(page.rows.map((r) => r.site).sort()).toEqual(
-      READINGS.map((r) => r.site)
+    // An absent site does not contain the text: not_contains keeps it.
+    expect(page.rows.map((r) => r.site ?? "-").sort()).toEqual(
+      READINGS.map((r) => r.site ?? "-")
         .filter((s) => !s.toLowerCase().includes("a"))
         .sort(),
     );
@@ -192,11 +238,12 @@ describe("sorting and paging", () => {
         sql,
         spec({ limit: 2, sort: { column: "celsius", direction: "asc" }, after }),
       );
-      seen.push(...page.rows.map((r) => Number(r.celsius)));
+      seen.push(...page.rows.map((r) => (r.celsius === null ? Number.NaN : Number(r.celsius))));
       after = page.next;
       if (!after) break;
     }
-    expect(seen).toEqual(READINGS.map((r) => Number(r.celsius)).sort((a, b) => a - b));
+    // Numbers ascending, the reading without a number last (nulls last).
+    expect(seen).toEqual([...READINGS.flatMap((r) => celsiusOf(r) ?? []).sort((a, b) => a - b), Number.NaN]);
   });
 
   test("buckets of an hour: avg/min/max per device and UTC hour", async () => {
@@ -204,5 +251,81 @@ describe("sorting and paging", () => {
     const events = page.rows.reduce((n, r) => n + Number(r.events), 0);
     expect(events).toBe(READINGS.length);
     for (const row of page.rows) expect(new Date(String(row.bucket)).getUTCMinutes()).toBe(0);
+  });
+
+  /** Every page of a report, `limit` rows a page, following `next` (bounded). */
+  async function walk(overrides: Partial<ReportQuerySpec>, limit: number) {
+    const rows: Record<string, string | number | null>[] = [];
+    let after: (string | number | null)[] | undefined;
+    for (let pageNo = 0; pageNo < 50; pageNo++) {
+      const page = await reportPage(sql, spec({ ...overrides, limit, after }));
+      expect(page.rows.length).toBeLessThanOrEqual(limit);
+      rows.push(...page.rows);
+      after = page.next;
+      if (!after) return rows;
+    }
+    throw new Error("paging did not end");
+  }
+  const timeOf = (row: Record<string, string | number | null>) => new Date(String(row.recorded_at)).getTime();
+
+  test("raw default order is newest first, and three-row pages walk it without gap or repeat", async () => {
+    const rows = await walk({}, 3);
+    expect(rows.map(timeOf)).toEqual(READINGS.map((_, i) => at(i).getTime()).reverse());
+  });
+
+  test("raw sorted by celsius descending: numbers high to low, the non-number last", async () => {
+    const rows = await walk({ sort: { column: "celsius", direction: "desc" } }, 2);
+    const numbers = READINGS.flatMap((r) => celsiusOf(r) ?? []).sort((a, b) => b - a);
+    expect(rows.map((r) => r.celsius)).toEqual([...numbers, null]);
+  });
+
+  test("raw sorted by site ascending, one row a page: the absent site last", async () => {
+    const rows = await walk({ sort: { column: "site", direction: "asc" } }, 1);
+    expect(rows.length).toBe(READINGS.length);
+    expect(rows[rows.length - 1]!.site).toBeNull();
+    expect(new Set(rows.map(timeOf)).size).toBe(READINGS.length);
+  });
+
+  test("per_device in device order, one device a page, walks every device once", async () => {
+    const rows = await walk({ mode: "per_device" }, 1);
+    expect(rows.map((r) => r.device_id)).toEqual(sortedDevices);
+  });
+
+  test("per_device sorted by celsius.max descending, one a page", async () => {
+    const rows = await walk({ mode: "per_device", sort: { column: "celsius.max", direction: "desc" } }, 1);
+    expect(rows.map((r) => [r.device_id, r["celsius.max"]])).toEqual([
+      [devices[1]!, 40],
+      [devices[0]!, 30],
+      [devices[2]!, 25],
+    ]);
+  });
+
+  test("two-minute buckets, one a page: a device's buckets are split across pages, none lost", async () => {
+    const rows = await walk({ mode: "buckets", bucketSeconds: 120 }, 1);
+    // Readings at minutes 0,1,2 (device 0), 3,4,5 (device 1), 66,67 (device 2) after the hour.
+    const buckets = new Map<string, number>();
+    for (const [i, r] of READINGS.entries()) {
+      const minute = (at(i).getTime() - start.getTime()) / 60_000;
+      const key = `${devices[r.device]}@${Math.floor(minute / 2) * 2}`;
+      buckets.set(key, (buckets.get(key) ?? 0) + 1);
+    }
+    const got = rows.map((r) => {
+      const minute = (new Date(String(r.bucket)).getTime() - start.getTime()) / 60_000;
+      return [`${r.device_id}@${minute}`, Number(r.events)] as const;
+    });
+    expect(new Map(got)).toEqual(buckets);
+    expect(got.length).toBe(buckets.size);
+    expect(got.map(([key]) => key.split("@")[0])).toEqual([...got.map(([key]) => key.split("@")[0]!)].sort());
+  });
+
+  test("a device scope limits the report to its devices", async () => {
+    const scope = sql`select id from devices where mac_address = ${MACS[1]!}`;
+    expect(await rawMatches({ deviceScope: scope })).toEqual(expected((r) => r.device === 1));
+    const page = await reportPage(sql, spec({ mode: "per_device", deviceScope: scope }));
+    expect(page.rows.map((r) => r.device_id)).toEqual([devices[1]!]);
+  });
+
+  test("the range includes its start and excludes its end", async () => {
+    expect(await rawMatches({ from: at(2), to: at(5) })).toEqual([2, 3, 4]);
   });
 });
