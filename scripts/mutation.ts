@@ -220,7 +220,11 @@ export const GROUPS: Record<string, Group> = {
   enrolment: {
     // Enrolment tokens: hashing, limits, expiry, revocation, the count of uses.
     mutate: ["modules/enrolment/service.ts"],
-    tests: ["tests/enrolment/tokens.test.ts", "tests/devices/registration-edges.test.ts"],
+    tests: [
+      "tests/enrolment/service.test.ts",
+      "tests/enrolment/tokens.test.ts",
+      "tests/devices/registration-edges.test.ts",
+    ],
   },
   "report-query": {
     // The custom reports' SQL (operators, filters, sorting, keyset paging, aggregation) and CSV cells.
