@@ -3,7 +3,12 @@
 // (the detail page's view filter). Each operator is checked against the same predicate computed in
 // JavaScript over the same readings, so a mis-compiled operator (`!=` as `=`) fails here.
 import { describe, expect, test } from "bun:test";
-import { type CompareOp, type ReportQuerySpec, reportPage } from "../../modules/telemetry/report-query";
+import {
+  type CompareOp,
+  type ReportQuerySpec,
+  reportColumns,
+  reportPage,
+} from "../../modules/telemetry/report-query";
 import { recordTelemetry } from "../../modules/telemetry/service";
 import { ScriptedAgent, storedPayload } from "../helpers/agent-telemetry";
 import { createTestDatabase } from "../helpers/database";
@@ -328,4 +333,66 @@ describe("sorting and paging", () => {
   test("the range includes its start and excludes its end", async () => {
     expect(await rawMatches({ from: at(2), to: at(5) })).toEqual([2, 3, 4]);
   });
+
+  test("two-minute buckets sorted by celsius.avg, one a page: every bucket once, in value order", async () => {
+    const rows = await walk(
+      { mode: "buckets", bucketSeconds: 120, sort: { column: "celsius.avg", direction: "asc" } },
+      1,
+    );
+    expect(rows.length).toBe(5);
+    expect(new Set(rows.map((r) => `${r.device_id}@${r.bucket}`)).size).toBe(5);
+    const averages = rows.map((r) => r["celsius.avg"] as number);
+    expect(averages).toEqual([...averages].sort((a, b) => a - b));
+  });
+
+  test("raw sorted by recorded_at ascending and per_device by last_seen descending, one a page", async () => {
+    const raw = await walk({ sort: { column: "recorded_at", direction: "asc" } }, 1);
+    expect(raw.map(timeOf)).toEqual(READINGS.map((_, i) => at(i).getTime()));
+    const perDevice = await walk({ mode: "per_device", sort: { column: "last_seen", direction: "desc" } }, 1);
+    expect(perDevice.map((r) => r.device_id)).toEqual([devices[2]!, devices[1]!, devices[0]!]);
+  });
+});
+
+describe("columns", () => {
+  const typesOf = (columns: { key: string; type: string }[]) => columns.map((c) => `${c.key}:${c.type}`);
+  const EXPECTED: Record<ReportQuerySpec["mode"], string[]> = {
+    raw: ["device_id:uuid", "recorded_at:time", "celsius:number", "site:text"],
+    per_device: [
+      "device_id:uuid",
+      "events:number",
+      "last_seen:time",
+      "celsius.last:number",
+      "celsius.min:number",
+      "celsius.max:number",
+      "celsius.avg:number",
+      "site:text",
+    ],
+    // A text field has no statistic per bucket.
+    buckets: [
+      "device_id:uuid",
+      "bucket:time",
+      "events:number",
+      "celsius.avg:number",
+      "celsius.min:number",
+      "celsius.max:number",
+    ],
+  };
+  for (const mode of ["raw", "per_device", "buckets"] as const) {
+    test(`${mode}: the columns, their types, and values of those types (times as UTC ISO-8601)`, async () => {
+      const page = await reportPage(sql, spec({ mode, bucketSeconds: 3600 }));
+      expect(typesOf(page.columns)).toEqual(EXPECTED[mode]);
+      expect(typesOf(reportColumns({ fields: FIELDS, mode }))).toEqual(EXPECTED[mode]);
+      for (const row of page.rows) {
+        expect(Object.keys(row)).toEqual(page.columns.map((c) => c.key));
+        for (const { key, type } of page.columns) {
+          const value = row[key];
+          if (value === null) continue;
+          if (type === "number") expect(typeof value).toBe("number");
+          else expect(typeof value).toBe("string");
+          if (type === "time") expect(value).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+          if (type === "uuid") expect(devices).toContain(value as string);
+        }
+      }
+    });
+  }
 });
