@@ -1,6 +1,6 @@
 import path from "node:path";
 import { Elysia } from "elysia";
-import { pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import type { AppContext } from "../platform/context";
 import { notFound } from "../platform/errors";
 import { deviceSettings } from "../settings/service";
@@ -29,6 +29,7 @@ const textOf = (value: unknown) => (typeof value === "string" ? value : "");
 
 /** The device page's Remote access panel: lease by visit, renewed by a live stream, ended on close. */
 export function remoteAccessConsoleRoutes(ctx: AppContext) {
+  const { pageContext } = consolePages(ctx.config);
   const { config, database } = ctx;
   // A page whose stream dropped, or that said it closes, leaves its lease this long to another page.
   const graceMs = config.remoteAccessPageGraceSeconds * 1000;
@@ -54,7 +55,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
       leaseId,
       maxMinutes: config.remoteAccessMaxMinutes,
       onlineWindowSeconds: settings.onlineWindowSeconds,
-      csrfToken: pageContext(request, principal, config.secretKey).csrfToken,
+      csrfToken: pageContext(request, principal).csrfToken,
     });
     if (!props) throw notFound("No device with this id", "device_not_found");
     return props;

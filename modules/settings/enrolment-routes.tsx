@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
+import { consolePages } from "../../ui/page";
 import { createEnrolmentToken, revokeEnrolmentToken } from "../enrolment/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -13,6 +13,7 @@ const optionalNumber = (value: string) => (value.trim() === "" ? null : Number(v
 
 /** Settings → Enrolment tokens (admins). */
 export function enrolmentSettingsRoutes(ctx: AppContext) {
+  const { redirectWithFlash } = consolePages(ctx.config);
   const sql = ctx.database.sql;
   const page = settingsRenderer(ctx);
   return new Elysia({ name: "settings-enrolment" })

@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../../ui/flash";
-import { htmlPage, pageContext } from "../../../ui/page";
+import { consolePages } from "../../../ui/page";
 import { cancelCommand, checkScript, getCommand, queueCommand } from "../../commands/service";
 import {
   approveDevices,
@@ -31,6 +30,7 @@ const SCRIPT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
 /** The device page (`/devices/:id`, its tabs and live part) and the actions it posts. */
 export function deviceDetailRoutes(ctx: AppContext) {
+  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const { config, database } = ctx;
   const sql = database.sql;
 
@@ -83,7 +83,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
     .get(
       "/devices/:id",
       async ({ request, principal, params, query }) => {
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         const device = await loadDevice(params.id);
         // Repeated parameters (the chart field picker) are read from the URL as a list.
         const fields = new URL(request.url).searchParams.getAll("field");
@@ -95,7 +95,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
     .get(
       "/devices/:id/live",
       async ({ request, principal, params }) => {
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         const device = await loadDevice(params.id);
         const props = await detailProps(principal, device, "overview", {});
         return htmlPage({ flash: undefined }, <DeviceLive ctx={page} props={props} />);
@@ -255,7 +255,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
         if (!script) {
           // Sent by htmx, the form is swapped in place: the address stays the device page, so a
           // reload does not post the script again.
-          const page = pageContext(request, principal, config.secretKey);
+          const page = pageContext(request, principal);
           const props = await detailProps(principal, device, "scripts", {});
           props.scripts!.values = { text: source };
           props.scripts!.errors = { text: error };
