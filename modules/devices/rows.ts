@@ -40,6 +40,8 @@ export interface Device extends DeviceSummary {
   hasSecret: boolean;
   /** Where the conflicting registration came from. */
   conflictAddress: string | null;
+  /** Pre-authorised by an operator and not claimed yet: waits for a registration with its claim token. */
+  awaitingClaim: boolean;
   approvalChangedAt: Date | null;
   updatedAt: Date;
 }
@@ -65,6 +67,7 @@ export type DeviceRow = DeviceSummaryRow & {
   has_api_token: boolean;
   has_secret: boolean;
   conflict_address: string | null;
+  awaiting_claim: boolean;
   approval_changed_at: Date | string | null;
   updated_at: Date | string;
 };
@@ -95,6 +98,7 @@ export function toDevice(row: DeviceRow): Device {
     hasApiToken: row.has_api_token,
     hasSecret: row.has_secret,
     conflictAddress: row.conflict_address,
+    awaitingClaim: row.awaiting_claim,
     approvalChangedAt: pgDate(row.approval_changed_at),
     updatedAt: pgDate(row.updated_at),
   };
@@ -112,5 +116,6 @@ export function deviceColumns(sql: Sql, onlineWindowSeconds: number) {
   return sql`${summaryColumns(sql, onlineWindowSeconds)}, d.metadata,
     coalesce((select s.schema from telemetry_schemas s where s.hash = d.schema_hash), '{}'::jsonb) as schema,
     d.remote_access_requested, d.api_token_hash is not null as has_api_token,
-    d.secret_hash is not null as has_secret, d.conflict_address, d.approval_changed_at, d.updated_at`;
+    d.secret_hash is not null as has_secret, d.conflict_address,
+    d.claim_token_hash is not null as awaiting_claim, d.approval_changed_at, d.updated_at`;
 }

@@ -2,9 +2,16 @@
 // when it proves it is that device (its secret, or for a device from before secrets the token it
 // holds); otherwise it changes nothing, is recorded as an identity conflict, and an operator decides.
 import { afterAll, describe, expect, test } from "bun:test";
+import { ensureBuiltinScripts } from "../../agent/builtin-scripts/index.ts";
+import { detectIdentity } from "../../agent/identity.ts";
+import { buildRegistrationBody } from "../../agent/register.ts";
+import { ScriptStore } from "../../agent/scripts/store.ts";
 import { approveDevices } from "../../modules/devices/service";
 import { createEnrolmentToken } from "../../modules/enrolment/service";
+import { testConfig } from "../agent/helpers";
+import { lastEvent } from "../audit/helpers";
 import { startTestApp } from "../helpers/app";
+import { tempDir } from "../helpers/temp";
 import { heartbeatUrl, json, newMac, sampleHeartbeat } from "./helpers";
 
 const app = await startTestApp();
@@ -177,6 +184,76 @@ describe("registration of a known MAC address", () => {
       ).toBe(409);
       expect((await register({ mac_address: mac, device_secret: deviceSecret })).status).toBe(201);
     }
+  });
+});
+
+describe("a lost claim token", () => {
+  /** What the agent itself sends when configured with `enrolmentToken` (its own code, its own MAC). */
+  function agentRegistration(enrolmentToken: string) {
+    const config = testConfig(tempDir("outpost-claim-agent-"), { enrolment_token: enrolmentToken });
+    const store = new ScriptStore(config.scripts_dir);
+    ensureBuiltinScripts(store);
+    return buildRegistrationBody({ config, store }, null);
+  }
+
+  async function reissue(id: string, as: { cookie: string; csrf: string }, csrf = as.csrf) {
+    return app.fetch(`/devices/${id}/claim-token`, {
+      method: "POST",
+      headers: { cookie: as.cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+      redirect: "manual",
+    });
+  }
+
+  test("is reissued by an operator: the old one is refused at once, the new one claims the device", async () => {
+    const since = new Date();
+    const mac = detectIdentity(testConfig(tempDir("outpost-claim-mac-")).interface).mac_address;
+    const operator = await app.session("operator");
+    const created = await app.fetch("/devices", {
+      method: "POST",
+      headers: { cookie: operator.cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ _csrf: operator.csrf, mac_address: mac, approved: "on" }).toString(),
+      redirect: "manual",
+    });
+    expect(created.status).toBe(201);
+    const html = await created.text();
+    const lost = /id="claim-token"[^>]*>([\w-]+)</.exec(html)![1]!;
+    const id = /href="\/devices\/([0-9a-f-]{36})"/.exec(html)![1]!;
+
+    // Its page says what it waits for, and how.
+    const waiting = await (
+      await app.fetch(`/devices/${id}`, { headers: { cookie: operator.cookie } })
+    ).text();
+    expect(waiting).toContain("Waiting for the device to register with its claim token.");
+    expect(waiting).toContain(`${app.config.baseUrl}/install.sh | sudo sh -s -- --token &lt;claim token&gt;`);
+    expect(waiting).toContain("enrolment_token: &lt;claim token&gt;");
+
+    // Only an operator, with the form's CSRF token, may reissue; a refusal changes nothing.
+    expect((await reissue(id, await app.session("viewer"))).status).toBe(403);
+    expect((await reissue(id, operator, "not-the-token")).status).toBe(403);
+    const reissued = await reissue(id, operator);
+    expect(reissued.status).toBe(200);
+    expect(reissued.headers.get("cache-control")).toBe("no-store");
+    const token = /id="claim-token"[^>]*>([\w-]+)</.exec(await reissued.text())![1]!;
+    expect(token).toStartWith("oen_");
+    expect(token).not.toBe(lost);
+    const audit = await lastEvent(app, "device.claim_token_reissue", since, 200);
+    expect(audit).toMatchObject({ actor: operator.email, target: `device:${id}` });
+
+    // The agent configured with the lost token is refused; with the new one it claims the entry.
+    const old = await register(agentRegistration(lost));
+    expect(old.status).toBe(409);
+    expect(JSON.stringify(old.body)).not.toContain("api_token");
+    const claimed = await register(agentRegistration(token));
+    expect(claimed.status).toBe(201);
+    expect(claimed.body.data.id).toBe(id);
+    expect((await beat(id, claimed.body.data.api_token!)).status).toBe(200);
+
+    // Claimed: nothing left to reissue, and the page no longer waits.
+    const after = await reissue(id, operator);
+    expect(after.status).toBe(303);
+    const page = await (await app.fetch(`/devices/${id}`, { headers: { cookie: operator.cookie } })).text();
+    expect(page).not.toContain("Waiting for the device to register with its claim token.");
   });
 });
 

@@ -6,6 +6,7 @@ import {
   type Device,
   deleteDevice,
   getDevice,
+  reissueClaimToken,
   rejectDevices,
   resolveIdentityConflict,
   revokeDevice,
@@ -48,6 +49,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
       tab: tab.id,
       canManage: canOperate(principal),
       onlineWindowSeconds: (await deviceSettings(config)).onlineWindowSeconds,
+      baseUrl: config.baseUrl,
       latest,
       gauges: gaugesOf(latest?.payload),
     };
@@ -176,6 +178,23 @@ export function deviceDetailRoutes(ctx: AppContext) {
                   text: "Conflicting registration rejected: the device keeps its identity.",
                 },
         );
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/claim-token",
+      async ({ request, principal, params }) => {
+        const device = await loadDevice(params.id);
+        if (!device.awaitingClaim)
+          return redirectWithFlash(`/devices/${device.id}`, {
+            kind: "info",
+            text: "This device has registered with its claim token already: its own secret identifies it now.",
+          });
+        const newClaimToken = await reissueClaimToken(sql, device.id);
+        // The page itself, not a redirect: the token is shown this once and never travels in a cookie.
+        const page = pageContext(request, principal);
+        const props = await detailProps(principal, await loadDevice(device.id), "overview", {});
+        return htmlPage(page, <DeviceDetailPage ctx={page} props={{ ...props, newClaimToken }} />);
       },
       { access: "operator" },
     )

@@ -2,7 +2,52 @@
 import { PostButton, Time } from "../../../../ui/components";
 import type { PageContext } from "../../../../ui/layout";
 import { ApprovalBadge, Gauge, OnlineBadge } from "../../../../ui/widgets";
+import { installLine } from "../../../enrolment/service";
 import type { DeviceDetailProps } from "../props";
+
+/**
+ * A device pre-authorised by MAC waits for its agent to register once with the claim token shown when it
+ * was added (docs/device-api.md): say so, how, and let an operator reissue a lost token.
+ */
+function AwaitingClaim({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
+  const { device } = props;
+  return (
+    <div class="offline-banner waiting" role="status" data-awaiting-claim>
+      <strong>Waiting for the device to register with its claim token.</strong>{" "}
+      <span>
+        This device was added by its MAC address, which anyone can know, so its agent must present the claim
+        token shown when it was added. On the device, as root:{" "}
+        <code safe>{installLine(props.baseUrl, "<claim token>")}</code>, or put{" "}
+        <code>{"enrolment_token: &lt;claim token&gt;"}</code> in an installed agent's{" "}
+        <code>/etc/outpost/agent.yaml</code>.{" "}
+        {device.approvalStatus === "approved"
+          ? "Its first registration with the token gets its API token at once."
+          : "It then waits for approval."}{" "}
+        A registration of this MAC without the token gets nothing.
+        {device.lastRegistrationAt ? (
+          <>
+            {" "}
+            Last attempt: <Time value={device.lastRegistrationAt} />.
+          </>
+        ) : (
+          ""
+        )}
+      </span>
+      {props.canManage ? (
+        <span class="actions">
+          <PostButton
+            action={`/devices/${device.id}/claim-token`}
+            csrfToken={ctx.csrfToken}
+            label="Reissue claim token"
+            confirm="Issue a new claim token? The current one stops working at once."
+          />
+        </span>
+      ) : (
+        ""
+      )}
+    </div>
+  );
+}
 
 export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
   const { device } = props;
@@ -140,7 +185,9 @@ export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDe
       ) : (
         ""
       )}
-      {waiting ? (
+      {device.awaitingClaim ? (
+        <AwaitingClaim ctx={ctx} props={props} />
+      ) : waiting ? (
         <div class="offline-banner waiting" role="status">
           <strong>Waiting for approval.</strong>{" "}
           {device.lastRegistrationAt ? (

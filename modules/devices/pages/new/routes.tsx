@@ -4,7 +4,7 @@ import { consolePages } from "../../../../ui/page";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
 import { formText } from "../../../platform/form";
-import { preRegisterDevice } from "../../queries";
+import { preRegisterDevice } from "../../pre-authorisation";
 import { DeviceNewPage, type DeviceNewProps } from "./page";
 
 /** Add device (`/devices/new`): pre-registers a MAC, optionally approved, and shows its claim token once. */
