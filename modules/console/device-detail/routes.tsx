@@ -163,20 +163,26 @@ export function deviceDetailRoutes(ctx: AppContext) {
             kind: "error",
             text: "Choose Accept or Reject.",
           });
-        const resolved = await resolveIdentityConflict(sql, device.id, decision);
+        const form = body as Record<string, unknown> | undefined;
+        const resolved = await resolveIdentityConflict(sql, device.id, decision, formText(form?.fingerprint));
         return redirectWithFlash(
           `/devices/${device.id}`,
-          !resolved
+          resolved === "none"
             ? { kind: "info", text: "There is no identity conflict to decide any more." }
-            : decision === "accept"
+            : resolved === "changed"
               ? {
-                  kind: "success",
-                  text: "New identity accepted: the old one's token no longer works; the device gets a new token at its next registration.",
+                  kind: "error",
+                  text: "The identity claim changed since the page was shown (decided meanwhile, or another one is pending): nothing was changed. Check the claim below and decide again.",
                 }
-              : {
-                  kind: "success",
-                  text: "Conflicting registration rejected: the device keeps its identity.",
-                },
+              : decision === "accept"
+                ? {
+                    kind: "success",
+                    text: "New identity accepted: the old one's token no longer works; the device gets a new token at its next registration.",
+                  }
+                : {
+                    kind: "success",
+                    text: "Identity claim rejected: the device keeps its identity, and the next claim will be shown.",
+                  },
         );
       },
       { access: "operator" },

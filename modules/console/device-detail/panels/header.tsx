@@ -49,6 +49,93 @@ function AwaitingClaim({ ctx, props }: { ctx: PageContext; props: DeviceDetailPr
   );
 }
 
+/**
+ * The pending identity claim (a registration of this MAC that could not prove it is this device) and the
+ * registrations refused while it waits. The decision form carries the claim's fingerprint, so the server
+ * refuses it if the pending claim is not the one shown here any more.
+ */
+function IdentityClaim({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
+  const { device } = props;
+  const refused = device.conflictRefused;
+  if (!device.identityConflictAt && refused.count === 0) return "";
+  return (
+    <div class="offline-banner conflict" role="alert" data-identity-conflict>
+      {device.identityConflictAt ? (
+        <>
+          <strong>Identity conflict.</strong>{" "}
+          <span>
+            An agent registered with this MAC address <Time value={device.identityConflictAt} />
+            {device.conflictAddress ? <span safe>{` from ${device.conflictAddress}`}</span> : ""}
+            {device.conflictLastAt && device.conflictLastAt > device.identityConflictAt ? (
+              <>
+                {" "}
+                (last asked <Time value={device.conflictLastAt} />)
+              </>
+            ) : (
+              ""
+            )}{" "}
+            with secret fingerprint{" "}
+            <code data-claim-fingerprint safe>
+              {device.conflictFingerprint ?? ""}
+            </code>{" "}
+            but could not prove it is this device, so it got no token. If this device was re-imaged or
+            replaced, and <code>outpost-agent status</code> on it shows this fingerprint, accept the new
+            identity: the old one's token stops working. Otherwise reject it.
+          </span>
+        </>
+      ) : (
+        <strong>Refused registrations.</strong>
+      )}
+      {refused.count > 0 ? (
+        <span data-refused-claims>
+          {" "}
+          <span safe>
+            {`${refused.count} ${refused.count === 1 ? "registration" : "registrations"} of this MAC with ${device.identityConflictAt ? "another secret (or none)" : "no secret"} ${refused.count === 1 ? "was" : "were"} refused`}
+          </span>
+          {refused.at ? (
+            <>
+              {" "}
+              (latest <Time value={refused.at} />
+              {refused.address ? <span safe>{` from ${refused.address}`}</span> : ""})
+            </>
+          ) : (
+            ""
+          )}
+          {device.identityConflictAt
+            ? ": only the claim above can be accepted; reject it to let the next one be shown."
+            : "."}
+        </span>
+      ) : (
+        ""
+      )}
+      {props.canManage ? (
+        <span class="actions">
+          {device.identityConflictAt ? (
+            <PostButton
+              action={`/devices/${device.id}/identity`}
+              csrfToken={ctx.csrfToken}
+              label="Accept new identity"
+              tone="primary"
+              confirm={`Accept the identity with fingerprint ${device.conflictFingerprint}? The device that holds the current token is locked out.`}
+              fields={{ decision: "accept", fingerprint: device.conflictFingerprint ?? "" }}
+            />
+          ) : (
+            ""
+          )}
+          <PostButton
+            action={`/devices/${device.id}/identity`}
+            csrfToken={ctx.csrfToken}
+            label={device.identityConflictAt ? "Reject" : "Dismiss"}
+            fields={{ decision: "reject", fingerprint: device.conflictFingerprint ?? "" }}
+          />
+        </span>
+      ) : (
+        ""
+      )}
+    </div>
+  );
+}
+
 export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
   const { device } = props;
   // A pending device that never sent a heartbeat is waiting for approval, not offline.
@@ -152,39 +239,7 @@ export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDe
           ""
         )}
       </section>
-      {device.identityConflictAt ? (
-        <div class="offline-banner conflict" role="alert" data-identity-conflict>
-          <strong>Identity conflict.</strong>{" "}
-          <span>
-            Another agent registered with this MAC address <Time value={device.identityConflictAt} />
-            {device.conflictAddress ? <span safe>{` from ${device.conflictAddress}`}</span> : ""} but could
-            not prove it is this device, so it got no token. If this device was re-imaged or replaced, accept
-            the new identity: the old one's token stops working. Otherwise reject it.
-          </span>
-          {props.canManage ? (
-            <span class="actions">
-              <PostButton
-                action={`/devices/${device.id}/identity`}
-                csrfToken={ctx.csrfToken}
-                label="Accept new identity"
-                tone="primary"
-                confirm="Accept the new identity? The device that holds the current token is locked out."
-                fields={{ decision: "accept" }}
-              />
-              <PostButton
-                action={`/devices/${device.id}/identity`}
-                csrfToken={ctx.csrfToken}
-                label="Reject"
-                fields={{ decision: "reject" }}
-              />
-            </span>
-          ) : (
-            ""
-          )}
-        </div>
-      ) : (
-        ""
-      )}
+      <IdentityClaim ctx={ctx} props={props} />
       {device.awaitingClaim ? (
         <AwaitingClaim ctx={ctx} props={props} />
       ) : waiting ? (
