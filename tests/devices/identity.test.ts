@@ -219,6 +219,27 @@ describe("registration of a known MAC address", () => {
   });
 });
 
+describe("a claim made by the device itself", () => {
+  test("an agent that registered before its claim token was configured: claiming clears its own pending claim", async () => {
+    const mac = newMac();
+    const operator = await app.token("operator");
+    const created = await app.fetch("/devices", {
+      method: "POST",
+      headers: { authorization: `Bearer ${operator}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ mac_address: mac }).toString(),
+      redirect: "manual",
+    });
+    const claim = /id="claim-token"[^>]*>([\w-]+)</.exec(await created.text())![1]!;
+    const deviceSecret = secret();
+    const early = await register({ mac_address: mac, device_secret: deviceSecret });
+    expect(early.body.error!.code).toBe("identity_conflict");
+    const claimed = await register({ mac_address: mac, device_secret: deviceSecret, enrolment_token: claim });
+    expect(claimed.status).toBe(201);
+    // Its own secret decides now: nothing is left for an operator to accept.
+    expect((await row(claimed.body.data.id)).identity_conflict_at).toBeNull();
+  });
+});
+
 describe("a lost claim token", () => {
   /** What the agent itself sends when configured with `enrolmentToken` (its own code, its own MAC). */
   function agentRegistration(enrolmentToken: string) {
