@@ -1,10 +1,26 @@
 // `outpost-agent status`: what this device's agent is and does, gathered from its config, state dir and
 // the running daemon's state file (docs/agent.md). Never includes the token.
+
+import fs from "node:fs";
 import { type DaemonReport, readDaemonState } from "./daemon-state.ts";
 import { detectIdentity } from "./identity.ts";
 import type { AgentContext } from "./poller.ts";
-import { loadCredentials, loadLastPoll } from "./state.ts";
+import { secretFingerprint } from "./secret-fingerprint.ts";
+import { deviceSecretPath, loadCredentials, loadLastPoll } from "./state.ts";
 import { AGENT_VERSION } from "./version.ts";
+
+/**
+ * The device secret's fingerprint, read without creating the secret: an operator compares it with the
+ * identity claim on the device's page before accepting it (docs/device-api.md). Null: no secret yet.
+ */
+function deviceSecretFingerprint(stateDir: string): string | null {
+  try {
+    const stored = JSON.parse(fs.readFileSync(deviceSecretPath(stateDir), "utf8")) as { secret?: unknown };
+    return typeof stored.secret === "string" ? secretFingerprint(stored.secret) : null;
+  } catch {
+    return null;
+  }
+}
 
 export function agentStatus(ctx: Pick<AgentContext, "config" | "configSource" | "store">) {
   let creds = null;
@@ -29,6 +45,7 @@ export function agentStatus(ctx: Pick<AgentContext, "config" | "configSource" | 
     registered: creds !== null,
     credentials_problem: credsProblem,
     identity,
+    secret_fingerprint: deviceSecretFingerprint(ctx.config.state_dir),
     last_poll: loadLastPoll(ctx.config.state_dir),
     scripts: ctx.store.latest().map((s) => ({ name: s.meta.name, version: s.meta.version })),
     // The daemon's tunnel, not one of this process's own: `status` is another process.
@@ -49,6 +66,7 @@ export function statusLines(status: AgentStatus): string[] {
     "error" in identity
       ? `Identity:   ${identity.error}`
       : `Identity:   ${identity.name}  mac ${identity.mac_address}  ip ${identity.ip_address}  (${identity.interface})`,
+    `Secret:     ${status.secret_fingerprint ? `fingerprint ${status.secret_fingerprint}` : "none yet (created at the first registration)"}`,
     `Last poll:  ${
       lp
         ? lp.ok

@@ -34,8 +34,8 @@ export const GROUPS: Record<string, Group> = {
     mutate: [
       "modules/platform/access.ts:1-101",
       "modules/platform/access.ts:119-128",
-      "ui/page.ts:1-17",
-      "ui/page.ts:32-66",
+      "ui/page.ts:1-35",
+      "ui/page.ts:69-116",
     ],
     tests: [
       "tests/platform/csrf.test.ts",
@@ -65,7 +65,13 @@ export const GROUPS: Record<string, Group> = {
     tests: ["tests/builder/builder.test.ts", "tests/builder/untrusted-schemas.test.ts"],
   },
   "device-identity": {
-    mutate: ["modules/devices/registration.ts", "modules/devices/device-auth.ts"],
+    mutate: [
+      "modules/devices/registration.ts",
+      "modules/devices/device-auth.ts",
+      "modules/devices/pre-authorisation.ts",
+      // The operator's decision on an identity claim (bound to the fingerprint shown).
+      "modules/devices/management.ts:161-200",
+    ],
     tests: [
       "tests/devices/registration-edges.test.ts",
       "tests/devices/identity.test.ts",

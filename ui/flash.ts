@@ -1,4 +1,4 @@
-import { readCookie } from "../modules/platform/access";
+import { consoleCookie, consoleCookieName, readCookie } from "../modules/platform/access";
 
 export type FlashKind = "success" | "error" | "info";
 export interface Flash {
@@ -6,10 +6,12 @@ export interface Flash {
   text: string;
 }
 
-const FLASH_COOKIE = "outpost_flash";
+/** A console cookie like the session's: `__Host-outpost_flash` (Secure) when BASE_URL is https. */
+export const FLASH_COOKIE = "outpost_flash";
+const FLASH_MAX_AGE_SECONDS = 60;
 
-export function readFlash(request: Request): Flash | undefined {
-  const raw = readCookie(request, FLASH_COOKIE);
+export function readFlash(request: Request, https: boolean): Flash | undefined {
+  const raw = readCookie(request, consoleCookieName(FLASH_COOKIE, https));
   if (!raw) return undefined;
   try {
     const parsed = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as Flash;
@@ -20,17 +22,19 @@ export function readFlash(request: Request): Flash | undefined {
   return undefined;
 }
 
-export function flashCookie(flash: Flash): string {
+export function flashCookie(flash: Flash, https: boolean): string {
   const value = Buffer.from(JSON.stringify(flash)).toString("base64url");
-  return `${FLASH_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=60`;
+  return consoleCookie(FLASH_COOKIE, value, https, FLASH_MAX_AGE_SECONDS);
 }
 
-export const CLEAR_FLASH_COOKIE = `${FLASH_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
+export function clearFlashCookie(https: boolean): string {
+  return consoleCookie(FLASH_COOKIE, "", https, 0);
+}
 
-/** A 303 to `location` that shows `flash` on the next page (for htmx requests, an `HX-Redirect`). */
-export function redirectWithFlash(location: string, flash?: Flash, request?: Request): Response {
+/** A 303 to `location` setting `cookies` (for htmx requests, an `HX-Redirect`). */
+export function redirectSettingCookies(location: string, cookies: string[], request?: Request): Response {
   const headers = new Headers();
-  if (flash) headers.append("set-cookie", flashCookie(flash));
+  for (const cookie of cookies) headers.append("set-cookie", cookie);
   // An htmx form post would follow a 303 inside its XHR and swap the next page into the form:
   // tell htmx to navigate instead.
   if (request?.headers.get("hx-request") === "true") {

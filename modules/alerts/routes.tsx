@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
-import { htmlPage, pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import { conflictMessage, listBuilderSchemas, productOptions } from "../builder/service";
 import { deviceSummaries } from "../devices/summaries";
 import { actorLabel } from "../jsonapi/document";
@@ -82,6 +81,7 @@ const savedField = (rule: AlertRule) => ({
 
 /** The /alerts pages: Active, History and Rules tabs, rule create/edit, alert detail, bulk actions, CSV. */
 export function alertRoutes(ctx: AppContext) {
+  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const { config, database } = ctx;
   const sql = database.sql;
 
@@ -122,7 +122,7 @@ export function alertRoutes(ctx: AppContext) {
     props: Omit<RuleFormProps, "products" | "options" | "notices">,
     status = 200,
   ) => {
-    const page = pageContext(request, principal, config.secretKey);
+    const page = pageContext(request, principal);
     return htmlPage(page, <RuleFormPage ctx={page} props={await formProps(props)} />, status);
   };
 
@@ -138,7 +138,7 @@ export function alertRoutes(ctx: AppContext) {
       "/alerts",
       async ({ request, principal, query }) => {
         const tab: AlertTab = query.tab === "history" || query.tab === "rules" ? query.tab : "active";
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         const filters = parseAlertFilters(query);
         if (tab === "active") filters.status = "open";
         const ruleSortRaw = typeof query.sort === "string" && tab === "rules" ? query.sort : "";
@@ -337,7 +337,7 @@ export function alertRoutes(ctx: AppContext) {
       async ({ request, principal, params }) => {
         const alert = await getAlert(sql, params.id);
         if (!alert) throw alertNotFound();
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         const [devices, names, notifications] = await Promise.all([
           deviceSummaries(sql, [alert.deviceId]),
           ruleNames(sql, alert.ruleId === null ? [] : [alert.ruleId]),

@@ -1,9 +1,8 @@
 import { Elysia } from "elysia";
 import { PageHead } from "../../ui/components";
-import { redirectWithFlash } from "../../ui/flash";
 import { OneTimeSecret } from "../../ui/form";
 import { Layout } from "../../ui/layout";
-import { htmlPage, pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import { actorLabel } from "../jsonapi/document";
 import type { AppContext } from "../platform/context";
 import { readConsoleSettings, rotateWebhookSecret } from "../settings/store";
@@ -15,6 +14,7 @@ import { splitRecipients } from "./notifications/queue";
  * secret, shown once, and "Send test notification". Admins only, like the rest of Settings.
  */
 export function alertSettingsRoutes(ctx: AppContext) {
+  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const { config, database } = ctx;
   const sql = database.sql;
   return new Elysia({ name: "alert-settings" })
@@ -23,7 +23,7 @@ export function alertSettingsRoutes(ctx: AppContext) {
       "/settings/notifications/webhook-secret",
       async ({ request, principal }) => {
         const secret = await rotateWebhookSecret(sql, actorLabel(principal));
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         return htmlPage(
           page,
           <Layout ctx={page} title="Webhook signing secret">

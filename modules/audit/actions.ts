@@ -27,6 +27,7 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   "POST /devices/:id/reject": { action: "device.reject", target: "device:id" },
   "POST /devices/:id/revoke": { action: "device.revoke", target: "device:id" },
   "POST /devices/:id/identity": { action: "device.identity", target: "device:id", fields: ["decision"] },
+  "POST /devices/:id/claim-token": { action: "device.claim_token_reissue", target: "device:id" },
   "POST /devices/:id/delete": { action: "device.delete", target: "device:id" },
   "POST /devices/:id/commands": { action: "command.queue", target: "device:id", fields: ["type", "name"] },
   "POST /devices/:id/scripts": { action: "script.install", target: "device:id" },

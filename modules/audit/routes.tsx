@@ -1,6 +1,6 @@
 import type { Static } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { htmlPage, pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import type { AppContext } from "../platform/context";
 import { type CsvValue, csvResponse, keysetBatches } from "../platform/csv";
 import { badRequest } from "../platform/errors";
@@ -57,13 +57,14 @@ function filterQuery(query: Record<string, unknown>): string {
 
 /** The audit log: `/audit` (page), `/audit.csv` and `GET /api/v1/audit` (JSON), admins only. */
 export function auditRoutes(ctx: AppContext) {
-  const { config, database } = ctx;
+  const { pageContext, htmlPage } = consolePages(ctx.config);
+  const { database } = ctx;
   return new Elysia({ name: "audit" })
     .use(ctx.access)
     .get(
       "/audit",
       async ({ request, principal, query }) => {
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         const filters = filtersOf(query);
         const cursor = text(query.cursor);
         const { events, nextCursor } = await listAudit(database, filters, { cursor });

@@ -160,25 +160,41 @@ export async function revokeDevice(
 }
 
 /**
- * An operator's answer to an identity conflict. `accept`: the conflicting registration's secret
- * becomes the device's identity and the old token stops working (a re-imaged or replaced device
- * registers again and, if approved, gets a token). `reject`: the conflict is forgotten and the
- * device keeps its identity. False when the device has no conflict.
+ * An operator's answer to the device's pending identity claim, bound to the claim they looked at: its
+ * `fingerprint` (as the page showed it). `accept`: the claim's secret becomes the device's identity and the
+ * old token stops working (a re-imaged or replaced device registers again and, if approved, gets a token).
+ * `reject`: the claim and the count of refused registrations are forgotten; the device keeps its identity,
+ * and the next claim can be recorded. `none`: nothing to decide; `changed`: the pending claim is not the
+ * one with that fingerprint any more (decided meanwhile, or another one since), and nothing changed.
  */
 export async function resolveIdentityConflict(
   sql: Sql,
   id: string,
   decision: "accept" | "reject",
-): Promise<boolean> {
-  if (!isUuid(id)) return false;
+  fingerprint: string,
+): Promise<"resolved" | "none" | "changed"> {
+  if (!isUuid(id)) return "none";
   const accept = decision === "accept";
-  const rows = await sql`
-    update devices set
-      secret_hash = case when ${accept} then conflict_secret_hash else secret_hash end,
-      api_token_hash = case when ${accept} then null else api_token_hash end,
-      claim_token_hash = case when ${accept} then null else claim_token_hash end,
-      identity_conflict_at = null, conflict_secret_hash = null, conflict_address = null, updated_at = now()
-    where id = ${id}::uuid and identity_conflict_at is not null
-    returning id`;
-  return rows.length > 0;
+  const prefix = fingerprint.replaceAll(":", "").toLowerCase();
+  const claimed = sql`left(conflict_secret_hash, 16) = ${prefix}`;
+  // Without a pending claim, rejecting dismisses the refused registrations' record.
+  const [row] = await sql<{ resolved: boolean; pending: boolean; refused: boolean }[]>`
+    with current as (
+      select id, conflict_secret_hash is not null as pending, conflict_refused_count > 0 as refused
+      from devices where id = ${id}::uuid),
+    resolved as (
+      update devices set
+        secret_hash = case when ${accept} then conflict_secret_hash else secret_hash end,
+        api_token_hash = case when ${accept} then null else api_token_hash end,
+        claim_token_hash = case when ${accept} then null else claim_token_hash end,
+        identity_conflict_at = null, conflict_secret_hash = null, conflict_address = null, conflict_last_at = null,
+        conflict_refused_count = 0, conflict_refused_at = null, conflict_refused_address = null, updated_at = now()
+      where id = ${id}::uuid and (
+        (conflict_secret_hash is not null and ${prefix.length === 16} and ${claimed})
+        or (not ${accept} and conflict_secret_hash is null and conflict_refused_count > 0 and ${prefix === ""}))
+      returning id)
+    select exists (select 1 from resolved) as resolved, current.pending, current.refused from current`;
+  if (!row) return "none";
+  if (row.resolved) return "resolved";
+  return row.pending || (row.refused && prefix !== "") ? "changed" : "none";
 }

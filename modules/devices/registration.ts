@@ -59,6 +59,46 @@ export const identityConflict = () =>
   );
 
 /**
+ * A registration that could not prove it is the device becomes its pending identity claim when it presents
+ * a secret and none is pending (or is that claim asking again); anything else is refused and counted:
+ * a later claim never replaces the pending one, so the operator accepts exactly the claim the page showed
+ * (docs/device-api.md, _Device identity_). Always throws 409: `identity_conflict` for the pending claim,
+ * `identity_conflict_pending` for a refused one.
+ */
+async function recordIdentityClaim(
+  sql: Sql,
+  macAddress: string,
+  secretHash: string | null,
+  address: string | undefined,
+): Promise<never> {
+  // The row lock orders concurrent claims: the first to take it becomes the pending one.
+  const [row] = await sql<{ pending_claim: boolean; other_pending: boolean }[]>`
+    with claim as (
+      select id, (identity_conflict_at is null and ${secretHash}::text is not null) as opens,
+        coalesce(conflict_secret_hash = ${secretHash}, false) as repeats
+      from devices where mac_address = ${macAddress} for update)
+    update devices d set
+      last_registration_at = now(),
+      identity_conflict_at = case when claim.opens then now() else d.identity_conflict_at end,
+      conflict_secret_hash = case when claim.opens then ${secretHash} else d.conflict_secret_hash end,
+      conflict_address = case when claim.opens then ${address ?? null} else d.conflict_address end,
+      conflict_last_at = case when claim.opens or claim.repeats then now() else d.conflict_last_at end,
+      conflict_refused_count = d.conflict_refused_count + case when claim.opens or claim.repeats then 0 else 1 end,
+      conflict_refused_at = case when claim.opens or claim.repeats then d.conflict_refused_at else now() end,
+      conflict_refused_address = case when claim.opens or claim.repeats then d.conflict_refused_address
+        else ${address ?? null} end
+    from claim where d.id = claim.id
+    returning claim.opens or claim.repeats as pending_claim, d.identity_conflict_at is not null as other_pending`;
+  if (!row?.other_pending || row.pending_claim) throw identityConflict();
+  throw new AppError(
+    409,
+    "identity_conflict_pending",
+    "Another registration of this MAC address is already waiting for an operator's decision; this one was refused and recorded. Register again once an operator has decided",
+    { field: "device_secret" },
+  );
+}
+
+/**
  * Registers a device or, for a known MAC, updates it (same id; approval status kept; product name,
  * metadata and schema replaced when given). An approved device gets a fresh API token in the same
  * statement that stores its hash: the token returned is always the one that is valid, whatever
@@ -113,6 +153,12 @@ export async function registerDevice(
         token_issued_at = case when d.approval_status = 'approved' then now() else d.token_issued_at end,
         secret_hash = coalesce(d.secret_hash, excluded.secret_hash),
         claim_token_hash = null,
+        -- A pending claim made with the secret this registration proves (say, before its claim token was
+        -- configured) is this device's own: nothing is left to decide.
+        identity_conflict_at = case when d.conflict_secret_hash = ${secretHash} then null else d.identity_conflict_at end,
+        conflict_address = case when d.conflict_secret_hash = ${secretHash} then null else d.conflict_address end,
+        conflict_last_at = case when d.conflict_secret_hash = ${secretHash} then null else d.conflict_last_at end,
+        conflict_secret_hash = case when d.conflict_secret_hash = ${secretHash} then null else d.conflict_secret_hash end,
         last_registration_at = now(),
         updated_at = now()
       where d.secret_hash = ${secretHash}
@@ -132,10 +178,7 @@ export async function registerDevice(
     ? await sql.begin((tx) => upsert(tx as unknown as Sql))
     : await upsert(sql);
   if (!row) {
-    await sql`update devices set identity_conflict_at = now(), conflict_secret_hash = ${secretHash},
-        conflict_address = ${options.address ?? null}, last_registration_at = now()
-      where mac_address = ${input.macAddress}`;
-    throw identityConflict();
+    await recordIdentityClaim(sql, input.macAddress, secretHash, options.address);
   }
   return { device: toDevice(row), apiToken: row.token_issued ? token : undefined, created: row.created };
 }

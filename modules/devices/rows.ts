@@ -2,6 +2,7 @@
  * How a `devices` row becomes a Device, in one place: the columns every read selects and the one
  * mapper from SQL rows (the list pages read a summary, the detail and the API the whole device).
  */
+import { fingerprintOfSecretHash } from "../../agent/secret-fingerprint";
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { schemaVersionOf } from "./telemetry-schemas";
@@ -38,8 +39,16 @@ export interface Device extends DeviceSummary {
   hasApiToken: boolean;
   /** The device holds a secret proving its identity (bound at its first registration). */
   hasSecret: boolean;
-  /** Where the conflicting registration came from. */
+  /** Where the pending identity claim first came from. */
   conflictAddress: string | null;
+  /** The pending claim's secret fingerprint (`ab12:cd34:ef56:7890`), as `outpost-agent status` prints it. */
+  conflictFingerprint: string | null;
+  /** The pending claim's latest registration. */
+  conflictLastAt: Date | null;
+  /** Registrations refused while the claim was pending: how many, the latest's time and address. */
+  conflictRefused: { count: number; at: Date | null; address: string | null };
+  /** Pre-authorised by an operator and not claimed yet: waits for a registration with its claim token. */
+  awaitingClaim: boolean;
   approvalChangedAt: Date | null;
   updatedAt: Date;
 }
@@ -65,6 +74,12 @@ export type DeviceRow = DeviceSummaryRow & {
   has_api_token: boolean;
   has_secret: boolean;
   conflict_address: string | null;
+  conflict_hash_prefix: string | null;
+  conflict_last_at: Date | string | null;
+  conflict_refused_count: number;
+  conflict_refused_at: Date | string | null;
+  conflict_refused_address: string | null;
+  awaiting_claim: boolean;
   approval_changed_at: Date | string | null;
   updated_at: Date | string;
 };
@@ -95,6 +110,14 @@ export function toDevice(row: DeviceRow): Device {
     hasApiToken: row.has_api_token,
     hasSecret: row.has_secret,
     conflictAddress: row.conflict_address,
+    conflictFingerprint: row.conflict_hash_prefix && fingerprintOfSecretHash(row.conflict_hash_prefix),
+    conflictLastAt: row.conflict_last_at === null ? null : pgDate(row.conflict_last_at),
+    conflictRefused: {
+      count: row.conflict_refused_count,
+      at: row.conflict_refused_at === null ? null : pgDate(row.conflict_refused_at),
+      address: row.conflict_refused_address,
+    },
+    awaitingClaim: row.awaiting_claim,
     approvalChangedAt: pgDate(row.approval_changed_at),
     updatedAt: pgDate(row.updated_at),
   };
@@ -112,5 +135,7 @@ export function deviceColumns(sql: Sql, onlineWindowSeconds: number) {
   return sql`${summaryColumns(sql, onlineWindowSeconds)}, d.metadata,
     coalesce((select s.schema from telemetry_schemas s where s.hash = d.schema_hash), '{}'::jsonb) as schema,
     d.remote_access_requested, d.api_token_hash is not null as has_api_token,
-    d.secret_hash is not null as has_secret, d.conflict_address, d.approval_changed_at, d.updated_at`;
+    d.secret_hash is not null as has_secret, d.conflict_address,
+    left(d.conflict_secret_hash, 16) as conflict_hash_prefix, d.conflict_last_at, d.conflict_refused_count,
+    d.conflict_refused_at, d.conflict_refused_address, d.claim_token_hash is not null as awaiting_claim, d.approval_changed_at, d.updated_at`;
 }

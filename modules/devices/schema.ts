@@ -35,12 +35,23 @@ export const devices = pgTable(
      * presents it (as `enrolment_token`), nothing else claims the device. Cleared once claimed.
      */
     claimTokenHash: text("claim_token_hash"),
-    /** A registration of this MAC that could not prove the identity (none when null). */
+    /**
+     * The pending claim: the first registration of this MAC that could not prove the identity but
+     * presented a secret of its own, when it came (none when null). It stays the one an operator
+     * accepts or rejects: later registrations with other secrets never replace it (they are refused
+     * and counted below), so an operator accepts exactly the claim the page showed.
+     */
     identityConflictAt: timestamp("identity_conflict_at", { withTimezone: true }),
-    /** The conflicting registration's secret hash (accepted as the new identity by an operator). */
+    /** The pending claim's secret hash (accepted as the new identity by an operator). */
     conflictSecretHash: text("conflict_secret_hash"),
-    /** The address the conflicting registration came from. */
+    /** The address the pending claim first came from. */
     conflictAddress: text("conflict_address"),
+    /** The pending claim's latest registration (its agent keeps asking). */
+    conflictLastAt: timestamp("conflict_last_at", { withTimezone: true }),
+    /** Registrations refused while the claim was pending (other secrets, or none), the latest's time and address. */
+    conflictRefusedCount: integer("conflict_refused_count").notNull().default(0),
+    conflictRefusedAt: timestamp("conflict_refused_at", { withTimezone: true }),
+    conflictRefusedAddress: text("conflict_refused_address"),
     /** Last call to register (a pending device keeps asking for its token; shown while it waits). */
     lastRegistrationAt: timestamp("last_registration_at", { withTimezone: true }),
     remoteAccessRequested: boolean("remote_access_requested").notNull().default(false),

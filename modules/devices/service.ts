@@ -36,6 +36,7 @@ export {
   setRemoteAccessRequested,
   updateDevice,
 } from "./management";
+export { type PreRegistration, preRegisterDevice, reissueClaimToken } from "./pre-authorisation";
 export { recentDevices } from "./queries";
 export {
   consumeRateLimit,

@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
-import { htmlPage, pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { BodyError, jsonBody, readJsonBody } from "../platform/json-body";
@@ -34,6 +33,7 @@ function e2eJsonBody(body: unknown): unknown {
 
 /** The E2E API (/e2e/…, runner credentials) and the operators' runs page (/e2e). */
 export function e2eRoutes(ctx: AppContext) {
+  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const { config, database, logger, access } = ctx;
   const e2e = config.e2eEnabled ? e2eConfigFor(config) : undefined;
 
@@ -162,7 +162,7 @@ export function e2eRoutes(ctx: AppContext) {
     .get(
       "/e2e",
       async ({ request, principal }) => {
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         // The menu links here on every server: when E2E is off, the page says how to turn it on (200).
         if (!e2e) return htmlPage(page, <E2EDisabledPage ctx={page} />);
         const query = parsePageQuery(new URL(request.url).searchParams);

@@ -1,6 +1,5 @@
 import { Elysia, t } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
-import { htmlPage, pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { JobsActivity, JobsPage, type JobsPageProps } from "./pages";
@@ -8,7 +7,8 @@ import { jobOverview, knownTasks, listQueuedJobs, listRecentRuns, runJobNow } fr
 import type { JobCatalog } from "./task";
 
 export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
-  const { database, access, config } = ctx;
+  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
+  const { database, access } = ctx;
 
   async function pageProps(principal: Principal | undefined): Promise<JobsPageProps> {
     const [overview, queue, runs] = await Promise.all([
@@ -27,7 +27,7 @@ export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
         const props = await pageProps(principal);
         if (query.fragment === "activity")
           return htmlPage({ flash: undefined }, <JobsActivity props={props} />);
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         return htmlPage(page, <JobsPage ctx={page} props={props} />);
       },
       { access: "viewer", query: t.Object({ fragment: t.Optional(t.Literal("activity")) }) },

@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
-import { flashCookie, redirectWithFlash } from "../../ui/flash";
-import { anonymousCsrf, htmlPage, pageContext, safeNext } from "../../ui/page";
+import type { Flash } from "../../ui/flash";
+import { consolePages, safeNext } from "../../ui/page";
 import { recordAudit } from "../audit/service";
-import { checkCsrf, consoleCookieName, SESSION_COOKIE } from "../platform/access";
+import { checkCsrf, consoleCookie, SESSION_COOKIE } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
@@ -26,24 +26,24 @@ const SetupForm = t.Object({
 export function operatorRoutes(ctx: AppContext) {
   const { config, database, access } = ctx;
   const db = database.db;
-  const secure = config.baseUrl.startsWith("https:");
+  const { https, pageContext, htmlPage, redirectWithFlash, anonymousCsrf } = consolePages(config);
+  const sessionCookie = (token: string) =>
+    consoleCookie(SESSION_COOKIE, token, https, config.sessionTtlHours * 3600);
 
-  const sessionName = consoleCookieName(SESSION_COOKIE, secure);
-  function sessionCookie(token: string): string {
-    return `${sessionName}=${token}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=${config.sessionTtlHours * 3600}`;
-  }
-  const clearSessionCookie = `${sessionName}=; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=0`;
-
-  async function signedIn(operatorId: string, request: Request, address: string, location: string) {
+  async function signedIn(
+    operatorId: string,
+    request: Request,
+    address: string,
+    location: string,
+    flash?: Flash,
+  ) {
     const token = await createSession(db, {
       operatorId,
       ttlHours: config.sessionTtlHours,
       address,
       userAgent: request.headers.get("user-agent") ?? undefined,
     });
-    const response = redirectWithFlash(location);
-    response.headers.append("set-cookie", sessionCookie(token));
-    return response;
+    return redirectWithFlash(location, flash, undefined, [sessionCookie(token)]);
   }
 
   return new Elysia({ name: "operators" })
@@ -52,8 +52,8 @@ export function operatorRoutes(ctx: AppContext) {
       "/login",
       async ({ request, query }) => {
         if ((await countOperators(db)) === 0) return redirectWithFlash("/setup");
-        const csrf = anonymousCsrf(request, config.secretKey, secure);
-        const page = pageContext(request, undefined, config.secretKey);
+        const csrf = anonymousCsrf(request);
+        const page = pageContext(request, undefined);
         return htmlPage(
           page,
           <LoginPage csrfToken={csrf.token} next={safeNext(query.next)} flash={page.flash} />,
@@ -66,7 +66,7 @@ export function operatorRoutes(ctx: AppContext) {
     .post(
       "/login",
       async ({ request, body, server }) => {
-        const csrf = anonymousCsrf(request, config.secretKey, secure);
+        const csrf = anonymousCsrf(request);
         checkCsrf(config.secretKey, csrf.cookie ? undefined : csrf.binding, request, body);
         const next = safeNext(body.next);
         const address = clientAddress(request, server);
@@ -106,9 +106,9 @@ export function operatorRoutes(ctx: AppContext) {
       "/logout",
       async ({ principal }) => {
         if (principal?.kind === "session") await deleteSession(db, principal.sessionIdHash);
-        const response = redirectWithFlash("/login", { kind: "info", text: "You are signed out." });
-        response.headers.append("set-cookie", clearSessionCookie);
-        return response;
+        return redirectWithFlash("/login", { kind: "info", text: "You are signed out." }, undefined, [
+          consoleCookie(SESSION_COOKIE, "", https, 0),
+        ]);
       },
       { access: "viewer" },
     )
@@ -116,7 +116,7 @@ export function operatorRoutes(ctx: AppContext) {
       "/setup",
       async ({ request }) => {
         if ((await countOperators(db)) > 0) return redirectWithFlash("/login");
-        const csrf = anonymousCsrf(request, config.secretKey, secure);
+        const csrf = anonymousCsrf(request);
         return htmlPage(
           { flash: undefined },
           <SetupPage csrfToken={csrf.token} />,
@@ -129,16 +129,14 @@ export function operatorRoutes(ctx: AppContext) {
     .post(
       "/setup",
       async ({ request, body, server }) => {
-        const csrf = anonymousCsrf(request, config.secretKey, secure);
+        const csrf = anonymousCsrf(request);
         checkCsrf(config.secretKey, csrf.cookie ? undefined : csrf.binding, request, body);
         try {
           const admin = await completeSetup(db, body);
-          const response = await signedIn(admin.id, request, clientAddress(request, server), "/");
-          response.headers.append(
-            "set-cookie",
-            flashCookie({ kind: "success", text: "Your administrator account is ready." }),
-          );
-          return response;
+          return signedIn(admin.id, request, clientAddress(request, server), "/", {
+            kind: "success",
+            text: "Your administrator account is ready.",
+          });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           if (error.code === "setup_complete")

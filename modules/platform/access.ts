@@ -34,6 +34,15 @@ export function consoleCookieName(name: string, https: boolean): string {
   return https ? `__Host-${name}` : name;
 }
 
+/**
+ * The `Set-Cookie` value for console cookie `name`: host-only (no Domain), Path=/, HttpOnly, SameSite=Lax,
+ * and over https Secure under its `__Host-` name. `maxAgeSeconds` 0 clears it.
+ */
+export function consoleCookie(name: string, value: string, https: boolean, maxAgeSeconds: number): string {
+  const secure = https ? "; Secure" : "";
+  return `${consoleCookieName(name, https)}=${value}; Path=/; HttpOnly; SameSite=Lax${secure}; Max-Age=${maxAgeSeconds}`;
+}
+
 /** CSRF token bound to a session (or, before sign-in, to the anonymous csrf cookie). */
 export function csrfTokenFor(secret: string, binding: string): string {
   return hmacHex(secret, `csrf:${binding}`);

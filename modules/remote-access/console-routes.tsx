@@ -1,7 +1,6 @@
 import path from "node:path";
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
-import { pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { notFound } from "../platform/errors";
@@ -33,6 +32,7 @@ const actorName = (principal: Principal) => holderOf(principal).holder;
 
 /** The device page's Remote access panel: lease by visit, renewed by a live stream, ended on close. */
 export function remoteAccessConsoleRoutes(ctx: AppContext) {
+  const { pageContext, redirectWithFlash } = consolePages(ctx.config);
   const { config, database } = ctx;
   // A page whose stream dropped, or that said it closes, leaves its lease this long to another page.
   const graceMs = config.remoteAccessPageGraceSeconds * 1000;
@@ -60,7 +60,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
       reopen,
       maxMinutes: config.remoteAccessMaxMinutes,
       onlineWindowSeconds: settings.onlineWindowSeconds,
-      csrfToken: pageContext(request, principal, config.secretKey).csrfToken,
+      csrfToken: pageContext(request, principal).csrfToken,
     });
     if (!props) throw notFound("No device with this id", "device_not_found");
     return props;

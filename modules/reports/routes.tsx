@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
-import { htmlPage, pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import { listBuilderSchemas } from "../builder/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
@@ -72,8 +71,8 @@ const canManage = (principal: Principal | undefined) =>
  * Viewers read; operators and admins write.
  */
 export function reportPageRoutes(ctx: AppContext) {
+  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const sql = ctx.database.sql;
-  const secret = ctx.config.secretKey;
 
   async function formPage(
     request: Request,
@@ -83,7 +82,7 @@ export function reportPageRoutes(ctx: AppContext) {
     extra: { errors?: Record<string, string>; summary?: string } = {},
     status = 200,
   ) {
-    const page = pageContext(request, principal, secret);
+    const page = pageContext(request, principal);
     const [refs, options] = await Promise.all([
       listBuilderSchemas(sql),
       reportOptions(sql, parseSchemaValue(values.schema)),
@@ -156,7 +155,7 @@ export function reportPageRoutes(ctx: AppContext) {
           listReports(sql, { name, fields, dir }),
           cachedReportOptions(sql, null),
         ]);
-        const page = pageContext(request, principal, secret);
+        const page = pageContext(request, principal);
         return htmlPage(
           page,
           <ReportListPage
@@ -208,7 +207,7 @@ export function reportPageRoutes(ctx: AppContext) {
           await savePreferences(sql, scope, key, query);
         else if (scope && !hasViewParams(query)) query = await loadPreferences(sql, scope, key);
         const results = await reportResults(sql, report, viewFromParams(query), { strict: false });
-        const page = pageContext(request, principal, secret);
+        const page = pageContext(request, principal);
         return htmlPage(
           page,
           <ReportDetailPage
@@ -251,7 +250,7 @@ export function reportPageRoutes(ctx: AppContext) {
       "/reports/:id/delete",
       async ({ request, principal, params }) => {
         const report = await requireReport(sql, params.id);
-        const page = pageContext(request, principal, secret);
+        const page = pageContext(request, principal);
         return htmlPage(page, <DeleteReportPage ctx={page} report={report} />);
       },
       { access: "operator" },

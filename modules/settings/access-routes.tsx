@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
+import { consolePages } from "../../ui/page";
 import { changeOperatorRole, inviteOperator, setOperatorDisabled } from "../operators/management";
 import { createApiToken, isOperatorRole, revokeApiToken } from "../operators/service";
 import type { AppContext } from "../platform/context";
@@ -12,6 +12,7 @@ const str = (value: unknown) => (typeof value === "string" ? value : "");
 
 /** Who may sign in and call the API: the Operators and API tokens sections of Settings (admins only). */
 export function accessSettingsRoutes(ctx: AppContext) {
+  const { redirectWithFlash } = consolePages(ctx.config);
   const { database } = ctx;
   const db = database.db;
   const page = settingsRenderer(ctx);

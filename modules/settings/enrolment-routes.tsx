@@ -1,9 +1,8 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
-import { createEnrolmentToken, revokeEnrolmentToken } from "../enrolment/service";
+import { consolePages } from "../../ui/page";
+import { createEnrolmentToken, installLine, revokeEnrolmentToken } from "../enrolment/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
-import { installLine } from "./pages/enrolment";
 import { settingsRenderer } from "./render";
 
 type Form = Record<string, unknown>;
@@ -13,6 +12,7 @@ const optionalNumber = (value: string) => (value.trim() === "" ? null : Number(v
 
 /** Settings → Enrolment tokens (admins). */
 export function enrolmentSettingsRoutes(ctx: AppContext) {
+  const { redirectWithFlash } = consolePages(ctx.config);
   const sql = ctx.database.sql;
   const page = settingsRenderer(ctx);
   return new Elysia({ name: "settings-enrolment" })

@@ -1,4 +1,4 @@
-import { htmlPage, pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import { listEnrolmentTokens } from "../enrolment/service";
 import { listApiTokens, listOperators } from "../operators/service";
 import type { Principal } from "../platform/access";
@@ -15,13 +15,14 @@ export type SettingsOverrides = Partial<SettingsPageProps>;
  * secret shown once): every settings form answers with it, so a refused form keeps the rest in view.
  */
 export function settingsRenderer(ctx: Pick<AppContext, "config" | "database">) {
+  const { pageContext, htmlPage } = consolePages(ctx.config);
   return async (
     request: Request,
     principal: Principal | undefined,
     overrides: SettingsOverrides,
     status = 200,
   ) => {
-    const page = pageContext(request, principal, ctx.config.secretKey);
+    const page = pageContext(request, principal);
     await deviceSettings(ctx.config); // primes the env defaults
     const [consoleSettings, operators, tokens, enrolmentTokens] = await Promise.all([
       readConsoleSettings(ctx.database.sql, settingsDefaults(ctx.config)),

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
+import { consolePages } from "../../ui/page";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { settingsRenderer } from "./render";
@@ -16,6 +16,7 @@ function actor(principal: Principal | undefined): string | undefined {
 
 /** The Settings page and its monitoring and notification forms (admins only). */
 export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } = {}) {
+  const { redirectWithFlash } = consolePages(ctx.config);
   const { database } = ctx;
 
   const page = settingsRenderer(ctx);

@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../ui/flash";
-import { htmlPage, pageContext } from "../../ui/page";
+import { consolePages } from "../../ui/page";
 import { canOperate } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -16,6 +15,7 @@ const text = (value: unknown) => (typeof value === "string" ? value : "");
 
 /** Console routes of the browser terminal: open a session, the sessions list, playback, host keys. */
 export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
+  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const { config, database } = ctx;
   const sql = database.sql;
   return new Elysia({ name: "terminal" })
@@ -55,7 +55,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
     .get(
       "/terminal/sessions",
       async ({ principal, query, request }) => {
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         const filter = {
           device: text(query.device) || undefined,
           operator: text(query.operator) || undefined,
@@ -84,7 +84,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
       async ({ params, principal, request }) => {
         const session = await getSession(sql, params.id);
         if (!session) throw sessionNotFound();
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         return htmlPage(page, <PlaybackPage ctx={page} session={session} canEnd={canOperate(principal)} />);
       },
       { access: "viewer" },

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { utils } from "ssh2";
 import { detectIdentity } from "../../agent/identity.ts";
+import { secretFingerprint } from "../../agent/secret-fingerprint.ts";
 import { AGENT_VERSION } from "../../agent/version.ts";
 import { BUILTINS, DEVICE_ID, HOST_KEY, type Json, startFakeDeviceApi, TOKEN } from "./fake-device-api.ts";
 import { runAgent, scriptText } from "./helpers.ts";
@@ -240,6 +241,7 @@ describe("agent polling against a fake device API", () => {
       "Server",
       "Device",
       "Identity",
+      "Secret",
       "Last poll",
       "Scripts",
       "Daemon",
@@ -252,12 +254,17 @@ describe("agent polling against a fake device API", () => {
     expect(lines[4]).toBe(
       `Identity:   ${identity.name}  mac ${identity.mac_address}  ip ${identity.ip_address}  (${identity.interface})`,
     );
-    expect(lines[5]).toMatch(
+    // The fingerprint an operator compares with an identity claim on the device's page.
+    const stored = JSON.parse(
+      fs.readFileSync(path.join(env().OUTPOST_AGENT_STATE_DIR!, "device-secret.json"), "utf8"),
+    );
+    expect(lines[5]).toBe(`Secret:     fingerprint ${secretFingerprint(stored.secret)}`);
+    expect(lines[6]).toMatch(
       /^Last poll: {2}\d{4}-\d\d-\d\dT[\d:.]+Z ok in \d+ ms \(\d+ scripts, \d+ failed, \d+ commands\)$/,
     );
-    expect(lines[6]).toMatch(/^Scripts: {4}.*\bcpu v2\b/);
-    expect(lines[7]).toBe("Daemon:     not running (no daemon state)");
-    expect(lines[8]).toBe("Tunnel:     unknown: no agent daemon is running");
+    expect(lines[7]).toMatch(/^Scripts: {4}.*\bcpu v2\b/);
+    expect(lines[8]).toBe("Daemon:     not running (no daemon state)");
+    expect(lines[9]).toBe("Tunnel:     unknown: no agent daemon is running");
     expect(r.stdout).not.toContain(TOKEN);
   }, 30000);
 });

@@ -279,8 +279,29 @@ describe("device list", () => {
     const claim = (await page.locator("#claim-token").textContent())!.trim();
     expect(await page.locator("#claim-install-line").textContent()).toContain(`--token ${claim}`);
     await screenshot(page, "console-device-new-claim-token");
-    const first = await registerDevice(app, { mac_address: "06-c0-aa-bb-cc-01", enrolment_token: claim });
+    // Its page says it waits for the claim token, and how; an operator reissues a lost one.
+    await page.click('#created a:has-text("Open the device")');
+    const banner = page.locator("[data-awaiting-claim]");
+    expect(await banner.textContent()).toContain("Waiting for the device to register with its claim token");
+    expect(await banner.textContent()).toContain("install.sh | sudo sh -s -- --token <claim token>");
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.click('button:has-text("Reissue claim token")');
+    await page.waitForSelector("#claim-reissued");
+    const reissued = (await page.locator("#claim-token").textContent())!.trim();
+    expect(reissued).toStartWith("oen_");
+    expect(reissued).not.toBe(claim);
+    expect(await page.locator("#claim-install-line").textContent()).toContain(`--token ${reissued}`);
+    await screenshot(page, "console-device-claim-reissued");
+    const refused = await app.fetch("/api/v1/devices/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ mac_address: "06-c0-aa-bb-cc-01", enrolment_token: claim }),
+    });
+    expect(refused.status).toBe(409);
+    const first = await registerDevice(app, { mac_address: "06-c0-aa-bb-cc-01", enrolment_token: reissued });
     expect(first.token).toBeString();
+    await page.reload();
+    expect(await page.locator("[data-awaiting-claim]").count()).toBe(0);
     await page.setViewportSize(PHONE);
     await page.goto(`${app.url}/devices/new`);
     await screenshot(page, "console-device-new-phone");

@@ -114,6 +114,7 @@ const ACCESS: Record<string, Level> = {
   "POST /devices/:id/commands/:commandId/cancel": "operator",
   "POST /devices/:id/revoke": "operator",
   "POST /devices/:id/identity": "operator",
+  "POST /devices/:id/claim-token": "operator",
   "POST /api/v1/devices/:device_id/remote_access": "operator",
   "DELETE /api/v1/devices/:device_id/remote_access/:lease_id": "operator",
   "POST /devices/:id/remote-access/open": "operator",

@@ -83,7 +83,9 @@ const HEADERS: { name: string; headers: Record<string, string> }[] = [
     { name: `csrf cookie ${value}`, headers: { cookie: `outpost_csrf=${value}; outpost_flash=${value}` } },
     {
       name: `__Host- cookies ${value}`,
-      headers: { cookie: `__Host-outpost_session=${value}; __Host-outpost_csrf=${value}` },
+      headers: {
+        cookie: `__Host-outpost_session=${value}; __Host-outpost_csrf=${value}; __Host-outpost_flash=${value}`,
+      },
     },
   ]),
   { name: "cookie without a value", headers: { cookie: "outpost_session; =; ;;" } },

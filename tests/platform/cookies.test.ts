@@ -78,3 +78,59 @@ describe("over https the console's cookies are __Host- cookies", () => {
     expect(out.headers.getSetCookie().join()).toContain("__Host-outpost_session=; Path=/;");
   });
 });
+
+describe("the flash cookie follows the console's cookie rule", () => {
+  const signedOut = "You are signed out.";
+
+  /** Signs out of `target` (a redirect with a flash), then opens the page it leads to with that cookie. */
+  async function signOutAndFollow(target: typeof app) {
+    const session = await target.session("viewer");
+    const out = await target.fetch("/logout", {
+      method: "POST",
+      headers: { cookie: session.cookie, "x-csrf-token": session.csrf },
+    });
+    expect(out.status).toBe(303);
+    const flash = out.headers.getSetCookie().find((c) => c.includes("outpost_flash="))!;
+    const next = await target.fetch(out.headers.get("location")!, {
+      headers: { cookie: flash.split(";")[0]! },
+    });
+    return { flash, next, html: await next.text() };
+  }
+
+  test("over https: __Host-outpost_flash, Secure, Path=/, no Domain; the next page shows it and clears it", async () => {
+    const { flash, next, html } = await signOutAndFollow(httpsApp);
+    expect(flash).toMatch(
+      /^__Host-outpost_flash=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=60$/,
+    );
+    expect(flash).not.toMatch(/domain=/i);
+    expect(next.status).toBe(200);
+    expect(html).toContain(signedOut);
+    expect(next.headers.getSetCookie()).toContain(
+      "__Host-outpost_flash=; Path=/; HttpOnly; SameSite=Lax; Secure; Max-Age=0",
+    );
+    // The bare name is what a sibling host could plant: over https it shows nothing.
+    const value = flash.split(";")[0]!.slice("__Host-outpost_flash=".length);
+    const planted = await httpsApp.fetch("/login", { headers: { cookie: `outpost_flash=${value}` } });
+    expect(await planted.text()).not.toContain(signedOut);
+  });
+
+  test("over http: the plain name, without Secure", async () => {
+    const { flash, next, html } = await signOutAndFollow(app);
+    expect(flash).toMatch(/^outpost_flash=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=60$/);
+    expect(html).toContain(signedOut);
+    expect(next.headers.getSetCookie()).toContain(
+      "outpost_flash=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0",
+    );
+  });
+
+  test.each(MALFORMED)("a flash cookie %s is no flash, not a 500", async (value) => {
+    for (const [target, name] of [
+      [app, "outpost_flash"],
+      [httpsApp, "__Host-outpost_flash"],
+    ] as const) {
+      const response = await target.fetch("/login", { headers: { cookie: `${name}=${value}` } });
+      expect(response.status).toBe(200);
+      expect(await response.text()).not.toContain('class="flash');
+    }
+  });
+});

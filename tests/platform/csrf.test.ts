@@ -13,9 +13,12 @@ import {
   submittedCsrfToken,
 } from "../../modules/platform/access";
 import { AppError } from "../../modules/platform/errors";
-import { anonymousCsrf, pageContext, safeNext } from "../../ui/page";
+import { consolePages, safeNext } from "../../ui/page";
 
 const SECRET = "s".repeat(40);
+const httpPages = consolePages({ secretKey: SECRET, baseUrl: "http://console.test" });
+const httpsPages = consolePages({ secretKey: SECRET, baseUrl: "https://console.test" });
+const { pageContext } = httpPages;
 const request = (headers: Record<string, string> = {}, method = "POST") =>
   new Request("http://console.test/settings", { method, headers });
 
@@ -73,7 +76,7 @@ describe("CSRF", () => {
   });
 
   test("before sign-in: the anonymous cookie binds the token; a missing or malformed cookie is replaced", () => {
-    const fresh = anonymousCsrf(request(), SECRET, false);
+    const fresh = httpPages.anonymousCsrf(request());
     const value = /^outpost_csrf=([\w-]+); Path=\/; HttpOnly; SameSite=Lax; Max-Age=86400$/.exec(
       fresh.cookie!,
     )?.[1];
@@ -81,21 +84,19 @@ describe("CSRF", () => {
     expect(value!.length).toBeGreaterThanOrEqual(20);
     expect(fresh.binding).toBe(`anon:${value}`);
     expect(fresh.token).toBe(csrfTokenFor(SECRET, `anon:${value}`));
-    expect(anonymousCsrf(request(), SECRET, true).cookie).toEndWith("; Secure; Max-Age=86400");
+    expect(httpsPages.anonymousCsrf(request()).cookie).toEndWith("; Secure; Max-Age=86400");
 
-    const kept = anonymousCsrf(request({ cookie: `${CSRF_COOKIE}=${value}` }), SECRET, false);
+    const kept = httpPages.anonymousCsrf(request({ cookie: `${CSRF_COOKIE}=${value}` }));
     expect(kept).toEqual({ binding: fresh.binding, token: fresh.token, cookie: undefined });
     for (const bad of ["short", `${"a".repeat(30)}!`, `!${"a".repeat(30)}`]) {
-      const replaced = anonymousCsrf(
+      const replaced = httpPages.anonymousCsrf(
         request({ cookie: `${CSRF_COOKIE}=${encodeURIComponent(bad)}` }),
-        SECRET,
-        false,
       );
       expect(replaced.cookie).toBeDefined();
       expect(replaced.binding).not.toBe(`anon:${bad}`);
     }
     expect(
-      anonymousCsrf(request({ cookie: `${CSRF_COOKIE}=${"a".repeat(20)}` }), SECRET, false).cookie,
+      httpPages.anonymousCsrf(request({ cookie: `${CSRF_COOKIE}=${"a".repeat(20)}` })).cookie,
     ).toBeUndefined();
   });
 
@@ -108,12 +109,12 @@ describe("CSRF", () => {
       sessionIdHash: "session-1",
     };
     const api: Principal = { kind: "token", tokenId: "t", name: "ci", role: "admin" };
-    expect(pageContext(request({}, "GET"), session, SECRET)).toMatchObject({
+    expect(pageContext(request({}, "GET"), session)).toMatchObject({
       path: "/settings",
       csrfToken: token,
     });
-    expect(pageContext(request({}, "GET"), api, SECRET).csrfToken).toBe("");
-    expect(pageContext(request({}, "GET"), undefined, SECRET).csrfToken).toBe("");
+    expect(pageContext(request({}, "GET"), api).csrfToken).toBe("");
+    expect(pageContext(request({}, "GET"), undefined).csrfToken).toBe("");
   });
 });
 

@@ -3,7 +3,7 @@
  * request that comes between a form's redirect and that page (a live refresh, a poll) must not eat it.
  */
 import { describe, expect, test } from "bun:test";
-import { CLEAR_FLASH_COOKIE, flashCookie } from "../../ui/flash";
+import { clearFlashCookie, flashCookie } from "../../ui/flash";
 import { approvedDevice } from "../console/helpers";
 import { startTestApp } from "../helpers/app";
 
@@ -16,11 +16,11 @@ const TEXT = 'Install of "cpu" queued · ✓ 🚀';
 
 async function withFlash(headers: Record<string, string> = {}) {
   const session = await app.session("operator");
-  const flash = flashCookie({ kind: "success", text: TEXT }).split(";")[0];
+  const flash = flashCookie({ kind: "success", text: TEXT }, false).split(";")[0];
   return app.fetch(PAGE, { headers: { cookie: `${session.cookie}; ${flash}`, ...headers } });
 }
 
-const clearsFlash = (response: Response) => response.headers.getSetCookie().includes(CLEAR_FLASH_COOKIE);
+const clearsFlash = (response: Response) => response.headers.getSetCookie().includes(clearFlashCookie(false));
 
 describe("flash messages", () => {
   test("a background htmx request neither shows nor clears the flash", async () => {

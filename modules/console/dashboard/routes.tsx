@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { htmlPage, pageContext } from "../../../ui/page";
+import { consolePages } from "../../../ui/page";
 import { countOpenAlerts } from "../../alerts/lifecycle";
 import { fleetCounts, recentDevices } from "../../devices/service";
 import { canOperate } from "../../platform/access";
@@ -12,12 +12,13 @@ const RECENT_DEVICES = 8;
 
 /** The dashboard (`/`): fleet counts, activity over 24 h, the newest devices. */
 export function dashboardRoutes(ctx: AppContext) {
+  const { pageContext, htmlPage } = consolePages(ctx.config);
   const { config, database } = ctx;
   const sql = database.sql;
   return new Elysia({ name: "dashboard-page" }).use(ctx.access).get(
     "/",
     async ({ request, principal }) => {
-      const page = pageContext(request, principal, config.secretKey);
+      const page = pageContext(request, principal);
       const { onlineWindowSeconds } = await deviceSettings(config);
       const [counts, recent, chart, alerts] = await Promise.all([
         fleetCounts(sql, onlineWindowSeconds),

@@ -1,6 +1,8 @@
 import { assetUrl } from "../../../ui/assets";
+import { OneTimeSecret } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { LiveStatus } from "../../../ui/widgets";
+import { installLine } from "../../enrolment/service";
 import { RemoteAccessKeeper } from "../../remote-access/device-tab";
 import { tabUrl } from "./links";
 import { DeviceHeader } from "./panels/header";
@@ -37,6 +39,22 @@ export function DeviceDetailPage({ ctx, props }: { ctx: PageContext; props: Devi
         </nav>
         <LiveStatus />
       </div>
+      {props.newClaimToken ? (
+        <section class="card" id="claim-reissued">
+          <OneTimeSecret
+            id="claim-token"
+            headline="New claim token issued; the previous one no longer works."
+            advice="Shown once: the device must present it to take this entry."
+            secret={props.newClaimToken}
+          />
+          <p>Install the agent with it on the device, as root:</p>
+          <div class="secret" id="claim-install-line" safe>
+            {installLine(props.baseUrl, props.newClaimToken)}
+          </div>
+        </section>
+      ) : (
+        ""
+      )}
       <DeviceHeader ctx={ctx} props={props} />
       {/* The alerts feature's panel (modules/alerts), loaded and refreshed by htmx. */}
       <div

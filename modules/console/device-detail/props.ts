@@ -42,6 +42,10 @@ export interface DeviceDetailProps {
   tab: string;
   canManage: boolean;
   onlineWindowSeconds: number;
+  /** The console's address, for the install line a pre-authorised device waits for. */
+  baseUrl: string;
+  /** A claim token just reissued (shown this once). */
+  newClaimToken?: string;
   latest: TelemetryEvent | undefined;
   gauges: Gauges;
   telemetry?: {

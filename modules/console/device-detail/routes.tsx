@@ -1,12 +1,12 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../../ui/flash";
-import { htmlPage, pageContext } from "../../../ui/page";
+import { consolePages } from "../../../ui/page";
 import { cancelCommand, checkScript, getCommand, queueCommand } from "../../commands/service";
 import {
   approveDevices,
   type Device,
   deleteDevice,
   getDevice,
+  reissueClaimToken,
   rejectDevices,
   resolveIdentityConflict,
   revokeDevice,
@@ -31,6 +31,7 @@ const SCRIPT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
 /** The device page (`/devices/:id`, its tabs and live part) and the actions it posts. */
 export function deviceDetailRoutes(ctx: AppContext) {
+  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const { config, database } = ctx;
   const sql = database.sql;
 
@@ -48,6 +49,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
       tab: tab.id,
       canManage: canOperate(principal),
       onlineWindowSeconds: (await deviceSettings(config)).onlineWindowSeconds,
+      baseUrl: config.baseUrl,
       latest,
       gauges: gaugesOf(latest?.payload),
     };
@@ -83,7 +85,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
     .get(
       "/devices/:id",
       async ({ request, principal, params, query }) => {
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         const device = await loadDevice(params.id);
         // Repeated parameters (the chart field picker) are read from the URL as a list.
         const fields = new URL(request.url).searchParams.getAll("field");
@@ -95,7 +97,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
     .get(
       "/devices/:id/live",
       async ({ request, principal, params }) => {
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         const device = await loadDevice(params.id);
         const props = await detailProps(principal, device, "overview", {});
         return htmlPage({ flash: undefined }, <DeviceLive ctx={page} props={props} />);
@@ -161,21 +163,44 @@ export function deviceDetailRoutes(ctx: AppContext) {
             kind: "error",
             text: "Choose Accept or Reject.",
           });
-        const resolved = await resolveIdentityConflict(sql, device.id, decision);
+        const form = body as Record<string, unknown> | undefined;
+        const resolved = await resolveIdentityConflict(sql, device.id, decision, formText(form?.fingerprint));
         return redirectWithFlash(
           `/devices/${device.id}`,
-          !resolved
+          resolved === "none"
             ? { kind: "info", text: "There is no identity conflict to decide any more." }
-            : decision === "accept"
+            : resolved === "changed"
               ? {
-                  kind: "success",
-                  text: "New identity accepted: the old one's token no longer works; the device gets a new token at its next registration.",
+                  kind: "error",
+                  text: "The identity claim changed since the page was shown (decided meanwhile, or another one is pending): nothing was changed. Check the claim below and decide again.",
                 }
-              : {
-                  kind: "success",
-                  text: "Conflicting registration rejected: the device keeps its identity.",
-                },
+              : decision === "accept"
+                ? {
+                    kind: "success",
+                    text: "New identity accepted: the old one's token no longer works; the device gets a new token at its next registration.",
+                  }
+                : {
+                    kind: "success",
+                    text: "Identity claim rejected: the device keeps its identity, and the next claim will be shown.",
+                  },
         );
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/claim-token",
+      async ({ request, principal, params }) => {
+        const device = await loadDevice(params.id);
+        if (!device.awaitingClaim)
+          return redirectWithFlash(`/devices/${device.id}`, {
+            kind: "info",
+            text: "This device has registered with its claim token already: its own secret identifies it now.",
+          });
+        const newClaimToken = await reissueClaimToken(sql, device.id);
+        // The page itself, not a redirect: the token is shown this once and never travels in a cookie.
+        const page = pageContext(request, principal);
+        const props = await detailProps(principal, await loadDevice(device.id), "overview", {});
+        return htmlPage(page, <DeviceDetailPage ctx={page} props={{ ...props, newClaimToken }} />);
       },
       { access: "operator" },
     )
@@ -255,7 +280,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
         if (!script) {
           // Sent by htmx, the form is swapped in place: the address stays the device page, so a
           // reload does not post the script again.
-          const page = pageContext(request, principal, config.secretKey);
+          const page = pageContext(request, principal);
           const props = await detailProps(principal, device, "scripts", {});
           props.scripts!.values = { text: source };
           props.scripts!.errors = { text: error };

@@ -12,11 +12,6 @@ export interface EnrolmentSectionProps {
   enrolmentValues?: Partial<Record<string, string>>;
 }
 
-/** The copy-paste line that installs and enrols the agent on a device. */
-export function installLine(baseUrl: string, token: string): string {
-  return `curl -fsSL ${baseUrl}/install.sh | sudo sh -s -- --token ${token}`;
-}
-
 function state(token: EnrolmentToken): JSX.Element {
   if (token.revokedAt) return <Badge label="revoked" />;
   if (token.expiresAt && token.expiresAt.getTime() <= Date.now())

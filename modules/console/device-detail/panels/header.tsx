@@ -2,7 +2,139 @@
 import { PostButton, Time } from "../../../../ui/components";
 import type { PageContext } from "../../../../ui/layout";
 import { ApprovalBadge, Gauge, OnlineBadge } from "../../../../ui/widgets";
+import { installLine } from "../../../enrolment/service";
 import type { DeviceDetailProps } from "../props";
+
+/**
+ * A device pre-authorised by MAC waits for its agent to register once with the claim token shown when it
+ * was added (docs/device-api.md): say so, how, and let an operator reissue a lost token.
+ */
+function AwaitingClaim({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
+  const { device } = props;
+  return (
+    <div class="offline-banner waiting" role="status" data-awaiting-claim>
+      <strong>Waiting for the device to register with its claim token.</strong>{" "}
+      <span>
+        This device was added by its MAC address, which anyone can know, so its agent must present the claim
+        token shown when it was added. On the device, as root:{" "}
+        <code safe>{installLine(props.baseUrl, "<claim token>")}</code>, or put{" "}
+        <code>{"enrolment_token: &lt;claim token&gt;"}</code> in an installed agent's{" "}
+        <code>/etc/outpost/agent.yaml</code>.{" "}
+        {device.approvalStatus === "approved"
+          ? "Its first registration with the token gets its API token at once."
+          : "It then waits for approval."}{" "}
+        A registration of this MAC without the token gets nothing.
+        {device.lastRegistrationAt ? (
+          <>
+            {" "}
+            Last attempt: <Time value={device.lastRegistrationAt} />.
+          </>
+        ) : (
+          ""
+        )}
+      </span>
+      {props.canManage ? (
+        <span class="actions">
+          <PostButton
+            action={`/devices/${device.id}/claim-token`}
+            csrfToken={ctx.csrfToken}
+            label="Reissue claim token"
+            confirm="Issue a new claim token? The current one stops working at once."
+          />
+        </span>
+      ) : (
+        ""
+      )}
+    </div>
+  );
+}
+
+/**
+ * The pending identity claim (a registration of this MAC that could not prove it is this device) and the
+ * registrations refused while it waits. The decision form carries the claim's fingerprint, so the server
+ * refuses it if the pending claim is not the one shown here any more.
+ */
+function IdentityClaim({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
+  const { device } = props;
+  const refused = device.conflictRefused;
+  if (!device.identityConflictAt && refused.count === 0) return "";
+  return (
+    <div class="offline-banner conflict" role="alert" data-identity-conflict>
+      {device.identityConflictAt ? (
+        <>
+          <strong>Identity conflict.</strong>{" "}
+          <span>
+            An agent registered with this MAC address <Time value={device.identityConflictAt} />
+            {device.conflictAddress ? <span safe>{` from ${device.conflictAddress}`}</span> : ""}
+            {device.conflictLastAt && device.conflictLastAt > device.identityConflictAt ? (
+              <>
+                {" "}
+                (last asked <Time value={device.conflictLastAt} />)
+              </>
+            ) : (
+              ""
+            )}{" "}
+            with secret fingerprint{" "}
+            <code data-claim-fingerprint safe>
+              {device.conflictFingerprint ?? ""}
+            </code>{" "}
+            but could not prove it is this device, so it got no token. If this device was re-imaged or
+            replaced, and <code>outpost-agent status</code> on it shows this fingerprint, accept the new
+            identity: the old one's token stops working. Otherwise reject it.
+          </span>
+        </>
+      ) : (
+        <strong>Refused registrations.</strong>
+      )}
+      {refused.count > 0 ? (
+        <span data-refused-claims>
+          {" "}
+          <span safe>
+            {`${refused.count} ${refused.count === 1 ? "registration" : "registrations"} of this MAC with ${device.identityConflictAt ? "another secret (or none)" : "no secret"} ${refused.count === 1 ? "was" : "were"} refused`}
+          </span>
+          {refused.at ? (
+            <>
+              {" "}
+              (latest <Time value={refused.at} />
+              {refused.address ? <span safe>{` from ${refused.address}`}</span> : ""})
+            </>
+          ) : (
+            ""
+          )}
+          {device.identityConflictAt
+            ? ": only the claim above can be accepted; reject it to let the next one be shown."
+            : "."}
+        </span>
+      ) : (
+        ""
+      )}
+      {props.canManage ? (
+        <span class="actions">
+          {device.identityConflictAt ? (
+            <PostButton
+              action={`/devices/${device.id}/identity`}
+              csrfToken={ctx.csrfToken}
+              label="Accept new identity"
+              tone="primary"
+              confirm={`Accept the identity with fingerprint ${device.conflictFingerprint}? The device that holds the current token is locked out.`}
+              fields={{ decision: "accept", fingerprint: device.conflictFingerprint ?? "" }}
+            />
+          ) : (
+            ""
+          )}
+          <PostButton
+            action={`/devices/${device.id}/identity`}
+            csrfToken={ctx.csrfToken}
+            label={device.identityConflictAt ? "Reject" : "Dismiss"}
+            fields={{ decision: "reject", fingerprint: device.conflictFingerprint ?? "" }}
+          />
+        </span>
+      ) : (
+        ""
+      )}
+    </div>
+  );
+}
 
 export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
   const { device } = props;
@@ -107,40 +239,10 @@ export function DeviceHeader({ ctx, props }: { ctx: PageContext; props: DeviceDe
           ""
         )}
       </section>
-      {device.identityConflictAt ? (
-        <div class="offline-banner conflict" role="alert" data-identity-conflict>
-          <strong>Identity conflict.</strong>{" "}
-          <span>
-            Another agent registered with this MAC address <Time value={device.identityConflictAt} />
-            {device.conflictAddress ? <span safe>{` from ${device.conflictAddress}`}</span> : ""} but could
-            not prove it is this device, so it got no token. If this device was re-imaged or replaced, accept
-            the new identity: the old one's token stops working. Otherwise reject it.
-          </span>
-          {props.canManage ? (
-            <span class="actions">
-              <PostButton
-                action={`/devices/${device.id}/identity`}
-                csrfToken={ctx.csrfToken}
-                label="Accept new identity"
-                tone="primary"
-                confirm="Accept the new identity? The device that holds the current token is locked out."
-                fields={{ decision: "accept" }}
-              />
-              <PostButton
-                action={`/devices/${device.id}/identity`}
-                csrfToken={ctx.csrfToken}
-                label="Reject"
-                fields={{ decision: "reject" }}
-              />
-            </span>
-          ) : (
-            ""
-          )}
-        </div>
-      ) : (
-        ""
-      )}
-      {waiting ? (
+      <IdentityClaim ctx={ctx} props={props} />
+      {device.awaitingClaim ? (
+        <AwaitingClaim ctx={ctx} props={props} />
+      ) : waiting ? (
         <div class="offline-banner waiting" role="status">
           <strong>Waiting for approval.</strong>{" "}
           {device.lastRegistrationAt ? (

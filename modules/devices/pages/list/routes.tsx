@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
-import { redirectWithFlash } from "../../../../ui/flash";
-import { htmlPage, pageContext } from "../../../../ui/page";
+import { consolePages } from "../../../../ui/page";
 import { canOperate, type Principal } from "../../../platform/access";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
@@ -16,6 +15,7 @@ const PAGE_SIZE = 50;
 
 /** The device list (`/devices`) and its bulk approve/reject form. */
 export function deviceListRoutes(ctx: AppContext) {
+  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const { config, database } = ctx;
   const sql = database.sql;
 
@@ -57,7 +57,7 @@ export function deviceListRoutes(ctx: AppContext) {
     .get(
       "/devices",
       async ({ request, principal, query }) => {
-        const page = pageContext(request, principal, config.secretKey);
+        const page = pageContext(request, principal);
         let parsed = parseDeviceQuery(query);
         let props: DevicesPageProps;
         try {

@@ -1,6 +1,7 @@
 import { CsrfField, FieldError, PageHead } from "../../../../ui/components";
 import { OneTimeSecret } from "../../../../ui/form";
 import { Layout, type PageContext } from "../../../../ui/layout";
+import { installLine } from "../../../enrolment/service";
 import { DEVICE_NAME_MAX, PRODUCT_NAME_MAX } from "../../validation";
 
 export interface DeviceNewProps {
@@ -11,10 +12,6 @@ export interface DeviceNewProps {
   /** The device just pre-registered, with its claim token (shown this once). */
   created?: { id: string; macAddress: string; approved: boolean; claimToken: string };
 }
-
-/** The one-line installer for a token (Settings shows the same line for enrolment tokens). */
-const installLine = (baseUrl: string | undefined, token: string) =>
-  `curl -fsSL ${baseUrl ?? ""}/install.sh | sudo sh -s -- --token ${token}`;
 
 function Created({
   created,
@@ -33,7 +30,7 @@ function Created({
       />
       <p>Install the agent with it on the device, as root:</p>
       <div class="secret" id="claim-install-line" safe>
-        {installLine(baseUrl, created.claimToken)}
+        {installLine(baseUrl ?? "", created.claimToken)}
       </div>
       <p class="help">
         Or put <code>{"enrolment_token: &lt;claim token&gt;"}</code> in an installed agent's configuration.{" "}
@@ -68,7 +65,7 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
           policy (approved at once or pending):
         </p>
         <div class="secret" id="install-line" safe>
-          {installLine(props.baseUrl, "<enrolment token>")}
+          {installLine(props.baseUrl ?? "", "<enrolment token>")}
         </div>
         <p class="help">
           {ctx.principal?.role === "admin" ? (

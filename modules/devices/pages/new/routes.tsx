@@ -1,14 +1,15 @@
 import { Elysia } from "elysia";
 import type { PageContext } from "../../../../ui/layout";
-import { htmlPage, pageContext } from "../../../../ui/page";
+import { consolePages } from "../../../../ui/page";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
 import { formText } from "../../../platform/form";
-import { preRegisterDevice } from "../../queries";
+import { preRegisterDevice } from "../../pre-authorisation";
 import { DeviceNewPage, type DeviceNewProps } from "./page";
 
 /** Add device (`/devices/new`): pre-registers a MAC, optionally approved, and shows its claim token once. */
 export function deviceNewRoutes(ctx: AppContext) {
+  const { pageContext, htmlPage } = consolePages(ctx.config);
   const { config, database } = ctx;
   const render = (page: PageContext, props: DeviceNewProps, status = 200) =>
     htmlPage(page, <DeviceNewPage ctx={page} props={{ baseUrl: config.baseUrl, ...props }} />, status);
@@ -17,8 +18,7 @@ export function deviceNewRoutes(ctx: AppContext) {
     .use(ctx.access)
     .get(
       "/devices/new",
-      ({ request, principal }) =>
-        render(pageContext(request, principal, config.secretKey), { baseUrl: config.baseUrl }),
+      ({ request, principal }) => render(pageContext(request, principal), { baseUrl: config.baseUrl }),
       {
         access: "operator",
       },
@@ -40,7 +40,7 @@ export function deviceNewRoutes(ctx: AppContext) {
             name: values.name,
             approved: values.approved,
           });
-          const page = pageContext(request, principal, config.secretKey);
+          const page = pageContext(request, principal);
           return render(page, { created: { ...created, approved: values.approved } }, 201);
         } catch (error) {
           if (!(error instanceof AppError) || (error.status !== 400 && error.status !== 409)) throw error;
@@ -50,7 +50,7 @@ export function deviceNewRoutes(ctx: AppContext) {
             key === "mac_address" && error.status === 400
               ? "Enter a MAC address such as AA:BB:CC:DD:EE:FF (colons, dashes or none)."
               : error.message;
-          const page = pageContext(request, principal, config.secretKey);
+          const page = pageContext(request, principal);
           return render(page, { values, errors: { [key]: message } }, error.status);
         }
       },
