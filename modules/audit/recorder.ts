@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
-import { answeredStatus, clientAddress } from "../platform/http";
+import { answeredStatus, clientAddress, requestIdOf } from "../platform/http";
 import { AUDITED_ROUTES, type AuditAction } from "./actions";
-import { type AuditEventInput, recordAudit } from "./service";
+import { type AuditEventInput, auditNoteOf, recordAudit } from "./service";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -60,13 +60,20 @@ export function auditRecorder(ctx: AppContext) {
       else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
       else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
       else return; // nobody we could name: an anonymous probe refused with 401
+      // What the handler noted (the id it created, the fields it changed) completes what the route says.
+      const note = auditNoteOf(request);
       void recordAudit(ctx.database, {
         ...actor,
-        action: action.action,
-        target: targetOf(action, params as Record<string, string> | undefined),
+        action: note?.action ?? action.action,
+        target: note?.target ?? targetOf(action, params as Record<string, string> | undefined),
         status,
         address: addresses.get(request) ?? null,
-        details: detailsOf(body, action.fields),
-      }).catch((error) => ctx.logger.error({ err: error, action: action.action }, "audit write failed"));
+        details: { ...detailsOf(body, action.fields), ...note?.details },
+      }).catch((error) =>
+        ctx.logger.error(
+          { err: error, action: action.action, requestId: requestIdOf(request) },
+          "audit write failed",
+        ),
+      );
     });
 }

@@ -3,6 +3,7 @@ import { redirectWithFlash } from "../../ui/flash";
 import { htmlPage, pageContext } from "../../ui/page";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
+import { requestLogger } from "../platform/http";
 import { BodyError, jsonBody, readJsonBody } from "../platform/json-body";
 import { type E2EConfig, e2eConfigFor } from "./config";
 import { createRun } from "./create";
@@ -72,7 +73,7 @@ export function e2eRoutes(ctx: AppContext) {
       "/e2e/runs",
       async ({ request, body, set }) => {
         const { e2e, runnerId } = runner(request);
-        const outcome = await createRun(database, e2e, logger, {
+        const outcome = await createRun(database, e2e, requestLogger(logger, request), {
           body: e2eJsonBody(body),
           protocolHeader: request.headers.get(PROTOCOL_HEADER),
           runnerId,
@@ -100,7 +101,7 @@ export function e2eRoutes(ctx: AppContext) {
       async ({ request, params, set }) => {
         runner(request);
         set.status = 202;
-        return { data: await cancelRun(database, logger, params.runId) };
+        return { data: await cancelRun(database, requestLogger(logger, request), params.runId) };
       },
       { access: "e2e", parse: "none" },
     )
@@ -117,7 +118,7 @@ export function e2eRoutes(ctx: AppContext) {
       async ({ request, params, body, set }) => {
         runner(request);
         const results = parseResultsBody(e2eJsonBody(body));
-        const data = await submitResults(database, logger, params.runId, results);
+        const data = await submitResults(database, requestLogger(logger, request), params.runId, results);
         set.status = 202;
         return { data };
       },
@@ -194,7 +195,7 @@ export function e2eRoutes(ctx: AppContext) {
         const ids = raw as string[];
         if (ids.length === 0)
           return redirectWithFlash("/e2e", { kind: "error", text: "Select at least one run to delete." });
-        const deleted = await deleteRuns(database, logger, ids);
+        const deleted = await deleteRuns(database, requestLogger(logger, request), ids);
         const back = new URL(request.url).searchParams.toString();
         return redirectWithFlash(`/e2e${back ? `?${back}` : ""}`, {
           kind: "success",
