@@ -64,11 +64,19 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   },
   "DELETE /api/v1/devices/:device_id/remote_access/:lease_id": {
     action: "remote_access.close",
-    target: "device:device_id",
+    target: "remote_access_lease:lease_id",
   },
   "POST /devices/:id/remote-access/panel": { action: "remote_access.view", target: "device:id" },
-  "POST /devices/:id/remote-access/open": { action: "remote_access.web_ui", target: "device:id" },
-  "POST /devices/:id/remote-access/close": { action: "remote_access.close", target: "device:id" },
+  "POST /devices/:id/remote-access/open": {
+    action: "remote_access.web_ui",
+    target: "device:id",
+    fields: ["lease_id"],
+  },
+  "POST /devices/:id/remote-access/close": {
+    action: "remote_access.close",
+    target: "device:id",
+    fields: ["lease_id", "beacon"],
+  },
   "POST /api/json/alert_rules": { action: "alert_rule.create" },
   "PATCH /api/json/alert_rules/:id": { action: "alert_rule.update", target: "alert_rule:id" },
   "DELETE /api/json/alert_rules/:id": { action: "alert_rule.delete", target: "alert_rule:id" },

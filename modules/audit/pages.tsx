@@ -18,6 +18,49 @@ function Outcome({ status }: { status: number }) {
   return <span class={`badge ${tone}`} safe>{`${status < 400 ? "done" : "refused"} · ${status}`}</span>;
 }
 
+const MAX_VALUE = 120;
+
+/** One value as a reader sees it: text as is, lists joined, `none` for null, objects as short JSON. */
+function shown(value: unknown): string {
+  let text: string;
+  if (value === null || value === undefined) text = "none";
+  else if (typeof value === "string") text = value === "" ? '""' : value;
+  else if (Array.isArray(value) && value.every((item) => typeof item !== "object" || item === null))
+    text = value.length === 0 ? "none" : value.map(shown).join(", ");
+  else if (typeof value === "object") text = JSON.stringify(value);
+  else text = String(value);
+  return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;
+}
+
+/**
+ * The details as lines: `field: value`, and each changed field as `field: before → after` (from
+ * `details.changes`), so an approval or a role change reads as what it did.
+ */
+export function detailLines(details: Record<string, unknown>): string[] {
+  const lines: string[] = [];
+  for (const [key, value] of Object.entries(details)) {
+    if (key === "changes" && typeof value === "object" && value !== null && !Array.isArray(value)) {
+      const changes = Object.entries(value as Record<string, { from?: unknown; to?: unknown }>);
+      if (changes.length === 0) lines.push("no field changed");
+      for (const [field, change] of changes)
+        lines.push(`${field}: ${shown(change?.from)} → ${shown(change?.to)}`);
+    } else lines.push(`${key}: ${shown(value)}`);
+  }
+  return lines;
+}
+
+function Details({ details }: { details: Record<string, unknown> }) {
+  const lines = detailLines(details);
+  if (lines.length === 0) return <span class="muted">—</span>;
+  return (
+    <ul class="audit-details">
+      {lines.map((line) => (
+        <li safe>{line}</li>
+      ))}
+    </ul>
+  );
+}
+
 const COLUMNS: Column<AuditEvent>[] = [
   { header: "When", render: (event) => <Time value={event.at} /> },
   { header: "Who", class: "mono", text: (event) => event.actor },
@@ -25,11 +68,7 @@ const COLUMNS: Column<AuditEvent>[] = [
   { header: "Target", class: "mono small", text: (event) => event.target ?? "—" },
   { header: "Outcome", render: (event) => <Outcome status={event.status} /> },
   { header: "From", class: "mono small hide-sm", text: (event) => event.address ?? "—" },
-  {
-    header: "Details",
-    class: "small",
-    text: (event) => (Object.keys(event.details).length > 0 ? JSON.stringify(event.details) : ""),
-  },
+  { header: "Details", class: "small", render: (event) => <Details details={event.details} /> },
 ];
 
 /** The audit log (admins): filters, newest first, keyset pages. */

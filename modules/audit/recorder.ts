@@ -48,28 +48,35 @@ export function auditRecorder(ctx: AppContext) {
       const { request, route, params, body } = context;
       const action = audited(request, route);
       if (!action) return;
-      const principal = ctx.access.principalOf(request);
-      const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
       const status = answeredStatus(context);
-      let actor: Pick<AuditEventInput, "actor" | "actorKind">;
-      if (principal)
-        actor =
-          principal.kind === "session"
-            ? { actorKind: "operator", actor: principal.email }
-            : { actorKind: "token", actor: `token ${principal.name}` };
-      else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
-      else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
-      else return; // nobody we could name: an anonymous probe refused with 401
-      // What the handler noted (the id it created, the fields it changed) completes what the route says.
-      const note = auditNoteOf(request);
-      void recordAudit(ctx.database, {
-        ...actor,
-        action: note?.action ?? action.action,
-        target: note?.target ?? targetOf(action, params as Record<string, string> | undefined),
-        status,
-        address: addresses.get(request) ?? null,
-        details: { ...detailsOf(body, action.fields), ...note?.details },
-      }).catch((error) =>
+      const record = async () => {
+        // A request refused before its access check ran (a NUL in a form field) has its caller
+        // resolved now; one refused by the check (401) has none to resolve.
+        const principal =
+          ctx.access.principalOf(request) ??
+          (status === 401 ? undefined : await ctx.access.identify(request));
+        const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
+        let actor: Pick<AuditEventInput, "actor" | "actorKind">;
+        if (principal)
+          actor =
+            principal.kind === "session"
+              ? { actorKind: "operator", actor: principal.email }
+              : { actorKind: "token", actor: `token ${principal.name}` };
+        else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
+        else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
+        else return; // nobody we could name: an anonymous probe refused with 401
+        // What the handler noted (the id it created, the fields it changed) completes what the route says.
+        const note = auditNoteOf(request);
+        await recordAudit(ctx.database, {
+          ...actor,
+          action: note?.action ?? action.action,
+          target: note?.target ?? targetOf(action, params as Record<string, string> | undefined),
+          status,
+          address: addresses.get(request) ?? null,
+          details: { ...detailsOf(body, action.fields), ...note?.details },
+        });
+      };
+      void record().catch((error) =>
         ctx.logger.error(
           { err: error, action: action.action, requestId: requestIdOf(request) },
           "audit write failed",

@@ -4,6 +4,16 @@ import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor
 import { storableText, storableValue } from "../platform/text-input";
 import { auditEvents } from "./schema";
 
+export {
+  type AuditNote,
+  approvalAction,
+  auditNoteOf,
+  type FieldChange,
+  fieldChanges,
+  noteAudit,
+  noteChanges,
+} from "./notes";
+
 /** `cli`: a `./outpost` command run on the server (admin create, unlock, token create). */
 export type AuditActorKind = "operator" | "token" | "runner" | "anonymous" | "cli";
 
@@ -39,51 +49,6 @@ export function recordCliAudit(
   event: { action: string; target?: string | null; status: number; details?: Record<string, unknown> },
 ): Promise<void> {
   return recordAudit(database, { actorKind: "cli", actor: "cli", ...event });
-}
-
-/**
- * What a route's handler knows and the recorder cannot see from the request: the id of what it
- * created, the fields it changed (`before → after`), the action it turned out to be (a device update
- * that approves is `device.approve`). Noted during the request; the recorder merges it after the answer.
- */
-export interface AuditNote {
-  action?: string;
-  target?: string;
-  details?: Record<string, unknown>;
-}
-
-const notes = new WeakMap<Request, AuditNote>();
-
-export function noteAudit(request: Request, note: AuditNote): void {
-  const earlier = notes.get(request);
-  notes.set(request, { ...earlier, ...note, details: { ...earlier?.details, ...note.details } });
-}
-
-export function auditNoteOf(request: Request): AuditNote | undefined {
-  return notes.get(request);
-}
-
-/** A field's change as the audit log shows it. */
-export interface FieldChange {
-  from: unknown;
-  to: unknown;
-}
-
-/**
- * The fields of `after` whose value differs from `before`: `{ field: { from, to } }` (values compared
- * as JSON, so dates and lists compare by content). Fields only in `before` are not changes.
- */
-export function fieldChanges(
-  before: Record<string, unknown>,
-  after: Record<string, unknown>,
-): Record<string, FieldChange> {
-  const changes: Record<string, FieldChange> = {};
-  for (const [field, to] of Object.entries(after)) {
-    const from = before[field] ?? null;
-    if (to === undefined || JSON.stringify(from) === JSON.stringify(to ?? null)) continue;
-    changes[field] = { from, to: to ?? null };
-  }
-  return changes;
 }
 
 export interface AuditFilters {

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../ui/flash";
 import { htmlPage, pageContext } from "../../ui/page";
+import { noteAudit } from "../audit/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { requestLogger } from "../platform/http";
@@ -78,6 +79,10 @@ export function e2eRoutes(ctx: AppContext) {
           protocolHeader: request.headers.get(PROTOCOL_HEADER),
           runnerId,
         });
+        noteAudit(request, {
+          target: `e2e_run:${outcome.run.id}`,
+          details: outcome.replayed ? { replayed: true } : {},
+        });
         if (outcome.replayed) {
           set.status = 200;
           set.headers["idempotent-replayed"] = "true";
@@ -101,7 +106,9 @@ export function e2eRoutes(ctx: AppContext) {
       async ({ request, params, set }) => {
         runner(request);
         set.status = 202;
-        return { data: await cancelRun(database, requestLogger(logger, request), params.runId) };
+        const run = await cancelRun(database, requestLogger(logger, request), params.runId);
+        noteAudit(request, { details: { status: run.status } });
+        return { data: run };
       },
       { access: "e2e", parse: "none" },
     )
@@ -119,6 +126,13 @@ export function e2eRoutes(ctx: AppContext) {
         runner(request);
         const results = parseResultsBody(e2eJsonBody(body));
         const data = await submitResults(database, requestLogger(logger, request), params.runId, results);
+        // Which journeys moved to which status (the first 20 of a batch).
+        noteAudit(request, {
+          details: {
+            results: results.slice(0, 20).map((result) => `${result.journey_id}: ${result.status}`),
+            count: results.length,
+          },
+        });
         set.status = 202;
         return { data };
       },
@@ -153,7 +167,9 @@ export function e2eRoutes(ctx: AppContext) {
         }
         if (content.includes("\u0000"))
           throw new AppError(400, "invalid_request", "A journey log must not contain NUL bytes.");
-        return { data: await storeLog(database, params.runId, params.journeyId, content) };
+        const stored = await storeLog(database, params.runId, params.journeyId, content);
+        noteAudit(request, { details: { journey_id: params.journeyId, bytes: bytes.byteLength } });
+        return { data: stored };
       },
       { access: "e2e", parse: "none" },
     );
@@ -196,6 +212,7 @@ export function e2eRoutes(ctx: AppContext) {
         if (ids.length === 0)
           return redirectWithFlash("/e2e", { kind: "error", text: "Select at least one run to delete." });
         const deleted = await deleteRuns(database, requestLogger(logger, request), ids);
+        noteAudit(request, { details: { deleted } });
         const back = new URL(request.url).searchParams.toString();
         return redirectWithFlash(`/e2e${back ? `?${back}` : ""}`, {
           kind: "success",

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../../ui/flash";
 import { htmlPage, pageContext } from "../../../ui/page";
+import { approvalAction, noteAudit } from "../../audit/service";
 import { cancelCommand, checkScript, getCommand, queueCommand } from "../../commands/service";
 import {
   approveDevices,
@@ -62,19 +63,36 @@ export function deviceDetailRoutes(ctx: AppContext) {
     return device;
   }
 
+  /** Queues a command for `device`; the audit event names it (`command:<id>`, its type and device). */
   async function queue(
+    request: Request,
     device: Device,
     principal: Principal | undefined,
     input: { type: string; args?: string[]; payload?: Record<string, unknown> },
+    details: Record<string, unknown> = {},
   ) {
     const { commandTtlSeconds } = await deviceSettings(config);
-    return queueCommand(sql, {
+    const command = await queueCommand(sql, {
       deviceId: device.id,
       type: input.type,
       args: input.args,
       payload: input.payload,
       ttlSeconds: commandTtlSeconds,
       queuedBy: principalLabel(principal),
+    });
+    noteAudit(request, {
+      target: `command:${command.id}`,
+      details: { type: command.type, device_id: device.id, ...details },
+    });
+    return command;
+  }
+
+  /** Notes an approval change of `device` (from what it was to `to`), or that nothing changed. */
+  function noteApproval(request: Request, device: Device, to: string, changed: boolean) {
+    if (!changed) return noteAudit(request, { details: { unchanged: device.approvalStatus } });
+    noteAudit(request, {
+      action: approvalAction(device.approvalStatus, to),
+      details: { changes: { approval_status: { from: device.approvalStatus, to } } },
     });
   }
 
@@ -104,9 +122,10 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/approve",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         const changed = await approveDevices(sql, [device.id]);
+        noteApproval(request, device, "approved", changed.length > 0);
         return redirectWithFlash(
           `/devices/${device.id}`,
           changed.length > 0
@@ -121,9 +140,10 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/reject",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         const changed = await rejectDevices(sql, [device.id]);
+        noteApproval(request, device, "rejected", changed.length > 0);
         return redirectWithFlash(
           `/devices/${device.id}`,
           changed.length > 0
@@ -135,7 +155,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/revoke",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         if (device.approvalStatus !== "approved")
           return redirectWithFlash(`/devices/${device.id}`, {
@@ -144,6 +164,8 @@ export function deviceDetailRoutes(ctx: AppContext) {
           });
         await revokeDevice(sql, device.id, await deviceSettings(config));
         const ended = await endDeviceLeases(sql, device.id, "revoked");
+        noteApproval(request, device, "rejected", true);
+        noteAudit(request, { details: { leases_closed: ended } });
         return redirectWithFlash(`/devices/${device.id}`, {
           kind: "success",
           text: `Device revoked: its token no longer works${ended > 0 ? " and its remote access was closed" : ""}. It stays rejected until you delete it.`,
@@ -153,7 +175,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/identity",
-      async ({ params, body }) => {
+      async ({ params, body, request }) => {
         const device = await loadDevice(params.id);
         const decision = formText((body as Record<string, unknown> | undefined)?.decision);
         if (decision !== "accept" && decision !== "reject")
@@ -162,6 +184,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
             text: "Choose Accept or Reject.",
           });
         const resolved = await resolveIdentityConflict(sql, device.id, decision);
+        noteAudit(request, { details: { resolved } });
         return redirectWithFlash(
           `/devices/${device.id}`,
           !resolved
@@ -181,9 +204,10 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/delete",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         await deleteDevice(sql, device.id);
+        noteAudit(request, { details: { mac_address: device.macAddress, name: device.name } });
         return redirectWithFlash("/devices", {
           kind: "success",
           text: `Device ${device.name} (${device.macAddress}) deleted.`,
@@ -193,12 +217,12 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/commands",
-      async ({ params, principal, body }) => {
+      async ({ params, principal, body, request }) => {
         const device = await loadDevice(params.id);
         const form = (body ?? {}) as Record<string, unknown>;
         const type = formText(form.type);
         if (type === "list_scripts") {
-          await queue(device, principal, { type });
+          await queue(request, device, principal, { type });
           return redirectWithFlash(tabUrl(device.id, "scripts"), {
             kind: "success",
             text: device.online
@@ -214,7 +238,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
               text: "That script name is not valid.",
             });
           }
-          await queue(device, principal, { type, args: [name], payload: { name } });
+          await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
           return redirectWithFlash(tabUrl(device.id, "commands"), {
             kind: "success",
             text: `Removal of "${name}" queued for the device's next heartbeat.`,
@@ -261,10 +285,16 @@ export function deviceDetailRoutes(ctx: AppContext) {
           props.scripts!.errors = { text: error };
           return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />, 422);
         }
-        await queue(device, principal, {
-          type: "install_script",
-          payload: { name: script.name, data: script.source, content_type: "application/javascript" },
-        });
+        await queue(
+          request,
+          device,
+          principal,
+          {
+            type: "install_script",
+            payload: { name: script.name, data: script.source, content_type: "application/javascript" },
+          },
+          { name: script.name },
+        );
         return redirectWithFlash(
           tabUrl(device.id, "commands"),
           {
@@ -278,9 +308,11 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/commands/:commandId/cancel",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         const command = await getCommand(sql, params.commandId);
+        if (command?.deviceId === device.id)
+          noteAudit(request, { details: { type: command.type, device_id: device.id } });
         const outcome = command?.deviceId === device.id ? await cancelCommand(sql, command.id) : "not_found";
         return redirectWithFlash(
           tabUrl(device.id, "commands"),
