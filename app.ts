@@ -39,7 +39,7 @@ import { applyMigrations, connectDatabase, type Database } from "./modules/platf
 import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
 import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
-import type { Logger } from "./modules/platform/logger";
+import { type Logger, logsPretty } from "./modules/platform/logger";
 import { monitorEventLoop } from "./modules/platform/metrics";
 import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
@@ -242,10 +242,14 @@ export async function startOutpost(
       });
       server.listen({ port: config.port, hostname: config.host });
       logger.info(
-        { url: config.baseUrl, port: server.server?.port, role: config.role },
+        // (`role` is already on every line: the logger's bindings.)
+        { url: config.baseUrl, port: server.server?.port },
         "Outpost is listening",
       );
-      if (setupCode) (options.announceSetupCode ?? printSetupCode)(setupCode, `${config.baseUrl}/setup`);
+      if (setupCode) {
+        const announce = options.announceSetupCode ?? setupCodeAnnouncer(config, logger);
+        announce(setupCode, `${config.baseUrl}/setup`);
+      }
     }
     const port = server?.server?.port;
     return {
@@ -263,8 +267,21 @@ export async function startOutpost(
   }
 }
 
-function printSetupCode(code: string, setupUrl: string) {
-  process.stderr.write(
-    `\n  First run: no operator exists yet.\n  Open ${setupUrl} and enter this one-time setup code:\n\n      ${code}\n\n`,
-  );
+/**
+ * The first start's setup code: a banner on stderr for a person at a terminal (pretty logs), else one
+ * log line like every other (JSON logs: journald and log shippers read one object a line).
+ */
+function setupCodeAnnouncer(config: Config, logger: Logger) {
+  return (code: string, setupUrl: string) => {
+    if (!logsPretty(config.logFormat)) {
+      logger.warn(
+        { setup_url: setupUrl, setup_code: code },
+        `First run: no operator exists yet. Open ${setupUrl} and enter this one-time setup code: ${code}`,
+      );
+      return;
+    }
+    process.stderr.write(
+      `\n  First run: no operator exists yet.\n  Open ${setupUrl} and enter this one-time setup code:\n\n      ${code}\n\n`,
+    );
+  };
 }

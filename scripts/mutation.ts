@@ -242,7 +242,7 @@ export const GROUPS: Record<string, Group> = {
       "modules/telemetry/service.ts:132-134",
       "modules/telemetry/service.ts:154-166",
       "modules/e2e/retention.ts",
-      "modules/audit/service.ts:82-87",
+      "modules/audit/service.ts:101-106",
       "modules/alerts/lifecycle.ts:198-206",
       "jobs/telemetry-retention.ts",
       "jobs/e2e-retention.ts",

@@ -1,5 +1,6 @@
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
+import { noteAudit, noteChanges } from "../audit/service";
 import {
   actorLabel,
   jsonApiDocument as document,
@@ -26,6 +27,7 @@ import {
   type RuleSort,
   ruleJson,
   ruleNotFound,
+  ruleValues,
   updateRule,
 } from "./rules";
 
@@ -108,28 +110,34 @@ export function alertJsonApiRoutes(ctx: AppContext) {
     )
     .post(
       "/alert_rules",
-      async ({ body, principal }) => {
+      async ({ body, principal, request }) => {
         const rule = await createRule(sql, ruleAttributes(body), actorLabel(principal));
+        noteAudit(request, { target: `alert_rule:${rule.id}`, details: { name: rule.name } });
         return document({ data: ruleResource(rule, false) }, 201);
       },
       { access: "operator", parse },
     )
     .patch(
       "/alert_rules/:id",
-      async ({ body, params }) => {
+      async ({ body, params, request }) => {
         const { id } = resourceBody(body, "alert_rule");
         if (id !== undefined && String(id) !== params.id) {
           throw new AppError(409, "id_mismatch", "data.id must match the URL", { field: "data.id" });
         }
+        const before = await getRule(sql, ruleId(params.id));
         const rule = await updateRule(sql, ruleId(params.id), ruleAttributes(body));
+        if (before)
+          noteChanges(request, ruleValues(before), ruleValues(rule), { details: { name: rule.name } });
         return document({ data: ruleResource(rule, false) });
       },
       { access: "operator", parse },
     )
     .delete(
       "/alert_rules/:id",
-      async ({ params }) => {
-        if (!(await deleteRule(sql, ruleId(params.id)))) throw ruleNotFound();
+      async ({ params, request }) => {
+        const rule = await getRule(sql, ruleId(params.id));
+        if (!rule || !(await deleteRule(sql, rule.id))) throw ruleNotFound();
+        noteAudit(request, { details: { name: rule.name } });
         return new Response(null, { status: 204 });
       },
       { access: "operator" },
@@ -171,7 +179,7 @@ export function alertJsonApiRoutes(ctx: AppContext) {
     )
     .patch(
       "/alerts/:id",
-      async ({ body, params, principal }) => {
+      async ({ body, params, principal, request }) => {
         const { attributes } = resourceBody(body, "alert");
         if (!Value.Check(AlertStatusUpdate, attributes)) {
           const first = [...Value.Errors(AlertStatusUpdate, attributes)][0];
@@ -192,7 +200,16 @@ export function alertJsonApiRoutes(ctx: AppContext) {
           { status: attributes.status, note: attributes.note, by: actorLabel(principal) ?? "api" },
           await notifyPolicy(config, sql),
         );
-        return document({ data: alertResource((await getAlert(sql, alert.id))!) });
+        const after = (await getAlert(sql, alert.id))!;
+        noteChanges(
+          request,
+          { status: alert.status },
+          { status: after.status },
+          {
+            details: attributes.note ? { note: attributes.note.slice(0, 200) } : {},
+          },
+        );
+        return document({ data: alertResource(after) });
       },
       { access: "operator", parse },
     );

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
+import { noteAudit, noteChanges } from "../audit/service";
 import { conflictMessage, listBuilderSchemas, productOptions } from "../builder/service";
 import { deviceSummaries } from "../devices/summaries";
 import { actorLabel } from "../jsonapi/document";
@@ -28,6 +29,7 @@ import {
   type RuleSort,
   RuleValidationError,
   ruleNames,
+  ruleValues,
   updateRule,
 } from "./rules";
 import { MESSAGES } from "./validation";
@@ -200,7 +202,8 @@ export function alertRoutes(ctx: AppContext) {
       async ({ request, principal, body }) => {
         const values = formValues((body ?? {}) as Form);
         try {
-          await createRule(sql, values, actorLabel(principal));
+          const rule = await createRule(sql, values, actorLabel(principal));
+          noteAudit(request, { target: `alert_rule:${rule.id}` });
         } catch (error) {
           if (!(error instanceof RuleValidationError)) throw error;
           return render(
@@ -239,7 +242,8 @@ export function alertRoutes(ctx: AppContext) {
         const values = formValues((body ?? {}) as Form, valuesOf(rule));
         values.name = rule.name;
         try {
-          await updateRule(sql, rule.id, values);
+          const updated = await updateRule(sql, rule.id, values);
+          noteChanges(request, ruleValues(rule), ruleValues(updated), { details: { name: rule.name } });
         } catch (error) {
           if (error instanceof AppError && error.code === "rule_deprecated") {
             return render(
@@ -277,8 +281,10 @@ export function alertRoutes(ctx: AppContext) {
     )
     .post(
       "/alerts/rules/:id/delete",
-      async ({ params }) => {
-        const deleted = /^\d{1,10}$/.test(params.id) && (await deleteRule(sql, Number(params.id)));
+      async ({ params, request }) => {
+        const rule = /^\d{1,10}$/.test(params.id) ? await getRule(sql, Number(params.id)) : undefined;
+        const deleted = rule !== undefined && (await deleteRule(sql, rule.id));
+        if (deleted) noteAudit(request, { details: { name: rule.name } });
         return redirectWithFlash(
           "/alerts?tab=rules",
           deleted
@@ -290,7 +296,7 @@ export function alertRoutes(ctx: AppContext) {
     )
     .post(
       "/alerts/bulk",
-      async ({ principal, body }) => {
+      async ({ principal, body, request }) => {
         const form = (body ?? {}) as Form;
         const raw = form.ids;
         const ids = (Array.isArray(raw) ? raw : [raw]).filter(
@@ -314,6 +320,7 @@ export function alertRoutes(ctx: AppContext) {
           },
           await notifyPolicy(config, sql),
         );
+        noteAudit(request, { details: { changed_ids: changed.map((alert) => alert.id) } });
         const verb = action === "acknowledge" ? "acknowledged" : "resolved";
         return redirectWithFlash(back, { kind: "success", text: `${changed.length} alert(s) ${verb}.` });
       },

@@ -97,6 +97,18 @@ function isNameConflict(error: unknown): boolean {
   );
 }
 
+/** A rule's values by their API names, what an edit changes (the audit log compares them before and after). */
+export function ruleValues(rule: AlertRule): Record<string, unknown> {
+  const {
+    id: _id,
+    deprecated: _deprecated,
+    created_at: _created,
+    updated_at: _updated,
+    ...values
+  } = ruleJson(rule, false);
+  return values;
+}
+
 export async function createRule(sql: Sql, input: AlertRuleInput, by?: string): Promise<AlertRule> {
   const checked = await checkRule(sql, input);
   if ("errors" in checked) throw new RuleValidationError(checked.errors);

@@ -65,9 +65,13 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   },
   "DELETE /api/v1/devices/:device_id/remote_access/:lease_id": {
     action: "remote_access.close",
-    target: "device:device_id",
+    target: "remote_access_lease:lease_id",
   },
-  "POST /devices/:id/remote-access/open": { action: "remote_access.web_ui", target: "device:id" },
+  "POST /devices/:id/remote-access/open": {
+    action: "remote_access.web_ui",
+    target: "device:id",
+    fields: ["lease_id"],
+  },
   "POST /devices/:id/remote-access/close": { action: "remote_access.close", target: "device:id" },
   "POST /devices/:id/remote-access/reopen": { action: "remote_access.reopen", target: "device:id" },
   "POST /api/json/alert_rules": { action: "alert_rule.create" },

@@ -24,6 +24,7 @@ export const AuditEventJson = t.Object({
     t.Literal("token"),
     t.Literal("runner"),
     t.Literal("anonymous"),
+    t.Literal("cli"),
   ]),
   actor: t.String(),
   action: t.String(),

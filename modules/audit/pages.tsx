@@ -32,6 +32,49 @@ function ActionName({ name }: { name: string }) {
   );
 }
 
+const MAX_VALUE = 120;
+
+/** One value as a reader sees it: text as is, lists joined, `none` for null, objects as short JSON. */
+function shown(value: unknown): string {
+  let text: string;
+  if (value === null || value === undefined) text = "none";
+  else if (typeof value === "string") text = value === "" ? '""' : value;
+  else if (Array.isArray(value) && value.every((item) => typeof item !== "object" || item === null))
+    text = value.length === 0 ? "none" : value.map(shown).join(", ");
+  else if (typeof value === "object") text = JSON.stringify(value);
+  else text = String(value);
+  return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;
+}
+
+/**
+ * The details as lines: `field: value`, and each changed field as `field: before → after` (from
+ * `details.changes`), so an approval or a role change reads as what it did.
+ */
+export function detailLines(details: Record<string, unknown>): string[] {
+  const lines: string[] = [];
+  for (const [key, value] of Object.entries(details)) {
+    if (key === "changes" && typeof value === "object" && value !== null && !Array.isArray(value)) {
+      const changes = Object.entries(value as Record<string, { from?: unknown; to?: unknown }>);
+      if (changes.length === 0) lines.push("no field changed");
+      for (const [field, change] of changes)
+        lines.push(`${field}: ${shown(change?.from)} → ${shown(change?.to)}`);
+    } else lines.push(`${key}: ${shown(value)}`);
+  }
+  return lines;
+}
+
+function Details({ details }: { details: Record<string, unknown> }) {
+  const lines = detailLines(details);
+  if (lines.length === 0) return <span class="muted">—</span>;
+  return (
+    <ul class="audit-details">
+      {lines.map((line) => (
+        <li safe>{line}</li>
+      ))}
+    </ul>
+  );
+}
+
 const COLUMNS: Column<AuditEvent>[] = [
   { header: "When", render: (event) => <Time value={event.at} /> },
   { header: "Who", class: "mono wrap", text: (event) => event.actor },
@@ -39,22 +82,8 @@ const COLUMNS: Column<AuditEvent>[] = [
   { header: "Target", class: "mono small wrap", text: (event) => event.target ?? "—" },
   { header: "Outcome", render: (event) => <Outcome status={event.status} /> },
   { header: "From", class: "mono small hide-sm wrap", text: (event) => event.address ?? "—" },
-  { header: "Details", class: "small details", text: (event) => detailsText(event.details) },
+  { header: "Details", class: "small details", render: (event) => <Details details={event.details} /> },
 ];
-
-/** `reason: page_left · ids: a, b`: words a cell can wrap between (JSON on one line could not). */
-function detailsText(details: Record<string, unknown>): string {
-  return Object.entries(details)
-    .map(([key, value]) => {
-      const text = Array.isArray(value)
-        ? value.map((item) => (typeof item === "string" ? item : JSON.stringify(item))).join(", ")
-        : typeof value === "string"
-          ? value
-          : JSON.stringify(value);
-      return `${key}: ${text}`;
-    })
-    .join(" · ");
-}
 
 /** The audit log (admins): filters, newest first, keyset pages. */
 export function AuditPage({ ctx, props }: { ctx: PageContext; props: AuditPageProps }) {

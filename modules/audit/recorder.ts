@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
-import { answeredStatus, clientAddress } from "../platform/http";
+import { answeredStatus, clientAddress, requestIdOf } from "../platform/http";
 import { AUDITED_ROUTES, type AuditAction } from "./actions";
-import { type AuditEventInput, recordAudit } from "./service";
+import { type AuditEventInput, auditNoteOf, recordAudit } from "./service";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -48,25 +48,39 @@ export function auditRecorder(ctx: AppContext) {
       const { request, route, params, body } = context;
       const action = audited(request, route);
       if (!action) return;
-      const principal = ctx.access.principalOf(request);
-      const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
       const status = answeredStatus(context);
-      let actor: Pick<AuditEventInput, "actor" | "actorKind">;
-      if (principal)
-        actor =
-          principal.kind === "session"
-            ? { actorKind: "operator", actor: principal.email }
-            : { actorKind: "token", actor: `token ${principal.name}` };
-      else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
-      else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
-      else return; // nobody we could name: an anonymous probe refused with 401
-      void recordAudit(ctx.database, {
-        ...actor,
-        action: action.action,
-        target: targetOf(action, params as Record<string, string> | undefined),
-        status,
-        address: addresses.get(request) ?? null,
-        details: detailsOf(body, action.fields),
-      }).catch((error) => ctx.logger.error({ err: error, action: action.action }, "audit write failed"));
+      const record = async () => {
+        // A request refused before its access check ran (a NUL in a form field) has its caller
+        // resolved now; one refused by the check (401) has none, a runner's is named by its id.
+        const runner = route.startsWith("/e2e/") ? request.headers.get("x-e2e-runner-id") : null;
+        const principal =
+          ctx.access.principalOf(request) ??
+          (status === 401 || runner ? undefined : await ctx.access.identify(request));
+        let actor: Pick<AuditEventInput, "actor" | "actorKind">;
+        if (principal)
+          actor =
+            principal.kind === "session"
+              ? { actorKind: "operator", actor: principal.email }
+              : { actorKind: "token", actor: `token ${principal.name}` };
+        else if (runner && status !== 401) actor = { actorKind: "runner", actor: runner };
+        else if (route === "/setup") actor = { actorKind: "anonymous", actor: "first-run setup" };
+        else return; // nobody we could name: an anonymous probe refused with 401
+        // What the handler noted (the id it created, the fields it changed) completes what the route says.
+        const note = auditNoteOf(request);
+        await recordAudit(ctx.database, {
+          ...actor,
+          action: note?.action ?? action.action,
+          target: note?.target ?? targetOf(action, params as Record<string, string> | undefined),
+          status,
+          address: addresses.get(request) ?? null,
+          details: { ...detailsOf(body, action.fields), ...note?.details },
+        });
+      };
+      void record().catch((error) =>
+        ctx.logger.error(
+          { err: error, action: action.action, requestId: requestIdOf(request) },
+          "audit write failed",
+        ),
+      );
     });
 }

@@ -4,7 +4,18 @@ import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor
 import { storableText, storableValue } from "../platform/text-input";
 import { auditEvents } from "./schema";
 
-export type AuditActorKind = "operator" | "token" | "runner" | "anonymous";
+export {
+  type AuditNote,
+  approvalAction,
+  auditNoteOf,
+  type FieldChange,
+  fieldChanges,
+  noteAudit,
+  noteChanges,
+} from "./notes";
+
+/** `cli`: a `./outpost` command run on the server (admin create, unlock, token create). */
+export type AuditActorKind = "operator" | "token" | "runner" | "anonymous" | "cli";
 
 export interface AuditEventInput {
   actorKind: AuditActorKind;
@@ -43,6 +54,14 @@ export async function recordAuditIn(sql: Sql, events: AuditEventInput[]): Promis
         ${event.target ? storableText(event.target) : null}, ${event.status}, ${event.address ?? null},
         ${JSON.stringify(storableValue(event.details ?? {}))}::jsonb)`;
   }
+}
+
+/** A `./outpost` command's change, recorded with actor `cli` (`status`: as the HTTP route would answer). */
+export function recordCliAudit(
+  database: Database,
+  event: { action: string; target?: string | null; status: number; details?: Record<string, unknown> },
+): Promise<void> {
+  return recordAudit(database, { actorKind: "cli", actor: "cli", ...event });
 }
 
 export interface AuditFilters {

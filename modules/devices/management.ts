@@ -49,6 +49,15 @@ export interface DeviceUpdate {
   metadata?: Record<string, unknown>;
 }
 
+/** The fields an operator changes on a device (updateDevice), as the audit log shows them. */
+export function editableFields(device: Device): Record<string, unknown> {
+  return {
+    approval_status: device.approvalStatus,
+    product_name: device.productName,
+    metadata: device.metadata,
+  };
+}
+
 /**
  * Edits a device. approval_status may move pending → approved | rejected, or approved → rejected
  * (a revocation: the token is cleared and remote access ends); other transitions are 409

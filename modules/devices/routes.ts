@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { noteAudit } from "../audit/service";
 import type { AppContext } from "../platform/context";
 import { badRequest } from "../platform/errors";
 import { clientAddress } from "../platform/http";
@@ -83,7 +84,7 @@ export function deviceRoutes(ctx: AppContext) {
     )
     .post(
       "/api/v1/devices/approval",
-      async ({ body: raw }) => {
+      async ({ body: raw, request }) => {
         const body = jsonBody(raw);
         if (!approvalBody.Check(body)) {
           const field = firstInvalidField(approvalBody, body, ["ids", "approval_status"]);
@@ -92,6 +93,7 @@ export function deviceRoutes(ctx: AppContext) {
         }
         const { ids, approval_status: status } = body;
         const changed = await setApprovalStatus(sql, ids, status);
+        noteAudit(request, { details: { changed_ids: changed } });
         return { data: { changed_ids: changed, changed_count: changed.length } };
       },
       { access: "operator", parse: ({ request }) => readJsonBody(request, APPROVAL_MAX_BYTES) },

@@ -29,6 +29,7 @@ export {
   approveDevices,
   type DeviceUpdate,
   deleteDevice,
+  editableFields,
   rejectDevices,
   resolveIdentityConflict,
   revokeDevice,

@@ -1,7 +1,9 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
+import { noteAudit } from "../audit/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
+import { requestLogger } from "../platform/http";
 import { BodyError, jsonBody, readJsonBody } from "../platform/json-body";
 import { type E2EConfig, e2eConfigFor } from "./config";
 import { createRun } from "./create";
@@ -72,10 +74,14 @@ export function e2eRoutes(ctx: AppContext) {
       "/e2e/runs",
       async ({ request, body, set }) => {
         const { e2e, runnerId } = runner(request);
-        const outcome = await createRun(database, e2e, logger, {
+        const outcome = await createRun(database, e2e, requestLogger(logger, request), {
           body: e2eJsonBody(body),
           protocolHeader: request.headers.get(PROTOCOL_HEADER),
           runnerId,
+        });
+        noteAudit(request, {
+          target: `e2e_run:${outcome.run.id}`,
+          details: outcome.replayed ? { replayed: true } : {},
         });
         if (outcome.replayed) {
           set.status = 200;
@@ -100,7 +106,9 @@ export function e2eRoutes(ctx: AppContext) {
       async ({ request, params, set }) => {
         runner(request);
         set.status = 202;
-        return { data: await cancelRun(database, logger, params.runId) };
+        const run = await cancelRun(database, requestLogger(logger, request), params.runId);
+        noteAudit(request, { details: { status: run.status } });
+        return { data: run };
       },
       { access: "e2e", parse: "none" },
     )
@@ -117,7 +125,14 @@ export function e2eRoutes(ctx: AppContext) {
       async ({ request, params, body, set }) => {
         runner(request);
         const results = parseResultsBody(e2eJsonBody(body));
-        const data = await submitResults(database, logger, params.runId, results);
+        const data = await submitResults(database, requestLogger(logger, request), params.runId, results);
+        // Which journeys moved to which status (the first 20 of a batch).
+        noteAudit(request, {
+          details: {
+            results: results.slice(0, 20).map((result) => `${result.journey_id}: ${result.status}`),
+            count: results.length,
+          },
+        });
         set.status = 202;
         return { data };
       },
@@ -152,7 +167,9 @@ export function e2eRoutes(ctx: AppContext) {
         }
         if (content.includes("\u0000"))
           throw new AppError(400, "invalid_request", "A journey log must not contain NUL bytes.");
-        return { data: await storeLog(database, params.runId, params.journeyId, content) };
+        const stored = await storeLog(database, params.runId, params.journeyId, content);
+        noteAudit(request, { details: { journey_id: params.journeyId, bytes: bytes.byteLength } });
+        return { data: stored };
       },
       { access: "e2e", parse: "none" },
     );
@@ -194,7 +211,8 @@ export function e2eRoutes(ctx: AppContext) {
         const ids = raw as string[];
         if (ids.length === 0)
           return redirectWithFlash("/e2e", { kind: "error", text: "Select at least one run to delete." });
-        const deleted = await deleteRuns(database, logger, ids);
+        const deleted = await deleteRuns(database, requestLogger(logger, request), ids);
+        noteAudit(request, { details: { deleted } });
         const back = new URL(request.url).searchParams.toString();
         return redirectWithFlash(`/e2e${back ? `?${back}` : ""}`, {
           kind: "success",

@@ -13,6 +13,7 @@ import {
   runRow,
   runView,
 } from "./model";
+import { RUN_STATUSES } from "./schema";
 
 export const RUN_COLUMNS = `id::text as id, suite_id, journey_ids, environment_label, trigger_source, protocol_version, runner_id,
   idempotency_key, status, metadata, started_at, finished_at`;
@@ -77,7 +78,10 @@ export async function listResults(database: Database, runId: string): Promise<Re
 }
 
 /** Runs per status (the E2E gauge of a metrics scrape). */
+/** Runs per status, every status listed (0 when no run has it: a metric reads 0, not "no data"). */
 export async function countRunsByStatus(database: Database): Promise<{ status: string; runs: number }[]> {
-  return database.sql<{ status: string; runs: number }[]>`
+  const rows = await database.sql<{ status: string; runs: number }[]>`
     select status::text as status, count(*)::int as runs from e2e_runs group by status`;
+  const counts = new Map(rows.map((row) => [row.status, row.runs]));
+  return RUN_STATUSES.map((status) => ({ status, runs: counts.get(status) ?? 0 }));
 }

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { consolePages } from "../../ui/page";
+import { noteAudit } from "../audit/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { JobsActivity, JobsPage, type JobsPageProps } from "./pages";
@@ -34,8 +35,9 @@ export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
     )
     .post(
       "/jobs/run",
-      async ({ body }) => {
-        await runJobNow(database, catalog, body.task);
+      async ({ body, request }) => {
+        const jobId = await runJobNow(database, catalog, body.task);
+        noteAudit(request, { target: `job:${body.task}`, details: { job_id: jobId } });
         return redirectWithFlash("/jobs", { kind: "success", text: `Queued ${body.task}.` });
       },
       {
@@ -57,8 +59,9 @@ export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
     )
     .post(
       "/api/v1/jobs/:task/run",
-      async ({ params, set }) => {
+      async ({ params, set, request }) => {
         const jobId = await runJobNow(database, catalog, params.task);
+        noteAudit(request, { details: { job_id: jobId } });
         set.status = 202;
         return { data: { job_id: jobId, task: params.task } };
       },

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { type Runner, run, runMigrations, type TaskList, Logger as WorkerLogger } from "graphile-worker";
 import pg from "pg";
 import type { Logger } from "../platform/logger";
-import { jobDuration } from "../platform/metrics";
+import { jobDuration, zeroJobDurations } from "../platform/metrics";
 import { jobRuns } from "./schema";
 import type { JobCatalog, JobContext } from "./task";
 
@@ -26,6 +26,7 @@ function workerLogger(logger: Logger): WorkerLogger {
 /** Wraps each task so every execution leaves a row in job_runs for the Jobs page. */
 function recordedTaskList(context: JobContext, catalog: JobCatalog, workerId: string): TaskList {
   const tasks: TaskList = {};
+  zeroJobDurations(catalog.jobs.map((job) => job.identifier));
   for (const job of catalog.jobs) {
     tasks[job.identifier] = async (payload, helpers) => {
       const startedAt = Date.now();

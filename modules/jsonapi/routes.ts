@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { approvalAction, noteAudit, noteChanges } from "../audit/service";
 import { commandJson } from "../commands/model";
 import {
   type CommandStatus,
@@ -13,6 +14,7 @@ import {
   DEVICE_SORTS,
   type DeviceSort,
   deleteDevice,
+  editableFields,
   getDevice,
   listDevices,
   normaliseDeviceFilters,
@@ -179,7 +181,7 @@ export function jsonApiRoutes(ctx: AppContext) {
     )
     .patch(
       "/devices/:id",
-      async ({ params, body }) => {
+      async ({ params, body, request }) => {
         const { id, attributes } = jsonApiResource(body, "device");
         if (id !== undefined && id !== params.id)
           throw new AppError(409, "id_mismatch", "data.id does not match the URL");
@@ -199,6 +201,7 @@ export function jsonApiRoutes(ctx: AppContext) {
           if (field === "approval_status") throw badRequest("approval_status must be a string", { field });
           throw badRequest("metadata must be a JSON object", { field: "metadata" });
         }
+        const before = await getDevice(sql, params.id, settings);
         const device = await updateDevice(
           sql,
           params.id,
@@ -209,7 +212,10 @@ export function jsonApiRoutes(ctx: AppContext) {
           },
           settings,
         );
-        if (!device) throw new AppError(404, "not_found", "Device not found");
+        if (!device || !before) throw new AppError(404, "not_found", "Device not found");
+        noteChanges(request, editableFields(before), editableFields(device), {
+          action: approvalAction(before.approvalStatus, device.approvalStatus),
+        });
         // A revocation (approved → rejected) also closes the device's remote access.
         if (device.approvalStatus === "rejected") await endDeviceLeases(sql, device.id, "revoked");
         return jsonApiDocument({ data: deviceResource(deviceJson(device)) });
@@ -218,8 +224,11 @@ export function jsonApiRoutes(ctx: AppContext) {
     )
     .delete(
       "/devices/:id",
-      async ({ params }) => {
-        if (!(await deleteDevice(sql, params.id))) throw new AppError(404, "not_found", "Device not found");
+      async ({ params, request }) => {
+        const device = await getDevice(sql, params.id, await deviceSettings(config));
+        if (!device || !(await deleteDevice(sql, params.id)))
+          throw new AppError(404, "not_found", "Device not found");
+        noteAudit(request, { details: { mac_address: device.macAddress, name: device.name } });
         return new Response(null, { status: 204 });
       },
       { access: "operator" },
@@ -252,7 +261,7 @@ export function jsonApiRoutes(ctx: AppContext) {
     )
     .post(
       "/pending_commands",
-      async ({ body, principal }) => {
+      async ({ body, principal, request }) => {
         const { attributes, relationships } = jsonApiResource(body, "pending_command");
         const related =
           isPlainObject(relationships.device) && isPlainObject(relationships.device.data)
@@ -283,13 +292,19 @@ export function jsonApiRoutes(ctx: AppContext) {
           ttlSeconds: ttl,
           queuedBy: actorLabel(principal),
         });
+        noteAudit(request, {
+          target: `command:${command.id}`,
+          details: { type: command.type, device_id: command.deviceId },
+        });
         return jsonApiDocument({ data: commandResource(commandJson(command)) }, 201);
       },
       { access: "operator", parse },
     )
     .delete(
       "/pending_commands/:id",
-      async ({ params }) => {
+      async ({ params, request }) => {
+        const command = await getCommand(sql, params.id);
+        if (command) noteAudit(request, { details: { type: command.type, device_id: command.deviceId } });
         const outcome = await cancelCommand(sql, params.id);
         if (outcome === "not_found") throw new AppError(404, "not_found", "Command not found");
         if (outcome === "not_queued") {

@@ -28,8 +28,12 @@ async function otherEnabledAdmins(tx: Db, id: string): Promise<number> {
   return rows.length;
 }
 
-/** Changes an operator's role; refuses to demote the last enabled admin. */
-export async function changeOperatorRole(db: Db, id: string, role: string): Promise<OperatorView> {
+/** Changes an operator's role (answering the role it had too); refuses to demote the last enabled admin. */
+export async function changeOperatorRole(
+  db: Db,
+  id: string,
+  role: string,
+): Promise<OperatorView & { previousRole: OperatorRole }> {
   if (!isOperatorRole(role)) throw badRequest("Choose a role: admin, operator or viewer");
   return db.transaction(async (tx) => {
     // One admin change at a time, so two admins cannot demote each other at once.
@@ -48,7 +52,7 @@ export async function changeOperatorRole(db: Db, id: string, role: string): Prom
       .set({ role: role as OperatorRole })
       .where(eq(operators.id, id))
       .returning({ id: operators.id, email: operators.email, role: operators.role });
-    return row!;
+    return { ...row!, previousRole: current.role };
   });
 }
 

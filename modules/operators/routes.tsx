@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Flash } from "../../ui/flash";
 import { consolePages, safeNext } from "../../ui/page";
-import { recordAudit } from "../audit/service";
+import { noteAudit, recordAudit } from "../audit/service";
 import { checkCsrf, consoleCookie, SESSION_COOKIE } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -104,8 +104,11 @@ export function operatorRoutes(ctx: AppContext) {
     )
     .post(
       "/logout",
-      async ({ principal }) => {
-        if (principal?.kind === "session") await deleteSession(db, principal.sessionIdHash);
+      async ({ principal, request }) => {
+        if (principal?.kind === "session") {
+          await deleteSession(db, principal.sessionIdHash);
+          noteAudit(request, { target: `operator:${principal.operatorId}` });
+        }
         return redirectWithFlash("/login", { kind: "info", text: "You are signed out." }, undefined, [
           consoleCookie(SESSION_COOKIE, "", https, 0),
         ]);
@@ -133,6 +136,7 @@ export function operatorRoutes(ctx: AppContext) {
         checkCsrf(config.secretKey, csrf.cookie ? undefined : csrf.binding, request, body);
         try {
           const admin = await completeSetup(db, body);
+          noteAudit(request, { target: `operator:${admin.id}`, details: { email: admin.email } });
           return signedIn(admin.id, request, clientAddress(request, server), "/", {
             kind: "success",
             text: "Your administrator account is ready.",

@@ -127,8 +127,16 @@ export function accessPlugin(options: AccessOptions) {
       };
     },
   });
-  /** Who made `request`, once its route's access check passed (for hooks such as the audit log). */
-  return Object.assign(plugin, { principalOf: (request: Request) => principals.get(request) });
+  return Object.assign(plugin, {
+    /** Who made `request`, once its route's access check passed (for hooks such as the audit log). */
+    principalOf: (request: Request) => principals.get(request),
+    /**
+     * Who made `request`, also when it was refused before its access check ran (a NUL in a form field
+     * is refused at the edge): its credentials resolved now. For the audit log of refused requests only.
+     */
+    identify: async (request: Request) =>
+      principals.get(request) ?? (await options.resolvePrincipal(request)),
+  });
 }
 
 /** The access level each route of an app declared (undefined: none), keyed "METHOD /path". */

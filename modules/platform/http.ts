@@ -46,6 +46,11 @@ export function requestIdOf(request: Request): string {
   return requestIds.get(request) ?? "-";
 }
 
+/** `logger` with the request's id on each line: what a handler logs about its request, as the access log does. */
+export function requestLogger(logger: Logger, request: Request): Logger {
+  return logger.child({ requestId: requestIdOf(request) });
+}
+
 const TITLES: Record<number, string> = {
   400: "Bad request",
   401: "Sign in required",

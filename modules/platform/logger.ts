@@ -21,6 +21,11 @@ function scrub(value: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, depth + 1)]));
 }
 
+/** Whether `format` means readable lines here (`auto`: when stdout is a terminal); else JSON lines. */
+export function logsPretty(format: LogFormat): boolean {
+  return format === "pretty" || (format === "auto" && process.stdout.isTTY === true);
+}
+
 /**
  * Logs on stdout with secrets redacted wherever they might appear: JSON lines for machines, or
  * readable coloured lines for a person (`pretty`, or `auto` when stdout is a terminal). Times are
@@ -72,9 +77,8 @@ export function createLogger(
       censor: "[redacted]",
     },
   };
-  const pretty = format === "pretty" || (format === "auto" && process.stdout.isTTY === true);
   if (destination) return pino(options, destination);
-  if (!pretty) return pino(options);
+  if (!logsPretty(format)) return pino(options);
   return pino(
     options,
     pinoPretty({

@@ -19,12 +19,35 @@ export const httpRequestDuration = new client.Histogram({
   registers,
 });
 
+/**
+ * The heartbeat's answers: accepted, or refused with the status the device API gives a heartbeat
+ * (docs/device-api.md): bad body, wrong key, not approved, unknown device, too large, rate limited.
+ */
+export const HEARTBEAT_RESULTS = [
+  "accepted",
+  "refused_400",
+  "refused_401",
+  "refused_403",
+  "refused_404",
+  "refused_413",
+  "refused_429",
+] as const;
+
 export const heartbeatsTotal = new client.Counter({
   name: "outpost_heartbeats_total",
   help: "Heartbeats by result: accepted, or refused_<HTTP status> (401, 403, 429, ...)",
   labelNames: ["result"] as const,
   registers,
 });
+
+export const COMMAND_EVENTS = [
+  "queued",
+  "delivered",
+  "succeeded",
+  "failed",
+  "expired",
+  "unmatched_result",
+] as const;
 
 export const commandsTotal = new client.Counter({
   name: "outpost_commands_total",
@@ -33,6 +56,12 @@ export const commandsTotal = new client.Counter({
   registers,
 });
 
+// Every known label value is exported from the start, at 0: `rate()` and `increase()` need a series
+// before its first event, and an alert on `outpost_commands_total{event="failed"}` must not read
+// "no data" on a healthy fleet. (A status outside the list still counts: it appears when it happens.)
+for (const result of HEARTBEAT_RESULTS) heartbeatsTotal.inc({ result }, 0);
+for (const event of COMMAND_EVENTS) commandsTotal.inc({ event }, 0);
+
 export const jobDuration = new client.Histogram({
   name: "outpost_job_duration_seconds",
   help: "Durable job executions by task and outcome",
@@ -40,6 +69,11 @@ export const jobDuration = new client.Histogram({
   buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
   registers,
 });
+
+/** A worker's tasks from the start, `succeeded` and `failed` at 0 (as the counters above). */
+export function zeroJobDurations(tasks: readonly string[]): void {
+  for (const task of tasks) for (const status of ["succeeded", "failed"]) jobDuration.zero({ task, status });
+}
 
 const memory = new client.Gauge({
   name: "outpost_process_memory_bytes",

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
+import { noteAudit } from "../audit/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { notFound } from "../platform/errors";
@@ -78,6 +79,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
       "/devices/:id/remote-access/panel",
       async ({ params, principal, request }) => {
         const props = await state(request, principal!, params.id, true);
+        noteAudit(request, { details: { lease_id: props.myLease?.id ?? null } });
         return new Response(await (<RemoteAccessPanel props={props} />), {
           headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
         });

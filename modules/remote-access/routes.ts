@@ -1,5 +1,6 @@
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
+import { noteAudit } from "../audit/service";
 import { consumeRateLimit } from "../devices/service";
 import type { Principal } from "../platform/access";
 import type { Config } from "../platform/config";
@@ -43,7 +44,7 @@ export function remoteAccessRoutes(ctx: AppContext) {
     .use(ctx.access)
     .post(
       "/api/v1/devices/:device_id/remote_access",
-      async ({ body: raw, params, principal, set }) => {
+      async ({ body: raw, params, principal, set, request }) => {
         const body = raw === undefined || raw === null ? {} : jsonBody(raw);
         if (!Value.Check(OpenLeaseBody, body)) {
           throw badRequest("The body may only hold ttl_seconds, an integer from 30 to 3600", {
@@ -59,6 +60,10 @@ export function remoteAccessRoutes(ctx: AppContext) {
           maxMinutes: config.remoteAccessMaxMinutes,
           onlineWindowSeconds: settings.onlineWindowSeconds,
         });
+        noteAudit(request, {
+          target: `remote_access_lease:${lease.id}`,
+          details: { device_id: lease.deviceId, expires_at: lease.expiresAt.toISOString() },
+        });
         set.status = 201;
         return { data: leaseJson(lease, deviceWebUrl(config, lease.deviceId)) };
       },
@@ -66,8 +71,9 @@ export function remoteAccessRoutes(ctx: AppContext) {
     )
     .delete(
       "/api/v1/devices/:device_id/remote_access/:lease_id",
-      async ({ params, set }) => {
+      async ({ params, set, request }) => {
         await endLease(sql, params.device_id, params.lease_id, "closed");
+        noteAudit(request, { details: { device_id: params.device_id } });
         set.status = 204;
         return "";
       },

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { noteAudit, noteChanges } from "../audit/service";
 import type { AppContext } from "../platform/context";
 import { jsonBody, readJsonBody } from "../platform/json-body";
 import {
@@ -11,7 +12,7 @@ import {
   updateReport,
 } from "./definitions";
 import { reportCsv } from "./export";
-import { reportJson } from "./model";
+import { auditedReport, reportJson } from "./model";
 import { reportResults, viewFromParams } from "./results";
 
 const BODY_MAX = 256 * 1024;
@@ -80,9 +81,10 @@ export function reportApiRoutes(ctx: AppContext) {
     )
     .post(
       "/api/v1/reports",
-      async ({ body, set }) => {
+      async ({ body, set, request }) => {
         const result = await createReport(sql, jsonBody(body));
         if (isInvalid(result)) throw invalidReport(result);
+        noteAudit(request, { target: `report:${result.id}`, details: { name: result.name } });
         set.status = 201;
         return { data: reportJson(result) };
       },
@@ -97,19 +99,22 @@ export function reportApiRoutes(ctx: AppContext) {
     )
     .patch(
       "/api/v1/reports/:id",
-      async ({ params, body }) => {
-        const result = await updateReport(sql, params.id, jsonBody(body));
+      async ({ params, body, request }) => {
+        const before = await requireReport(sql, params.id);
+        const result = await updateReport(sql, before.id, jsonBody(body));
         if (result === undefined) await requireReport(sql, params.id);
         if (isInvalid(result)) throw invalidReport(result);
+        noteChanges(request, auditedReport(before), auditedReport(result!));
         return { data: reportJson(result!) };
       },
       { access: "operator", parse },
     )
     .delete(
       "/api/v1/reports/:id",
-      async ({ params, set }) => {
-        await requireReport(sql, params.id);
+      async ({ params, set, request }) => {
+        const report = await requireReport(sql, params.id);
         await deleteReport(sql, params.id);
+        noteAudit(request, { details: { name: report.name } });
         set.status = 204;
         return "";
       },
@@ -130,16 +135,17 @@ export function reportApiRoutes(ctx: AppContext) {
     )
     .post(
       "/api/json/custom_reports",
-      async ({ body }) => {
+      async ({ body, request }) => {
         const result = await createReport(sql, attributesOf(jsonBody(body)));
         if (isInvalid(result)) throw invalidReport(result);
+        noteAudit(request, { target: `report:${result.id}`, details: { name: result.name } });
         return doc({ data: resource(result) }, 201);
       },
       { access: "operator", parse },
     )
     .patch(
       "/api/json/custom_reports/:id",
-      async ({ params, body }) => {
+      async ({ params, body, request }) => {
         const current = await requireReport(sql, params.id);
         const attributes = (attributesOf(jsonBody(body)) ?? {}) as Record<string, unknown>;
         // JSON:API PATCH updates the attributes sent; the rest stay as they are.
@@ -149,14 +155,16 @@ export function reportApiRoutes(ctx: AppContext) {
           ...attributes,
         });
         if (isInvalid(result)) throw invalidReport(result);
+        noteChanges(request, auditedReport(current), auditedReport(result!));
         return doc({ data: resource(result!) });
       },
       { access: "operator", parse },
     )
     .delete(
       "/api/json/custom_reports/:id",
-      async ({ params }) => {
-        await requireReport(sql, params.id);
+      async ({ params, request }) => {
+        const report = await requireReport(sql, params.id);
+        noteAudit(request, { details: { name: report.name } });
         await deleteReport(sql, params.id);
         return doc(null, 204);
       },

@@ -101,6 +101,12 @@ export interface Report {
   updatedAt: Date;
 }
 
+/** What an edit of a report changes (the audit log compares it before and after). */
+export const auditedReport = (report: Report): Record<string, unknown> => ({
+  name: report.name,
+  config: report.config,
+});
+
 /** The wire shape of a report (`/api/v1/reports`, JSON:API attributes). */
 export function reportJson(report: Report) {
   return {

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
+import { noteAudit, noteChanges } from "../audit/service";
 import { listBuilderSchemas } from "../builder/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
@@ -25,6 +26,7 @@ import {
   reportValues,
   schemaValue,
 } from "./form-values";
+import { auditedReport } from "./model";
 import { ReportDetailPage } from "./pages/detail";
 import { ReportFormPage, type ReportFormProps, type ReportFormValues } from "./pages/form";
 import { DeleteReportPage, ReportListPage } from "./pages/list";
@@ -112,6 +114,7 @@ export function reportPageRoutes(ctx: AppContext) {
       : ({ title: "New Report", action: "/reports" } as const);
     // "Load this schema's fields": show the chosen schema's options, save nothing.
     if (body.params.has("reload")) return formPage(request, principal, base, values);
+    const before = id ? await getReport(sql, id) : undefined;
     const result = id
       ? await updateReport(sql, id, formInput(values))
       : await createReport(sql, formInput(values));
@@ -125,6 +128,8 @@ export function reportPageRoutes(ctx: AppContext) {
         { errors: formErrors(result.errors), summary: result.summary },
         422,
       );
+    if (before) noteChanges(request, auditedReport(before), auditedReport(result));
+    else noteAudit(request, { target: `report:${result.id}`, details: { name: result.name } });
     return redirectWithFlash(`/reports/${result.id}`, {
       kind: "success",
       text: id ? "Report updated successfully" : "Report created successfully",
@@ -257,9 +262,10 @@ export function reportPageRoutes(ctx: AppContext) {
     )
     .post(
       "/reports/:id/delete",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const report = await getReport(sql, params.id);
         const deleted = report ? await deleteReport(sql, report.id) : false;
+        if (report && deleted) noteAudit(request, { details: { name: report.name } });
         return redirectWithFlash(
           "/reports",
           deleted

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { consolePages } from "../../ui/page";
+import { noteAudit, noteChanges } from "../audit/service";
 import { changeOperatorRole, inviteOperator, setOperatorDisabled } from "../operators/management";
 import { createApiToken, isOperatorRole, revokeApiToken } from "../operators/service";
 import type { AppContext } from "../platform/context";
@@ -22,9 +23,15 @@ export function accessSettingsRoutes(ctx: AppContext) {
     return id;
   }
 
-  async function operatorChange(run: () => Promise<{ email: string }>, success: (email: string) => string) {
+  /** Runs a change to an operator; the audit event names them by email too (ids are opaque to readers). */
+  async function operatorChange(
+    request: Request,
+    run: () => Promise<{ email: string }>,
+    success: (email: string) => string,
+  ) {
     try {
       const operator = await run();
+      noteAudit(request, { details: { email: operator.email } });
       return redirectWithFlash("/settings#operators", { kind: "success", text: success(operator.email) });
     } catch (error) {
       if (error instanceof AppError && [400, 404, 409].includes(error.status)) {
@@ -43,6 +50,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
         const values = { email: str(form.email).trim(), role: str(form.role) || "viewer" };
         try {
           const { operator, password } = await inviteOperator(db, values);
+          noteAudit(request, { target: `operator:${operator.id}`, details: { email: operator.email } });
           return page(request, principal, { newOperator: { email: operator.email, password } }, 201);
         } catch (error) {
           if (error instanceof AppError && (error.status === 400 || error.status === 409)) {
@@ -60,17 +68,27 @@ export function accessSettingsRoutes(ctx: AppContext) {
     )
     .post(
       "/settings/operators/:id/role",
-      ({ params, body }) =>
+      ({ params, body, request }) =>
         operatorChange(
-          () => changeOperatorRole(db, operatorId(params.id), str(((body ?? {}) as Body).role)),
+          request,
+          async () => {
+            const changed = await changeOperatorRole(
+              db,
+              operatorId(params.id),
+              str(((body ?? {}) as Body).role),
+            );
+            noteChanges(request, { role: changed.previousRole }, { role: changed.role });
+            return changed;
+          },
           (email) => `${email} now has the role ${str(((body ?? {}) as Body).role)}.`,
         ),
       { access: "admin" },
     )
     .post(
       "/settings/operators/:id/disable",
-      ({ params, principal }) =>
+      ({ params, principal, request }) =>
         operatorChange(
+          request,
           async () => {
             if (principal?.kind === "session" && principal.operatorId === params.id) {
               throw new AppError(409, "own_account", "You cannot disable your own account.");
@@ -83,8 +101,9 @@ export function accessSettingsRoutes(ctx: AppContext) {
     )
     .post(
       "/settings/operators/:id/enable",
-      ({ params }) =>
+      ({ params, request }) =>
         operatorChange(
+          request,
           () => setOperatorDisabled(db, operatorId(params.id), false),
           (email) => `${email} can sign in again.`,
         ),
@@ -99,6 +118,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
         try {
           const createdBy = principal?.kind === "session" ? principal.operatorId : undefined;
           const { token, record } = await createApiToken(db, { name: body.name, role: body.role, createdBy });
+          noteAudit(request, { target: `token:${record.id}` });
           return page(request, principal, { newToken: { name: record.name, secret: token } }, 201);
         } catch (error) {
           if (error instanceof AppError && error.status === 400) {
@@ -118,8 +138,9 @@ export function accessSettingsRoutes(ctx: AppContext) {
     )
     .post(
       "/settings/tokens/:id/revoke",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const revoked = await revokeApiToken(db, params.id);
+        noteAudit(request, { details: { revoked } });
         return redirectWithFlash(
           "/settings#api-tokens",
           revoked

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
+import { noteAudit } from "../audit/service";
 import { createEnrolmentToken, installLine, revokeEnrolmentToken } from "../enrolment/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -37,6 +38,7 @@ export function enrolmentSettingsRoutes(ctx: AppContext) {
             expiresInDays: optionalNumber(values.expires_in_days),
             createdBy: principal?.kind === "session" ? principal.email : "admin",
           });
+          noteAudit(request, { target: `enrolment_token:${record.id}` });
           const newEnrolment = {
             name: record.name,
             secret: token,
@@ -60,6 +62,7 @@ export function enrolmentSettingsRoutes(ctx: AppContext) {
       "/settings/enrolment-tokens/:id/revoke",
       async ({ params, request }) => {
         const revoked = await revokeEnrolmentToken(sql, params.id);
+        noteAudit(request, { details: { revoked } });
         return redirectWithFlash(
           "/settings#enrolment-tokens",
           revoked

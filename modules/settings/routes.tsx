@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
+import { noteChanges } from "../audit/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { settingsRenderer } from "./render";
@@ -29,6 +30,7 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
       async ({ request, principal, body }) => {
         const form = (body ?? {}) as Body;
         const result = await saveMonitoringSettings(database.sql, form, actor(principal));
+        if (!result.errors) noteChanges(request, result.before, result.after);
         if (result.errors) {
           return page(
             request,
@@ -56,6 +58,7 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
       async ({ request, principal, body }) => {
         const form = (body ?? {}) as Body;
         const result = await saveNotificationSettings(database.sql, form, actor(principal), options.resolve);
+        if (!result.errors) noteChanges(request, result.before, result.after);
         if (result.errors) {
           return page(
             request,

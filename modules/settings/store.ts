@@ -168,6 +168,37 @@ async function put(sql: Sql, entries: [string, unknown][], by: string | undefine
 
 export type FieldErrors = Partial<Record<string, string>>;
 
+/**
+ * What a save did: errors per field (nothing saved), or the stored values before and after it (null:
+ * no override, the default applies), for the audit log. Secrets never: a webhook URL is `(set)`.
+ */
+export type SaveOutcome =
+  | { errors: FieldErrors; before?: undefined; after?: undefined }
+  | { errors?: undefined; before: Record<string, unknown>; after: Record<string, unknown> };
+
+/** The stored values as a save's outcome shows them (read fresh: the cache may be another process's past). */
+async function storedNow(sql: Sql): Promise<Record<string, unknown>> {
+  cache.delete(sql);
+  const stored = await load(sql);
+  return {
+    online_window_minutes: stored.onlineWindowSeconds === undefined ? null : stored.onlineWindowSeconds / 60,
+    offline_alert_minutes: stored.offlineAlertMinutes ?? null,
+    telemetry_retention_days: stored.telemetryRetentionDays ?? null,
+    notification_email: stored.notifications?.email ?? null,
+    webhook_url: stored.notifications?.webhook_url ? "(set)" : null,
+    webhook_url_changed: stored.notifications?.webhook_url ?? null,
+  };
+}
+
+async function savedOutcome(sql: Sql, before: Record<string, unknown>, keys: string[]): Promise<SaveOutcome> {
+  const after = await storedNow(sql);
+  const pick = (values: Record<string, unknown>) => Object.fromEntries(keys.map((key) => [key, values[key]]));
+  // Which URL is private; that it changed is not.
+  if (keys.includes("webhook_url") && before.webhook_url_changed !== after.webhook_url_changed)
+    after.webhook_url = after.webhook_url === null ? null : "(a new URL)";
+  return { before: pick(before), after: pick(after) };
+}
+
 /** A whole number within limits, from a form field ("25" ok; "", "1.5", "25min", "0" not). */
 export function wholeNumber(raw: unknown, label: string, limits: { min: number; max: number }) {
   const text = typeof raw === "string" ? raw.trim() : typeof raw === "number" ? String(raw) : "";
@@ -190,7 +221,7 @@ export async function saveMonitoringSettings(
   sql: Sql,
   input: MonitoringInput,
   by?: string,
-): Promise<{ errors?: FieldErrors }> {
+): Promise<SaveOutcome> {
   const online = wholeNumber(input.online_window_minutes, "The online window", LIMITS.onlineWindowMinutes);
   const offline = wholeNumber(
     input.offline_alert_minutes,
@@ -207,6 +238,7 @@ export async function saveMonitoringSettings(
   if ("error" in offline) errors.offline_alert_minutes = offline.error;
   if ("error" in retention) errors.telemetry_retention_days = retention.error;
   if (Object.keys(errors).length > 0) return { errors };
+  const before = await storedNow(sql);
   await put(
     sql,
     [
@@ -216,7 +248,11 @@ export async function saveMonitoringSettings(
     ],
     by,
   );
-  return {};
+  return savedOutcome(sql, before, [
+    "online_window_minutes",
+    "offline_alert_minutes",
+    "telemetry_retention_days",
+  ]);
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -239,7 +275,7 @@ export async function saveNotificationSettings(
   input: NotificationInput,
   by?: string,
   resolve?: Resolver,
-): Promise<{ errors?: FieldErrors }> {
+): Promise<SaveOutcome> {
   const errors: FieldErrors = {};
   // Several recipients, separated by commas (alerts send to each).
   const emailRaw = typeof input.notification_email === "string" ? input.notification_email.trim() : "";
@@ -260,6 +296,7 @@ export async function saveNotificationSettings(
     else webhook = checked.url;
   }
   if (Object.keys(errors).length > 0) return { errors };
+  const before = await storedNow(sql);
   await put(
     sql,
     [
@@ -270,7 +307,7 @@ export async function saveNotificationSettings(
     ],
     by,
   );
-  return {};
+  return savedOutcome(sql, before, ["notification_email", "webhook_url"]);
 }
 
 /** The webhook signing secret (alerts sign with it), or null until an admin generates one. */

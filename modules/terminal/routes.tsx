@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
+import { noteAudit, noteChanges } from "../audit/service";
 import { canOperate } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -22,7 +23,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
     .use(ctx.access)
     .post(
       "/devices/:id/terminal",
-      async ({ params, principal, set }) => {
+      async ({ params, principal, set, request }) => {
         if (principal?.kind !== "session") {
           throw new AppError(
             403,
@@ -38,6 +39,10 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
           limits,
           remoteAccessMaxMinutes: config.remoteAccessMaxMinutes,
           onlineWindowSeconds: settings.onlineWindowSeconds,
+        });
+        noteAudit(request, {
+          target: `terminal_session:${started.sessionId}`,
+          details: { device_id: params.id, command_id: started.commandId },
         });
         set.status = 201;
         return {
@@ -110,6 +115,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
         const session = await getSession(sql, params.id);
         if (!session) throw sessionNotFound();
         const ended = await endSession(sql, session.id, "ended_by_operator");
+        noteAudit(request, { details: { device_id: session.deviceId, ended } });
         return redirectWithFlash(
           `/terminal/sessions/${session.id}`,
           { kind: "success", text: ended ? "The session was ended." : "The session had already ended." },
@@ -127,11 +133,13 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
             field: "record_input",
           });
         }
+        const before = await terminalInputRecording(sql);
         await setTerminalInputRecording(
           sql,
           value === "on",
           principal?.kind === "session" ? principal.email : "token",
         );
+        noteChanges(request, { record_input: before }, { record_input: value === "on" });
         return redirectWithFlash(
           "/terminal/sessions",
           {
@@ -148,6 +156,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
       async ({ params, principal, request }) => {
         const by = principal?.kind === "session" ? principal.email : "admin";
         const accepted = await acceptReportedHostKey(sql, params.id, by);
+        noteAudit(request, { details: { accepted } });
         return redirectWithFlash(
           `/devices/${params.id}?tab=terminal`,
           accepted

@@ -81,7 +81,12 @@ describe("what is recorded", () => {
     const approved = await lastEvent("device.approval", since);
     expect(approved.actor_kind).toBe("token");
     expect(approved.actor).toStartWith("token test-operator-");
-    expect(approved.details).toEqual({ approval_status: "approved", ids: [pending.body.data.id] });
+    // What was asked, and what it changed.
+    expect(approved.details).toEqual({
+      approval_status: "approved",
+      ids: [pending.body.data.id],
+      changed_ids: [pending.body.data.id],
+    });
 
     const device = await approvedDevice(app);
     const operator = await app.session("operator");
@@ -91,8 +96,8 @@ describe("what is recorded", () => {
     );
     expect(await lastEvent("command.queue", since)).toMatchObject({
       actor: operator.email,
-      target: `device:${device.id}`,
-      details: { type: "list_scripts" },
+      target: expect.stringMatching(/^command:[0-9a-f-]{36}$/),
+      details: { type: "list_scripts", device_id: device.id },
     });
   });
 
@@ -128,6 +133,20 @@ describe("what is recorded", () => {
     expect(await lastEventOf(app, "e2e.run_create", since, 400)).toMatchObject({
       actor_kind: "runner",
       details: { suite_id: "a\ufffdb", environment_label: "c\ufffdd", trigger_source: "ci" },
+    });
+  });
+
+  test("the same for a console form field, refused before its access check ran: the caller is still named", async () => {
+    const since = new Date();
+    const admin = await app.session("admin");
+    const refused = await app.fetch(
+      "/settings/tokens",
+      form({ _csrf: admin.csrf, name: "ci\u0000deploy", role: "viewer\ud800" }, { cookie: admin.cookie }),
+    );
+    expect(refused.status).toBe(400);
+    expect(await lastEventOf(app, "token.create", since, 400)).toMatchObject({
+      actor: admin.email,
+      details: { name: "ci\ufffddeploy", role: "viewer\ufffd" },
     });
   });
 

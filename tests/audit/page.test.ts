@@ -89,6 +89,9 @@ describe("the audit page in Chromium", () => {
       expect(text).toContain(operator.email);
       expect(text).toContain("done · 303");
     }
+    // The Details column reads as what happened: one line a fact, a change as before → after.
+    const details = approvals.first().locator("ul.audit-details li");
+    expect(await details.allTextContents()).toEqual(["approval_status: pending → approved"]);
     await screenshot(page, "audit-laptop-filtered");
     const targets = (await approvals.allTextContents()).join(" ");
     for (const id of devices) expect(targets).toContain(`device:${id}`);

@@ -15,18 +15,26 @@ export function randomListenPort(): number {
  * never drained blocks once the pipe is full); `done` once both streams ended.
  */
 export function collectOutput(child: Subprocess<"ignore", "pipe", "pipe">): {
+  /** Both streams as they came. */
   readonly text: string;
+  /** Each stream on its own. */
+  readonly stdout: string;
+  readonly stderr: string;
   done: Promise<void>;
 } {
-  const output = { text: "", done: Promise.resolve() };
-  const collect = async (stream: ReadableStream<Uint8Array>) => {
+  const output = { text: "", stdout: "", stderr: "", done: Promise.resolve() };
+  const collect = async (stream: ReadableStream<Uint8Array>, name: "stdout" | "stderr") => {
     const reader = stream.getReader();
     const decoder = new TextDecoder();
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-      output.text += decoder.decode(chunk.value, { stream: true });
+      const text = decoder.decode(chunk.value, { stream: true });
+      output.text += text;
+      output[name] += text;
     }
   };
-  output.done = Promise.all([collect(child.stdout), collect(child.stderr)]).then(() => undefined);
+  output.done = Promise.all([collect(child.stdout, "stdout"), collect(child.stderr, "stderr")]).then(
+    () => undefined,
+  );
   return output;
 }
 

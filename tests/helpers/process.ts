@@ -19,7 +19,9 @@ export interface OutpostProcess {
   process: Subprocess<"ignore", "pipe", "pipe">;
   url: string;
   output(): string;
-  /** Sends SIGINT (as Ctrl-C does) and waits for the exit code. */
+  /** stdout and stderr on their own, as far as they came. */
+  streams(): { stdout: string; stderr: string };
+  /** Sends SIGINT (as Ctrl-C does) and waits for the exit code (and the output's end). */
   interrupt(): Promise<number>;
 }
 
@@ -112,9 +114,12 @@ async function startOnPort(
     process: child,
     url,
     output: () => output.text,
+    streams: () => ({ stdout: output.stdout, stderr: output.stderr }),
     async interrupt() {
       child.kill("SIGINT");
-      return child.exited;
+      const code = await child.exited;
+      await Promise.race([output.done, Bun.sleep(2_000)]); // its last lines, read to the end
+      return code;
     },
   };
 }

@@ -314,9 +314,9 @@ describe("sorting and paging", () => {
       const key = `${devices[r.device]}@${Math.floor(minute / 2) * 2}`;
       buckets.set(key, (buckets.get(key) ?? 0) + 1);
     }
-    const got = rows.map((r) => {
+    const got = rows.map((r): [string, number] => {
       const minute = (new Date(String(r.bucket)).getTime() - start.getTime()) / 60_000;
-      return [`${r.device_id}@${minute}`, Number(r.events)] as const;
+      return [`${r.device_id}@${minute}`, Number(r.events)];
     });
     expect(new Map(got)).toEqual(buckets);
     expect(got.length).toBe(buckets.size);

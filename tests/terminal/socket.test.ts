@@ -70,11 +70,12 @@ describe("browser terminal over the socket", () => {
     ).toMatch(echoed);
     expect(events.some((e) => e[1] === "r" && e[2] === "120x40")).toBe(true);
     expect(events.some((e) => e[1] === "i")).toBe(false); // input is not recorded by default
-    // The audit log names who connected where, and how it ended.
+    // The audit log names who started, connected where, and how it ended.
     const audited = await app.database.sql<{ action: string; actor: string; details: { reason?: string } }[]>`
       select action, actor, details from audit_events where target = ${`terminal_session:${session.session_id}`}
       order by at`;
     expect(audited.map((e) => [e.action, e.actor, e.details.reason])).toEqual([
+      ["terminal.start", operator.email, undefined], // the session's own target, from its start on
       ["terminal.connect", operator.email, undefined],
       ["terminal.end", operator.email, "exit"],
     ]);

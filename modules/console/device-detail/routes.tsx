@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
+import { approvalAction, noteAudit } from "../../audit/service";
 import { cancelCommand, checkScript, getCommand, queueCommand } from "../../commands/service";
 import {
   approveDevices,
@@ -64,19 +65,36 @@ export function deviceDetailRoutes(ctx: AppContext) {
     return device;
   }
 
+  /** Queues a command for `device`; the audit event names it (`command:<id>`, its type and device). */
   async function queue(
+    request: Request,
     device: Device,
     principal: Principal | undefined,
     input: { type: string; args?: string[]; payload?: Record<string, unknown> },
+    details: Record<string, unknown> = {},
   ) {
     const { commandTtlSeconds } = await deviceSettings(config);
-    return queueCommand(sql, {
+    const command = await queueCommand(sql, {
       deviceId: device.id,
       type: input.type,
       args: input.args,
       payload: input.payload,
       ttlSeconds: commandTtlSeconds,
       queuedBy: principalLabel(principal),
+    });
+    noteAudit(request, {
+      target: `command:${command.id}`,
+      details: { type: command.type, device_id: device.id, ...details },
+    });
+    return command;
+  }
+
+  /** Notes an approval change of `device` (from what it was to `to`), or that nothing changed. */
+  function noteApproval(request: Request, device: Device, to: string, changed: boolean) {
+    if (!changed) return noteAudit(request, { details: { unchanged: device.approvalStatus } });
+    noteAudit(request, {
+      action: approvalAction(device.approvalStatus, to),
+      details: { changes: { approval_status: { from: device.approvalStatus, to } } },
     });
   }
 
@@ -106,9 +124,10 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/approve",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         const changed = await approveDevices(sql, [device.id]);
+        noteApproval(request, device, "approved", changed.length > 0);
         return redirectWithFlash(
           `/devices/${device.id}`,
           changed.length > 0
@@ -123,9 +142,10 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/reject",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         const changed = await rejectDevices(sql, [device.id]);
+        noteApproval(request, device, "rejected", changed.length > 0);
         return redirectWithFlash(
           `/devices/${device.id}`,
           changed.length > 0
@@ -137,7 +157,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/revoke",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         if (device.approvalStatus !== "approved")
           return redirectWithFlash(`/devices/${device.id}`, {
@@ -146,6 +166,8 @@ export function deviceDetailRoutes(ctx: AppContext) {
           });
         await revokeDevice(sql, device.id, await deviceSettings(config));
         const ended = await endDeviceLeases(sql, device.id, "revoked");
+        noteApproval(request, device, "rejected", true);
+        noteAudit(request, { details: { leases_closed: ended } });
         return redirectWithFlash(`/devices/${device.id}`, {
           kind: "success",
           text: `Device revoked: its token no longer works${ended > 0 ? " and its remote access was closed" : ""}. It stays rejected until you delete it.`,
@@ -155,7 +177,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/identity",
-      async ({ params, body }) => {
+      async ({ params, body, request }) => {
         const device = await loadDevice(params.id);
         const decision = formText((body as Record<string, unknown> | undefined)?.decision);
         if (decision !== "accept" && decision !== "reject")
@@ -165,6 +187,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
           });
         const form = body as Record<string, unknown> | undefined;
         const resolved = await resolveIdentityConflict(sql, device.id, decision, formText(form?.fingerprint));
+        noteAudit(request, { details: { resolved } });
         return redirectWithFlash(
           `/devices/${device.id}`,
           resolved === "none"
@@ -206,9 +229,10 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/delete",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         await deleteDevice(sql, device.id);
+        noteAudit(request, { details: { mac_address: device.macAddress, name: device.name } });
         return redirectWithFlash("/devices", {
           kind: "success",
           text: `Device ${device.name} (${device.macAddress}) deleted.`,
@@ -218,12 +242,12 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/commands",
-      async ({ params, principal, body }) => {
+      async ({ params, principal, body, request }) => {
         const device = await loadDevice(params.id);
         const form = (body ?? {}) as Record<string, unknown>;
         const type = formText(form.type);
         if (type === "list_scripts") {
-          await queue(device, principal, { type });
+          await queue(request, device, principal, { type });
           return redirectWithFlash(tabUrl(device.id, "scripts"), {
             kind: "success",
             text: device.online
@@ -239,7 +263,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
               text: "That script name is not valid.",
             });
           }
-          await queue(device, principal, { type, args: [name], payload: { name } });
+          await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
           return redirectWithFlash(tabUrl(device.id, "commands"), {
             kind: "success",
             text: `Removal of "${name}" queued for the device's next heartbeat.`,
@@ -286,10 +310,16 @@ export function deviceDetailRoutes(ctx: AppContext) {
           props.scripts!.errors = { text: error };
           return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />, 422);
         }
-        await queue(device, principal, {
-          type: "install_script",
-          payload: { name: script.name, data: script.source, content_type: "application/javascript" },
-        });
+        await queue(
+          request,
+          device,
+          principal,
+          {
+            type: "install_script",
+            payload: { name: script.name, data: script.source, content_type: "application/javascript" },
+          },
+          { name: script.name },
+        );
         return redirectWithFlash(
           tabUrl(device.id, "commands"),
           {
@@ -303,9 +333,11 @@ export function deviceDetailRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/:id/commands/:commandId/cancel",
-      async ({ params }) => {
+      async ({ params, request }) => {
         const device = await loadDevice(params.id);
         const command = await getCommand(sql, params.commandId);
+        if (command?.deviceId === device.id)
+          noteAudit(request, { details: { type: command.type, device_id: device.id } });
         const outcome = command?.deviceId === device.id ? await cancelCommand(sql, command.id) : "not_found";
         return redirectWithFlash(
           tabUrl(device.id, "commands"),

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../../ui/page";
+import { noteAudit } from "../../../audit/service";
 import { canOperate, type Principal } from "../../../platform/access";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
@@ -80,7 +81,7 @@ export function deviceListRoutes(ctx: AppContext) {
     )
     .post(
       "/devices/bulk",
-      async ({ body }) => {
+      async ({ body, request }) => {
         const form = (body ?? {}) as Record<string, unknown>;
         const back = devicesReturn(form.return_to);
         const raw = form.ids;
@@ -101,6 +102,7 @@ export function deviceListRoutes(ctx: AppContext) {
           });
         }
         const changed = await (action === "approve" ? approveDevices : rejectDevices)(sql, ids);
+        noteAudit(request, { details: { changed_ids: changed } });
         const verb = action === "approve" ? "approved" : "rejected";
         const unchanged = new Set(ids.map((id) => id.toLowerCase())).size - changed.length;
         const text1 = `${changed.length} ${changed.length === 1 ? "device" : "devices"} ${verb}.`;

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { PageContext } from "../../../../ui/layout";
 import { consolePages } from "../../../../ui/page";
+import { noteAudit } from "../../../audit/service";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
 import { formText } from "../../../platform/form";
@@ -40,6 +41,7 @@ export function deviceNewRoutes(ctx: AppContext) {
             name: values.name,
             approved: values.approved,
           });
+          noteAudit(request, { target: `device:${created.id}` });
           const page = pageContext(request, principal);
           return render(page, { created: { ...created, approved: values.approved } }, 201);
         } catch (error) {
