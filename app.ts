@@ -28,6 +28,7 @@ import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
 import { closeLiveHub } from "./modules/live/hub";
 import { liveRoutes } from "./modules/live/routes";
 import { metricsRoutes, startMetricsServer } from "./modules/metrics/routes";
+import { oidcRoutes } from "./modules/oidc/routes";
 import { openApiRoutes } from "./modules/openapi/routes";
 import { resolvePrincipal } from "./modules/operators/principal";
 import { operatorRoutes } from "./modules/operators/routes";
@@ -103,6 +104,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(metricsRoutes(ctx))
     .use(auditRoutes(ctx))
     .use(operatorRoutes(ctx))
+    .use(oidcRoutes(ctx))
     .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))
     .use(heartbeatRoutes(ctx))

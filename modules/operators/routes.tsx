@@ -2,10 +2,11 @@ import { Elysia, t } from "elysia";
 import { flashCookie, redirectWithFlash } from "../../ui/flash";
 import { anonymousCsrf, htmlPage, pageContext, safeNext } from "../../ui/page";
 import { recordAudit } from "../audit/service";
-import { checkCsrf, consoleCookieName, SESSION_COOKIE } from "../platform/access";
+import { checkCsrf, sessionCookie } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
+import { passwordSignInAllowed } from "../platform/sso-config";
 import { LoginPage, type SetupErrors, SetupPage } from "./pages";
 import { authenticate, completeSetup, countOperators, createSession, deleteSession } from "./service";
 
@@ -28,11 +29,7 @@ export function operatorRoutes(ctx: AppContext) {
   const db = database.db;
   const secure = config.baseUrl.startsWith("https:");
 
-  const sessionName = consoleCookieName(SESSION_COOKIE, secure);
-  function sessionCookie(token: string): string {
-    return `${sessionName}=${token}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=${config.sessionTtlHours * 3600}`;
-  }
-  const clearSessionCookie = `${sessionName}=; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=0`;
+  const cookieOptions = { https: secure, ttlHours: config.sessionTtlHours };
 
   async function signedIn(operatorId: string, request: Request, address: string, location: string) {
     const token = await createSession(db, {
@@ -42,7 +39,7 @@ export function operatorRoutes(ctx: AppContext) {
       userAgent: request.headers.get("user-agent") ?? undefined,
     });
     const response = redirectWithFlash(location);
-    response.headers.append("set-cookie", sessionCookie(token));
+    response.headers.append("set-cookie", sessionCookie(token, cookieOptions));
     return response;
   }
 
@@ -56,7 +53,12 @@ export function operatorRoutes(ctx: AppContext) {
         const page = pageContext(request, undefined, config.secretKey);
         return htmlPage(
           page,
-          <LoginPage csrfToken={csrf.token} next={safeNext(query.next)} flash={page.flash} />,
+          <LoginPage
+            csrfToken={csrf.token}
+            next={safeNext(query.next)}
+            flash={page.flash}
+            sso={config.sso}
+          />,
           200,
           csrf.cookie ? [csrf.cookie] : [],
         );
@@ -72,6 +74,10 @@ export function operatorRoutes(ctx: AppContext) {
         const address = clientAddress(request, server);
         try {
           const operator = await authenticate(db, { email: body.email, password: body.password, address });
+          if (!passwordSignInAllowed(config.sso, operator)) {
+            const via = config.sso.oidc ? `: use “Sign in with ${config.sso.oidc.displayName}”` : "";
+            throw new AppError(403, "password_sign_in_off", `Password sign-in is turned off${via}.`);
+          }
           await recordAudit(ctx.database, {
             actorKind: "operator",
             actor: operator.email,
@@ -82,7 +88,7 @@ export function operatorRoutes(ctx: AppContext) {
           });
           return signedIn(operator.id, request, address, next);
         } catch (error) {
-          if (!(error instanceof AppError) || ![401, 429].includes(error.status)) throw error;
+          if (!(error instanceof AppError) || ![401, 403, 429].includes(error.status)) throw error;
           // The email tried, never the password.
           await recordAudit(ctx.database, {
             actorKind: "anonymous",
@@ -93,7 +99,13 @@ export function operatorRoutes(ctx: AppContext) {
           });
           const response = await htmlPage(
             { flash: undefined },
-            <LoginPage csrfToken={csrf.token} next={next} email={body.email} error={error.message} />,
+            <LoginPage
+              csrfToken={csrf.token}
+              next={next}
+              email={body.email}
+              error={error.message}
+              sso={config.sso}
+            />,
             error.status,
           );
           for (const [name, value] of Object.entries(error.headers ?? {})) response.headers.set(name, value);
@@ -106,8 +118,10 @@ export function operatorRoutes(ctx: AppContext) {
       "/logout",
       async ({ principal }) => {
         if (principal?.kind === "session") await deleteSession(db, principal.sessionIdHash);
-        const response = redirectWithFlash("/login", { kind: "info", text: "You are signed out." });
-        response.headers.append("set-cookie", clearSessionCookie);
+        // With single sign-on, the signed-out page offers to end the provider's session too.
+        const location = config.sso.oidc ? "/auth/oidc/signed-out" : "/login";
+        const response = redirectWithFlash(location, { kind: "info", text: "You are signed out." });
+        response.headers.append("set-cookie", sessionCookie(undefined, cookieOptions));
         return response;
       },
       { access: "viewer" },
