@@ -37,14 +37,10 @@ export interface SignedInIdentity {
   previousRole?: OperatorRole;
 }
 
-function refused(status: number, code: string, message: string, details: Record<string, unknown>): AppError {
-  return new AppError(status, code, message, details);
-}
-
 function emailOf(claims: OidcClaims): string {
   const raw = typeof claims.email === "string" ? claims.email : "";
   if (!raw || claims.email_verified === false) {
-    throw refused(
+    throw new AppError(
       403,
       "oidc_no_email",
       "Your provider account has no verified email address, which Outpost needs to name you.",
@@ -54,7 +50,7 @@ function emailOf(claims: OidcClaims): string {
   try {
     return normaliseEmail(raw);
   } catch {
-    throw refused(403, "oidc_no_email", "Your provider account's email address is not valid.", {
+    throw new AppError(403, "oidc_no_email", "Your provider account's email address is not valid.", {
       email: raw,
     });
   }
@@ -74,7 +70,7 @@ export async function signInIdentity(
   const role = mappedRole(oidc, claims);
   if (!role) {
     const values = claimValues(claims, oidc.roleClaim);
-    throw refused(
+    throw new AppError(
       403,
       "oidc_unmapped",
       values.length
@@ -88,9 +84,14 @@ export async function signInIdentity(
   if (!link) return createLinked(db, claims, role);
   const operator = await findOperator(db, link.operatorId);
   if (!operator || operator.disabled) {
-    throw refused(403, "oidc_operator_disabled", "Your Outpost account is disabled. Ask an administrator.", {
-      operator: link.operatorId,
-    });
+    throw new AppError(
+      403,
+      "oidc_operator_disabled",
+      "Your Outpost account is disabled. Ask an administrator.",
+      {
+        operator: link.operatorId,
+      },
+    );
   }
   await db.update(oidcIdentities).set({ lastSignInAt: sql`now()` }).where(key);
   await markSignedIn(db, operator.id);
@@ -113,7 +114,7 @@ async function createLinked(db: Db, claims: OidcClaims, role: OperatorRole): Pro
       created = await createExternalOperator(tx as unknown as Db, { email, role });
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== "operator_exists") throw error;
-      throw refused(
+      throw new AppError(
         409,
         "oidc_email_taken",
         `An Outpost operator with the email ${email} already exists and is not linked to this provider account. Ask an administrator.`,

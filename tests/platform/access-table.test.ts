@@ -18,6 +18,10 @@ const ACCESS: Record<string, Level> = {
   "POST /login": "public",
   "GET /setup": "public",
   "POST /setup": "public",
+  // Single sign-on: its start, the provider's way back and the signed-out page (404 unless configured).
+  "GET /auth/oidc/login": "public",
+  "GET /auth/oidc/callback": "public",
+  "GET /auth/oidc/signed-out": "public",
   "GET /assets/:name": "public",
   // Its own bearer token (METRICS_TOKEN), or 404 when metrics are off or on their own port.
   "GET /metrics": "public",
