@@ -42,6 +42,7 @@ import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
 import type { Logger } from "./modules/platform/logger";
 import { monitorEventLoop } from "./modules/platform/metrics";
+import { ssoFormTargets } from "./modules/platform/sso-config";
 import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
@@ -95,7 +96,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
         renderErrorPage,
         mappers: [jsonApiErrorMapper],
         https,
-        formTargets: [`*.${config.baseDomain}:*`],
+        formTargets: [`*.${config.baseDomain}:*`, ...ssoFormTargets(config.sso)],
         requestMetrics: servesMetrics(config),
       }),
     )

@@ -14,8 +14,10 @@ CREATE TABLE "oidc_sign_ins" (
 	"nonce" text NOT NULL,
 	"code_verifier" text NOT NULL,
 	"next" text NOT NULL,
+	"link_operator_id" uuid,
 	"expires_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
 ALTER TABLE "oidc_identities" ADD CONSTRAINT "oidc_identities_operator_id_operators_id_fk" FOREIGN KEY ("operator_id") REFERENCES "public"."operators"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "oidc_sign_ins" ADD CONSTRAINT "oidc_sign_ins_link_operator_id_operators_id_fk" FOREIGN KEY ("link_operator_id") REFERENCES "public"."operators"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "oidc_sign_ins_expires_at_idx" ON "oidc_sign_ins" USING btree ("expires_at");

@@ -13,12 +13,15 @@ export const FLOW_MINUTES = 10;
 
 export interface PendingSignIn extends FlowSecrets {
   next: string;
+  /** Set when a signed-in operator asked to link their provider account. */
+  linkOperatorId: string | null;
 }
 
 export async function beginSignIn(
   db: Db,
   client: OidcClient,
   next: string,
+  linkOperatorId?: string,
 ): Promise<{ flowId: string; authorizationUrl: URL }> {
   const secrets: FlowSecrets = {
     state: randomToken(32),
@@ -33,6 +36,7 @@ export async function beginSignIn(
     flowHash: sha256Hex(flowId),
     ...secrets,
     next,
+    linkOperatorId,
     expiresAt: new Date(Date.now() + FLOW_MINUTES * 60_000),
   });
   return { flowId, authorizationUrl };
@@ -44,5 +48,5 @@ export async function takeSignIn(db: Db, flowId: string): Promise<PendingSignIn 
     .delete(oidcSignIns)
     .where(and(eq(oidcSignIns.flowHash, sha256Hex(flowId)), gt(oidcSignIns.expiresAt, sql`now()`)))
     .returning();
-  return row && { state: row.state, nonce: row.nonce, codeVerifier: row.codeVerifier, next: row.next };
+  return row && { ...row };
 }

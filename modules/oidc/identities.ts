@@ -30,9 +30,20 @@ export function mappedRole(oidc: Pick<OidcConfig, "roleClaim" | "roleMap">, clai
   return best;
 }
 
+/** The provider account linked to this operator, if any. */
+export async function linkedIdentity(db: Db, operatorId: string, issuer: string) {
+  const [row] = await db
+    .select()
+    .from(oidcIdentities)
+    .where(and(eq(oidcIdentities.operatorId, operatorId), eq(oidcIdentities.issuer, issuer)));
+  return row;
+}
+
 export interface SignedInIdentity {
   operator: OperatorView;
   created: boolean;
+  /** Linked to an operator who was signed in when the sign-in began. */
+  linked?: boolean;
   /** The role before this sign-in changed it to the mapped one. */
   previousRole?: OperatorRole;
 }
@@ -57,15 +68,18 @@ function emailOf(claims: OidcClaims): string {
 }
 
 /**
- * The operator this provider account signs in as, created on its first sign-in. Refused (AppError) when
- * no value of the role claim is mapped, when the linked operator is disabled, or when a new account's
- * email already belongs to an operator it is not linked to: an email is not proof of being that person.
- * The role follows the mapping at every sign-in, except that the last enabled admin is never lowered.
+ * The operator this provider account signs in as: the one linked to its (issuer, subject); with
+ * `linkTo` (an operator signed in when the sign-in began), that operator, now linked; otherwise a new
+ * one. Refused (AppError) when no value of the role claim is mapped, when the operator is disabled, when
+ * a link already exists elsewhere, or when a new account's email belongs to an operator it is not linked
+ * to: an email is not proof of being that person. The role follows the mapping at every sign-in, except
+ * that the last enabled admin is never lowered.
  */
 export async function signInIdentity(
   db: Db,
   oidc: Pick<OidcConfig, "roleClaim" | "roleMap">,
   claims: OidcClaims,
+  linkTo?: string,
 ): Promise<SignedInIdentity> {
   const role = mappedRole(oidc, claims);
   if (!role) {
@@ -81,26 +95,57 @@ export async function signInIdentity(
   }
   const key = and(eq(oidcIdentities.issuer, claims.iss), eq(oidcIdentities.subject, claims.sub));
   const [link] = await db.select().from(oidcIdentities).where(key);
-  if (!link) return createLinked(db, claims, role);
-  const operator = await findOperator(db, link.operatorId);
+  if (link && linkTo && link.operatorId !== linkTo) {
+    throw new AppError(
+      409,
+      "oidc_already_linked",
+      "This provider account is linked to another Outpost operator.",
+      {
+        operator: link.operatorId,
+      },
+    );
+  }
+  if (!link && !linkTo) return createLinked(db, claims, role);
+  const operator = await findOperator(db, link?.operatorId ?? linkTo!);
   if (!operator || operator.disabled) {
     throw new AppError(
       403,
       "oidc_operator_disabled",
       "Your Outpost account is disabled. Ask an administrator.",
       {
-        operator: link.operatorId,
+        operator: operator?.id ?? null,
       },
     );
   }
-  await db.update(oidcIdentities).set({ lastSignInAt: sql`now()` }).where(key);
+  if (link) await db.update(oidcIdentities).set({ lastSignInAt: sql`now()` }).where(key);
+  else await linkOperator(db, claims, operator.id);
   await markSignedIn(db, operator.id);
-  if (operator.role === role) return { operator, created: false };
+  return { ...(await followMapping(db, operator, role)), created: false, linked: !link };
+}
+
+async function linkOperator(db: Db, claims: OidcClaims, operatorId: string): Promise<void> {
+  const inserted = await db
+    .insert(oidcIdentities)
+    .values({ issuer: claims.iss, subject: claims.sub, operatorId, lastSignInAt: sql`now()` })
+    .onConflictDoNothing()
+    .returning({ operatorId: oidcIdentities.operatorId });
+  if (inserted.length === 0) {
+    throw new AppError(
+      409,
+      "oidc_already_linked",
+      "Your Outpost account is already linked to another account at this provider.",
+      { operator: operatorId },
+    );
+  }
+}
+
+/** The operator with the mapped role (and the role it had), unless that would lower the last admin. */
+async function followMapping(db: Db, operator: OperatorView, role: OperatorRole) {
+  if (operator.role === role) return { operator };
   try {
-    const changed = await changeOperatorRole(db, operator.id, role);
-    return { operator: changed, created: false, previousRole: operator.role };
+    return { operator: await changeOperatorRole(db, operator.id, role), previousRole: operator.role };
   } catch (error) {
-    if (error instanceof AppError && error.code === "last_admin") return { operator, created: false };
+    if (error instanceof AppError && error.code === "last_admin") return { operator };
     throw error;
   }
 }
@@ -117,7 +162,7 @@ async function createLinked(db: Db, claims: OidcClaims, role: OperatorRole): Pro
       throw new AppError(
         409,
         "oidc_email_taken",
-        `An Outpost operator with the email ${email} already exists and is not linked to this provider account. Ask an administrator.`,
+        `An Outpost operator with the email ${email} already exists and is not linked to this provider account. If it is yours, sign in to Outpost with its password first, then use single sign-on again to link the two.`,
         { email },
       );
     }

@@ -5,11 +5,12 @@ import { consoleCookieName, readCookie, sessionCookie } from "../platform/access
 import type { AppContext } from "../platform/context";
 import { AppError, notFound } from "../platform/errors";
 import { clientAddress } from "../platform/http";
-import { SignedOutPage, SignInRefusedPage } from "./pages";
+import { LinkPage, SignedOutPage, SignInRefusedPage } from "./pages";
 import {
   CALLBACK_PATH,
   FLOW_MINUTES,
   finishOidcSignIn,
+  linkedIdentity,
   providerSignOutUrl,
   singleSignOn,
   startOidcSignIn,
@@ -36,10 +37,24 @@ export function oidcRoutes(ctx: AppContext) {
     if (!(error instanceof AppError) || !sso) throw error;
     return htmlPage(
       { flash: undefined },
-      <SignInRefusedPage providerName={sso.oidc.displayName} message={error.message} />,
+      <SignInRefusedPage
+        providerName={sso.oidc.displayName}
+        message={error.message}
+        canLink={error.code === "oidc_email_taken"}
+      />,
       status ?? error.status,
       [flowCookie("", 0)],
     );
+  }
+
+  /** Off to the provider, with the cookie that binds the callback to this browser. */
+  function toProvider(started: { flowId: string; authorizationUrl: URL }) {
+    const response = new Response(null, {
+      status: 303,
+      headers: { location: started.authorizationUrl.href },
+    });
+    response.headers.append("set-cookie", flowCookie(started.flowId, FLOW_MINUTES * 60));
+    return response;
   }
 
   return new Elysia({ name: "oidc" })
@@ -49,10 +64,7 @@ export function oidcRoutes(ctx: AppContext) {
       async ({ query }) => {
         const sso = enabled();
         try {
-          const { flowId, authorizationUrl } = await startOidcSignIn(database, sso, safeNext(query.next));
-          const response = new Response(null, { status: 303, headers: { location: authorizationUrl.href } });
-          response.headers.append("set-cookie", flowCookie(flowId, FLOW_MINUTES * 60));
-          return response;
+          return toProvider(await startOidcSignIn(database, sso, safeNext(query.next)));
         } catch (error) {
           return refusedPage(error);
         }
@@ -83,6 +95,36 @@ export function oidcRoutes(ctx: AppContext) {
         }
       },
       { access: "public" },
+    )
+    .get(
+      "/auth/oidc/link",
+      async ({ request, principal }) => {
+        const sso = enabled();
+        const ctx = pageContext(request, principal, config.secretKey);
+        const linked =
+          principal?.kind === "session"
+            ? await linkedIdentity(database.db, principal.operatorId, sso.oidc.issuer)
+            : undefined;
+        return htmlPage(ctx, <LinkPage ctx={ctx} providerName={sso.oidc.displayName} linked={linked} />);
+      },
+      { access: "viewer" },
+    )
+    .post(
+      "/auth/oidc/link",
+      async ({ principal }) => {
+        // A form post with the session's CSRF token: a link is never started by another site's link.
+        if (principal?.kind !== "session") {
+          throw new AppError(403, "session_required", "Link a provider account from the console, signed in");
+        }
+        const sso = enabled();
+        try {
+          const started = await startOidcSignIn(database, sso, "/auth/oidc/link", principal.operatorId);
+          return toProvider(started);
+        } catch (error) {
+          return refusedPage(error);
+        }
+      },
+      { access: "viewer" },
     )
     .get(
       "/auth/oidc/signed-out",

@@ -35,6 +35,8 @@ export const oidcSignIns = pgTable(
     nonce: text("nonce").notNull(),
     codeVerifier: text("code_verifier").notNull(),
     next: text("next").notNull(),
+    /** The signed-in operator who asked to link this provider account (POST /auth/oidc/link). */
+    linkOperatorId: uuid("link_operator_id").references(() => operators.id, { onDelete: "cascade" }),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
   },
   (table) => [index("oidc_sign_ins_expires_at_idx").on(table.expiresAt)],

@@ -12,7 +12,7 @@ import { beginSignIn, takeSignIn } from "./flow";
 import { signInIdentity } from "./identities";
 
 export { FLOW_MINUTES } from "./flow";
-export { claimValues, mappedRole } from "./identities";
+export { claimValues, linkedIdentity, mappedRole } from "./identities";
 
 export interface SingleSignOn {
   oidc: OidcConfig;
@@ -28,8 +28,14 @@ export function singleSignOn(oidc: OidcConfig, baseUrl: string): SingleSignOn {
   return { oidc, client: createOidcClient(oidc, redirectUri), redirectUri };
 }
 
-export async function startOidcSignIn(database: Database, sso: SingleSignOn, next: string) {
-  return beginSignIn(database.db, sso.client, next);
+/** Starts a sign-in; with `linkOperatorId` (a signed-in operator's own request), a link to that operator. */
+export async function startOidcSignIn(
+  database: Database,
+  sso: SingleSignOn,
+  next: string,
+  linkOperatorId?: string,
+) {
+  return beginSignIn(database.db, sso.client, next, linkOperatorId);
 }
 
 export interface CallbackInput {
@@ -77,7 +83,7 @@ export async function finishOidcSignIn(
       throw new AppError(400, "oidc_failed", FAILED, { reason: "no pending sign-in for this browser" });
     }
     claims = await sso.client.finish(new URL(`${sso.redirectUri}${input.search}`), pending);
-    const identity = await signInIdentity(database.db, sso.oidc, claims);
+    const identity = await signInIdentity(database.db, sso.oidc, claims, pending.linkOperatorId ?? undefined);
     const { operator } = identity;
     const recordOperator = (action: string, status: number, details: object) =>
       audit({ actor: operator.email, action, status, target: `operator:${operator.id}`, details });
@@ -91,6 +97,7 @@ export async function finishOidcSignIn(
         role: operator.role,
       });
     }
+    if (identity.linked) await recordOperator("oidc.link", 200, { subject: claims.sub });
     await recordOperator("oidc.sign_in", 303, { subject: claims.sub });
     const sessionToken = await createSession(database.db, {
       operatorId: operator.id,

@@ -56,7 +56,7 @@ export function LoginPage(props: {
           Password
           <input type="password" name="password" autocomplete="current-password" required />
         </label>
-        <button type="submit" class="btn primary">
+        <button type="submit" class={oidc ? "btn" : "btn primary"}>
           Sign in
         </button>
       </form>

@@ -122,3 +122,11 @@ export function passwordSignInAllowed(sso: SsoConfig, operator: { email: string;
   if (sso.passwordSignIn) return true;
   return operator.role === "admin" && operator.email === sso.breakGlassAdminEmail;
 }
+
+/**
+ * Origins a console form may lead to for single sign-on (CSP form-action): linking a provider account
+ * is a form post that redirects to the provider's authorization endpoint, on the issuer's origin.
+ */
+export function ssoFormTargets(sso: SsoConfig): string[] {
+  return sso.oidc ? [new URL(sso.oidc.issuer).origin] : [];
+}

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { mappedRole, signInIdentity } from "../../modules/oidc/identities";
 import { setOperatorDisabled } from "../../modules/operators/management";
-import { authenticate } from "../../modules/operators/service";
+import { authenticate, createOperator } from "../../modules/operators/service";
 import type { AppError } from "../../modules/platform/errors";
 import { createTestDatabase } from "../helpers/database";
 
@@ -89,5 +89,40 @@ describe("signing in an identity", () => {
     const now = await signInIdentity(db, oidc, claims("solo", { groups: ["staff"] }));
     expect(now.operator.role).toBe("viewer");
     expect(now.previousRole).toBe("admin");
+  });
+
+  test("linking: to the signed-in operator once; a provider account or an operator linked elsewhere is refused", async () => {
+    const local = await createOperator(db, {
+      email: "local@example.test",
+      password: "local password 1",
+      role: "operator",
+    });
+    const linked = await signInIdentity(db, oidc, claims("local-sso", { groups: ["ops"] }), local.id);
+    expect(linked).toMatchObject({ created: false, linked: true, operator: { id: local.id } });
+    // Signing in again (no link asked) finds the same operator; asking again for the same link is harmless.
+    expect((await signInIdentity(db, oidc, claims("local-sso", { groups: ["ops"] }))).operator.id).toBe(
+      local.id,
+    );
+    expect((await signInIdentity(db, oidc, claims("local-sso", { groups: ["ops"] }), local.id)).linked).toBe(
+      false,
+    );
+
+    const other = await createOperator(db, {
+      email: "other@example.test",
+      password: "other password 1",
+      role: "operator",
+    });
+    // Someone else's provider account cannot be attached to this operator…
+    expect(
+      await refusalCode(signInIdentity(db, oidc, claims("local-sso", { groups: ["ops"] }), other.id)),
+    ).toBe("oidc_already_linked");
+    // …and an operator links one account per issuer.
+    expect(
+      await refusalCode(signInIdentity(db, oidc, claims("second-sso", { groups: ["ops"] }), local.id)),
+    ).toBe("oidc_already_linked");
+    // An unmapped account links nothing.
+    expect(
+      await refusalCode(signInIdentity(db, oidc, claims("third-sso", { groups: ["x"] }), other.id)),
+    ).toBe("oidc_unmapped");
   });
 });

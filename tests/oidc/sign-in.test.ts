@@ -169,6 +169,41 @@ describe("single sign-on in a browser", () => {
     await context.close();
   }, 60_000);
 
+  test("an operator whose email is taken links their provider account after signing in with their password", async () => {
+    provider.accounts.set("root-sso", { email: BREAK_GLASS, groups: ["outpost-admins"] });
+    const { context, page } = await freshPage();
+    await signInThroughProvider(page, "root-sso");
+    expect(await page.locator(".flash.error").textContent()).toContain("already exists and is not linked");
+    await page.click("text=Link to my Outpost account");
+    await page.waitForURL(`${app.url}/login?next=%2Fauth%2Foidc%2Flink`);
+    await page.fill('input[name="email"]', BREAK_GLASS);
+    await page.fill('input[name="password"]', "break glass password");
+    await page.click('form[action="/login"] button[type="submit"]');
+    await page.waitForURL(`${app.url}/auth/oidc/link`);
+    await screenshot(page, "oidc-link");
+    // Still signed in at the provider as root-sso, so the link goes straight through its consent.
+    await page.click("text=Link to Example SSO");
+    await page.waitForURL(`${app.url}/auth/oidc/link`);
+    expect(await page.locator(".card p").first().textContent()).toContain(
+      "linked to the Example SSO account “root-sso”",
+    );
+    const root = await operatorByEmail(BREAK_GLASS);
+    const [link] = await db.select().from(oidcIdentities).where(eq(oidcIdentities.subject, "root-sso"));
+    expect(link?.operatorId).toBe(root!.id);
+    expect((await auditActions(BREAK_GLASS)).slice(0, 3)).toEqual([
+      "oidc.sign_in 303",
+      "oidc.link 200",
+      "oidc.link_start 303",
+    ]);
+
+    await page.click("text=Sign out");
+    await page.click("text=Sign in again");
+    await page.click("text=Sign in with Example SSO");
+    await page.waitForURL(`${app.url}/`);
+    expect(await page.locator(".sidebar .who").textContent()).toContain(BREAK_GLASS);
+    await context.close();
+  }, 90_000);
+
   test("a tampered state is refused, and so is a callback replayed after it was used", async () => {
     provider.accounts.set("sam", { groups: ["outpost-ops"] });
     const { context, page } = await freshPage();
