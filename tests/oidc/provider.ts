@@ -20,10 +20,10 @@ export interface TestProvider {
   stop(): Promise<void>;
 }
 
-/** Starts the provider for a relying party at `appUrl` (its callback and post-logout page registered). */
-export async function startTestProvider(appUrl: string): Promise<TestProvider> {
+/** Starts the provider for a relying party at `appUrl` (its callback and post-logout page registered), on `port` or a free one. */
+export async function startTestProvider(appUrl: string, port = 0): Promise<TestProvider> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = "outpost";
   const clientSecret = "outpost-client-secret-0123456789abcdef";
@@ -77,7 +77,10 @@ export async function startTestProvider(appUrl: string): Promise<TestProvider> {
 }
 
 /** The environment that points Outpost at `provider`. */
-export function oidcEnv(provider: TestProvider, extra: Record<string, string> = {}): Record<string, string> {
+export function oidcEnv(
+  provider: Pick<TestProvider, "issuer" | "clientId" | "clientSecret">,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     OIDC_ISSUER: provider.issuer,
     OIDC_CLIENT_ID: provider.clientId,
