@@ -34,16 +34,6 @@ export function consoleCookieName(name: string, https: boolean): string {
   return https ? `__Host-${name}` : name;
 }
 
-/** The `Set-Cookie` value for the session cookie holding `token`, or clearing it (`token` undefined). */
-export function sessionCookie(
-  token: string | undefined,
-  options: { https: boolean; ttlHours: number },
-): string {
-  const name = consoleCookieName(SESSION_COOKIE, options.https);
-  const maxAge = token === undefined ? 0 : options.ttlHours * 3600;
-  return `${name}=${token ?? ""}; Path=/; HttpOnly; SameSite=Lax${options.https ? "; Secure" : ""}; Max-Age=${maxAge}`;
-}
-
 /** CSRF token bound to a session (or, before sign-in, to the anonymous csrf cookie). */
 export function csrfTokenFor(secret: string, binding: string): string {
   return hmacHex(secret, `csrf:${binding}`);
@@ -157,4 +147,14 @@ export function canOperate(principal: Principal | undefined): boolean {
 export function principalLabel(principal: Principal | undefined): string | undefined {
   if (!principal) return undefined;
   return principal.kind === "session" ? principal.email : `token ${principal.name}`;
+}
+
+/** The `Set-Cookie` value for the session cookie holding `token`, or clearing it (`token` undefined). */
+export function sessionCookie(
+  token: string | undefined,
+  options: { https: boolean; ttlHours: number },
+): string {
+  const name = consoleCookieName(SESSION_COOKIE, options.https);
+  const maxAge = token === undefined ? 0 : options.ttlHours * 3600;
+  return `${name}=${token ?? ""}; Path=/; HttpOnly; SameSite=Lax${options.https ? "; Secure" : ""}; Max-Age=${maxAge}`;
 }
