@@ -93,6 +93,17 @@ export function createOidcClient(oidc: OidcConfig, redirectUri: string): OidcCli
         });
       } catch (error) {
         if (!isCheckFailure(error)) throw unavailable(error);
+        if (error instanceof client.AuthorizationResponseError) {
+          // The provider's own refusal (the person cancelled, or is not allowed to use this client).
+          throw new AppError(
+            400,
+            "oidc_failed",
+            `${oidc.displayName} did not sign you in (${error.error}).`,
+            {
+              reason: error.error_description ?? error.error,
+            },
+          );
+        }
         throw new AppError(
           400,
           "oidc_failed",

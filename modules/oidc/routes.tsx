@@ -33,7 +33,7 @@ export function oidcRoutes(ctx: AppContext) {
     return sso;
   }
 
-  function refusedPage(error: unknown, status?: number) {
+  function refusedPage(error: unknown) {
     if (!(error instanceof AppError) || !sso) throw error;
     return htmlPage(
       { flash: undefined },
@@ -42,7 +42,7 @@ export function oidcRoutes(ctx: AppContext) {
         message={error.message}
         canLink={error.code === "oidc_email_taken"}
       />,
-      status ?? error.status,
+      error.status,
       [flowCookie("", 0)],
     );
   }

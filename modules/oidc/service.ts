@@ -12,7 +12,7 @@ import { beginSignIn, takeSignIn } from "./flow";
 import { signInIdentity } from "./identities";
 
 export { FLOW_MINUTES } from "./flow";
-export { claimValues, linkedIdentity, mappedRole } from "./identities";
+export { linkedIdentity } from "./identities";
 
 export interface SingleSignOn {
   oidc: OidcConfig;

@@ -9,9 +9,10 @@ export function LoginPage(props: {
   email?: string;
   error?: string;
   flash?: Flash;
-  sso: SsoConfig;
+  /** Single sign-on: its button, and the note when passwords are kept for the break-glass admin. */
+  sso?: SsoConfig;
 }) {
-  const oidc = props.sso.oidc;
+  const oidc = props.sso?.oidc;
   return (
     <AuthLayout title="Sign in" csrfToken={props.csrfToken}>
       <h1>Sign in</h1>
@@ -33,7 +34,7 @@ export function LoginPage(props: {
       ) : (
         ""
       )}
-      {props.sso.passwordSignIn ? (
+      {props.sso?.passwordSignIn !== false ? (
         ""
       ) : (
         <p class="muted">Password sign-in is kept for the break-glass administrator.</p>
