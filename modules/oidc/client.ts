@@ -7,6 +7,9 @@ import * as client from "openid-client";
 import { AppError } from "../platform/errors";
 import type { OidcConfig } from "../platform/sso-config";
 
+/** What the person reads when a check of the provider's answer fails (the reason goes to the audit log). */
+export const VERIFY_FAILED = "The sign-in could not be verified. Start again from the sign-in page.";
+
 export interface FlowSecrets {
   state: string;
   nonce: string;
@@ -104,15 +107,10 @@ export function createOidcClient(oidc: OidcConfig, redirectUri: string): OidcCli
             },
           );
         }
-        throw new AppError(
-          400,
-          "oidc_failed",
-          "The sign-in could not be verified. Start again from the sign-in page.",
-          {
-            reason: failureReason(error),
-            check: (error as client.ClientError).code,
-          },
-        );
+        throw new AppError(400, "oidc_failed", VERIFY_FAILED, {
+          reason: failureReason(error),
+          check: (error as client.ClientError).code,
+        });
       }
       const idToken = tokens.claims()!;
       const claims: OidcClaims = { ...idToken, iss: idToken.iss, sub: idToken.sub };

@@ -1,10 +1,11 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../ui/flash";
 import { htmlPage, pageContext, safeNext } from "../../ui/page";
 import { consoleCookieName, readCookie, sessionCookie } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError, notFound } from "../platform/errors";
 import { clientAddress } from "../platform/http";
+import { SignInQuery } from "./model";
 import { LinkPage, SignedOutPage, SignInRefusedPage } from "./pages";
 import {
   CALLBACK_PATH,
@@ -69,7 +70,7 @@ export function oidcRoutes(ctx: AppContext) {
           return refusedPage(error);
         }
       },
-      { access: "public", query: t.Object({ next: t.Optional(t.String({ maxLength: 2000 })) }) },
+      { access: "public", query: SignInQuery },
     )
     .get(
       CALLBACK_PATH,

@@ -7,7 +7,7 @@ import { createSession } from "../operators/service";
 import type { Database } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { OidcConfig } from "../platform/sso-config";
-import { createOidcClient, type OidcClaims, type OidcClient } from "./client";
+import { createOidcClient, type OidcClaims, type OidcClient, VERIFY_FAILED } from "./client";
 import { beginSignIn, takeSignIn } from "./flow";
 import { signInIdentity } from "./identities";
 
@@ -48,8 +48,6 @@ export interface CallbackInput {
   sessionTtlHours: number;
 }
 
-const FAILED = "The sign-in could not be verified. Start again from the sign-in page.";
-
 /**
  * Finishes a sign-in: the pending flow of this browser, the code exchange with its checks (state,
  * nonce, PKCE, ID token), the operator, a session. Returns the session token and where to go; throws
@@ -80,7 +78,9 @@ export async function finishOidcSignIn(
   try {
     const pending = input.flowId ? await takeSignIn(database.db, input.flowId) : undefined;
     if (!pending) {
-      throw new AppError(400, "oidc_failed", FAILED, { reason: "no pending sign-in for this browser" });
+      throw new AppError(400, "oidc_failed", VERIFY_FAILED, {
+        reason: "no pending sign-in for this browser",
+      });
     }
     claims = await sso.client.finish(new URL(`${sso.redirectUri}${input.search}`), pending);
     const identity = await signInIdentity(database.db, sso.oidc, claims, pending.linkOperatorId ?? undefined);
