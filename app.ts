@@ -28,6 +28,7 @@ import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
 import { closeLiveHub } from "./modules/live/hub";
 import { liveRoutes } from "./modules/live/routes";
 import { metricsRoutes, startMetricsServer } from "./modules/metrics/routes";
+import { oidcRoutes } from "./modules/oidc/routes";
 import { openApiRoutes } from "./modules/openapi/routes";
 import { resolvePrincipal } from "./modules/operators/principal";
 import { operatorRoutes } from "./modules/operators/routes";
@@ -41,6 +42,7 @@ import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
 import { type Logger, logsPretty } from "./modules/platform/logger";
 import { monitorEventLoop } from "./modules/platform/metrics";
+import { ssoFormTargets } from "./modules/platform/sso-config";
 import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
@@ -94,7 +96,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
         renderErrorPage,
         mappers: [jsonApiErrorMapper],
         https,
-        formTargets: [`*.${config.baseDomain}:*`],
+        formTargets: [`*.${config.baseDomain}:*`, ...ssoFormTargets(config.sso)],
         requestMetrics: servesMetrics(config),
       }),
     )
@@ -103,6 +105,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(metricsRoutes(ctx))
     .use(auditRoutes(ctx))
     .use(operatorRoutes(ctx))
+    .use(oidcRoutes(ctx))
     .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))
     .use(heartbeatRoutes(ctx))

@@ -7,6 +7,7 @@ export * from "./devices/schema";
 export * from "./e2e/schema";
 export * from "./enrolment/schema";
 export * from "./jobs/schema";
+export * from "./oidc/schema";
 export * from "./operators/schema";
 export * from "./remote-access/schema";
 export * from "./reports/schema";

@@ -49,6 +49,13 @@ export const GROUPS: Record<string, Group> = {
     // operators/auth.test.ts covers the same over HTTP, but costs 20 s a run: add it for a full run.
     tests: ["tests/operators/sessions-service.test.ts"],
   },
+  oidc: {
+    // Single sign-on: the role mapping, the (issuer, subject) links, the configuration and who keeps a
+    // password. tests/oidc/sign-in.test.ts drives the real provider (state, nonce, login CSRF) but costs
+    // 50 s a run: add it for a full run.
+    mutate: ["modules/oidc/identities.ts", "modules/oidc/flow.ts", "modules/platform/sso-config.ts"],
+    tests: ["tests/oidc/identities.test.ts", "tests/oidc/config.test.ts", "tests/oidc/routes.test.ts"],
+  },
   "telemetry-schemas": {
     mutate: ["modules/devices/telemetry-schemas.ts"],
     tests: [

@@ -14,6 +14,7 @@ export interface AuditAction {
 export const AUDITED_ROUTES: Record<string, AuditAction> = {
   "POST /logout": { action: "session.sign_out" },
   "POST /setup": { action: "setup.complete" },
+  "POST /auth/oidc/link": { action: "oidc.link_start" },
   "POST /jobs/run": { action: "job.run", fields: ["task"] },
   "POST /api/v1/jobs/:task/run": { action: "job.run", target: "job:task" },
   "POST /api/v1/devices/approval": { action: "device.approval", fields: ["approval_status", "ids"] },

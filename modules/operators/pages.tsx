@@ -1,6 +1,7 @@
 import { CsrfField, FieldError } from "../../ui/components";
 import type { Flash } from "../../ui/flash";
 import { AuthLayout, FlashMessage } from "../../ui/layout";
+import type { SsoConfig } from "../platform/sso-config";
 
 export function LoginPage(props: {
   csrfToken: string;
@@ -8,7 +9,10 @@ export function LoginPage(props: {
   email?: string;
   error?: string;
   flash?: Flash;
+  /** Single sign-on: its button, and the note when passwords are kept for the break-glass admin. */
+  sso?: SsoConfig;
 }) {
+  const oidc = props.sso?.oidc;
   return (
     <AuthLayout title="Sign in" csrfToken={props.csrfToken}>
       <h1>Sign in</h1>
@@ -20,6 +24,20 @@ export function LoginPage(props: {
         </div>
       ) : (
         ""
+      )}
+      {oidc ? (
+        <p>
+          <a class="btn primary" href={`/auth/oidc/login?next=${encodeURIComponent(props.next)}`} safe>
+            {`Sign in with ${oidc.displayName}`}
+          </a>
+        </p>
+      ) : (
+        ""
+      )}
+      {props.sso?.passwordSignIn !== false ? (
+        ""
+      ) : (
+        <p class="muted">Password sign-in is kept for the break-glass administrator.</p>
       )}
       <form method="post" action="/login" class="stacked">
         <CsrfField token={props.csrfToken} />
@@ -39,7 +57,7 @@ export function LoginPage(props: {
           Password
           <input type="password" name="password" autocomplete="current-password" required />
         </label>
-        <button type="submit" class="btn primary">
+        <button type="submit" class={oidc ? "btn" : "btn primary"}>
           Sign in
         </button>
       </form>

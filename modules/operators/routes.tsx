@@ -2,10 +2,11 @@ import { Elysia, t } from "elysia";
 import type { Flash } from "../../ui/flash";
 import { consolePages, safeNext } from "../../ui/page";
 import { noteAudit, recordAudit } from "../audit/service";
-import { checkCsrf, consoleCookie, SESSION_COOKIE } from "../platform/access";
+import { checkCsrf, sessionCookie } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
+import { passwordSignInAllowed } from "../platform/sso-config";
 import { LoginPage, type SetupErrors, SetupPage } from "./pages";
 import { authenticate, completeSetup, countOperators, createSession, deleteSession } from "./service";
 
@@ -27,8 +28,8 @@ export function operatorRoutes(ctx: AppContext) {
   const { config, database, access } = ctx;
   const db = database.db;
   const { https, pageContext, htmlPage, redirectWithFlash, anonymousCsrf } = consolePages(config);
-  const sessionCookie = (token: string) =>
-    consoleCookie(SESSION_COOKIE, token, https, config.sessionTtlHours * 3600);
+
+  const cookieOptions = { https, ttlHours: config.sessionTtlHours };
 
   async function signedIn(
     operatorId: string,
@@ -43,7 +44,7 @@ export function operatorRoutes(ctx: AppContext) {
       address,
       userAgent: request.headers.get("user-agent") ?? undefined,
     });
-    return redirectWithFlash(location, flash, undefined, [sessionCookie(token)]);
+    return redirectWithFlash(location, flash, undefined, [sessionCookie(token, cookieOptions)]);
   }
 
   return new Elysia({ name: "operators" })
@@ -56,7 +57,12 @@ export function operatorRoutes(ctx: AppContext) {
         const page = pageContext(request, undefined);
         return htmlPage(
           page,
-          <LoginPage csrfToken={csrf.token} next={safeNext(query.next)} flash={page.flash} />,
+          <LoginPage
+            csrfToken={csrf.token}
+            next={safeNext(query.next)}
+            flash={page.flash}
+            sso={config.sso}
+          />,
           200,
           csrf.cookie ? [csrf.cookie] : [],
         );
@@ -72,6 +78,10 @@ export function operatorRoutes(ctx: AppContext) {
         const address = clientAddress(request, server);
         try {
           const operator = await authenticate(db, { email: body.email, password: body.password, address });
+          if (!passwordSignInAllowed(config.sso, operator)) {
+            const via = config.sso.oidc ? `: use “Sign in with ${config.sso.oidc.displayName}”` : "";
+            throw new AppError(403, "password_sign_in_off", `Password sign-in is turned off${via}.`);
+          }
           await recordAudit(ctx.database, {
             actorKind: "operator",
             actor: operator.email,
@@ -82,7 +92,7 @@ export function operatorRoutes(ctx: AppContext) {
           });
           return signedIn(operator.id, request, address, next);
         } catch (error) {
-          if (!(error instanceof AppError) || ![401, 429].includes(error.status)) throw error;
+          if (!(error instanceof AppError) || ![401, 403, 429].includes(error.status)) throw error;
           // The email tried, never the password.
           await recordAudit(ctx.database, {
             actorKind: "anonymous",
@@ -93,7 +103,13 @@ export function operatorRoutes(ctx: AppContext) {
           });
           const response = await htmlPage(
             { flash: undefined },
-            <LoginPage csrfToken={csrf.token} next={next} email={body.email} error={error.message} />,
+            <LoginPage
+              csrfToken={csrf.token}
+              next={next}
+              email={body.email}
+              error={error.message}
+              sso={config.sso}
+            />,
             error.status,
           );
           for (const [name, value] of Object.entries(error.headers ?? {})) response.headers.set(name, value);
@@ -109,8 +125,10 @@ export function operatorRoutes(ctx: AppContext) {
           await deleteSession(db, principal.sessionIdHash);
           noteAudit(request, { target: `operator:${principal.operatorId}` });
         }
-        return redirectWithFlash("/login", { kind: "info", text: "You are signed out." }, undefined, [
-          consoleCookie(SESSION_COOKIE, "", https, 0),
+        // With single sign-on, the signed-out page offers to end the provider's session too.
+        const location = config.sso.oidc ? "/auth/oidc/signed-out" : "/login";
+        return redirectWithFlash(location, { kind: "info", text: "You are signed out." }, undefined, [
+          sessionCookie(undefined, cookieOptions),
         ]);
       },
       { access: "viewer" },

@@ -165,3 +165,16 @@ export function principalLabel(principal: Principal | undefined): string | undef
   if (!principal) return undefined;
   return principal.kind === "session" ? principal.email : `token ${principal.name}`;
 }
+
+/** The `Set-Cookie` value for the session cookie holding `token`, or clearing it (`token` undefined). */
+export function sessionCookie(
+  token: string | undefined,
+  options: { https: boolean; ttlHours: number },
+): string {
+  return consoleCookie(
+    SESSION_COOKIE,
+    token ?? "",
+    options.https,
+    token === undefined ? 0 : options.ttlHours * 3600,
+  );
+}

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { LOG_FORMATS, type LogFormat } from "./logger";
+import { loadSsoConfig, type SsoConfig } from "./sso-config";
 
 export const ROLES = ["all", "web", "worker", "tunnel"] as const;
 export type Role = (typeof ROLES)[number];
@@ -47,6 +48,8 @@ export interface Config {
   bootstrapAdminEmail: string | undefined;
   bootstrapAdminPassword: string | undefined;
   bootstrapApiToken: string | undefined;
+  /** Single sign-on (OpenID Connect) and who may still sign in with a password (docs/security.md). */
+  sso: SsoConfig;
   /** Defaults of the device settings (modules/settings/service.ts reads them; docs/device-api.md). */
   deviceOnlineWindowSeconds: number;
   deviceHeartbeatRateLimit: number;
@@ -221,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapAdminEmail,
     bootstrapAdminPassword,
     bootstrapApiToken,
+    sso: loadSsoConfig(env, (message) => new ConfigError(message)),
     deviceOnlineWindowSeconds: integer(env, "DEVICE_ONLINE_WINDOW_SECONDS", 300, 60, 86_400),
     deviceHeartbeatRateLimit: integer(env, "DEVICE_HEARTBEAT_RATE_LIMIT", 30, 1, 1_000_000),
     deviceRegisterRateLimit: integer(env, "DEVICE_REGISTER_RATE_LIMIT", 60, 1, 1_000_000),

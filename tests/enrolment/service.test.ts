@@ -91,7 +91,11 @@ describe("creating a token", () => {
 
   test("expiry: 1 and 3650 days accepted (that many days from now); 0, 3651 and fractions refused", async () => {
     for (const bad of [0, 3651, 2.5])
-      expect(await refusal(create({ expiresInDays: bad }))).toEqual([400, "invalid_request", "expires_in_days"]);
+      expect(await refusal(create({ expiresInDays: bad }))).toEqual([
+        400,
+        "invalid_request",
+        "expires_in_days",
+      ]);
     const day = 86_400_000;
     const one = (await create({ expiresInDays: 1 })).record.expiresAt!.getTime();
     expect(Math.abs(one - (Date.now() + day))).toBeLessThan(60_000);

@@ -17,6 +17,7 @@ const routes = declaredAccess(
   }),
 );
 
+const SESSION_ONLY = new Set(["POST /devices/:id/terminal", "POST /auth/oidc/link"]);
 const ROLE_LEVEL: Record<OperatorRole, number> = { viewer: 1, operator: 2, admin: 3 };
 const LEVEL: Partial<Record<Access, number>> = { viewer: 1, operator: 2, admin: 3 };
 const SAMPLE_PARAMS: Record<string, string> = { task: "prune_sessions", name: "app.css" };
@@ -75,8 +76,9 @@ describe("role × route matrix", () => {
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
           body: method === "GET" ? undefined : "{}",
         });
-        // Opening a terminal needs a signed-in operator's session: API tokens of every role are refused.
-        const allowed = ROLE_LEVEL[role] >= LEVEL[level!]! && route !== "POST /devices/:id/terminal";
+        // Opening a terminal and linking a provider account need a signed-in operator's session: API
+        // tokens of every role are refused.
+        const allowed = ROLE_LEVEL[role] >= LEVEL[level!]! && !SESSION_ONLY.has(route);
         if (allowed)
           expect({ route, refused: [401, 403].includes(response.status) }).toEqual({ route, refused: false });
         else expect({ route, status: response.status }).toEqual({ route, status: 403 });

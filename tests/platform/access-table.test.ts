@@ -18,6 +18,10 @@ const ACCESS: Record<string, Level> = {
   "POST /login": "public",
   "GET /setup": "public",
   "POST /setup": "public",
+  // Single sign-on: its start, the provider's way back and the signed-out page (404 unless configured).
+  "GET /auth/oidc/login": "public",
+  "GET /auth/oidc/callback": "public",
+  "GET /auth/oidc/signed-out": "public",
   "GET /assets/:name": "public",
   // Its own bearer token (METRICS_TOKEN), or 404 when metrics are off or on their own port.
   "GET /metrics": "public",
@@ -59,6 +63,9 @@ const ACCESS: Record<string, Level> = {
   "GET /alerts": "viewer",
   "GET /reports": "viewer",
   "POST /logout": "viewer",
+  // Linking the signed-in operator's provider account: a console form post, never an API token.
+  "GET /auth/oidc/link": "viewer",
+  "POST /auth/oidc/link": "viewer",
   "GET /api/v1/jobs": "viewer",
   "GET /api/v1/devices": "viewer",
   "GET /api/v1/builder-schemas": "viewer",
@@ -178,7 +185,7 @@ const ACCESS: Record<string, Level> = {
  * terminal's socket needs the operator's session, so a session opened with a token could never be used.
  * (tests/terminal/socket.test.ts checks a viewer's session is refused and an operator's allowed.)
  */
-const SESSION_ONLY = new Set(["POST /devices/:id/terminal"]);
+const SESSION_ONLY = new Set(["POST /devices/:id/terminal", "POST /auth/oidc/link"]);
 
 const RANK: Record<Level, number> = { public: 0, device: -1, e2e: -1, viewer: 1, operator: 2, admin: 3 };
 type Caller = "anonymous" | "device" | "e2e" | "viewer" | "operator" | "admin";

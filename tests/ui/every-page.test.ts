@@ -15,8 +15,11 @@ import { agentHeartbeat, approvedDevice, heartbeat, registerDevice, signedIn } f
 import { startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
 import { markSeen } from "../helpers/seen";
+import { oidcEnv, startTestProvider } from "../oidc/provider";
 
-const app = await startE2EApp(writeE2EFixture());
+// Single sign-on configured against a real provider, so its pages (link, signed out) are pages here too.
+const provider = await startTestProvider("http://127.0.0.1:9");
+const app = await startE2EApp(writeE2EFixture(), oidcEnv(provider));
 const browser = await launchBrowser();
 
 // A fleet with something on every page: an approved device with telemetry and a command, a pending one.
@@ -119,10 +122,10 @@ const VARIANTS: Record<string, string[]> = {
   "/devices/:id": ["", "?tab=telemetry", "?tab=scripts", "?tab=commands", "?tab=remote", "?tab=terminal"],
 };
 /** Pages shown to visitors who are not signed in (a signed-in operator is sent on from them). */
-const ANONYMOUS = new Set(["/login", "/setup"]);
-/** GET routes that are not pages: APIs, streams, assets, probes. */
+const ANONYMOUS = new Set(["/login", "/setup", "/auth/oidc/signed-out"]);
+/** GET routes that are not pages: APIs, streams, assets, probes, redirects to and from the OpenID provider. */
 const NOT_PAGES =
-  /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout|downloads\/)|\/live$|\.(js|csv|cast|sh)$/;
+  /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout|downloads\/|auth\/oidc\/(login|callback))|\/live$|\.(js|csv|cast|sh)$/;
 
 const pages = buildApp({
   config: app.config,
