@@ -2,12 +2,21 @@ import { Elysia, t } from "elysia";
 import { flashCookie, redirectWithFlash } from "../../ui/flash";
 import { anonymousCsrf, htmlPage, pageContext, safeNext } from "../../ui/page";
 import { recordAudit } from "../audit/service";
-import { checkCsrf, consoleCookieName, SESSION_COOKIE } from "../platform/access";
+import { checkCsrf } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
 import { LoginPage, type SetupErrors, SetupPage } from "./pages";
-import { authenticate, completeSetup, countOperators, createSession, deleteSession } from "./service";
+import {
+  authenticate,
+  completeSetup,
+  countOperators,
+  createSession,
+  deleteSession,
+  markSignedIn,
+} from "./service";
+import { sessionCookies } from "./session-cookie";
+import { beginSignIn, PENDING_SIGN_IN_MINUTES } from "./sign-in";
 
 const LoginForm = t.Object({
   email: t.String({ maxLength: 254 }),
@@ -26,25 +35,8 @@ const SetupForm = t.Object({
 export function operatorRoutes(ctx: AppContext) {
   const { config, database, access } = ctx;
   const db = database.db;
-  const secure = config.baseUrl.startsWith("https:");
-
-  const sessionName = consoleCookieName(SESSION_COOKIE, secure);
-  function sessionCookie(token: string): string {
-    return `${sessionName}=${token}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=${config.sessionTtlHours * 3600}`;
-  }
-  const clearSessionCookie = `${sessionName}=; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}; Max-Age=0`;
-
-  async function signedIn(operatorId: string, request: Request, address: string, location: string) {
-    const token = await createSession(db, {
-      operatorId,
-      ttlHours: config.sessionTtlHours,
-      address,
-      userAgent: request.headers.get("user-agent") ?? undefined,
-    });
-    const response = redirectWithFlash(location);
-    response.headers.append("set-cookie", sessionCookie(token));
-    return response;
-  }
+  const cookies = sessionCookies(config.baseUrl);
+  const secure = cookies.secure;
 
   return new Elysia({ name: "operators" })
     .use(access)
@@ -72,15 +64,29 @@ export function operatorRoutes(ctx: AppContext) {
         const address = clientAddress(request, server);
         try {
           const operator = await authenticate(db, { email: body.email, password: body.password, address });
-          await recordAudit(ctx.database, {
-            actorKind: "operator",
-            actor: operator.email,
-            action: "session.sign_in",
-            target: `operator:${operator.id}`,
-            status: 303,
+          const { token, stage } = await beginSignIn(db, operator, {
+            ttlHours: config.sessionTtlHours,
             address,
+            userAgent: request.headers.get("user-agent") ?? undefined,
           });
-          return signedIn(operator.id, request, address, next);
+          if (stage === "signed_in") {
+            await recordAudit(ctx.database, {
+              actorKind: "operator",
+              actor: operator.email,
+              action: "session.sign_in",
+              target: `operator:${operator.id}`,
+              status: 303,
+              address,
+            });
+            const response = redirectWithFlash(next);
+            response.headers.append("set-cookie", cookies.set(token, config.sessionTtlHours * 3600));
+            return response;
+          }
+          // The password was right: the second factor (or its enrolment) comes next, under a pending cookie.
+          const step = stage === "factor" ? "/login/second-factor" : "/login/enrol";
+          const response = redirectWithFlash(`${step}?next=${encodeURIComponent(next)}`);
+          response.headers.append("set-cookie", cookies.set(token, PENDING_SIGN_IN_MINUTES * 60));
+          return response;
         } catch (error) {
           if (!(error instanceof AppError) || ![401, 429].includes(error.status)) throw error;
           // The email tried, never the password.
@@ -107,7 +113,7 @@ export function operatorRoutes(ctx: AppContext) {
       async ({ principal }) => {
         if (principal?.kind === "session") await deleteSession(db, principal.sessionIdHash);
         const response = redirectWithFlash("/login", { kind: "info", text: "You are signed out." });
-        response.headers.append("set-cookie", clearSessionCookie);
+        response.headers.append("set-cookie", cookies.clear);
         return response;
       },
       { access: "viewer" },
@@ -133,7 +139,16 @@ export function operatorRoutes(ctx: AppContext) {
         checkCsrf(config.secretKey, csrf.cookie ? undefined : csrf.binding, request, body);
         try {
           const admin = await completeSetup(db, body);
-          const response = await signedIn(admin.id, request, clientAddress(request, server), "/");
+          const address = clientAddress(request, server);
+          await markSignedIn(db, admin, address);
+          const token = await createSession(db, {
+            operatorId: admin.id,
+            ttlHours: config.sessionTtlHours,
+            address,
+            userAgent: request.headers.get("user-agent") ?? undefined,
+          });
+          const response = redirectWithFlash("/");
+          response.headers.append("set-cookie", cookies.set(token, config.sessionTtlHours * 3600));
           response.headers.append(
             "set-cookie",
             flashCookie({ kind: "success", text: "Your administrator account is ready." }),
