@@ -22,43 +22,47 @@ export function SecondFactorSection({ ctx, props }: { ctx: PageContext; props: S
       </p>
       <form method="post" action="/settings/second-factor" class="stacked" data-factor-policy>
         <CsrfField token={ctx.csrfToken} />
-        <table class="table">
-          <thead>
-            <tr>
-              <th>Role</th>
-              <th>Required at sign-in</th>
-              <th>Fresh factor before a device (minutes)</th>
-            </tr>
-          </thead>
-          <tbody>
-            {[...OPERATOR_ROLES].map((role) => (
+        <div class="table-wrap">
+          <table class="stack-sm">
+            <thead>
               <tr>
-                <td>{role}</td>
-                <td>
-                  <input
-                    type="checkbox"
-                    name={`required_${role}`}
-                    aria-label={`Require a second factor of ${role}s`}
-                    checked={policy[role].required}
-                  />
-                </td>
-                <td>
-                  <input
-                    type="number"
-                    name={`fresh_${role}`}
-                    min={String(FRESH_FACTOR_LIMITS.min)}
-                    max={String(FRESH_FACTOR_LIMITS.max)}
-                    step="1"
-                    aria-label={`Fresh factor minutes of ${role}s`}
-                    value={
-                      policy[role].freshFactorMinutes === null ? "" : String(policy[role].freshFactorMinutes)
-                    }
-                  />
-                </td>
+                <th>Role</th>
+                <th>Required at sign-in</th>
+                <th>Fresh factor (minutes)</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {[...OPERATOR_ROLES].map((role) => (
+                <tr>
+                  <td data-label="Role">{role}</td>
+                  <td data-label="Required at sign-in">
+                    <input
+                      type="checkbox"
+                      name={`required_${role}`}
+                      aria-label={`Require a second factor of ${role}s`}
+                      checked={policy[role].required}
+                    />
+                  </td>
+                  <td data-label="Fresh factor (minutes)">
+                    <input
+                      type="number"
+                      name={`fresh_${role}`}
+                      min={String(FRESH_FACTOR_LIMITS.min)}
+                      max={String(FRESH_FACTOR_LIMITS.max)}
+                      step="1"
+                      aria-label={`Fresh factor minutes of ${role}s`}
+                      value={
+                        policy[role].freshFactorMinutes === null
+                          ? ""
+                          : String(policy[role].freshFactorMinutes)
+                      }
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
         <button type="submit" class="btn primary">
           Save second-factor settings
         </button>
