@@ -39,13 +39,11 @@ async function newOperator(role: OperatorRole) {
   return createOperator(db, { email, password: PASSWORD, role });
 }
 
-/** A page with a virtual platform authenticator that answers at once (user present and verified). */
-async function pageWithAuthenticator(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: LAPTOP });
-  const page = await context.newPage();
+/** A virtual platform authenticator on `page` that answers at once (user present and verified). */
+async function addAuthenticator(context: BrowserContext, page: Page) {
   const cdp = await context.newCDPSession(page);
   await cdp.send("WebAuthn.enable");
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
     options: {
       protocol: "ctap2",
       transport: "internal",
@@ -55,7 +53,13 @@ async function pageWithAuthenticator(): Promise<{ context: BrowserContext; page:
       automaticPresenceSimulation: true,
     },
   });
-  return { context, page };
+  return { cdp, authenticatorId };
+}
+
+async function pageWithAuthenticator() {
+  const context = await browser.newContext({ viewport: LAPTOP });
+  const page = await context.newPage();
+  return { context, page, authenticator: await addAuthenticator(context, page) };
 }
 
 /** The password step of sign-in, through the form. */
@@ -119,7 +123,7 @@ describe("passkeys in Chromium", () => {
     await context.close();
   }, 90_000);
 
-  test("a fresh passkey touch is asked before a terminal opens", async () => {
+  test("a fresh passkey touch is asked before a terminal or a device web UI opens", async () => {
     device = await startDevice(app);
     await waitFor(
       async () =>
@@ -129,7 +133,7 @@ describe("passkeys in Chromium", () => {
       "the agent's first heartbeat",
     );
     const operator = await newOperator("operator");
-    const { context, page } = await pageWithAuthenticator();
+    const { context, page, authenticator } = await pageWithAuthenticator();
     await password(page, operator.email);
     await addPasskey(page, "Desk key");
     await saveFactorPolicy(db, { fresh_operator: "0" }, "test");
@@ -151,6 +155,29 @@ describe("passkeys in Chromium", () => {
         actor: operator.email,
         details: { method: "passkey" },
       });
+
+      // The device's web UI too: "Open web UI" opens a tab, which asks first (the opening above used
+      // the proof up: 0 minutes means one per opening), then shows the device page again.
+      await page.goto(`${base}/devices/${device.id}?tab=remote`);
+      await page.locator("[data-open-web-ui]").waitFor({ timeout: 30_000 });
+      const [popup] = await Promise.all([
+        page.waitForEvent("popup"),
+        page.locator("[data-open-web-ui]").click(),
+      ]);
+      await popup.waitForURL(/\/account\/verify\?next=/, { timeout: 20_000 });
+      // A virtual authenticator belongs to one page: the new tab gets one holding the same passkey.
+      const { credentials } = await authenticator.cdp.send("WebAuthn.getCredentials", {
+        authenticatorId: authenticator.authenticatorId,
+      });
+      const inPopup = await addAuthenticator(context, popup);
+      for (const credential of credentials) {
+        await inPopup.cdp.send("WebAuthn.addCredential", {
+          authenticatorId: inPopup.authenticatorId,
+          credential,
+        });
+      }
+      await popup.click("[data-passkey-start]");
+      await popup.waitForURL(`${base}/devices/${device.id}?tab=remote`, { timeout: 20_000 });
     } finally {
       await saveFactorPolicy(db, {}, "test");
       await context.close();
