@@ -1,5 +1,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import { startOutpost } from "../app";
+import { recordAudit } from "../modules/audit/service";
+import { resetFactorsByEmail } from "../modules/operators/factors";
 import {
   createApiToken,
   createOperator,
@@ -97,6 +99,30 @@ admin
         ? `Sign-in unlocked for ${options.email}\n`
         : `No failed sign-ins recorded for ${options.email}\n`,
     );
+  });
+
+admin
+  .command("reset-factors")
+  .description("remove every second factor and recovery code of an operator (one who lost them all); audited")
+  .requiredOption("--email <email>", "sign-in email address")
+  .action(async (options: { email: string }) => {
+    const { config, logger } = setup();
+    const removed = await withDatabase(config, logger, async (database) => {
+      const count = await resetFactorsByEmail(database.db, options.email);
+      if (count !== undefined) {
+        await recordAudit(database, {
+          actorKind: "anonymous",
+          actor: "command line (outpost admin reset-factors)",
+          action: "operator.factors_reset",
+          target: `email:${options.email.trim().toLowerCase()}`,
+          status: 200,
+        });
+      }
+      return count;
+    });
+    if (removed === undefined)
+      throw new AppError(404, "operator_not_found", `No operator with email ${options.email}`);
+    process.stdout.write(`Removed ${removed} second factors of ${options.email}\n`);
   });
 
 const token = program.command("token").description("manage API tokens");

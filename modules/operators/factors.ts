@@ -7,7 +7,7 @@ import { and, asc, count, eq, isNotNull, isNull } from "drizzle-orm";
 import { sha256Hex } from "../platform/crypto";
 import type { Db } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
-import { operatorFactors, recoveryCodes } from "./schema";
+import { operatorFactors, operators, recoveryCodes } from "./schema";
 
 export const FACTOR_NAME_MAX = 64;
 export const RECOVERY_CODE_COUNT = 10;
@@ -112,6 +112,15 @@ export async function resetFactors(db: Db, operatorId: string): Promise<number> 
     await tx.delete(recoveryCodes).where(eq(recoveryCodes.operatorId, operatorId));
     return removed.length;
   });
+}
+
+/** The command line's reset (an admin who lost every factor): by email; undefined for an unknown email. */
+export async function resetFactorsByEmail(db: Db, email: string): Promise<number | undefined> {
+  const [row] = await db
+    .select({ id: operators.id })
+    .from(operators)
+    .where(eq(operators.email, email.trim().toLowerCase()));
+  return row ? resetFactors(db, row.id) : undefined;
 }
 
 // ---------------------------------------------------------------- recovery codes

@@ -298,6 +298,33 @@ describe("policy", () => {
     expect((await post(other, `/settings/operators/${operator.operatorId}/reset-factors`)).status).toBe(403);
   }, 60_000);
 
+  test("an admin who lost every factor is reset from the command line (audited)", async () => {
+    const locked = await app.session("admin");
+    await enrolTotp(locked);
+    const since = new Date();
+    const run = (email: string) =>
+      Bun.spawnSync(["./outpost", "admin", "reset-factors", "--email", email], {
+        cwd: `${import.meta.dir}/../..`,
+        env: { ...process.env, DATABASE_URL: app.config.databaseUrl!, LOG_LEVEL: "silent" },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+    const done = run(locked.email.toUpperCase());
+    expect({ code: done.exitCode, out: done.stdout.toString() }).toEqual({
+      code: 0,
+      out: `Removed 1 second factors of ${locked.email.toUpperCase()}\n`,
+    });
+    expect(
+      await app.database.sql`select 1 from operator_factors where operator_id = ${locked.operatorId}`,
+    ).toHaveLength(0);
+    expect((await lastEvent(app, "operator.factors_reset", since)).target).toBe(`email:${locked.email}`);
+    const unknown = run("nobody@example.test");
+    expect({ code: unknown.exitCode, err: unknown.stderr.toString() }).toEqual({
+      code: 2,
+      err: "outpost: No operator with email nobody@example.test\n",
+    });
+  }, 60_000);
+
   test("a bad fresh-factor time is refused and changes nothing", async () => {
     const response = await post(admin, "/settings/second-factor", {
       required_admin: "on",
