@@ -178,11 +178,16 @@ describe("TOTP", () => {
     expect(await check("12345")).toBeUndefined();
   }, 60_000);
 
-  test("failed factor attempts count toward the sign-in lockout", async () => {
+  test("failed factor attempts count toward the sign-in lockout, and a right password does not reset them", async () => {
     const operator = await app.session("operator");
     const { secret } = await enrolTotp(operator);
+    const first = (await passwordStep(operator.email)).cookie;
+    for (let i = 0; i < 3; i++) {
+      expect((await factorStep(first, { method: "totp", code: "000000" })).status).toBe(401);
+    }
+    // The right password again buys no fresh guesses: the counter goes on.
     const pending = (await passwordStep(operator.email)).cookie;
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 2; i++) {
       expect((await factorStep(pending, { method: "totp", code: "000000" })).status).toBe(401);
     }
     await awayFromStepEdge();
