@@ -30,9 +30,11 @@ import { liveRoutes } from "./modules/live/routes";
 import { metricsRoutes, startMetricsServer } from "./modules/metrics/routes";
 import { oidcRoutes } from "./modules/oidc/routes";
 import { openApiRoutes } from "./modules/openapi/routes";
+import { accountRoutes } from "./modules/operators/account-routes";
 import { resolvePrincipal } from "./modules/operators/principal";
 import { operatorRoutes } from "./modules/operators/routes";
 import * as operators from "./modules/operators/service";
+import { signInRoutes } from "./modules/operators/sign-in-routes";
 import { accessPlugin } from "./modules/platform/access";
 import { type Config, runsTunnel, runsWeb, runsWorker, servesMetrics } from "./modules/platform/config";
 import type { AppContext } from "./modules/platform/context";
@@ -106,6 +108,8 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(auditRoutes(ctx))
     .use(operatorRoutes(ctx))
     .use(oidcRoutes(ctx))
+    .use(signInRoutes(ctx))
+    .use(accountRoutes(ctx))
     .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))
     .use(heartbeatRoutes(ctx))

@@ -2,6 +2,7 @@ import { userInfo } from "node:os";
 import { Command, InvalidArgumentError } from "commander";
 import { startOutpost } from "../app";
 import { recordCliAudit } from "../modules/audit/service";
+import { resetFactorsByEmail } from "../modules/operators/factors";
 import {
   createApiToken,
   createOperator,
@@ -182,6 +183,36 @@ example(
       ? `Sign-in unlocked for ${options.email}\n`
       : `No failed sign-ins recorded for ${options.email}\n`,
   );
+});
+
+example(
+  admin
+    .command("reset-factors")
+    .description(
+      "remove every second factor and recovery code of an operator (one who lost them all); audited",
+    )
+    .requiredOption("--email <email>", "sign-in email address"),
+  "./outpost admin reset-factors --email you@example.com",
+).action(async (options: { email: string }) => {
+  const { config, logger } = setup();
+  const removed = await withDatabase(config, logger, (database) =>
+    audited(
+      database,
+      {
+        action: "operator.factors_reset",
+        status: 200,
+        details: { email: options.email.trim().toLowerCase() },
+      },
+      async () => {
+        const count = await resetFactorsByEmail(database.db, options.email);
+        if (count === undefined)
+          throw new AppError(404, "operator_not_found", `No operator with email ${options.email}`);
+        return count;
+      },
+      (count) => ({ details: { removed: count } }),
+    ),
+  );
+  process.stdout.write(`Removed ${removed} second factors of ${options.email}\n`);
 });
 
 const token = example(

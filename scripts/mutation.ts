@@ -45,7 +45,7 @@ export const GROUPS: Record<string, Group> = {
   },
   sessions: {
     // Sign-in and its throttle, sessions, API tokens (not operator management: see the access group).
-    mutate: ["modules/operators/service.ts:126-353"],
+    mutate: ["modules/operators/service.ts:126-393"],
     // operators/auth.test.ts covers the same over HTTP, but costs 20 s a run: add it for a full run.
     tests: ["tests/operators/sessions-service.test.ts"],
   },
@@ -55,6 +55,16 @@ export const GROUPS: Record<string, Group> = {
     // 50 s a run: add it for a full run.
     mutate: ["modules/oidc/identities.ts", "modules/oidc/flow.ts", "modules/platform/sso-config.ts"],
     tests: ["tests/oidc/identities.test.ts", "tests/oidc/config.test.ts", "tests/oidc/routes.test.ts"],
+  },
+  "second-factor": {
+    // Sign-in's second step, TOTP (skew, replay), recovery codes, the per-role policy and fresh factor.
+    mutate: [
+      "modules/operators/sign-in.ts",
+      "modules/operators/totp.ts",
+      "modules/operators/factors.ts",
+      "modules/operators/policy.ts",
+    ],
+    tests: ["tests/operators/second-factor.test.ts"],
   },
   "telemetry-schemas": {
     mutate: ["modules/devices/telemetry-schemas.ts"],

@@ -25,6 +25,14 @@ const FILES: Record<string, { file: string; type: string }> = {
   },
   "terminal.js": { file: "modules/terminal/static/terminal.js", type: "text/javascript; charset=utf-8" },
   "terminal-player.js": { file: "modules/terminal/static/player.js", type: "text/javascript; charset=utf-8" },
+  "webauthn.js": {
+    file: "node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js",
+    type: "text/javascript; charset=utf-8",
+  },
+  "second-factor.js": {
+    file: "modules/operators/static/second-factor.js",
+    type: "text/javascript; charset=utf-8",
+  },
   "alert-rule-form.js": { file: "modules/alerts/pages/rule-form.js", type: "text/javascript; charset=utf-8" },
 };
 

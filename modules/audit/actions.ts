@@ -53,6 +53,25 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   "POST /settings/operators/:id/role": { action: "operator.role", target: "operator:id", fields: ["role"] },
   "POST /settings/operators/:id/disable": { action: "operator.disable", target: "operator:id" },
   "POST /settings/operators/:id/enable": { action: "operator.enable", target: "operator:id" },
+  "POST /settings/operators/:id/reset-factors": { action: "operator.factors_reset", target: "operator:id" },
+  "POST /settings/second-factor": {
+    action: "settings.second_factor",
+    fields: [
+      "required_admin",
+      "required_operator",
+      "required_viewer",
+      "fresh_admin",
+      "fresh_operator",
+      "fresh_viewer",
+    ],
+  },
+  "POST /account/totp": { action: "factor.totp_started", fields: ["name"] },
+  "POST /account/totp/confirm": { action: "factor.enrol_totp" },
+  "POST /account/passkeys": { action: "factor.enrol_webauthn", fields: ["name"] },
+  "POST /account/factors/:id/rename": { action: "factor.rename", target: "factor:id", fields: ["name"] },
+  "POST /account/factors/:id/delete": { action: "factor.remove", target: "factor:id" },
+  "POST /account/recovery-codes": { action: "factor.recovery_codes" },
+  "POST /account/verify": { action: "factor.verify", fields: ["method"] },
   "POST /settings/tokens": { action: "token.create", fields: ["name", "role"] },
   "POST /settings/tokens/:id/revoke": { action: "token.revoke", target: "token:id" },
   "POST /e2e": { action: "e2e.runs_delete", fields: ["ids"] },
@@ -97,13 +116,18 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
 /**
  * State-changing routes that are not audited here: devices' own calls (registration, heartbeats,
  * results — their effects are the device's state and history), a POST that only reads (builder
- * validation), and sign-in, which records its own events (success and failure, with the email
- * tried) in the operators feature. A device page's remote-access panel (`…/panel`, on every visit) and
- * its leaving beacon (`…/leave`) are page visits, not decisions: the leases they open and end are
- * recorded by the remote-access feature itself (`remote_access.start`, `remote_access.end`).
+ * validation), and sign-in with its second step, which records its own events (success and failure,
+ * with the email tried; factors enrolled at sign-in) in the operators feature. A device page's
+ * remote-access panel (`…/panel`, on every visit) and its leaving beacon (`…/leave`) are page visits, not
+ * decisions: the leases they open and end are recorded by the remote-access feature itself
+ * (`remote_access.start`, `remote_access.end`).
  */
 export const NOT_AUDITED = new Set([
   "POST /login",
+  "POST /login/second-factor",
+  "POST /login/enrol/totp",
+  "POST /login/enrol/totp/confirm",
+  "POST /login/enrol/passkeys",
   "POST /devices/:id/remote-access/panel",
   "POST /devices/:id/remote-access/leave",
   "POST /api/v1/builder-configurations/validate",

@@ -2,13 +2,21 @@ import { Elysia, t } from "elysia";
 import type { Flash } from "../../ui/flash";
 import { consolePages, safeNext } from "../../ui/page";
 import { noteAudit, recordAudit } from "../audit/service";
-import { checkCsrf, sessionCookie } from "../platform/access";
+import { checkCsrf, consoleCookie, SESSION_COOKIE, sessionCookie } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
 import { passwordSignInAllowed } from "../platform/sso-config";
 import { LoginPage, type SetupErrors, SetupPage } from "./pages";
-import { authenticate, completeSetup, countOperators, createSession, deleteSession } from "./service";
+import {
+  authenticate,
+  completeSetup,
+  countOperators,
+  createSession,
+  deleteSession,
+  markSignedIn,
+} from "./service";
+import { beginSignIn, PENDING_SIGN_IN_MINUTES } from "./sign-in";
 
 const LoginForm = t.Object({
   email: t.String({ maxLength: 254 }),
@@ -82,15 +90,27 @@ export function operatorRoutes(ctx: AppContext) {
             const via = config.sso.oidc ? `: use “Sign in with ${config.sso.oidc.displayName}”` : "";
             throw new AppError(403, "password_sign_in_off", `Password sign-in is turned off${via}.`);
           }
-          await recordAudit(ctx.database, {
-            actorKind: "operator",
-            actor: operator.email,
-            action: "session.sign_in",
-            target: `operator:${operator.id}`,
-            status: 303,
+          const { token, stage } = await beginSignIn(db, operator, {
+            ttlHours: config.sessionTtlHours,
             address,
+            userAgent: request.headers.get("user-agent") ?? undefined,
           });
-          return signedIn(operator.id, request, address, next);
+          if (stage === "signed_in") {
+            await recordAudit(ctx.database, {
+              actorKind: "operator",
+              actor: operator.email,
+              action: "session.sign_in",
+              target: `operator:${operator.id}`,
+              status: 303,
+              address,
+            });
+            return redirectWithFlash(next, undefined, undefined, [sessionCookie(token, cookieOptions)]);
+          }
+          // The password was right: the second factor (or its enrolment) comes next, under a pending cookie.
+          const step = stage === "factor" ? "/login/second-factor" : "/login/enrol";
+          return redirectWithFlash(`${step}?next=${encodeURIComponent(next)}`, undefined, undefined, [
+            consoleCookie(SESSION_COOKIE, token, https, PENDING_SIGN_IN_MINUTES * 60),
+          ]);
         } catch (error) {
           if (!(error instanceof AppError) || ![401, 403, 429].includes(error.status)) throw error;
           // The email tried, never the password.
@@ -155,7 +175,9 @@ export function operatorRoutes(ctx: AppContext) {
         try {
           const admin = await completeSetup(db, body);
           noteAudit(request, { target: `operator:${admin.id}`, details: { email: admin.email } });
-          return signedIn(admin.id, request, clientAddress(request, server), "/", {
+          const address = clientAddress(request, server);
+          await markSignedIn(db, admin, address);
+          return signedIn(admin.id, request, address, "/", {
             kind: "success",
             text: "Your administrator account is ready.",
           });

@@ -179,27 +179,56 @@ async function recordFailure(db: Db, keys: string[]): Promise<void> {
   }
 }
 
-export async function authenticate(
-  db: Db,
-  input: { email: string; password: string; address: string },
-): Promise<OperatorView> {
-  const email = input.email.trim().toLowerCase();
-  const keys = [`email-ip:${email}|${input.address}`, `ip:${input.address}`, `email:${email}`];
-  const retryAfter = await throttleState(db, keys);
+function throttleKeys(email: string, address: string): string[] {
+  const normalised = email.trim().toLowerCase();
+  return [`email-ip:${normalised}|${address}`, `ip:${address}`, `email:${normalised}`];
+}
+
+/**
+ * Throws 429 while failed sign-ins of this email from this address (or either alone) are over their
+ * limit. Password and second-factor failures count alike: a known password gives no extra guesses.
+ */
+export async function checkSignInThrottle(db: Db, email: string, address: string): Promise<void> {
+  const retryAfter = await throttleState(db, throttleKeys(email, address));
   if (retryAfter !== undefined) {
     throw new AppError(429, "rate_limited", "Too many failed sign-in attempts. Try again later.", undefined, {
       "Retry-After": String(retryAfter),
     });
   }
+}
+
+export async function recordSignInFailure(db: Db, email: string, address: string): Promise<void> {
+  await recordFailure(db, throttleKeys(email, address));
+}
+
+/** After a whole sign-in succeeded: this email's counter for this address starts over. */
+export async function clearSignInFailures(db: Db, email: string, address: string): Promise<void> {
+  await db.delete(loginThrottle).where(eq(loginThrottle.key, throttleKeys(email, address)[0]!));
+}
+
+/**
+ * Checks email and password. The caller clears the failure counter once the whole sign-in (second
+ * factor included) succeeded: clearing it here would give whoever knows the password fresh factor guesses.
+ */
+export async function authenticate(
+  db: Db,
+  input: { email: string; password: string; address: string },
+): Promise<OperatorView> {
+  const email = input.email.trim().toLowerCase();
+  await checkSignInThrottle(db, email, input.address);
   const [row] = await db.select().from(operators).where(eq(operators.email, email));
   const valid = await Bun.password.verify(input.password, row?.passwordHash ?? DUMMY_HASH);
   if (!row || !valid || row.disabledAt) {
-    await recordFailure(db, keys);
+    await recordSignInFailure(db, email, input.address);
     throw new AppError(401, "invalid_credentials", "Wrong email or password");
   }
-  await db.delete(loginThrottle).where(eq(loginThrottle.key, keys[0]!)); // this email from this address
-  await db.update(operators).set({ lastLoginAt: new Date() }).where(eq(operators.id, row.id));
   return { id: row.id, email: row.email, role: row.role };
+}
+
+/** Records a completed sign-in (password and, when asked, second factor). */
+export async function markSignedIn(db: Db, operator: OperatorView, address: string): Promise<void> {
+  await clearSignInFailures(db, operator.email, address);
+  await db.update(operators).set({ lastLoginAt: new Date() }).where(eq(operators.id, operator.id));
 }
 
 /** Clears an email's failed sign-in counters (every address); returns how many were cleared. */
@@ -222,9 +251,19 @@ export interface SessionView {
 
 const SESSION_TOUCH_MS = 5 * 60_000;
 
+export type SessionStage = "factor" | "enrol" | "signed_in";
+
+/** A new session (signed in unless `stage` says it waits for a second factor); returns the cookie value. */
 export async function createSession(
   db: Db,
-  input: { operatorId: string; ttlHours: number; address?: string; userAgent?: string },
+  input: {
+    operatorId: string;
+    ttlHours: number;
+    address?: string;
+    userAgent?: string;
+    stage?: SessionStage;
+    factorVerifiedAt?: Date;
+  },
 ): Promise<string> {
   const token = randomToken(32);
   await db.insert(operatorSessions).values({
@@ -233,6 +272,8 @@ export async function createSession(
     expiresAt: new Date(Date.now() + input.ttlHours * 3_600_000),
     ipAddress: input.address,
     userAgent: input.userAgent?.slice(0, 300),
+    stage: input.stage ?? "signed_in",
+    factorVerifiedAt: input.factorVerifiedAt,
   });
   return token;
 }
@@ -256,6 +297,7 @@ export async function resolveSession(
     .where(
       and(
         eq(operatorSessions.idHash, idHash),
+        eq(operatorSessions.stage, "signed_in"),
         gt(operatorSessions.expiresAt, sql`now()`),
         isNull(operators.disabledAt),
       ),
@@ -364,6 +406,15 @@ export async function listOperators(db: Db) {
     })
     .from(operators)
     .orderBy(operators.email);
+}
+
+export async function operatorById(db: Db, id: string): Promise<OperatorView> {
+  const [row] = await db
+    .select({ id: operators.id, email: operators.email, role: operators.role })
+    .from(operators)
+    .where(eq(operators.id, id));
+  if (!row) throw new AppError(404, "operator_not_found", "No such operator");
+  return row;
 }
 
 /** Whether the operator may still operate (exists, not disabled, not lowered to viewer): running terminals check it. */

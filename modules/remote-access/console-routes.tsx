@@ -2,9 +2,10 @@ import path from "node:path";
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit } from "../audit/service";
+import { requireFreshFactor } from "../operators/policy";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
-import { notFound } from "../platform/errors";
+import { AppError, notFound } from "../platform/errors";
 import { deviceSettings } from "../settings/service";
 import { panelState } from "./console";
 import { RemoteAccessPanel } from "./device-tab";
@@ -163,6 +164,15 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
         const leaseId = textOf((body as Record<string, unknown> | undefined)?.lease_id);
         if (!(await leaseIsActive(sql, params.id, leaseId))) {
           throw notFound("This remote-access lease ended. Reload the device page.", "lease_not_found");
+        }
+        try {
+          await requireFreshFactor(database.db, principal, `/devices/${params.id}?tab=remote`);
+        } catch (error) {
+          if (!(error instanceof AppError) || error.code !== "fresh_factor_required") throw error;
+          // A form in a new tab: that tab asks for the factor, then shows the device page again.
+          set.status = 303;
+          set.headers.location = (error.details as { verify_url: string }).verify_url;
+          return "";
         }
         const ticket = await issueTicket(sql, {
           leaseId,

@@ -1,8 +1,11 @@
 import { Elysia, t } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
+import { resetFactors } from "../operators/factors";
 import { changeOperatorRole, inviteOperator, setOperatorDisabled } from "../operators/management";
-import { createApiToken, isOperatorRole, revokeApiToken } from "../operators/service";
+import { saveFactorPolicy } from "../operators/policy";
+import { createApiToken, isOperatorRole, operatorById, revokeApiToken } from "../operators/service";
+import { principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -107,6 +110,38 @@ export function accessSettingsRoutes(ctx: AppContext) {
           () => setOperatorDisabled(db, operatorId(params.id), false),
           (email) => `${email} can sign in again.`,
         ),
+      { access: "admin" },
+    )
+    .post(
+      "/settings/operators/:id/reset-factors",
+      ({ params, request }) =>
+        operatorChange(
+          request,
+          async () => {
+            const operator = await operatorById(db, operatorId(params.id));
+            await resetFactors(db, operator.id);
+            return operator;
+          },
+          (email) => `Every second factor of ${email} was removed.`,
+        ),
+      { access: "admin" },
+    )
+    .post(
+      "/settings/second-factor",
+      async ({ principal, body }) => {
+        try {
+          await saveFactorPolicy(db, (body ?? {}) as Body, principalLabel(principal) ?? "admin");
+          return redirectWithFlash("/settings#second-factor", {
+            kind: "success",
+            text: "Second-factor settings saved.",
+          });
+        } catch (error) {
+          if (error instanceof AppError && error.status === 400) {
+            return redirectWithFlash("/settings#second-factor", { kind: "error", text: error.message });
+          }
+          throw error;
+        }
+      },
       { access: "admin" },
     )
     .post(

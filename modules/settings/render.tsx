@@ -1,5 +1,7 @@
 import { consolePages } from "../../ui/page";
 import { listEnrolmentTokens } from "../enrolment/service";
+import { factorCounts } from "../operators/factors";
+import { readFactorPolicy } from "../operators/policy";
 import { listApiTokens, listOperators } from "../operators/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
@@ -24,15 +26,18 @@ export function settingsRenderer(ctx: Pick<AppContext, "config" | "database">) {
   ) => {
     const page = pageContext(request, principal);
     await deviceSettings(ctx.config); // primes the env defaults
-    const [consoleSettings, operators, tokens, enrolmentTokens] = await Promise.all([
+    const [consoleSettings, operators, tokens, enrolmentTokens, factors, factorPolicy] = await Promise.all([
       readConsoleSettings(ctx.database.sql, settingsDefaults(ctx.config)),
       listOperators(ctx.database.db),
       listApiTokens(ctx.database.db),
       listEnrolmentTokens(ctx.database.sql),
+      factorCounts(ctx.database.db),
+      readFactorPolicy(ctx.database.db),
     ]);
     const props: SettingsPageProps = {
       console: consoleSettings,
-      operators,
+      operators: operators.map((operator) => ({ ...operator, factors: factors.get(operator.id) ?? 0 })),
+      factorPolicy,
       tokens,
       enrolmentTokens,
       tunnelFingerprint: tunnelFingerprint(ctx.config.dataDir),

@@ -1,27 +1,20 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import ssh2 from "ssh2";
+import { openSecret, sealSecret } from "../platform/crypto";
 import { fingerprintOf, generateEd25519 } from "../platform/host-key";
 
 /** The comment of every ephemeral terminal key (shows in the device's authorized_keys). */
 export const KEY_COMMENT = "outpost-terminal";
 
-/** AES-256-GCM key for terminal private keys, derived from SECRET_KEY (its own purpose string). */
-function storageKey(secretKey: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", secretKey, "outpost", "outpost-terminal-private-key:v1", 32));
-}
+const PURPOSE = "outpost-terminal-private-key:v1";
 
-/** `iv(12) | tag(16) | ciphertext`. */
+/** `iv(12) | tag(16) | ciphertext`, with a key derived from SECRET_KEY for this purpose only. */
 export function encryptPrivateKey(secretKey: string, privateKey: string): Buffer {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", storageKey(secretKey), iv);
-  const body = Buffer.concat([cipher.update(privateKey, "utf8"), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]);
+  return sealSecret(secretKey, PURPOSE, privateKey);
 }
 
 export function decryptPrivateKey(secretKey: string, stored: Buffer): string {
-  const decipher = createDecipheriv("aes-256-gcm", storageKey(secretKey), stored.subarray(0, 12));
-  decipher.setAuthTag(stored.subarray(12, 28));
-  return Buffer.concat([decipher.update(stored.subarray(28)), decipher.final()]).toString("utf8");
+  return openSecret(secretKey, PURPOSE, stored);
 }
 
 export interface EphemeralKey {

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
+import { requireFreshFactor } from "../operators/policy";
 import { canOperate } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -31,6 +32,8 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
             "Terminals are opened from the console, by a signed-in operator",
           );
         }
+        // The role may ask for a fresh second factor first (the page's script follows details.verify_url).
+        await requireFreshFactor(database.db, principal, `/devices/${params.id}?tab=terminal`);
         const settings = await deviceSettings(config);
         const started = await startSession(sql, {
           deviceId: params.id,

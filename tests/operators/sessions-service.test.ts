@@ -15,6 +15,7 @@ import {
   revokeApiToken,
   unlockSignIn,
 } from "../../modules/operators/service";
+import { beginSignIn } from "../../modules/operators/sign-in";
 import { sha256Hex } from "../../modules/platform/crypto";
 import type { AppError } from "../../modules/platform/errors";
 import { createTestDatabase } from "../helpers/database";
@@ -23,9 +24,13 @@ const { sql, db } = await createTestDatabase();
 const PASSWORD = "correct horse battery";
 const admin = await createOperator(db, { email: "admin@example.test", password: PASSWORD, role: "admin" });
 
+/** A whole sign-in (the password, then the session: no second factor here), as POST /login does it. */
 const signIn = (email: string, password = PASSWORD, address = "10.0.0.1") =>
   authenticate(db, { email, password, address }).then(
-    (operator) => operator.email,
+    async (operator) => {
+      await beginSignIn(db, operator, { ttlHours: 1, address });
+      return operator.email;
+    },
     (error: AppError) =>
       `${error.status} ${error.code}${error.headers ? ` retry ${error.headers["Retry-After"]}` : ""}`,
   );

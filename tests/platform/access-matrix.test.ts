@@ -17,7 +17,13 @@ const routes = declaredAccess(
   }),
 );
 
-const SESSION_ONLY = new Set(["POST /devices/:id/terminal", "POST /auth/oidc/link"]);
+const sessionOnly = (route: string) =>
+  route === "POST /devices/:id/terminal" ||
+  route === "POST /auth/oidc/link" ||
+  / \/account(\/|$)/.test(route);
+/** An empty fresh-factor form is a wrong second factor: 401 `invalid_factor`, an answer, not a refusal. */
+const WRONG_FACTOR = "POST /account/verify";
+
 const ROLE_LEVEL: Record<OperatorRole, number> = { viewer: 1, operator: 2, admin: 3 };
 const LEVEL: Partial<Record<Access, number>> = { viewer: 1, operator: 2, admin: 3 };
 const SAMPLE_PARAMS: Record<string, string> = { task: "prune_sessions", name: "app.css" };
@@ -76,9 +82,9 @@ describe("role × route matrix", () => {
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
           body: method === "GET" ? undefined : "{}",
         });
-        // Opening a terminal and linking a provider account need a signed-in operator's session: API
-        // tokens of every role are refused.
-        const allowed = ROLE_LEVEL[role] >= LEVEL[level!]! && !SESSION_ONLY.has(route);
+        // Opening a terminal, one's own account and linking a provider account need a signed-in
+        // operator's session: API tokens of every role are refused.
+        const allowed = ROLE_LEVEL[role] >= LEVEL[level!]! && !sessionOnly(route);
         if (allowed)
           expect({ route, refused: [401, 403].includes(response.status) }).toEqual({ route, refused: false });
         else expect({ route, status: response.status }).toEqual({ route, status: 403 });
@@ -95,7 +101,8 @@ describe("role × route matrix", () => {
         headers: { cookie: viewer.cookie, "x-csrf-token": viewer.csrf, "content-type": "application/json" },
         body: method === "GET" ? undefined : "{}",
       });
-      if (level === "viewer")
+      if (route === WRONG_FACTOR) expect(await response.text()).toContain("That was not accepted");
+      else if (level === "viewer")
         expect({ route, refused: [401, 403].includes(response.status) }).toEqual({ route, refused: false });
       else expect({ route, status: response.status }).toEqual({ route, status: 403 });
     }

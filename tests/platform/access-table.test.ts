@@ -22,6 +22,14 @@ const ACCESS: Record<string, Level> = {
   "GET /auth/oidc/login": "public",
   "GET /auth/oidc/callback": "public",
   "GET /auth/oidc/signed-out": "public",
+  // Sign-in's second step: public routes that need the pending sign-in cookie (their own check, in
+  // tests/operators/second-factor.test.ts); without it they send the browser back to /login.
+  "GET /login/second-factor": "public",
+  "POST /login/second-factor": "public",
+  "GET /login/enrol": "public",
+  "POST /login/enrol/totp": "public",
+  "POST /login/enrol/totp/confirm": "public",
+  "POST /login/enrol/passkeys": "public",
   "GET /assets/:name": "public",
   // Its own bearer token (METRICS_TOKEN), or 404 when metrics are off or on their own port.
   "GET /metrics": "public",
@@ -66,6 +74,16 @@ const ACCESS: Record<string, Level> = {
   // Linking the signed-in operator's provider account: a console form post, never an API token.
   "GET /auth/oidc/link": "viewer",
   "POST /auth/oidc/link": "viewer",
+  // Every operator's own account: second factors, recovery codes, the fresh-factor prompt (SESSION_ONLY).
+  "GET /account": "viewer",
+  "POST /account/totp": "viewer",
+  "POST /account/totp/confirm": "viewer",
+  "POST /account/passkeys": "viewer",
+  "POST /account/factors/:id/rename": "viewer",
+  "POST /account/factors/:id/delete": "viewer",
+  "POST /account/recovery-codes": "viewer",
+  "GET /account/verify": "viewer",
+  "POST /account/verify": "viewer",
   "GET /api/v1/jobs": "viewer",
   "GET /api/v1/devices": "viewer",
   "GET /api/v1/builder-schemas": "viewer",
@@ -169,6 +187,8 @@ const ACCESS: Record<string, Level> = {
   "POST /settings/operators/:id/role": "admin",
   "POST /settings/operators/:id/disable": "admin",
   "POST /settings/operators/:id/enable": "admin",
+  "POST /settings/operators/:id/reset-factors": "admin",
+  "POST /settings/second-factor": "admin",
   "POST /settings/tokens": "admin",
   "POST /settings/tokens/:id/revoke": "admin",
   "POST /jobs/run": "admin",
@@ -183,9 +203,22 @@ const ACCESS: Record<string, Level> = {
 /**
  * Routes only a signed-in operator's browser may call: API tokens of any role are refused (403). The
  * terminal's socket needs the operator's session, so a session opened with a token could never be used.
- * (tests/terminal/socket.test.ts checks a viewer's session is refused and an operator's allowed.)
+ * (tests/terminal/socket.test.ts checks a viewer's session is refused and an operator's allowed.) An
+ * account and its second factors belong to a person, not a token.
  */
-const SESSION_ONLY = new Set(["POST /devices/:id/terminal", "POST /auth/oidc/link"]);
+const SESSION_ONLY = new Set([
+  "POST /devices/:id/terminal",
+  "POST /auth/oidc/link",
+  "GET /account",
+  "POST /account/totp",
+  "POST /account/totp/confirm",
+  "POST /account/passkeys",
+  "POST /account/factors/:id/rename",
+  "POST /account/factors/:id/delete",
+  "POST /account/recovery-codes",
+  "GET /account/verify",
+  "POST /account/verify",
+]);
 
 const RANK: Record<Level, number> = { public: 0, device: -1, e2e: -1, viewer: 1, operator: 2, admin: 3 };
 type Caller = "anonymous" | "device" | "e2e" | "viewer" | "operator" | "admin";

@@ -17,6 +17,8 @@ export interface OperatorRow {
   disabledAt: Date | null;
   lastLoginAt: Date | null;
   createdAt: Date;
+  /** Confirmed second factors. */
+  factors: number;
 }
 
 type Errors = Partial<Record<string, string>>;
@@ -54,6 +56,23 @@ function OperatorActions({ ctx, operator }: { ctx: PageContext; operator: Operat
       tone="danger"
       confirm={`Disable ${operator.email}? They are signed out at once.`}
     />
+  );
+}
+
+/** How many second factors, and an admin's reset for someone who lost theirs (audited). */
+function FactorCell({ ctx, operator }: { ctx: PageContext; operator: OperatorRow }) {
+  if (operator.factors === 0) return <span class="muted">none</span>;
+  return (
+    <span class="row-form" data-factor-count={String(operator.factors)}>
+      <span safe>{`${operator.factors}`}</span>
+      <PostButton
+        action={`/settings/operators/${operator.id}/reset-factors`}
+        csrfToken={ctx.csrfToken}
+        label="Reset"
+        tone="danger"
+        confirm={`Remove every second factor and recovery code of ${operator.email}? They enrol again at their next sign-in if their role requires it.`}
+      />
+    </span>
   );
 }
 
@@ -140,6 +159,10 @@ export function OperatorsSection({ ctx, props }: { ctx: PageContext; props: Acce
               ) : (
                 <Badge tone="ok" label="active" />
               ),
+          },
+          {
+            header: "Second factor",
+            render: (operator) => <FactorCell ctx={ctx} operator={operator} />,
           },
           {
             header: "Last sign-in",

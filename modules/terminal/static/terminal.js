@@ -67,6 +67,9 @@
         credentials: "same-origin",
       });
       const body = await response.json();
+      // The operator's role asks for a fresh second factor first: its prompt brings them back here.
+      if (body.error?.code === "fresh_factor_required" && body.error.details?.verify_url)
+        return window.location.assign(body.error.details.verify_url);
       if (!response.ok)
         return finished(body.error?.message || `Could not start (${response.status})`, "danger");
       session = body.data;
