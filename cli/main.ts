@@ -209,7 +209,7 @@ example(
           throw new AppError(404, "operator_not_found", `No operator with email ${options.email}`);
         return count;
       },
-      (count) => ({ details: { removed: count } }),
+      (count) => ({ target: `email:${options.email.trim().toLowerCase()}`, details: { removed: count } }),
     ),
   );
   process.stdout.write(`Removed ${removed} second factors of ${options.email}\n`);

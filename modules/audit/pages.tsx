@@ -40,7 +40,8 @@ function shown(value: unknown): string {
   if (value === null || value === undefined) text = "none";
   else if (typeof value === "string") text = value === "" ? '""' : value;
   else if (Array.isArray(value) && value.every((item) => typeof item !== "object" || item === null))
-    text = value.length === 0 ? "none" : value.map(shown).join(", ");
+    // A list (the ids of a bulk action) is shown whole: an auditor needs every item, and the cell wraps.
+    return value.length === 0 ? "none" : value.map(shown).join(", ");
   else if (typeof value === "object") text = JSON.stringify(value);
   else text = String(value);
   return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;

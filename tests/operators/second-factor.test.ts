@@ -322,7 +322,10 @@ describe("policy", () => {
     expect(
       await app.database.sql`select 1 from operator_factors where operator_id = ${locked.operatorId}`,
     ).toHaveLength(0);
-    expect((await lastEvent(app, "operator.factors_reset", since)).target).toBe(`email:${locked.email}`);
+    expect(await lastEvent(app, "operator.factors_reset", since)).toMatchObject({
+      actor: "cli",
+      target: `email:${locked.email}`,
+    });
     const unknown = run("nobody@example.test");
     expect({ code: unknown.exitCode, err: unknown.stderr.toString() }).toEqual({
       code: 2,

@@ -39,6 +39,7 @@ describe("help", () => {
   test("the walk finds every command", () => {
     expect(leaves.map((command) => command.args.join(" ")).sort()).toEqual([
       "admin create",
+      "admin reset-factors",
       "admin unlock",
       "e2e run",
       "e2e suites",
