@@ -159,3 +159,5 @@ export async function claimEnrolment(
     },
   };
 }
+
+export { type InstallAdvice, installAdvice, installLine } from "./downloads";

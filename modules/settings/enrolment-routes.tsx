@@ -1,9 +1,8 @@
 import { Elysia } from "elysia";
 import { redirectWithFlash } from "../../ui/flash";
-import { createEnrolmentToken, revokeEnrolmentToken } from "../enrolment/service";
+import { createEnrolmentToken, installLine, revokeEnrolmentToken } from "../enrolment/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
-import { installLine } from "./pages/enrolment";
 import { settingsRenderer } from "./render";
 
 type Form = Record<string, unknown>;

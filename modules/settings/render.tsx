@@ -1,5 +1,5 @@
 import { htmlPage, pageContext } from "../../ui/page";
-import { listEnrolmentTokens } from "../enrolment/service";
+import { installAdvice, listEnrolmentTokens } from "../enrolment/service";
 import { listApiTokens, listOperators } from "../operators/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
@@ -35,6 +35,7 @@ export function settingsRenderer(ctx: Pick<AppContext, "config" | "database">) {
       tokens,
       enrolmentTokens,
       tunnelFingerprint: tunnelFingerprint(ctx.config.dataDir),
+      installAdvice: installAdvice(ctx.config),
       ...overrides,
     };
     return htmlPage(page, <SettingsPage ctx={page} props={props} />, status);

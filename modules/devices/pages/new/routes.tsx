@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { PageContext } from "../../../../ui/layout";
 import { htmlPage, pageContext } from "../../../../ui/page";
+import { installAdvice } from "../../../enrolment/service";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
 import { formText } from "../../../platform/form";
@@ -10,15 +11,21 @@ import { DeviceNewPage, type DeviceNewProps } from "./page";
 /** Add device (`/devices/new`): pre-registers a MAC, optionally approved, and shows its claim token once. */
 export function deviceNewRoutes(ctx: AppContext) {
   const { config, database } = ctx;
-  const render = (page: PageContext, props: DeviceNewProps, status = 200) =>
-    htmlPage(page, <DeviceNewPage ctx={page} props={{ baseUrl: config.baseUrl, ...props }} />, status);
+  const render = (page: PageContext, props: Omit<DeviceNewProps, "baseUrl">, status = 200) =>
+    htmlPage(
+      page,
+      <DeviceNewPage
+        ctx={page}
+        props={{ ...props, baseUrl: config.baseUrl, installAdvice: installAdvice(config) }}
+      />,
+      status,
+    );
 
   return new Elysia({ name: "device-new-page" })
     .use(ctx.access)
     .get(
       "/devices/new",
-      ({ request, principal }) =>
-        render(pageContext(request, principal, config.secretKey), { baseUrl: config.baseUrl }),
+      ({ request, principal }) => render(pageContext(request, principal, config.secretKey), {}),
       {
         access: "operator",
       },
