@@ -91,7 +91,8 @@ install.sh: this device does not trust $SERVER's certificate. Behind Caddy's int
     curl -fsSL http://<outpost host>:4000/install.sh | sh -s -- --server http://<outpost host>:4000 --token ...
   or make the device trust Caddy's root certificate (on the Caddy machine:
   /var/lib/caddy/.local/share/caddy/pki/authorities/local/root.crt): copy it to
-  /usr/local/share/ca-certificates/caddy-local.crt and run update-ca-certificates (docs/agent.md).
+  /usr/local/share/ca-certificates/caddy-local.crt, run update-ca-certificates, and give the agent
+  NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/caddy-local.crt in its environment (docs/agent.md).
 ADVICE
 }
 

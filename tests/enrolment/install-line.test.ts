@@ -12,6 +12,7 @@ import { tempDir } from "../agent/helpers";
 import { agentBinary } from "../helpers/agent-binary";
 import { startTestApp } from "../helpers/app";
 import { startListening } from "../helpers/listener";
+import { INSTALL_LINE, runShell } from "./helpers";
 
 const tmp = tempDir("outpost-install-line-");
 const dist = path.join(tmp.dir, "dist"); // this server's AGENT_DIST_DIR: empty until a test builds
@@ -20,25 +21,9 @@ const app = await startTestApp({ AGENT_DIST_DIR: dist });
 const sql = app.database.sql;
 afterAll(() => tmp.cleanup());
 
-/** Runs `script` with the install line's variables; bounded in time. */
-async function run(script: string, args: string[], env: Record<string, string> = {}) {
-  const child = Bun.spawn(["sh", "-c", script, "install", ...args], {
-    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", URL: app.url, HOME: tmp.dir, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const killer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-  const [out, err, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  clearTimeout(killer);
-  return { code, out, err };
-}
-
-/** The console's line; `--server` because a test app's BASE_URL has no port. */
-const LINE = 'curl -fsSL "$URL/install.sh" | sh -s -- --server "$URL" "$@"';
+const run = (script: string, args: string[], env: Record<string, string> = {}) =>
+  runShell(script, args, { URL: app.url, HOME: tmp.dir, ...env });
+const LINE = INSTALL_LINE;
 
 /**
  * The line run for real on this machine's own paths, in a private mount namespace: /etc, /usr/local and

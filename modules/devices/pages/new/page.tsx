@@ -73,7 +73,8 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
             "An admin creates enrolment tokens in Settings"
           )}
           : the line is shown there with the token in it, once. <code>--help</code> lists the installer's
-          options (a plain binary instead of the package, a prefix, no start).
+          options (a plain binary instead of the package, a prefix, a private sshd for the terminal, no
+          start).
         </p>
       </section>
       <section class="card" id="pre-register">
