@@ -236,6 +236,6 @@ else
   status=0
   $AS_ROOT "$BIN" --config "$CONFIG" register --max-attempts 1 || status=$?
   # Exit 3: registered, waiting for an operator's approval (the agent printed what happens next).
-  [ "$status" -eq 0 ] || [ "$status" -eq 3 ] || echo "Registration failed (above); the agent tries again when it runs."
+  [ "$status" -eq 0 ] || [ "$status" -eq 3 ] || echo "Registration did not succeed (the reason is above): fix it and run the line again, or start the agent, which keeps trying."
   echo "No systemd here. Run the agent with: ${AS_ROOT:+$AS_ROOT }$BIN --config $CONFIG poll"
 fi

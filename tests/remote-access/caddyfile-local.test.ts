@@ -71,7 +71,12 @@ describe("the shipped Caddyfiles", () => {
       env: caddyEnv,
       timeoutMs: 30_000,
     });
-    const console = await httpsRequest(httpsPort, "localhost", "/readyz");
+    // Caddy issues the console's internal certificate just after it starts: until then handshakes fail.
+    let console = await httpsRequest(httpsPort, "localhost", "/readyz");
+    for (let i = 0; i < 100 && !console.certificate; i++) {
+      await Bun.sleep(100);
+      console = await httpsRequest(httpsPort, "localhost", "/readyz");
+    }
     expect(console.certificate).toBe(true);
     expect(statusOf(console.raw)).toBe(200);
 
