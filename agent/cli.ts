@@ -10,7 +10,7 @@ import { type AgentConfig, ConfigError, loadConfig } from "./config.ts";
 import { daemonStatePublisher } from "./daemon-state.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type AgentContext, runPollLoop, warmUp } from "./poller.ts";
-import { registerDevice, registerOnce } from "./register.ts";
+import { PendingApprovalError, registerDevice, registerOnce } from "./register.ts";
 import { runRepl } from "./repl.ts";
 import { ScriptFormatError } from "./scripts/errors.ts";
 import { type ParsedScript, parseScript } from "./scripts/frontmatter.ts";
@@ -42,6 +42,8 @@ async function bindDeviceSecret(ctx: AgentContext, creds: DeviceCredentials): Pr
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
+/** `register` ran out of attempts while the device waits for approval: the normal end of a pending enrolment. */
+export const EXIT_PENDING = 3;
 
 /** An error that should end the command with a message and an exit code (no stack trace). */
 export class CliError extends Error {
@@ -187,6 +189,12 @@ export function buildProgram(io: Io = defaultIo): Command {
       try {
         const creds = await registerDevice(ctx, { signal: signals.signal });
         io.out(`Registered as ${creds.uuid}; credentials stored in ${ctx.config.state_dir}`);
+      } catch (error) {
+        if (!(error instanceof PendingApprovalError)) throw error;
+        io.out(
+          `Registered as ${error.deviceId}: waiting for approval. An operator approves it in Outpost's console (Devices, the Pending filter); the running agent (outpost-agent poll) then starts within seconds.`,
+        );
+        throw new CliError("", EXIT_PENDING);
       } finally {
         signals.dispose();
       }

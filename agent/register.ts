@@ -17,6 +17,14 @@ export class RegistrationError extends Error {
   override name = "RegistrationError";
 }
 
+/** The attempts ran out while the device waits for an operator: registered, not yet approved. */
+export class PendingApprovalError extends RegistrationError {
+  override name = "PendingApprovalError";
+  constructor(readonly deviceId: string) {
+    super(`device ${deviceId} is waiting for operator approval`);
+  }
+}
+
 /** The registration request body. */
 export function buildRegistrationBody(
   ctx: Pick<AgentContext, "config" | "store">,
@@ -127,6 +135,7 @@ export async function registerDevice(
       problem = (err as Error).message;
     }
     if (config.register_max_attempts !== 0 && attempt >= config.register_max_attempts) {
+      if (pending && existing) throw new PendingApprovalError(existing);
       throw new RegistrationError(`registration did not complete after ${attempt} attempts: ${problem}`);
     }
     // Waiting for approval asks again at a steady pace, so an approved device starts within seconds;

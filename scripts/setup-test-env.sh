@@ -17,9 +17,10 @@ have systemd-analyze || missing+=(systemd)
 have qemu-aarch64 || missing+=(qemu-user)
 have /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 || missing+=(libc6-arm64-cross)
 have curl || missing+=(curl) # the agent installer's test runs `curl … /install.sh | sh`
+have sudo || missing+=(sudo) # …and as another user, elevating through sudo (tests/enrolment/install-line.test.ts)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: chromium, openssh-server, caddy, mosquitto, tmux, systemd-analyze, qemu-user and curl are present"
+  echo "setup: chromium, openssh-server, caddy, mosquitto, tmux, systemd-analyze, qemu-user, curl and sudo are present"
   exit 0
 fi
 

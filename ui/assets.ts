@@ -5,7 +5,7 @@ import path from "node:path";
 const root = path.resolve(import.meta.dir, "..");
 
 /** Every file the UI may load, served from the project itself (no CDN). */
-const FILES: Record<string, { file: string; type: string }> = {
+const FILES: Record<string, { file: string; type: string; prefix?: string }> = {
   "app.css": { file: "ui/static/app.css", type: "text/css; charset=utf-8" },
   "app.js": { file: "ui/static/app.js", type: "text/javascript; charset=utf-8" },
   "htmx.min.js": { file: "node_modules/htmx.org/dist/htmx.min.js", type: "text/javascript; charset=utf-8" },
@@ -17,7 +17,13 @@ const FILES: Record<string, { file: string; type: string }> = {
   "charts.js": { file: "ui/static/charts.js", type: "text/javascript; charset=utf-8" },
   "console.js": { file: "ui/static/console.js", type: "text/javascript; charset=utf-8" },
   "favicon.svg": { file: "ui/static/favicon.svg", type: "image/svg+xml" },
-  "xterm.js": { file: "node_modules/@xterm/xterm/lib/xterm.js", type: "text/javascript; charset=utf-8" },
+  "xterm.js": {
+    file: "node_modules/@xterm/xterm/lib/xterm.js",
+    type: "text/javascript; charset=utf-8",
+    // Chromium's compile hint: the terminal runs at once, so compile it while it downloads, off the
+    // main thread, instead of function by function on it (half the playback page's blocking time).
+    prefix: "//# allFunctionsCalledOnLoad\n",
+  },
   "xterm.css": { file: "node_modules/@xterm/xterm/css/xterm.css", type: "text/css; charset=utf-8" },
   "xterm-fit.js": {
     file: "node_modules/@xterm/addon-fit/lib/addon-fit.js",
@@ -38,6 +44,9 @@ const FILES: Record<string, { file: string; type: string }> = {
 
 interface Asset {
   body: Blob;
+  bytes: Buffer;
+  /** The body gzipped, made on the first request that accepts it. */
+  gzipped?: Blob;
   type: string;
   etag: string;
 }
@@ -49,9 +58,11 @@ function load(name: string): Asset | undefined {
   if (!entry) return undefined;
   let asset = cache.get(name);
   if (!asset) {
-    const body = readFileSync(path.join(root, entry.file));
+    const file = readFileSync(path.join(root, entry.file));
+    const body = entry.prefix ? Buffer.concat([Buffer.from(entry.prefix), file]) : file;
     asset = {
       body: new Blob([body]),
+      bytes: body,
       type: entry.type,
       etag: `"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"`,
     };
@@ -77,5 +88,11 @@ export function assetResponse(name: string, request: Request): Response | undefi
   };
   if (request.headers.get("if-none-match") === asset.etag)
     return new Response(null, { status: 304, headers });
-  return new Response(asset.body, { headers });
+  // Compressed for browsers that take it: xterm.js is 490 KB as it comes, about a quarter gzipped.
+  if (!/\bgzip\b/.test(request.headers.get("accept-encoding") ?? ""))
+    return new Response(asset.body, { headers: { ...headers, vary: "accept-encoding" } });
+  asset.gzipped ??= new Blob([Bun.gzipSync(new Uint8Array(asset.bytes))]);
+  return new Response(asset.gzipped, {
+    headers: { ...headers, vary: "accept-encoding", "content-encoding": "gzip" },
+  });
 }

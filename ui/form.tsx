@@ -119,3 +119,25 @@ export function OneTimeSecret(props: { id: string; headline: string; advice: str
     </div>
   );
 }
+
+/** Beside an install line: a warning when it would fail on this server, and help for a private CA. */
+export function InstallAdviceNotes(props: { missingBuilds?: string; privateCa?: string }) {
+  return (
+    <>
+      {props.missingBuilds ? (
+        <p class="flash warn" role="status" id="agent-builds-missing" safe>
+          {props.missingBuilds}
+        </p>
+      ) : (
+        ""
+      )}
+      {props.privateCa ? (
+        <p class="help" id="install-private-ca" safe>
+          {props.privateCa}
+        </p>
+      ) : (
+        ""
+      )}
+    </>
+  );
+}

@@ -55,11 +55,6 @@ function toToken(row: Row): EnrolmentToken {
   };
 }
 
-/** The copy-paste line that installs the agent on a device and registers it with `token`. */
-export function installLine(baseUrl: string, token: string): string {
-  return `curl -fsSL ${baseUrl}/install.sh | sudo sh -s -- --token ${token}`;
-}
-
 /** A new enrolment token's secret (shown once; only its SHA-256 is stored). */
 export function newEnrolmentSecret(): string {
   return `${PREFIX}${randomToken(24)}`;
@@ -164,3 +159,5 @@ export async function claimEnrolment(
     },
   };
 }
+
+export { type InstallAdvice, installAdvice, installLine } from "./downloads";

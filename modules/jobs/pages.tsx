@@ -65,6 +65,7 @@ export function JobsActivity({ props }: { props: JobsPageProps }) {
         <DataTable
           rows={props.queue}
           empty="Nothing is waiting in the queue."
+          stackOnPhone
           columns={[
             { header: "Job", class: "mono", text: (job) => job.id },
             { header: "Task", text: (job) => job.taskIdentifier },
@@ -86,6 +87,7 @@ export function JobsActivity({ props }: { props: JobsPageProps }) {
         <DataTable
           rows={props.runs}
           empty="No job has run yet."
+          stackOnPhone
           columns={[
             { header: "Task", text: (run) => run.taskIdentifier },
             { header: "Status", render: (run) => <RunStatus status={run.status} /> },
@@ -113,6 +115,7 @@ export function JobsPage({ ctx, props }: { ctx: PageContext; props: JobsPageProp
   const runColumn = {
     header: "Actions",
     hiddenHeader: true,
+    class: "row-actions",
     render: (task: KnownTask) => (
       <PostButton
         action="/jobs/run"
@@ -133,6 +136,7 @@ export function JobsPage({ ctx, props }: { ctx: PageContext; props: JobsPageProp
         <DataTable
           rows={props.tasks}
           empty="No tasks are registered."
+          stackOnPhone
           columns={[
             { header: "Task", class: "mono", text: (task) => task.identifier },
             { header: "What it does", text: (task) => task.description },

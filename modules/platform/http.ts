@@ -11,7 +11,8 @@ export function isApiPath(pathname: string): boolean {
     /^\/(api(\/|$)|e2e\/)/.test(pathname) ||
     pathname === "/healthz" ||
     pathname === "/readyz" ||
-    pathname === "/socket"
+    pathname === "/socket" ||
+    pathname.startsWith("/downloads/")
   );
 }
 

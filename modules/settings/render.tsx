@@ -1,5 +1,5 @@
 import { consolePages } from "../../ui/page";
-import { listEnrolmentTokens } from "../enrolment/service";
+import { installAdvice, listEnrolmentTokens } from "../enrolment/service";
 import { factorCounts } from "../operators/factors";
 import { readFactorPolicy } from "../operators/policy";
 import { listApiTokens, listOperators } from "../operators/service";
@@ -41,6 +41,7 @@ export function settingsRenderer(ctx: Pick<AppContext, "config" | "database">) {
       tokens,
       enrolmentTokens,
       tunnelFingerprint: tunnelFingerprint(ctx.config.dataDir),
+      installAdvice: installAdvice(ctx.config),
       ...overrides,
     };
     return htmlPage(page, <SettingsPage ctx={page} props={props} />, status);

@@ -41,7 +41,7 @@ describe("arm64 agent under qemu-user", () => {
       cwd: tmp.dir,
       timeoutMs: 60_000,
     });
-    expect(pending.code).toBe(1); // waiting for approval: no token yet
+    expect(pending.code).toBe(3); // waiting for approval: no token yet
     const [device] = await app.database.sql<{ id: string }[]>`
       select id::text from devices where product_name = 'arm-gateway'`;
     expect(device).toBeDefined();

@@ -278,7 +278,7 @@ describe("a lost claim token", () => {
       await app.fetch(`/devices/${id}`, { headers: { cookie: operator.cookie } })
     ).text();
     expect(waiting).toContain("Waiting for the device to register with its claim token.");
-    expect(waiting).toContain(`${app.config.baseUrl}/install.sh | sudo sh -s -- --token &lt;claim token&gt;`);
+    expect(waiting).toContain(`${app.config.baseUrl}/install.sh | sh -s -- --token &lt;claim token&gt;`);
     expect(waiting).toContain("enrolment_token: &lt;claim token&gt;");
 
     // Only an operator, with the form's CSRF token, may reissue; a refusal changes nothing.

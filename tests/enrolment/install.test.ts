@@ -9,6 +9,7 @@ import { createEnrolmentToken } from "../../modules/enrolment/service";
 import { REPO_ROOT, tempDir } from "../agent/helpers";
 import { agentBinary } from "../helpers/agent-binary";
 import { startTestApp } from "../helpers/app";
+import { runShell } from "./helpers";
 
 const BINARY = path.join(REPO_ROOT, "dist/outpost-agent-linux-x64");
 const app = await startTestApp();
@@ -18,22 +19,9 @@ const tmp = tempDir("outpost-install-");
 beforeAll(() => agentBinary("x64"), 300_000);
 afterAll(() => tmp.cleanup());
 
-/** Runs `curl …/install.sh | sh -s -- args` (async: the server answering curl is this process). */
-async function install(args: string[]) {
-  const child = Bun.spawn(["sh", "-c", 'curl -fsSL "$URL/install.sh" | sh -s -- "$@"', "install", ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", URL: app.url, HOME: tmp.dir },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const killer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-  const [out, err, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  clearTimeout(killer);
-  return { code, out, err };
-}
+/** Runs `curl …/install.sh | sh -s -- args`. */
+const install = (args: string[]) =>
+  runShell('curl -fsSL "$URL/install.sh" | sh -s -- "$@"', args, { URL: app.url, HOME: tmp.dir });
 
 async function devices() {
   return sql<{ id: string; approval_status: string }[]>`select id, approval_status from devices`;

@@ -4,7 +4,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import tls from "node:tls";
 import type { TunnelClient } from "../../agent/tunnel-client";
 import { tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
@@ -12,6 +11,7 @@ import { startListening } from "../helpers/listener";
 import {
   connectTunnel,
   deviceWithLease,
+  httpsRequest,
   leaseTicket,
   startDeviceWeb,
   statusOf,
@@ -71,32 +71,8 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-/** One HTTPS request to Caddy with SNI `host` (certificate not verified: Caddy's internal CA). */
-function httpsGet(host: string, pathname: string, headers: Record<string, string> = {}) {
-  return new Promise<{ raw: string; certificate: boolean }>((resolve) => {
-    const socket = tls.connect({
-      host: "127.0.0.1",
-      port: httpsPort,
-      servername: host,
-      rejectUnauthorized: false,
-    });
-    const chunks: Buffer[] = [];
-    let certificate = false;
-    const timer = setTimeout(() => socket.destroy(), 15_000);
-    socket.on("secureConnect", () => {
-      certificate = socket.getPeerCertificate()?.subjectaltname?.includes(host) ?? false;
-      const lines = [`GET ${pathname} HTTP/1.1`, `Host: ${host}`, "Connection: close"];
-      for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
-      socket.write(`${lines.join("\r\n")}\r\n\r\n`);
-    });
-    socket.on("data", (c: Buffer) => chunks.push(c));
-    socket.on("error", () => {});
-    socket.on("close", () => {
-      clearTimeout(timer);
-      resolve({ raw: Buffer.concat(chunks).toString("utf8"), certificate });
-    });
-  });
-}
+const httpsGet = (host: string, pathname: string, headers: Record<string, string> = {}) =>
+  httpsRequest(httpsPort, host, pathname, headers);
 
 async function connectedDevice(webPort: number) {
   const device = await deviceWithLease(app, operator);

@@ -1,4 +1,5 @@
 import net from "node:net";
+import tls from "node:tls";
 import { TunnelClient } from "../../agent/tunnel-client";
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
@@ -60,6 +61,33 @@ export function get(port: number, host: string, path = "/", headers: Record<stri
     ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
   ];
   return rawRequest(port, `${lines.join("\r\n")}\r\n\r\n`);
+}
+
+/** One HTTPS request to Caddy on 127.0.0.1:`port` with SNI `host` (certificate not verified: Caddy's internal CA). */
+export function httpsRequest(
+  port: number,
+  host: string,
+  pathname: string,
+  headers: Record<string, string> = {},
+) {
+  return new Promise<{ raw: string; certificate: boolean }>((resolve) => {
+    const socket = tls.connect({ host: "127.0.0.1", port, servername: host, rejectUnauthorized: false });
+    const chunks: Buffer[] = [];
+    let certificate = false;
+    const timer = setTimeout(() => socket.destroy(), 15_000);
+    socket.on("secureConnect", () => {
+      certificate = socket.getPeerCertificate()?.subjectaltname?.includes(host) ?? false;
+      const lines = [`GET ${pathname} HTTP/1.1`, `Host: ${host}`, "Connection: close"];
+      for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+      socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+    });
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve({ raw: Buffer.concat(chunks).toString("utf8"), certificate });
+    });
+  });
 }
 
 export function statusOf(raw: string): number {

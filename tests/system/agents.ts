@@ -68,8 +68,8 @@ export interface Agent {
 }
 
 /**
- * Runs the install line the console showed (without `sudo`: `--prefix` makes a throwaway root), plus
- * `--server` for the agents' front and `--prefix`; curl reaches the console host through ~/.curlrc
+ * Runs the install line the console showed, plus `--server` for the agents' front and `--prefix` (a
+ * throwaway root, which needs no root); curl reaches the console host through ~/.curlrc
  * (Caddy's address and its local CA), as a device's resolver and trust store would.
  */
 export async function installAgent(
@@ -85,7 +85,7 @@ export async function installAgent(
     path.join(dir, ".curlrc"),
     `resolve = ${CONSOLE_HOST}:${fleet.httpsPort}:127.0.0.1\ncacert = ${fleet.caddyRoot}\n`,
   );
-  const line = `${installLine.replace(/\| *sudo sh /, "| sh ")} --server ${fleet.agentUrl} --prefix ${root}`;
+  const line = `${installLine} --server ${fleet.agentUrl} --prefix ${root}`;
   const install = Bun.spawn(["sh", "-c", line], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, OUTPOST_AGENT_INTERFACE: iface },
     stdout: "pipe",

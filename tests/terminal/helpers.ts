@@ -137,6 +137,25 @@ export function openSocket(app: Pick<TestApp, "url">, token: string, cookie: str
   };
 }
 
+/** The socket of a started terminal, joined as the page joins it (the join checked). */
+export async function joinedSocket(
+  app: Pick<TestApp, "url">,
+  session: Awaited<ReturnType<typeof startTerminal>>["data"],
+  cookie: string,
+) {
+  const socket = openSocket(app, session.socket_token, cookie);
+  await socket.opened;
+  socket.send({
+    event: "join",
+    topic: session.topic,
+    payload: { session_ref: session.session_ref, command_id: session.command_id },
+  });
+  await waitFor(() => socket.frame("joined") ?? socket.frame("join_error"), 40_000, "the join");
+  if (socket.frame("join_error"))
+    throw new Error(`join refused: ${JSON.stringify(socket.frame("join_error"))}`);
+  return socket;
+}
+
 /** POST /devices/:id/terminal as the operator's page does. */
 export async function startTerminal(
   app: Pick<TestApp, "fetch">,

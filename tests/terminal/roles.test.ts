@@ -11,7 +11,7 @@ import { newMac } from "../devices/helpers";
 import { createTestDatabase } from "../helpers/database";
 import { startOutpostProcess } from "../helpers/process";
 import { operatorSession } from "../helpers/sessions";
-import { openSocket, startDevice, startTerminal, type TestDevice, waitFor } from "./helpers";
+import { joinedSocket, startDevice, startTerminal, type TestDevice, waitFor } from "./helpers";
 
 const database = await createTestDatabase();
 const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-terminal-roles-"));
@@ -68,15 +68,7 @@ describe("terminal with web and tunnel in separate processes", () => {
     const session = await operatorSession(database.db, SECRET_KEY, "operator");
     const started = await startTerminal(server, id, session);
     expect(started.status).toBe(201);
-    const socket = openSocket(server, started.data.socket_token, session.cookie);
-    await socket.opened;
-    socket.send({
-      event: "join",
-      topic: started.data.topic,
-      payload: { session_ref: started.data.session_ref, command_id: started.data.command_id },
-    });
-    await waitFor(() => socket.frame("joined") ?? socket.frame("join_error"), 40_000, "the join");
-    expect(socket.frame("join_error")).toBeUndefined();
+    const socket = await joinedSocket(server, started.data, session.cookie);
     socket.send({ event: "input", payload: { data: "echo across-$((40+2))\r" } });
     await waitFor(() => /[\r\n]across-42\r\n/.test(socket.output()), 10_000, "the echo");
     socket.send({ event: "input", payload: { data: "exit\r" } });

@@ -82,7 +82,7 @@ function Select(props: {
 function AlertFiltersForm({ props }: { props: AlertsPageProps }) {
   const f = props.filters;
   return (
-    <form method="get" action="/alerts" class="inline-form" id="alert-filters">
+    <form method="get" action="/alerts" class="inline-form filters" id="alert-filters">
       <input type="hidden" name="tab" value={props.tab} />
       <Select name="severity" label="Severity" value={f.severity} options={SEVERITIES} />
       <Select name="type" label="Type" value={f.type} options={ALERT_TYPES} />

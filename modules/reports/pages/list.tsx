@@ -124,10 +124,20 @@ export function ReportListPage({ ctx, props }: { ctx: PageContext; props: Report
                   <span>
                     {props.canManage ? (
                       <>
-                        <a href={`/reports/${r.id}/delete`} title="Delete" aria-label={`Delete ${r.name}`}>
+                        <a
+                          class="icon-link"
+                          href={`/reports/${r.id}/delete`}
+                          title="Delete"
+                          aria-label={`Delete ${r.name}`}
+                        >
                           🗑
                         </a>{" "}
-                        <a href={`/reports/${r.id}/edit`} title="Edit" aria-label={`Edit ${r.name}`}>
+                        <a
+                          class="icon-link"
+                          href={`/reports/${r.id}/edit`}
+                          title="Edit"
+                          aria-label={`Edit ${r.name}`}
+                        >
                           ✎
                         </a>{" "}
                       </>

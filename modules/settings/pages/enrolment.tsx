@@ -1,8 +1,8 @@
 import { Badge, CsrfField, PostButton, Time } from "../../../ui/components";
-import { NumberField, OneTimeSecret, TextField } from "../../../ui/form";
+import { InstallAdviceNotes, NumberField, OneTimeSecret, TextField } from "../../../ui/form";
 import type { PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";
-import { ENROLMENT_NAME_MAX, type EnrolmentToken } from "../../enrolment/service";
+import { ENROLMENT_NAME_MAX, type EnrolmentToken, type InstallAdvice } from "../../enrolment/service";
 
 export interface EnrolmentSectionProps {
   enrolmentTokens?: EnrolmentToken[];
@@ -10,6 +10,8 @@ export interface EnrolmentSectionProps {
   newEnrolment?: { name: string; secret: string; installLine: string };
   enrolmentErrors?: Partial<Record<string, string>>;
   enrolmentValues?: Partial<Record<string, string>>;
+  /** Why the install line would fail on this server (no agent builds), and help for a private CA. */
+  installAdvice?: InstallAdvice;
 }
 
 function state(token: EnrolmentToken): JSX.Element {
@@ -30,6 +32,7 @@ export function EnrolmentSection({ ctx, props }: { ctx: PageContext; props: Enro
         A device installed with an enrolment token registers by itself and is approved at once or waits for an
         operator, as the token says. Only a hash is stored: the token is shown once, when it is created.
       </p>
+      <InstallAdviceNotes missingBuilds={props.installAdvice?.missingBuilds} />
       {props.newEnrolment ? (
         <>
           <OneTimeSecret
@@ -41,13 +44,14 @@ export function EnrolmentSection({ ctx, props }: { ctx: PageContext; props: Enro
           <div class="flash info" role="status">
             <div>
               <strong>Install the agent on a device</strong> (Debian, Ubuntu, Raspberry Pi OS; x86-64 or
-              arm64), as root:
+              arm64), as root or as a user who may sudo:
               <div class="secret" id="install-line" safe>
                 {props.newEnrolment.installLine}
               </div>
               <button type="button" class="btn small" data-copy="install-line">
                 Copy
               </button>
+              <InstallAdviceNotes privateCa={props.installAdvice?.privateCa} />
             </div>
           </div>
         </>

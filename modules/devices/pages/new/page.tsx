@@ -1,25 +1,21 @@
 import { CsrfField, FieldError, PageHead } from "../../../../ui/components";
-import { OneTimeSecret } from "../../../../ui/form";
+import { InstallAdviceNotes, OneTimeSecret } from "../../../../ui/form";
 import { Layout, type PageContext } from "../../../../ui/layout";
-import { installLine } from "../../../enrolment/service";
+import { type InstallAdvice, installLine } from "../../../enrolment/service";
 import { DEVICE_NAME_MAX, PRODUCT_NAME_MAX } from "../../validation";
 
 export interface DeviceNewProps {
   /** The console's address, for the install one-liner. */
-  baseUrl?: string;
+  baseUrl: string;
+  /** Why the install line would fail on this server (no agent builds), and help for a private CA. */
+  installAdvice?: InstallAdvice;
   values?: { mac_address?: string; product_name?: string; name?: string; approved?: boolean };
   errors?: Partial<Record<"mac_address" | "product_name" | "name" | "form", string>>;
   /** The device just pre-registered, with its claim token (shown this once). */
   created?: { id: string; macAddress: string; approved: boolean; claimToken: string };
 }
 
-function Created({
-  created,
-  baseUrl,
-}: {
-  created: NonNullable<DeviceNewProps["created"]>;
-  baseUrl?: string;
-}) {
+function Created({ created, baseUrl }: { created: NonNullable<DeviceNewProps["created"]>; baseUrl: string }) {
   return (
     <section class="card" id="created">
       <OneTimeSecret
@@ -28,7 +24,7 @@ function Created({
         advice="Its claim token, shown once: the device must present it to take this entry (its MAC address alone is not enough)."
         secret={created.claimToken}
       />
-      <p>Install the agent with it on the device, as root:</p>
+      <p>Install the agent with it on the device, as root or as a user who may sudo:</p>
       <div class="secret" id="claim-install-line" safe>
         {installLine(baseUrl ?? "", created.claimToken)}
       </div>
@@ -60,13 +56,16 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
       <section class="card" id="install">
         <h2>Install the agent with one line</h2>
         <p>
-          On the device (Debian, Ubuntu, Raspberry Pi OS; x86-64 or arm64), as root. It downloads the agent
-          from this server, checks its SHA-256, installs the service and enrols the device with the token's
-          policy (approved at once or pending):
+          On the device (Debian, Ubuntu, Raspberry Pi OS; x86-64 or arm64), as root or as a user who may sudo.
+          It downloads the agent from this server, checks its SHA-256, installs the service and enrols the
+          device with the token's policy (approved at once, or pending until you approve it on the Devices
+          page):
         </p>
+        <InstallAdviceNotes missingBuilds={props.installAdvice?.missingBuilds} />
         <div class="secret" id="install-line" safe>
           {installLine(props.baseUrl ?? "", "<enrolment token>")}
         </div>
+        <InstallAdviceNotes privateCa={props.installAdvice?.privateCa} />
         <p class="help">
           {ctx.principal?.role === "admin" ? (
             <a href="/settings#enrolment-tokens">Create an enrolment token in Settings</a>
@@ -74,89 +73,13 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
             "An admin creates enrolment tokens in Settings"
           )}
           : the line is shown there with the token in it, once. <code>--help</code> lists the installer's
-          options (a plain binary instead of the package, a prefix, no start).
+          options (a plain binary instead of the package, a prefix, a private sshd for the terminal, no
+          start).
         </p>
       </section>
-      <div class="grid two align-start">
-        <section class="card">
-          {errors.form ? (
-            <p class="flash error" role="alert" safe>
-              {errors.form}
-            </p>
-          ) : (
-            ""
-          )}
-          <form method="post" action="/devices" class="stacked" novalidate>
-            <CsrfField token={ctx.csrfToken} />
-            <label>
-              MAC address
-              <input
-                type="text"
-                name="mac_address"
-                required
-                maxlength="17"
-                autocomplete="off"
-                spellcheck="false"
-                placeholder="AA:BB:CC:DD:EE:FF"
-                class="mono"
-                value={values.mac_address ?? ""}
-                aria-invalid={errors.mac_address ? "true" : undefined}
-                aria-describedby="mac-help"
-              />
-              <span class="help" id="mac-help">
-                The primary network interface's address. Colons, dashes or none.
-              </span>
-              <FieldError message={errors.mac_address} />
-            </label>
-            <label>
-              <span>
-                Product <span class="help">(optional)</span>
-              </span>
-              <input
-                type="text"
-                name="product_name"
-                maxlength={String(PRODUCT_NAME_MAX)}
-                value={values.product_name ?? ""}
-                placeholder="e.g. gateway-v2"
-                aria-invalid={errors.product_name ? "true" : undefined}
-              />
-              <FieldError message={errors.product_name} />
-            </label>
-            <label>
-              <span>
-                Name <span class="help">(optional; the agent reports its own once it registers)</span>
-              </span>
-              <input
-                type="text"
-                name="name"
-                maxlength={String(DEVICE_NAME_MAX)}
-                value={values.name ?? ""}
-                aria-invalid={errors.name ? "true" : undefined}
-              />
-              <FieldError message={errors.name} />
-            </label>
-            <label class="checkbox">
-              <input type="checkbox" name="approved" value="on" checked={values.approved ?? false} />
-              <span>
-                Approve now
-                <span class="help block">
-                  The device's first registration with its claim token is accepted at once and receives its
-                  API token.
-                </span>
-              </span>
-            </label>
-            <div class="actions">
-              <button class="btn primary" type="submit">
-                Add device
-              </button>
-              <a class="btn" href="/devices">
-                Cancel
-              </a>
-            </div>
-          </form>
-        </section>
-        <section class="card muted-card">
-          <h2>Or pre-register it</h2>
+      <section class="card" id="pre-register">
+        <h2>Or pre-register it by its MAC address</h2>
+        <div class="grid two align-start">
           <ol class="steps">
             <li>Add the device's MAC address here, approved or pending.</li>
             <li>
@@ -169,8 +92,85 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
               Devices page.
             </li>
           </ol>
-        </section>
-      </div>
+          <div>
+            {errors.form ? (
+              <p class="flash error" role="alert" safe>
+                {errors.form}
+              </p>
+            ) : (
+              ""
+            )}
+            <form method="post" action="/devices" class="stacked" novalidate>
+              <CsrfField token={ctx.csrfToken} />
+              <label>
+                MAC address
+                <input
+                  type="text"
+                  name="mac_address"
+                  required
+                  maxlength="17"
+                  autocomplete="off"
+                  spellcheck="false"
+                  placeholder="AA:BB:CC:DD:EE:FF"
+                  class="mono"
+                  value={values.mac_address ?? ""}
+                  aria-invalid={errors.mac_address ? "true" : undefined}
+                  aria-describedby="mac-help"
+                />
+                <span class="help" id="mac-help">
+                  The primary network interface's address. Colons, dashes or none.
+                </span>
+                <FieldError message={errors.mac_address} />
+              </label>
+              <label>
+                <span>
+                  Product <span class="help">(optional)</span>
+                </span>
+                <input
+                  type="text"
+                  name="product_name"
+                  maxlength={String(PRODUCT_NAME_MAX)}
+                  value={values.product_name ?? ""}
+                  placeholder="e.g. gateway-v2"
+                  aria-invalid={errors.product_name ? "true" : undefined}
+                />
+                <FieldError message={errors.product_name} />
+              </label>
+              <label>
+                <span>
+                  Name <span class="help">(optional; the agent reports its own once it registers)</span>
+                </span>
+                <input
+                  type="text"
+                  name="name"
+                  maxlength={String(DEVICE_NAME_MAX)}
+                  value={values.name ?? ""}
+                  aria-invalid={errors.name ? "true" : undefined}
+                />
+                <FieldError message={errors.name} />
+              </label>
+              <label class="checkbox">
+                <input type="checkbox" name="approved" value="on" checked={values.approved ?? false} />
+                <span>
+                  Approve now
+                  <span class="help block">
+                    The device's first registration with its claim token is accepted at once and receives its
+                    API token.
+                  </span>
+                </span>
+              </label>
+              <div class="actions">
+                <button class="btn primary" type="submit">
+                  Add device
+                </button>
+                <a class="btn" href="/devices">
+                  Cancel
+                </a>
+              </div>
+            </form>
+          </div>
+        </div>
+      </section>
     </Layout>
   );
 }

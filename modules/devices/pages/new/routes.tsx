@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { PageContext } from "../../../../ui/layout";
 import { consolePages } from "../../../../ui/page";
 import { noteAudit } from "../../../audit/service";
+import { installAdvice } from "../../../enrolment/service";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
 import { formText } from "../../../platform/form";
@@ -12,18 +13,21 @@ import { DeviceNewPage, type DeviceNewProps } from "./page";
 export function deviceNewRoutes(ctx: AppContext) {
   const { pageContext, htmlPage } = consolePages(ctx.config);
   const { config, database } = ctx;
-  const render = (page: PageContext, props: DeviceNewProps, status = 200) =>
-    htmlPage(page, <DeviceNewPage ctx={page} props={{ baseUrl: config.baseUrl, ...props }} />, status);
+  const render = (page: PageContext, props: Omit<DeviceNewProps, "baseUrl">, status = 200) =>
+    htmlPage(
+      page,
+      <DeviceNewPage
+        ctx={page}
+        props={{ ...props, baseUrl: config.baseUrl, installAdvice: installAdvice(config) }}
+      />,
+      status,
+    );
 
   return new Elysia({ name: "device-new-page" })
     .use(ctx.access)
-    .get(
-      "/devices/new",
-      ({ request, principal }) => render(pageContext(request, principal), { baseUrl: config.baseUrl }),
-      {
-        access: "operator",
-      },
-    )
+    .get("/devices/new", ({ request, principal }) => render(pageContext(request, principal), {}), {
+      access: "operator",
+    })
     .post(
       "/devices",
       async ({ request, principal, body }) => {
