@@ -86,7 +86,12 @@ export function buildApp(deps: AppDependencies): AnyElysia {
   const ctx: AppContext = { ...deps, access, heartbeatAccepted: () => wakeAlertEvaluation(database.sql) };
   const terminalLimits = { idleSeconds: config.terminalIdleSeconds, maxSeconds: config.terminalMaxSeconds };
   const mux = deps.tunnelMux ?? configuredMux(config);
-  const app = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
+  const app = new Elysia({
+    serve: { maxRequestBodySize: MAX_BODY_BYTES },
+    // Route schemas check requests as they are: an unknown property is refused where a schema says
+    // so (E2E), never silently dropped, and what a schema leaves open (telemetry) is kept.
+    normalize: false,
+  })
     .use(html({ autoDetect: false }))
     .use(
       httpPlugin({

@@ -7,7 +7,7 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 
 /** Any JSON object (unknown keys kept, arrays refused). */
-export const JsonObject = Type.Record(Type.String(), Type.Unknown());
+export const JsonObject = Type.Record(Type.String(), Type.Unknown(), { message: "must be a JSON object" });
 
 export const compileSchema = <T extends TSchema>(schema: T): TypeCheck<T> => TypeCompiler.Compile(schema);
 
@@ -35,3 +35,33 @@ export function firstInvalidField<T extends TSchema>(
   }
   return first === undefined ? undefined : fields[first];
 }
+
+/** The API's error body (docs/errors.md): one code per HTTP status, `details` often `{field}`. */
+export const ApiErrorSchema = Type.Object({
+  error: Type.Object({
+    code: Type.String({ description: "One of docs/errors.md; each code has one HTTP status" }),
+    message: Type.String(),
+    details: Type.Optional(Type.Unknown({ description: "Often `{field}` naming the offending field" })),
+  }),
+});
+
+/** The error replies a route can answer, each with the API's error body (route `response` options). */
+export function errorReplies<const S extends number>(...statuses: S[]): Record<S, typeof ApiErrorSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, ApiErrorSchema])) as Record<
+    S,
+    typeof ApiErrorSchema
+  >;
+}
+
+/** The device API's credential: the token from registration, as `?api_key=` (absent: 401). */
+export const DeviceKeyQuery = Type.Object(
+  {
+    api_key: Type.Optional(Type.String({ description: "The device's API token, from registration" })),
+  },
+  { additionalProperties: true },
+);
+
+/** A path holding a device id. */
+export const DeviceParams = Type.Object({
+  device_id: Type.String({ description: "The device's id (UUID)" }),
+});
