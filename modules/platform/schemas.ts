@@ -3,7 +3,7 @@
  * the handler: Elysia's own body validation would answer 422 and strip unknown properties, while
  * the device API keeps the spec's codes, messages and the order in which fields are checked.
  */
-import { type TSchema, Type } from "@sinclair/typebox";
+import { type SchemaOptions, type TLiteral, type TSchema, type TUnion, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 
 /** Any JSON object (unknown keys kept, arrays refused). */
@@ -65,3 +65,22 @@ export const DeviceKeyQuery = Type.Object(
 export const DeviceParams = Type.Object({
   device_id: Type.String({ description: "The device's id (UUID)" }),
 });
+
+/** A reply without a body (204). */
+export const NoContent = Type.Literal("", { description: "No content" });
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+/**
+ * A union of string literals from a constant list (`["queued", "running"]`), typed as that union:
+ * TypeBox types a union built by `map` as `never`, which only a tuple type avoids.
+ */
+export function literalUnion<const T extends readonly string[]>(
+  values: T,
+  options?: SchemaOptions,
+): TUnion<Literals<T>> {
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnion<Literals<T>>;
+}

@@ -6,14 +6,16 @@
  * - `message` on a property (or the root): what its value must be (`"must be a JSON object"`);
  *   on the root it is the whole sentence for a value of the wrong type;
  * - `tooLong` on a property: the words for a size limit broken;
- * - a missing required property (or null for it) "is required", an unknown one "is not a known property".
+ * - a missing required property (or null for it) "is required", an unknown one "is not a known property";
+ * - `reportAll` on the root: `details.errors` lists every wrong field (E2E), not only the first.
  */
-import type { TSchema } from "@sinclair/typebox";
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { TypeCheck } from "@sinclair/typebox/compiler";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { type AppError, badRequest } from "./errors";
 import { BodyError } from "./json-body";
 
-type Annotated = TSchema & { message?: string; tooLong?: string };
+type Annotated = TSchema & { message?: string; tooLong?: string; reportAll?: boolean };
 
 export interface FieldError {
   field: string;
@@ -24,8 +26,10 @@ export interface FieldError {
 export interface SchemaValidation {
   type: string;
   value: unknown;
-  validator: { schema?: TSchema; Errors?(value: unknown): Iterable<ValueError> } | TSchema;
+  validator: Validator | TSchema;
 }
+
+type Validator = { schema?: TSchema; Schema?(): TSchema; Errors?(value: unknown): Iterable<ValueError> };
 
 const SIZE_ERRORS = [ValueErrorType.StringMaxLength, ValueErrorType.ArrayMaxItems];
 
@@ -71,10 +75,28 @@ function fieldName(segments: string[]): string {
   );
 }
 
+/** Where `segments` sit in the schema's declared order, level by level (unknown properties first). */
+function rankOf(schema: TSchema, segments: string[]): number[] {
+  const rank: number[] = [];
+  let node: TSchema | undefined = schema;
+  for (const segment of segments) {
+    const properties = node && (node as { properties?: object }).properties;
+    rank.push(
+      /^\d+$/.test(segment) ? Number(segment) : properties ? Object.keys(properties).indexOf(segment) : 0,
+    );
+    node = node && childSchema(node, segment);
+  }
+  return rank;
+}
+
+function compareRanks(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
 /** One field error for each wrong field of `value` against `schema`, in the schema's order of concern. */
 export function fieldErrors(schema: TSchema, errors: Iterable<ValueError>, value: unknown): FieldError[] {
-  const byField = new Map<string, FieldError & { rank: number }>();
-  const order = Object.keys((schema as { properties?: object }).properties ?? {});
+  const byField = new Map<string, FieldError & { rank: number[] }>();
   for (const error of errors) {
     const segments = error.path
       .split("/")
@@ -95,15 +117,15 @@ export function fieldErrors(schema: TSchema, errors: Iterable<ValueError>, value
     const path = segments.slice(0, annotated ? named : segments.length);
     const field = fieldName(path);
     if (byField.has(field)) continue;
-    const parentRequired = (
-      path.length === 1 ? schema : childSchemaPath(schema, path.slice(0, -1))
-    ) as TSchema & { required?: string[] };
+    const parent = childSchemaPath(schema, path.slice(0, -1)) as
+      | (TSchema & { required?: string[] })
+      | undefined;
     let message: string;
     if (error.type === ValueErrorType.ObjectAdditionalProperties || (!node && !annotated)) {
       message = `${field} is not a known property`;
     } else if (
       error.type === ValueErrorType.ObjectRequiredProperty ||
-      (valueAt(value, path) === null && parentRequired?.required?.includes(path[path.length - 1]!))
+      (valueAt(value, path) === null && parent?.required?.includes(path[path.length - 1]!))
     ) {
       message = `${field} is required`;
     } else if (annotated?.tooLong && isSizeError(error)) {
@@ -111,11 +133,10 @@ export function fieldErrors(schema: TSchema, errors: Iterable<ValueError>, value
     } else {
       message = `${field} ${annotated?.message ?? "is not valid"}`;
     }
-    const rank = order.indexOf(path[0]!);
-    byField.set(field, { field, message, rank: rank === -1 ? -1 : rank });
+    byField.set(field, { field, message, rank: rankOf(schema, path) });
   }
   return [...byField.values()]
-    .sort((a, b) => a.rank - b.rank)
+    .sort((a, b) => compareRanks(a.rank, b.rank))
     .map(({ field, message }) => ({ field, message }));
 }
 
@@ -139,16 +160,20 @@ const WHOLE: Record<string, string> = {
  */
 export function validationFailure(failure: SchemaValidation): AppError {
   if (failure.value instanceof BodyError) return failure.value.error;
-  const validator = failure.validator as { schema?: TSchema; Errors?(value: unknown): Iterable<ValueError> };
-  const schema = (validator.schema ?? failure.validator) as Annotated;
+  const validator = failure.validator as Validator;
+  const schema = (validator.schema ?? validator.Schema?.() ?? failure.validator) as Annotated;
   const errors = [...(validator.Errors?.(failure.value) ?? [])];
   const rootError =
     failure.value === undefined ||
     errors.some((e) => e.path === "" && e.type !== ValueErrorType.ObjectRequiredProperty);
   if (rootError && failure.type === "body") return badRequest(schema.message ?? WHOLE.body!);
-  const [first] = fieldErrors(schema, errors, failure.value);
+  const fields = fieldErrors(schema, errors, failure.value);
+  const [first] = fields;
   if (!first) return badRequest(schema.message ?? WHOLE[failure.type] ?? "The request is not valid");
-  return badRequest(first.message, { field: first.field });
+  return badRequest(
+    first.message,
+    schema.reportAll ? { field: first.field, errors: fields } : { field: first.field },
+  );
 }
 
 const credentialChecks = new WeakMap<Request, () => Promise<unknown>>();
@@ -166,4 +191,18 @@ export function credentialsBeforeInput(request: Request, check: () => Promise<un
 /** Runs the credential check registered for `request`, if any (it throws the credential error). */
 export async function checkCredentialsOf(request: Request): Promise<void> {
   await credentialChecks.get(request)?.();
+}
+
+/**
+ * Throws the typed 400 validationFailure gives for `value` against a compiled body schema: for a
+ * service that takes input from somewhere other than its route (and for its unit tests), so a value
+ * is refused in the same words wherever it comes from.
+ */
+export function assertValidBody<T extends TSchema>(
+  check: TypeCheck<T>,
+  value: unknown,
+): asserts value is Static<T> {
+  if (check.Check(value)) return;
+  const validator = { Schema: () => check.Schema(), Errors: (v: unknown) => check.Errors(v) };
+  throw validationFailure({ type: "body", value, validator });
 }

@@ -9,8 +9,8 @@ import * as deviceValidation from "../../modules/devices/validation.ts";
 import * as heartbeatModel from "../../modules/heartbeat/model.ts";
 import * as heartbeatService from "../../modules/heartbeat/service.ts";
 import * as jsonBody from "../../modules/platform/json-body.ts";
-import { scriptText, tempDir, testConfig } from "./helpers.ts";
 import { onTheWire } from "../helpers/agent-telemetry.ts";
+import { scriptText, tempDir, testConfig } from "./helpers.ts";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
