@@ -16,7 +16,7 @@ import { deviceCsvRoutes } from "./modules/devices/csv-routes";
 import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { closeDeviceWaits } from "./modules/devices/wake";
-import { e2eConfigFor } from "./modules/e2e/config";
+import { E2E_DEFAULTS, e2eConfigFor } from "./modules/e2e/config";
 import { e2eJsonApiRoutes } from "./modules/e2e/jsonapi";
 import { e2eRoutes } from "./modules/e2e/routes";
 import { installRoutes } from "./modules/enrolment/install-routes";
@@ -137,7 +137,10 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(jobRunCsvRoutes(ctx))
     .use(uiRoutes(ctx));
   // Last: the OpenAPI document describes every route registered above.
-  return app.use(openApiRoutes(ctx, () => app));
+  const e2eProtocolVersions = config.e2eEnabled
+    ? (e2eConfigFor(config)?.protocolVersions ?? E2E_DEFAULTS.protocolVersions)
+    : E2E_DEFAULTS.protocolVersions;
+  return app.use(openApiRoutes(ctx, () => app, { e2eProtocolVersions }));
 }
 
 export type OutpostApp = ReturnType<typeof buildApp>;

@@ -34,6 +34,7 @@ export function commandRoutes(ctx: AppContext) {
       },
       {
         access: "device",
+        detail: { summary: "Post the results of the device's commands" },
         // As in the reference: the list check (the schema) comes before device lookup and authentication.
         parse: ({ request }) => readJsonBody(request, RESULTS_MAX_BYTES),
         params: DeviceParams,
@@ -54,6 +55,7 @@ export function commandRoutes(ctx: AppContext) {
       },
       {
         access: "device",
+        detail: { summary: "Fetch a command's deferred payload" },
         params: CommandPayloadParams,
         query: DeviceKeyQuery,
         response: { 200: CommandPayloadReply, ...errorReplies(401, 403, 404, 429) },

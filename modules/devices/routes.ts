@@ -44,6 +44,7 @@ export function deviceRoutes(ctx: AppContext) {
       },
       {
         access: "public",
+        detail: { summary: "Register a device (or re-register it); an approved device gets its API token" },
         // Public, so limited per client address (the TCP peer, as for sign-in), before any work.
         transform: ({ request, server }) =>
           consumeRateLimit(sql, {
@@ -75,6 +76,7 @@ export function deviceRoutes(ctx: AppContext) {
       },
       {
         access: "viewer",
+        detail: { summary: "List devices, filtered and sorted, a keyset page at a time" },
         query: DeviceListQuery,
         response: { 200: DeviceListReply, ...errorReplies(400, 401, 403) },
       },
@@ -87,6 +89,7 @@ export function deviceRoutes(ctx: AppContext) {
       },
       {
         access: "operator",
+        detail: { summary: "Approve or reject devices in bulk" },
         parse: ({ request }) => readJsonBody(request, APPROVAL_MAX_BYTES),
         body: ApprovalBody,
         response: { 200: ApprovalReply, ...errorReplies(400, 401, 403, 409, 413) },

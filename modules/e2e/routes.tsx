@@ -98,10 +98,12 @@ export function e2eRoutes(ctx: AppContext) {
     .derive(({ request }) => runner(request))
     .get("/e2e/suites", ({ e2e }) => ({ data: listSuites(e2e) }), {
       access: "e2e",
+      detail: { summary: "List the configured suites and their journeys" },
       response: { 200: SuiteListReply, ...errorReplies(401, 404) },
     })
     .get("/e2e/runs", async ({ query }) => ({ data: await listRuns(database, runFilters(query)) }), {
       access: "e2e",
+      detail: { summary: "List runs, newest first" },
       query: RunFiltersQuery,
       response: { 200: RunListReply, ...errorReplies(400, 401, 404) },
     })
@@ -124,6 +126,7 @@ export function e2eRoutes(ctx: AppContext) {
       },
       {
         access: "e2e",
+        detail: { summary: "Create a run (seeds the environment, holds its lock)" },
         parse: parseJson,
         // The spec's order of concern: legacy fields, the environment, the protocol, then the shape.
         transform: ({ body, e2e, request }) => {
@@ -140,6 +143,7 @@ export function e2eRoutes(ctx: AppContext) {
     )
     .get("/e2e/runs/:runId", async ({ params }) => ({ data: await getRun(database, params.runId) }), {
       access: "e2e",
+      detail: { summary: "Get a run" },
       params: RunParams,
       response: { 200: RunReply, ...errorReplies(401, 404) },
     })
@@ -151,6 +155,7 @@ export function e2eRoutes(ctx: AppContext) {
       },
       {
         access: "e2e",
+        detail: { summary: "Cancel a run" },
         parse: "none",
         params: RunParams,
         response: { 202: RunReply, ...errorReplies(401, 404, 422) },
@@ -161,6 +166,7 @@ export function e2eRoutes(ctx: AppContext) {
       async ({ params }) => ({ data: await listResults(database, params.runId) }),
       {
         access: "e2e",
+        detail: { summary: "List a run's journey results" },
         params: RunParams,
         response: { 200: ResultListReply, ...errorReplies(401, 404) },
       },
@@ -174,6 +180,7 @@ export function e2eRoutes(ctx: AppContext) {
       },
       {
         access: "e2e",
+        detail: { summary: "Submit journey results (`{results: [...]}`)" },
         parse: parseJson,
         params: RunParams,
         body: ResultsBodySchema,
@@ -185,6 +192,7 @@ export function e2eRoutes(ctx: AppContext) {
       async ({ params }) => ({ data: await readLog(database, params.runId, params.journeyId) }),
       {
         access: "e2e",
+        detail: { summary: "Get a journey's log" },
         params: JourneyParams,
         response: { 200: LogReply, ...errorReplies(401, 404, 410) },
       },
@@ -194,6 +202,7 @@ export function e2eRoutes(ctx: AppContext) {
       async ({ params, body }) => ({ data: await storeLog(database, params.runId, params.journeyId, body) }),
       {
         access: "e2e",
+        detail: { summary: "Upload a journey's log (e2e_log.v1 JSON Lines)" },
         parse: ({ request }) => (e2e ? readLogUpload(request, e2e.maxLogUploadBytes) : undefined),
         params: JourneyParams,
         body: LogUploadBody,

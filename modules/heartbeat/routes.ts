@@ -53,6 +53,7 @@ export function heartbeatRoutes(ctx: AppContext) {
       },
       {
         access: "device",
+        detail: { summary: "Send a heartbeat: telemetry in, queued commands and remote-access requests out" },
         parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES),
         transform: ({ request, params, query }) =>
           credentialsBeforeInput(request, () => authenticateDevice(sql, params.device_id, apiKeyOf(query))),
@@ -89,6 +90,7 @@ export function heartbeatRoutes(ctx: AppContext) {
       },
       {
         access: "device",
+        detail: { summary: "Wait (long poll) until there is work for the device" },
         params: DeviceParams,
         query: WaitQuery,
         response: { 200: WaitReplySchema, ...errorReplies(400, 401, 403, 404) },

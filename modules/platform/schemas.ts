@@ -84,3 +84,27 @@ export function literalUnion<const T extends readonly string[]>(
     options,
   ) as unknown as TUnion<Literals<T>>;
 }
+
+/** JSON:API's error document (`/api/json`): the same codes as ApiErrorSchema, in `errors[]`. */
+export const JsonApiErrorsSchema = Type.Object({
+  errors: Type.Array(
+    Type.Object({
+      status: Type.String(),
+      code: Type.String(),
+      title: Type.String(),
+      detail: Type.Optional(Type.String()),
+      source: Type.Optional(Type.Object({}, { additionalProperties: true })),
+      meta: Type.Optional(Type.Unknown()),
+    }),
+  ),
+});
+
+/** The error replies of a JSON:API route (`errors[]`). */
+export function jsonApiErrorReplies<const S extends number>(
+  ...statuses: S[]
+): Record<S, typeof JsonApiErrorsSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, JsonApiErrorsSchema])) as Record<
+    S,
+    typeof JsonApiErrorsSchema
+  >;
+}

@@ -66,6 +66,7 @@ export function remoteAccessRoutes(ctx: AppContext) {
       },
       {
         access: "operator",
+        detail: { summary: "Open remote access to a device's web UI (a lease)" },
         parse: ({ request }) => readJsonBody(request, 4096),
         params: DeviceParams,
         // Optional: no body (or null) opens a lease of the default length.
@@ -82,6 +83,7 @@ export function remoteAccessRoutes(ctx: AppContext) {
       },
       {
         access: "operator",
+        detail: { summary: "End a remote-access lease" },
         params: LeaseParams,
         response: { 204: NoContent, ...errorReplies(401, 403, 404) },
       },
@@ -101,6 +103,9 @@ export function remoteAccessRoutes(ctx: AppContext) {
       },
       {
         access: "public",
+        detail: {
+          summary: "Ask whether a hostname is a device host with remote access (for Caddy on-demand TLS)",
+        },
         transform: ({ request, server }) =>
           consumeRateLimit(sql, {
             key: `check_domain:${clientAddress(request, server)}`,
