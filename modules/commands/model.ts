@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { compileSchema } from "../platform/schemas";
+import { compileSchema, QUIET } from "../platform/schemas";
 import type { Command } from "./service";
 
 /**
@@ -16,6 +16,7 @@ export const CommandResultsBody = Type.Object(
     ),
   },
   {
+    ...QUIET,
     additionalProperties: true,
     examples: [
       {

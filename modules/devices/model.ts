@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { JsonObject, literalUnion } from "../platform/schemas";
+import { JsonObject, literalUnion, QUIET } from "../platform/schemas";
 import { DEVICE_SORTS } from "./listing";
 import type { Device } from "./rows";
 import { MAC_PATTERN, PRODUCT_NAME_MAX } from "./validation";
@@ -44,6 +44,7 @@ export const RegistrationBody = Type.Object(
     enrolment_token: secret(1, "An enrolment token (Settings): a new device follows its policy"),
   },
   {
+    ...QUIET,
     additionalProperties: true,
     examples: [
       {
@@ -66,6 +67,7 @@ export const ApprovalBody = Type.Object(
     }),
   },
   {
+    ...QUIET,
     additionalProperties: true,
     examples: [{ ids: ["0193a1b2-0000-7000-8000-000000000001"], approval_status: "approved" }],
   },

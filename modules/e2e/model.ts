@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { AppError } from "../platform/errors";
-import { literalUnion } from "../platform/schemas";
+import { literalUnion, QUIET } from "../platform/schemas";
 import { type FieldError, fieldErrors } from "../platform/validation";
 import { RESULT_STATUSES, type ResultStatus, RUN_STATUSES, type RunStatus } from "./schema";
 
@@ -73,6 +73,7 @@ export const CreateRunHeaders = Type.Object(
 
 /** A journey log upload: e2e_log.v1 JSONL, UTF-8 without NUL, at most `max_log_upload_bytes`. */
 export const LogUploadBody = Type.String({
+  ...QUIET,
   contentMediaType: "application/x-ndjson",
   description: "e2e_log.v1 JSON Lines",
 });
@@ -226,6 +227,7 @@ export const CreateRunBodySchema = Type.Object(
     ),
   },
   {
+    ...QUIET,
     additionalProperties: false,
     reportAll: true,
     examples: [
@@ -268,6 +270,7 @@ export const ResultsBodySchema = Type.Object(
     }),
   },
   {
+    ...QUIET,
     additionalProperties: false,
     reportAll: true,
     examples: [

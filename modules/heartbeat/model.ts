@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { DeviceKeyQuery, JsonObject } from "../platform/schemas";
+import { DeviceKeyQuery, JsonObject, QUIET } from "../platform/schemas";
 
 /** The heartbeat body (reference "Era B"): `{telemetry:{device,scripts,meta}, connection_status}`. */
 export const HeartbeatBody = Type.Object(
@@ -21,6 +21,7 @@ export const HeartbeatBody = Type.Object(
     ),
   },
   {
+    ...QUIET,
     message: "The heartbeat body must be a JSON object",
     additionalProperties: true,
     examples: [

@@ -3,6 +3,7 @@ import { redirectWithFlash } from "../../ui/flash";
 import { htmlPage, pageContext } from "../../ui/page";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
+import { QUIET } from "../platform/schemas";
 import { JobsActivity, JobsPage, type JobsPageProps } from "./pages";
 import { jobOverview, knownTasks, listQueuedJobs, listRecentRuns, runJobNow } from "./service";
 import type { JobCatalog } from "./task";
@@ -40,7 +41,10 @@ export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
       },
       {
         access: "admin",
-        body: t.Object({ task: t.String({ maxLength: 100 }), _csrf: t.Optional(t.String()) }),
+        body: t.Object(
+          { task: t.String({ maxLength: 100 }), _csrf: t.Optional(t.String()) },
+          { ...QUIET, additionalProperties: true },
+        ),
       },
     )
     .get(

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { QUIET } from "../platform/schemas";
 import type { Lease } from "./service";
 
 /** Body of `POST /api/v1/devices/{id}/remote_access` (optional; `{}` or no body is fine). */
@@ -8,7 +9,7 @@ export const OpenLeaseBody = Type.Object(
       Type.Integer({ minimum: 30, maximum: 3600, message: "must be an integer from 30 to 3600" }),
     ),
   },
-  { additionalProperties: false, examples: [{ ttl_seconds: 900 }] },
+  { ...QUIET, additionalProperties: false, examples: [{ ttl_seconds: 900 }] },
 );
 export type OpenLeaseBody = Static<typeof OpenLeaseBody>;
 

@@ -7,7 +7,7 @@ import type { AppContext } from "../platform/context";
 import { badRequest } from "../platform/errors";
 import { clientAddress } from "../platform/http";
 import { readJsonBody } from "../platform/json-body";
-import { ApiErrorSchema, DeviceParams, errorReplies, NoContent } from "../platform/schemas";
+import { ApiErrorSchema, DeviceParams, errorReplies, NoContent, QUIET } from "../platform/schemas";
 import { deviceSettings } from "../settings/service";
 import { domainAllowed } from "./domains";
 import { deviceHost, normaliseHostname } from "./hosts";
@@ -70,7 +70,9 @@ export function remoteAccessRoutes(ctx: AppContext) {
         parse: ({ request }) => readJsonBody(request, 4096),
         params: DeviceParams,
         // Optional: no body (or null) opens a lease of the default length.
-        body: Type.Optional(Type.Union([OpenLeaseBody, Type.Null()], { message: "must be a JSON object" })),
+        body: Type.Optional(
+          Type.Union([OpenLeaseBody, Type.Null()], { ...QUIET, message: "must be a JSON object" }),
+        ),
         response: { 201: LeaseReply, ...errorReplies(400, 401, 403, 404, 409, 413) },
       },
     )
