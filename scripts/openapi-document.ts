@@ -25,6 +25,9 @@ const app = buildApp({
   logger: createLogger("silent"),
   workerRunning: () => false,
 });
-const document = openApiDocument(app, { version: VERSION, e2eProtocolVersions: E2E_DEFAULTS.protocolVersions });
+const document = openApiDocument(app, {
+  version: VERSION,
+  e2eProtocolVersions: E2E_DEFAULTS.protocolVersions,
+});
 writeFileSync(out, `${JSON.stringify(document, null, 2)}\n`);
 await database.sql.end({ timeout: 0 });
