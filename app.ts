@@ -16,7 +16,7 @@ import { deviceCsvRoutes } from "./modules/devices/csv-routes";
 import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { closeDeviceWaits } from "./modules/devices/wake";
-import { e2eConfigFor } from "./modules/e2e/config";
+import { E2E_DEFAULTS, e2eConfigFor } from "./modules/e2e/config";
 import { e2eJsonApiRoutes } from "./modules/e2e/jsonapi";
 import { e2eRoutes } from "./modules/e2e/routes";
 import { installRoutes } from "./modules/enrolment/install-routes";
@@ -90,7 +90,12 @@ export function buildApp(deps: AppDependencies): AnyElysia {
   const ctx: AppContext = { ...deps, access, heartbeatAccepted: () => wakeAlertEvaluation(database.sql) };
   const terminalLimits = { idleSeconds: config.terminalIdleSeconds, maxSeconds: config.terminalMaxSeconds };
   const mux = deps.tunnelMux ?? configuredMux(config);
-  const app = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
+  const app = new Elysia({
+    serve: { maxRequestBodySize: MAX_BODY_BYTES },
+    // Route schemas check requests as they are: an unknown property is refused where a schema says
+    // so (E2E), never silently dropped, and what a schema leaves open (telemetry) is kept.
+    normalize: false,
+  })
     .use(html({ autoDetect: false }))
     .use(
       httpPlugin({
@@ -139,7 +144,10 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(jobRunCsvRoutes(ctx))
     .use(uiRoutes(ctx));
   // Last: the OpenAPI document describes every route registered above.
-  return app.use(openApiRoutes(ctx, () => app));
+  const e2eProtocolVersions = config.e2eEnabled
+    ? (e2eConfigFor(config)?.protocolVersions ?? E2E_DEFAULTS.protocolVersions)
+    : E2E_DEFAULTS.protocolVersions;
+  return app.use(openApiRoutes(ctx, () => app, { e2eProtocolVersions }));
 }
 
 export type OutpostApp = ReturnType<typeof buildApp>;

@@ -1,13 +1,32 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { compileSchema } from "../platform/schemas";
+import { compileSchema, QUIET } from "../platform/schemas";
 import type { Command } from "./service";
 
 /**
  * `POST /api/v1/devices/:device_id/command_results`. The list is checked first (400, before the
  * device is even looked up, as in the reference), then each item on its own (modules/commands/results.ts).
  */
-export const CommandResultsBody = Type.Object({ results: Type.Array(Type.Unknown()) });
-export const commandResultsBody = compileSchema(CommandResultsBody);
+export const CommandResultsBody = Type.Object(
+  {
+    results: Type.Array(
+      Type.Unknown({
+        description: "A result (CommandResult); a malformed one is refused alone, in the reply",
+      }),
+      { message: "must be a list" },
+    ),
+  },
+  {
+    ...QUIET,
+    additionalProperties: true,
+    examples: [
+      {
+        results: [
+          { command_id: "0193a1b2-0000-7000-8000-000000000001", status: "OK", output: { scripts: [] } },
+        ],
+      },
+    ],
+  },
+);
 
 /** An entry of the list. A missing or empty `command_id` is a result for no command (the agent's `missing_command_id`). */
 export const CommandResult = Type.Object({
@@ -17,6 +36,34 @@ export const CommandResult = Type.Object({
   error: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 export type CommandResult = Static<typeof CommandResult>;
+
+/** What became of each entry of a results post (modules/commands/results.ts). */
+export const EntryOutcomeSchema = Type.Object({
+  index: Type.Integer(),
+  command_id: Type.Union([Type.String(), Type.Null()]),
+  outcome: Type.Union([
+    Type.Literal("recorded"),
+    Type.Literal("recorded_without_command"),
+    Type.Literal("ignored"),
+    Type.Literal("invalid"),
+  ]),
+  reason: Type.Optional(Type.String()),
+});
+
+/** `POST /api/v1/devices/{id}/command_results` → 202. */
+export const CommandResultsReply = Type.Object({
+  data: Type.Object({ acknowledged_count: Type.Integer(), results: Type.Array(EntryOutcomeSchema) }),
+});
+
+/** `GET /api/v1/devices/{id}/command_payloads/{ref}` → 200: the payload itself, unwrapped. */
+export const CommandPayloadReply = Type.Record(Type.String(), Type.Unknown(), {
+  description: "The deferred payload, as queued (unwrapped, as the agent expects)",
+});
+
+export const CommandPayloadParams = Type.Object({
+  device_id: Type.String({ description: "The device's id (UUID)" }),
+  ref: Type.String({ description: "The command's `payload_ref`" }),
+});
 export const commandResult = compileSchema(CommandResult);
 
 export function commandJson(command: Command) {

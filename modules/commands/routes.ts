@@ -3,8 +3,9 @@ import { Elysia } from "elysia";
 import { apiKeyOf, authenticateDevice, consumeRateLimit } from "../devices/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
-import { jsonBody, readJsonBody } from "../platform/json-body";
-import { commandResultsBody } from "./model";
+import { readJsonBody } from "../platform/json-body";
+import { DeviceKeyQuery, DeviceParams, errorReplies } from "../platform/schemas";
+import { CommandPayloadParams, CommandPayloadReply, CommandResultsBody, CommandResultsReply } from "./model";
 import { commandPayload, recordCommandResults } from "./service";
 
 export const RESULTS_MAX_BYTES = 1024 * 1024;
@@ -24,19 +25,23 @@ export function commandRoutes(ctx: AppContext) {
     .use(ctx.access)
     .post(
       "/api/v1/devices/:device_id/command_results",
-      async ({ body: raw, params, query, set }) => {
-        const body = jsonBody(raw);
-        // As in the reference: the list check comes before device lookup and authentication.
-        if (!commandResultsBody.Check(body))
-          throw new AppError(400, "invalid_request", "results must be a list", { field: "results" });
-        const { results } = body;
+      async ({ body: { results }, params, query, set }) => {
         await authenticateDevice(sql, params.device_id, apiKeyOf(query));
         await countCommandRequest(params.device_id);
         const recorded = await recordCommandResults(sql, params.device_id, results);
         set.status = 202;
         return { data: { acknowledged_count: recorded.acknowledged, results: recorded.results } };
       },
-      { access: "device", parse: ({ request }) => readJsonBody(request, RESULTS_MAX_BYTES) },
+      {
+        access: "device",
+        detail: { summary: "Post the results of the device's commands" },
+        // As in the reference: the list check (the schema) comes before device lookup and authentication.
+        parse: ({ request }) => readJsonBody(request, RESULTS_MAX_BYTES),
+        params: DeviceParams,
+        query: DeviceKeyQuery,
+        body: CommandResultsBody,
+        response: { 202: CommandResultsReply, ...errorReplies(400, 401, 403, 404, 413, 422, 429) },
+      },
     )
     .get(
       "/api/v1/devices/:device_id/command_payloads/:ref",
@@ -48,6 +53,12 @@ export function commandRoutes(ctx: AppContext) {
         // Unwrapped, as the reference's device client expects.
         return payload;
       },
-      { access: "device" },
+      {
+        access: "device",
+        detail: { summary: "Fetch a command's deferred payload" },
+        params: CommandPayloadParams,
+        query: DeviceKeyQuery,
+        response: { 200: CommandPayloadReply, ...errorReplies(401, 403, 404, 429) },
+      },
     );
 }

@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { compileSchema, JsonObject } from "../platform/schemas";
+import { JsonObject, literalUnion, QUIET } from "../platform/schemas";
+import { DEVICE_SORTS } from "./listing";
 import type { Device } from "./rows";
 import { MAC_PATTERN, PRODUCT_NAME_MAX } from "./validation";
 
@@ -7,28 +8,76 @@ import { MAC_PATTERN, PRODUCT_NAME_MAX } from "./validation";
  * `POST /api/v1/devices/register`. Metadata and schema limits (size, depth, keys) and the schema's
  * own rules are checked after the shape (registration.ts): they have codes of their own.
  */
-export const RegistrationBody = Type.Object({
-  mac_address: Type.String({ pattern: MAC_PATTERN }),
-  product_name: Type.Optional(Type.Union([Type.String({ maxLength: PRODUCT_NAME_MAX }), Type.Null()])),
-  metadata: Type.Optional(Type.Union([JsonObject, Type.Null()])),
-  schema_definition: Type.Optional(Type.Unknown()),
-  /** Optional: the device's own secret (created at its first registration; proves its identity). */
-  device_secret: Type.Optional(Type.String({ minLength: 32, maxLength: 256 })),
-  /** Optional: the token the device holds, to bind a secret to a device registered before secrets. */
-  api_token: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-  /** Optional: an enrolment token (Settings): a new device follows its policy (approved or pending). */
-  enrolment_token: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-});
+const secret = (min: number, description: string) =>
+  Type.Optional(
+    Type.String({
+      minLength: min,
+      maxLength: 256,
+      description,
+      message: `must be a string of ${min} to 256 characters`,
+    }),
+  );
+
+export const RegistrationBody = Type.Object(
+  {
+    mac_address: Type.String({
+      pattern: MAC_PATTERN,
+      message: "must be a MAC address such as AA:BB:CC:DD:EE:FF",
+    }),
+    product_name: Type.Optional(
+      Type.Union([Type.String({ maxLength: PRODUCT_NAME_MAX }), Type.Null()], {
+        message: `must be a string of at most ${PRODUCT_NAME_MAX} characters`,
+      }),
+    ),
+    metadata: Type.Optional(Type.Union([JsonObject, Type.Null()], { message: "must be a JSON object" })),
+    schema_definition: Type.Optional(
+      Type.Unknown({ description: "The device's telemetry JSON Schema (422 when not usable)" }),
+    ),
+    device_secret: secret(
+      32,
+      "The device's own secret (created at its first registration; proves its identity)",
+    ),
+    api_token: secret(
+      1,
+      "The token the device holds, to bind a secret to a device registered before secrets",
+    ),
+    enrolment_token: secret(1, "An enrolment token (Settings): a new device follows its policy"),
+  },
+  {
+    ...QUIET,
+    additionalProperties: true,
+    examples: [
+      {
+        mac_address: "02:AB:00:00:00:01",
+        product_name: "edge-gateway",
+        metadata: { hostname: "pump7", ip_address: "192.0.2.10", name: "pump-station-7" },
+        device_secret: "x3Jq1v8Zr0mYkP2tA7cN5wE9uH4sL6dB0fG1hK3jM5n",
+      },
+    ],
+  },
+);
 export type RegistrationBody = Static<typeof RegistrationBody>;
-export const registrationBody = compileSchema(RegistrationBody);
 
 /** `POST /api/v1/devices/approval` (operators). */
-export const ApprovalBody = Type.Object({
-  ids: Type.Array(Type.String()),
-  approval_status: Type.Union([Type.Literal("approved"), Type.Literal("rejected")]),
-});
+export const ApprovalBody = Type.Object(
+  {
+    ids: Type.Array(Type.String(), { message: "must be a list of device ids" }),
+    approval_status: Type.Union([Type.Literal("approved"), Type.Literal("rejected")], {
+      message: "must be approved or rejected",
+    }),
+  },
+  {
+    ...QUIET,
+    additionalProperties: true,
+    examples: [{ ids: ["0193a1b2-0000-7000-8000-000000000001"], approval_status: "approved" }],
+  },
+);
 export type ApprovalBody = Static<typeof ApprovalBody>;
-export const approvalBody = compileSchema(ApprovalBody);
+
+/** `POST /api/v1/devices/approval` → 200: the devices whose status changed. */
+export const ApprovalReply = Type.Object({
+  data: Type.Object({ changed_ids: Type.Array(Type.String()), changed_count: Type.Integer() }),
+});
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Time = Type.String({ format: "date-time" });
@@ -77,3 +126,35 @@ export function deviceJson(device: Device, options: { schema?: boolean } = {}) {
 }
 
 export type DeviceJson = ReturnType<typeof deviceJson>;
+
+/** `GET /api/v1/devices`: filters (an unknown filter value filters nothing), order and a keyset page. */
+export const DeviceListQuery = Type.Object(
+  {
+    approval_status: Type.Optional(Type.String({ description: "pending, approved or rejected" })),
+    connectivity_status: Type.Optional(Type.String({ description: "online or offline" })),
+    remote_access_requested: Type.Optional(Type.String({ description: "true or false" })),
+    product: Type.Optional(Type.String({ description: "Exact product name" })),
+    search: Type.Optional(Type.String({ description: "Part of the MAC address, product or metadata name" })),
+    sort: Type.Optional(literalUnion(DEVICE_SORTS, { message: `must be one of ${DEVICE_SORTS.join(", ")}` })),
+    order: Type.Optional(
+      Type.Union([Type.Literal("asc"), Type.Literal("desc")], { message: "must be asc or desc" }),
+    ),
+    limit: Type.Optional(
+      Type.String({
+        pattern: "^(500|[1-4][0-9]{2}|[1-9][0-9]?)$",
+        message: "must be an integer from 1 to 500",
+      }),
+    ),
+    cursor: Type.Optional(Type.String({ description: "`meta.next_cursor` of the page before" })),
+  },
+  { additionalProperties: true },
+);
+
+/** `GET /api/v1/devices` → 200. */
+export const DeviceListReply = Type.Object({
+  data: Type.Array(DeviceJsonSchema),
+  meta: Type.Object({
+    active_filters: Type.Record(Type.String(), Type.String()),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+  }),
+});

@@ -3,38 +3,23 @@
 import { claimEnrolment } from "../enrolment/service";
 import { randomToken, sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
-import { AppError, badRequest } from "../platform/errors";
-import { firstInvalidField } from "../platform/schemas";
-import { registrationBody } from "./model";
+import { AppError } from "../platform/errors";
+import { compileSchema } from "../platform/schemas";
+import { assertValidBody } from "../platform/validation";
+import { RegistrationBody } from "./model";
 import { type Device, type DeviceRow, deviceColumns, toDevice } from "./rows";
 import { storeTelemetrySchemas } from "./telemetry-schemas";
-import { announcedSchema, ipv4From, normaliseMac, PRODUCT_NAME_MAX, validateMetadata } from "./validation";
+import { announcedSchema, ipv4From, normaliseMac, validateMetadata } from "./validation";
 
-/** The fields a 400 names (in the spec's order), and what each must be. */
-const REGISTRATION_FIELDS: Record<string, string> = {
-  mac_address: "a MAC address",
-  product_name: `a string of at most ${PRODUCT_NAME_MAX} characters`,
-  metadata: "a JSON object",
-  device_secret: "a string of 32 to 256 characters",
-  api_token: "a string of 1 to 256 characters",
-  enrolment_token: "a string of 1 to 256 characters",
-};
+const registrationBody = compileSchema(RegistrationBody);
 
 /**
- * Checks a registration body (RegistrationBody, in the spec's field order): 400 invalid_request for
- * shape errors, then the metadata limits (400) and the schema's rules (422 invalid_schema_definition).
+ * Checks a registration body (RegistrationBody, in the spec's field order; the route has checked it
+ * already, other callers have not): 400 invalid_request for shape errors, then the metadata limits
+ * (400) and the schema's rules (422 invalid_schema_definition).
  */
 export function parseRegistration(body: unknown) {
-  if (!registrationBody.Check(body)) {
-    const field = firstInvalidField(registrationBody, body, Object.keys(REGISTRATION_FIELDS));
-    if (!field) throw badRequest("The request body must be a JSON object");
-    if (field === "mac_address") {
-      const value = (body as Record<string, unknown>).mac_address;
-      if (value == null) throw badRequest("mac_address is required", { field });
-      normaliseMac(value); // throws its own message: not a string, or not a MAC address
-    }
-    throw badRequest(`${field} must be ${REGISTRATION_FIELDS[field]}`, { field });
-  }
+  assertValidBody(registrationBody, body);
   const productName = body.product_name?.trim() || null;
   const metadata = body.metadata == null ? undefined : validateMetadata(body.metadata);
   const schema = body.schema_definition == null ? undefined : announcedSchema(body.schema_definition);

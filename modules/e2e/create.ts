@@ -1,11 +1,13 @@
 import type { Database, Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
+import { isPlainObject } from "../platform/json-body";
 import type { Logger } from "../platform/logger";
 import type { E2EConfig } from "./config";
 import { JourneyError, validateJourney } from "./journeys";
 import { acquireLock, clearStaleLocks, releaseLockHeldBy } from "./locks";
 import {
   type CreateRunBody,
+  checkMetadataSize,
   createBodyErrors,
   failStage,
   invalidRequest as invalid,
@@ -26,39 +28,38 @@ type NewRun = Required<Omit<CreateRunBody, "journey_ids">> & {
 };
 
 /**
- * Validates the body and the protocol header in the spec's order of concern: legacy fields, the
- * environment policy, the protocol version, then the rest of the body's shape (suite and journeys
- * are checked against the configuration after this). So a missing suite_id with an unsupported
- * protocol version answers 422 protocol_mismatch, not 400.
+ * What the spec checks before the body's shape, in its order of concern: legacy fields, the
+ * environment label and its policy, then the protocol version (so a missing suite_id with an
+ * unsupported protocol version answers 422 protocol_mismatch, not 400). Runs before the route's
+ * schema; a body that is not an object is left to the schema. Returns the protocol version.
  */
-function checkCreateRequest(
-  e2e: E2EConfig,
-  input: CreateRunInput,
-): { body: NewRun; protocolVersion: string } {
-  const { body, errors } = createBodyErrors(input.body);
-  failStage(errors, (e) => (LEGACY_CREATE_FIELDS as readonly string[]).includes(e.field));
-  failStage(errors, (e) => e.field === "environment_label");
-  const environment = (body.environment_label as string).trim();
-  if (!e2e.allowedEnvironments.includes(environment)) {
-    throw invalid(
-      `Environment '${environment}' is not approved for E2E runs. Allowed: ${e2e.allowedEnvironments.join(", ")}.`,
-      { field: "environment_label", allowed: e2e.allowedEnvironments },
-    );
+export function createPreconditions(e2e: E2EConfig, body: unknown, protocolHeader: string | null): string {
+  if (isPlainObject(body)) {
+    const errors = createBodyErrors(body);
+    failStage(errors, (e) => (LEGACY_CREATE_FIELDS as readonly string[]).includes(e.field));
+    failStage(errors, (e) => e.field === "environment_label");
+    const environment = String(body.environment_label).trim();
+    if (!e2e.allowedEnvironments.includes(environment)) {
+      throw invalid(
+        `Environment '${environment}' is not approved for E2E runs. Allowed: ${e2e.allowedEnvironments.join(", ")}.`,
+        { field: "environment_label", allowed: e2e.allowedEnvironments },
+      );
+    }
   }
-  const protocolVersion = checkProtocol(e2e, input.protocolHeader);
-  failStage(errors, () => true);
-  const valid = body as CreateRunBody;
-  const key = valid.idempotency_key?.trim() ?? "";
+  return checkProtocol(e2e, protocolHeader);
+}
+
+/** The create body as createRun uses it: texts trimmed, optional fields defaulted. */
+function newRun(body: CreateRunBody): NewRun {
+  checkMetadataSize(body.metadata);
+  const key = body.idempotency_key?.trim() ?? "";
   return {
-    protocolVersion,
-    body: {
-      suite_id: valid.suite_id.trim(),
-      environment_label: environment,
-      trigger_source: valid.trigger_source,
-      journey_ids: valid.journey_ids?.map((j) => j.trim()),
-      idempotency_key: key === "" ? null : key,
-      metadata: valid.metadata ?? {},
-    },
+    suite_id: body.suite_id.trim(),
+    environment_label: body.environment_label.trim(),
+    trigger_source: body.trigger_source,
+    journey_ids: body.journey_ids?.map((j) => j.trim()),
+    idempotency_key: key === "" ? null : key,
+    metadata: body.metadata ?? {},
   };
 }
 
@@ -123,8 +124,9 @@ function replay(run: RunRow, suiteId: string, journeys: string[]): CreateRunOutc
 }
 
 export interface CreateRunInput {
-  body: unknown;
-  protocolHeader: string | null;
+  body: CreateRunBody;
+  /** From createPreconditions. */
+  protocolVersion: string;
   runnerId: string;
 }
 
@@ -145,7 +147,8 @@ export async function createRun(
   input: CreateRunInput,
 ): Promise<CreateRunOutcome> {
   const { sql } = database;
-  const { body, protocolVersion } = checkCreateRequest(e2e, input);
+  const { protocolVersion } = input;
+  const body = newRun(input.body);
   const journeys = selectJourneys(e2e, body.suite_id, body.journey_ids);
   for (const journeyId of journeys) {
     try {

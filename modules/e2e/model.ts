@@ -1,35 +1,82 @@
-import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
-import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
+import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { AppError } from "../platform/errors";
-import { isPlainObject } from "../platform/json-body";
-import { RESULT_STATUSES, type ResultStatus, type RunStatus } from "./schema";
+import { literalUnion, QUIET } from "../platform/schemas";
+import { type FieldError, fieldErrors } from "../platform/validation";
+import { RESULT_STATUSES, type ResultStatus, RUN_STATUSES, type RunStatus } from "./schema";
+
+const Time = Type.String({ format: "date-time" });
+const NullableText = Type.Union([Type.String(), Type.Null()]);
 
 /** E2ERun as it goes on the wire. */
-export interface RunView {
-  id: string;
-  suite_id: string;
-  journey_ids: string[];
-  environment_label: string;
-  trigger_source: "manual" | "ci";
-  protocol_version: string;
-  status: RunStatus;
-  started_at: string;
-  finished_at: string | null;
-}
+export const RunSchema = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  suite_id: Type.String(),
+  journey_ids: Type.Array(Type.String()),
+  environment_label: Type.String(),
+  trigger_source: Type.Union([Type.Literal("manual"), Type.Literal("ci")]),
+  protocol_version: Type.String(),
+  status: literalUnion(RUN_STATUSES),
+  started_at: Time,
+  finished_at: Type.Union([Time, Type.Null()]),
+});
+export type RunView = Static<typeof RunSchema>;
 
 /** E2ERunResult as it goes on the wire. */
-export interface ResultView {
-  id: string;
-  journey_id: string;
-  status: ResultStatus;
-  failure_step: string | null;
-  failure_reason: string | null;
-  log_ref: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-  duration_ms: number | null;
-}
+export const ResultSchema = Type.Object({
+  id: Type.String({ format: "uuid" }),
+  journey_id: Type.String(),
+  status: literalUnion(RESULT_STATUSES),
+  failure_step: NullableText,
+  failure_reason: NullableText,
+  log_ref: NullableText,
+  started_at: Type.Union([Time, Type.Null()]),
+  finished_at: Type.Union([Time, Type.Null()]),
+  duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+});
+export type ResultView = Static<typeof ResultSchema>;
+
+export const SuiteSchema = Type.Object({ id: Type.String(), journey_ids: Type.Array(Type.String()) });
+
+export const RunReply = Type.Object({ data: RunSchema });
+export const RunListReply = Type.Object({ data: Type.Array(RunSchema) });
+export const ResultListReply = Type.Object({ data: Type.Array(ResultSchema) });
+export const SuiteListReply = Type.Object({ data: Type.Array(SuiteSchema) });
+export const LogReply = Type.Object({
+  data: Type.Object({ run_id: Type.String(), journey_id: Type.String(), content: Type.String() }),
+});
+export const LogStoredReply = Type.Object({
+  data: Type.Object({
+    run_id: Type.String(),
+    journey_id: Type.String(),
+    log_ref: Type.String(),
+    bytes: Type.Integer(),
+  }),
+});
+
+export const RunParams = Type.Object({ runId: Type.String({ description: "The run's id" }) });
+export const JourneyParams = Type.Object({
+  runId: Type.String({ description: "The run's id" }),
+  journeyId: Type.String({ description: "The journey's id" }),
+});
+
+/** `POST /e2e/runs` headers: the protocol version (checked before the body's shape, 422 when wrong). */
+export const CreateRunHeaders = Type.Object(
+  {
+    "x-e2e-protocol-version": Type.String({
+      description: "The E2E protocol version the runner speaks: `1`",
+      examples: ["1"],
+    }),
+  },
+  { additionalProperties: true },
+);
+
+/** A journey log upload: e2e_log.v1 JSONL, UTF-8 without NUL, at most `max_log_upload_bytes`. */
+export const LogUploadBody = Type.String({
+  ...QUIET,
+  contentMediaType: "application/x-ndjson",
+  description: "e2e_log.v1 JSON Lines",
+});
 
 export interface RunRow {
   id: string;
@@ -138,7 +185,7 @@ export function resultRow(raw: ResultRow): ResultRow {
 
 /**
  * Each property schema carries the `message` shown when its value is wrong (after the field name),
- * and `tooLong` when exceeding a size limit deserves its own words.
+ * and `tooLong` when exceeding a size limit deserves its own words (modules/platform/validation.ts).
  */
 const text = (max: number) =>
   Type.String({
@@ -160,19 +207,38 @@ export const CreateRunBodySchema = Type.Object(
     journey_ids: Type.Optional(
       Type.Array(Type.String({ pattern: "\\S" }), {
         maxItems: 500,
+        description: "A subset of the suite's journeys (default: all of them)",
         message: "must be a list of journey ids.",
         tooLong: "lists too many journeys.",
       }),
     ),
     idempotency_key: Type.Optional(
       Type.Union([Type.String({ maxLength: 255 }), Type.Null()], {
+        description: "A retry with the same key (in the same environment) answers the same run",
         message: "must be a string or null.",
         tooLong: "must be at most 255 characters.",
       }),
     ),
-    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { message: "must be an object." })),
+    metadata: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: "Free-form, at most 16 KiB of JSON",
+        message: "must be an object.",
+      }),
+    ),
   },
-  { additionalProperties: false },
+  {
+    ...QUIET,
+    additionalProperties: false,
+    reportAll: true,
+    examples: [
+      {
+        suite_id: "smoke",
+        environment_label: "staging",
+        trigger_source: "ci",
+        idempotency_key: "build-4711",
+      },
+    ],
+  },
 );
 /** The create body as sent; createRun trims the texts and defaults the optional fields. */
 export type CreateRunBody = Static<typeof CreateRunBodySchema>;
@@ -180,10 +246,7 @@ export type CreateRunBody = Static<typeof CreateRunBodySchema>;
 export const ResultSubmitSchema = Type.Object(
   {
     journey_id: Type.String({ pattern: "\\S", message: "must be a non-empty journey id." }),
-    status: Type.Union(
-      RESULT_STATUSES.map((status) => Type.Literal(status)),
-      { message: `must be one of ${RESULT_STATUSES.join(", ")}.` },
-    ),
+    status: literalUnion(RESULT_STATUSES, { message: `must be one of ${RESULT_STATUSES.join(", ")}.` }),
     failure_step: optionalText(),
     failure_reason: optionalText(),
     log_ref: optionalText(),
@@ -195,85 +258,63 @@ export const ResultSubmitSchema = Type.Object(
 );
 export type ResultSubmit = Static<typeof ResultSubmitSchema>;
 
-export const LEGACY_CREATE_FIELDS = ["client_version", "server_version"] as const;
-const MAX_METADATA_BYTES = 16 * 1024;
 const MAX_RESULTS = 1000;
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+/** `POST /e2e/runs/{run_id}/results`: 1–1000 results, each journey once (checked by submitResults). */
+export const ResultsBodySchema = Type.Object(
+  {
+    results: Type.Array(ResultSubmitSchema, {
+      minItems: 1,
+      maxItems: MAX_RESULTS,
+      message: `must be a list of 1 to ${MAX_RESULTS} results.`,
+    }),
+  },
+  {
+    ...QUIET,
+    additionalProperties: false,
+    reportAll: true,
+    examples: [
+      {
+        results: [
+          { journey_id: "dashboard", status: "passed", duration_ms: 5120 },
+          {
+            journey_id: "login",
+            status: "failed",
+            failure_step: "submit",
+            failure_reason: "expected the dashboard, got the sign-in page",
+            duration_ms: 2300,
+          },
+        ],
+      },
+    ],
+  },
+);
+export type ResultsBody = Static<typeof ResultsBodySchema>;
+
+export const LEGACY_CREATE_FIELDS = ["client_version", "server_version"] as const;
+const MAX_METADATA_BYTES = 16 * 1024;
 
 export const invalidRequest = (message: string, details?: unknown) =>
   new AppError(400, "invalid_request", message, details);
 
-const SIZE_ERRORS = [ValueErrorType.StringMaxLength, ValueErrorType.ArrayMaxItems];
-
-/** A size limit broken, also inside a union (`string | null` reports only that no member matched). */
-function isSizeError(error: ValueError): boolean {
-  if (SIZE_ERRORS.includes(error.type)) return true;
-  return error.errors.some((member) => [...member].some(isSizeError));
-}
+const isLegacy = (error: FieldError) => (LEGACY_CREATE_FIELDS as readonly string[]).includes(error.field);
 
 /**
- * A value's problems against an object schema, at most one per property, in the schema's property
- * order after the unknown properties; `prefix` names where the object sits ("results[0].").
+ * Every problem of a create body (legacy fields first, then unknown properties, then the fields in
+ * schema order), for the checks the spec puts before the protocol header: legacy fields, then the
+ * environment label. The rest of the shape is the route schema's (after the header).
  */
-function objectErrors(schema: TObject, value: Record<string, unknown>, prefix = ""): FieldError[] {
-  const byField = new Map<string, FieldError>();
-  for (const error of Value.Errors(schema, value)) {
-    const key = error.path.split("/")[1] ?? "";
-    if (byField.has(key)) continue;
-    const field = `${prefix}${key}`;
-    const property = schema.properties[key] as (TSchema & { message?: string; tooLong?: string }) | undefined;
-    let message: string;
-    if (error.type === ValueErrorType.ObjectAdditionalProperties || !property) {
-      message = `${field} is not a known property.`;
-    } else if (
-      error.type === ValueErrorType.ObjectRequiredProperty ||
-      (value[key] === null && schema.required?.includes(key))
-    ) {
-      message = `${field} is required.`;
-    } else if (property.tooLong && isSizeError(error)) {
-      message = `${field} ${property.tooLong}`;
-    } else {
-      message = `${field} ${property.message ?? "is invalid."}`;
-    }
-    byField.set(key, { field, message });
-  }
-  const known = Object.keys(schema.properties);
-  const rank = (error: FieldError) => known.indexOf(error.field.slice(prefix.length));
-  return [...byField.values()].sort((a, b) => rank(a) - rank(b));
-}
-
-/**
- * Every problem of a create body, listed legacy fields first, then unknown properties, then the
- * fields in schema order. createRun reports them stage by stage (legacy, environment, then the
- * rest after the protocol header), the order of concern the spec gives.
- */
-export function createBodyErrors(body: unknown): { body: Record<string, unknown>; errors: FieldError[] } {
-  if (!isPlainObject(body))
-    throw invalidRequest("The request body must be a JSON object.", { field: null, errors: [] });
-  const errors = objectErrors(CreateRunBodySchema, body).map((error) =>
-    (LEGACY_CREATE_FIELDS as readonly string[]).includes(error.field)
-      ? {
-          field: error.field,
-          message: `${error.field} is a legacy field and is not accepted; send the X-E2E-Protocol-Version header.`,
-        }
-      : error,
+export function createBodyErrors(body: Record<string, unknown>): FieldError[] {
+  const errors = fieldErrors(CreateRunBodySchema, Value.Errors(CreateRunBodySchema, body), body).map(
+    (error) =>
+      isLegacy(error)
+        ? {
+            field: error.field,
+            message: `${error.field} is a legacy field and is not accepted; send the X-E2E-Protocol-Version header.`,
+          }
+        : error,
   );
-  if (
-    !errors.some((e) => e.field === "metadata") &&
-    body.metadata !== undefined &&
-    Buffer.byteLength(JSON.stringify(body.metadata)) > MAX_METADATA_BYTES
-  ) {
-    errors.push({
-      field: "metadata",
-      message: `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON.`,
-    });
-  }
-  const legacy = (e: FieldError) => (LEGACY_CREATE_FIELDS as readonly string[]).includes(e.field);
-  return { body, errors: [...errors.filter(legacy), ...errors.filter((e) => !legacy(e))] };
+  return [...errors.filter(isLegacy), ...errors.filter((e) => !isLegacy(e))];
 }
 
 /** Throws 400 naming the first of `errors` that `stage` selects (details list them all). */
@@ -282,32 +323,54 @@ export function failStage(errors: FieldError[], stage: (error: FieldError) => bo
   if (first) throw invalidRequest(first.message, { field: first.field, errors });
 }
 
-/** POST /e2e/runs/{id}/results body: 1–1000 results, known fields only, each journey once. */
-export function parseResultsBody(body: unknown): ResultSubmit[] {
-  if (!isPlainObject(body) || body.results === undefined || body.results === null)
-    throw invalidRequest("Results payload is required.", { field: "results" });
-  if (!Array.isArray(body.results)) throw invalidRequest("results must be a list.", { field: "results" });
-  if (body.results.length === 0)
-    throw invalidRequest("Results payload cannot be empty.", { field: "results" });
-  if (body.results.length > MAX_RESULTS)
-    throw invalidRequest(`At most ${MAX_RESULTS} results per request.`, { field: "results" });
-  const extra = Object.keys(body).find((k) => k !== "results");
-  if (extra) throw invalidRequest(`${extra} is not a known property.`, { field: extra });
+/** What the schema cannot say: metadata's size. */
+export function checkMetadataSize(metadata: Record<string, unknown> | undefined): void {
+  if (metadata !== undefined && Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
+    throw invalidRequest(`metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON.`, {
+      field: "metadata",
+    });
+  }
+}
+
+/** The results to store: journey ids trimmed, each journey at most once. */
+export function distinctResults(results: ResultSubmit[]): ResultSubmit[] {
   const seen = new Set<string>();
-  return body.results.map((item: unknown, index: number) => {
-    const at = `results[${index}]`;
-    if (!isPlainObject(item)) throw invalidRequest(`${at} must be an object.`, { field: at });
-    failStage(objectErrors(ResultSubmitSchema, item, `${at}.`), () => true);
-    const result = item as ResultSubmit;
+  return results.map((result, index) => {
     const journeyId = result.journey_id.trim();
     if (seen.has(journeyId))
-      throw invalidRequest(`Journey '${journeyId}' appears more than once.`, { field: `${at}.journey_id` });
+      throw invalidRequest(`Journey '${journeyId}' appears more than once.`, {
+        field: `results[${index}].journey_id`,
+      });
     seen.add(journeyId);
     return { ...result, journey_id: journeyId };
   });
 }
 
 // ---------------------------------------------------------------- GET /e2e/runs query
+
+const filter = (max: number, description: string) =>
+  Type.Optional(
+    Type.String({ maxLength: max, description, message: `must be one value of at most ${max} characters.` }),
+  );
+
+/** GET /e2e/runs query: optional filters and `limit` (an integer 1–500, default 50); newest first. */
+export const RunFiltersQuery = Type.Object(
+  {
+    status: filter(50, "Only runs with this status"),
+    suite_id: filter(200, "Only runs of this suite"),
+    environment_label: filter(200, "Only runs in this environment"),
+    trigger_source: filter(50, "manual or ci"),
+    limit: Type.Optional(
+      Type.String({
+        pattern: "^\\s*0{0,2}(500|[1-4][0-9]{2}|[1-9][0-9]?)\\s*$",
+        description: "At most this many runs (1–500, default 50)",
+        message: "must be an integer from 1 to 500.",
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+export type RunFiltersQuery = Static<typeof RunFiltersQuery>;
 
 export interface RunFilters {
   status?: string;
@@ -317,29 +380,8 @@ export interface RunFilters {
   limit?: number;
 }
 
-const FILTER_LIMITS = { status: 50, suite_id: 200, environment_label: 200, trigger_source: 50 } as const;
-
-/** GET /e2e/runs query: optional string filters and `limit` (an integer 1–500, default 50). */
-export function parseRunFilters(params: URLSearchParams): RunFilters {
-  const filters: RunFilters = {};
-  for (const [field, max] of Object.entries(FILTER_LIMITS) as [keyof typeof FILTER_LIMITS, number][]) {
-    const values = params.getAll(field);
-    if (values.length === 0) continue;
-    if (values.length > 1 || values[0]!.length > max) {
-      throw invalidRequest(`${field} must be one value of at most ${max} characters.`, {
-        field,
-      });
-    }
-    filters[field] = values[0]!;
-  }
-  const limits = params.getAll("limit");
-  if (limits.length > 0) {
-    const limit = limits.length === 1 && /^\d{1,3}$/.test(limits[0]!.trim()) ? Number(limits[0]) : Number.NaN;
-    if (!(limit >= 1 && limit <= 500))
-      throw invalidRequest("limit must be an integer from 1 to 500.", {
-        field: "limit",
-      });
-    filters.limit = limit;
-  }
-  return filters;
+/** The filters of a checked query. */
+export function runFilters(query: RunFiltersQuery): RunFilters {
+  const { limit, ...filters } = query;
+  return { ...filters, ...(limit === undefined ? {} : { limit: Number(limit) }) };
 }

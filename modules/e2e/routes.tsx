@@ -4,12 +4,29 @@ import { noteAudit } from "../audit/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { requestLogger } from "../platform/http";
-import { BodyError, jsonBody, readJsonBody } from "../platform/json-body";
+import { BodyError, readJsonBody } from "../platform/json-body";
+import { errorReplies } from "../platform/schemas";
 import { type E2EConfig, e2eConfigFor } from "./config";
-import { createRun } from "./create";
+import { createPreconditions, createRun } from "./create";
 import { runsCsv } from "./csv";
 import { readLog, storeLog } from "./logs";
-import { parseResultsBody, parseRunFilters } from "./model";
+import {
+  CreateRunBodySchema,
+  CreateRunHeaders,
+  distinctResults,
+  JourneyParams,
+  LogReply,
+  LogStoredReply,
+  LogUploadBody,
+  ResultListReply,
+  ResultsBodySchema,
+  RunFiltersQuery,
+  RunListReply,
+  RunParams,
+  RunReply,
+  runFilters,
+  SuiteListReply,
+} from "./model";
 import { E2EDisabledPage, E2EPage } from "./pages/page";
 import { E2EDetail } from "./pages/run-detail";
 import { E2ERunsTable } from "./pages/runs-table";
@@ -24,13 +41,39 @@ import { getRun, listResults, listRuns, listSuites } from "./runs";
  * texts are clipped to 2000 characters only after parsing, hence the room.
  */
 const BODY_MAX_BYTES = 8 * 1024 * 1024;
-const parseJson = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX_BYTES);
 
-/** The parsed body; unparsable JSON is the spec's invalid_request here, like any other bad body. */
-function e2eJsonBody(body: unknown): unknown {
+/** The body read as JSON; unparsable JSON is the spec's invalid_request here, like any other bad body. */
+async function parseJson({ request }: { request: Request }): Promise<unknown> {
+  const body = await readJsonBody(request, BODY_MAX_BYTES);
   if (body instanceof BodyError && body.error.code === "invalid_json")
-    throw new AppError(400, "invalid_request", "The request body is not valid JSON.", { field: null });
-  return jsonBody(body);
+    return new BodyError(
+      new AppError(400, "invalid_request", "The request body is not valid JSON.", { field: null }),
+    );
+  return body;
+}
+
+/** A journey log as UTF-8 text without NUL, at most `limit` bytes (a BodyError otherwise). */
+async function readLogUpload(request: Request, limit: number): Promise<string | BodyError> {
+  const tooLarge = () =>
+    new BodyError(
+      new AppError(413, "payload_too_large", `A journey log may be at most ${limit} bytes.`, {
+        max_bytes: limit,
+      }),
+    );
+  if (Number(request.headers.get("content-length") ?? "0") > limit) return tooLarge();
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > limit) return tooLarge();
+  let content: string;
+  try {
+    content = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return new BodyError(
+      new AppError(400, "invalid_request", "A journey log must be UTF-8 text (e2e_log.v1 JSONL)."),
+    );
+  }
+  if (content.includes("\u0000"))
+    return new BodyError(new AppError(400, "invalid_request", "A journey log must not contain NUL bytes."));
+  return content;
 }
 
 /** The E2E API (/e2e/…, runner credentials) and the operators' runs page (/e2e). */
@@ -52,31 +95,27 @@ export function e2eRoutes(ctx: AppContext) {
 
   const api = new Elysia({ name: "e2e-api" })
     .use(access)
-    .get(
-      "/e2e/suites",
-      ({ request }) => {
-        const { e2e } = runner(request);
-        return { data: listSuites(e2e) };
-      },
-      { access: "e2e" },
-    )
-    .get(
-      "/e2e/runs",
-      async ({ request }) => {
-        // The query is checked here, after enablement and credentials (a route schema would be
-        // checked first and answer 400 to a caller who should get 404 or 401).
-        runner(request);
-        return { data: await listRuns(database, parseRunFilters(new URL(request.url).searchParams)) };
-      },
-      { access: "e2e" },
-    )
+    // At the transform stage, before the route schemas: a caller who should get 404 or 401 never
+    // learns the input rules.
+    .derive(({ request }) => runner(request))
+    .get("/e2e/suites", ({ e2e }) => ({ data: listSuites(e2e) }), {
+      access: "e2e",
+      detail: { summary: "List the configured suites and their journeys" },
+      response: { 200: SuiteListReply, ...errorReplies(401, 404) },
+    })
+    .get("/e2e/runs", async ({ query }) => ({ data: await listRuns(database, runFilters(query)) }), {
+      access: "e2e",
+      detail: { summary: "List runs, newest first" },
+      query: RunFiltersQuery,
+      response: { 200: RunListReply, ...errorReplies(400, 401, 404) },
+    })
     .post(
       "/e2e/runs",
-      async ({ request, body, set }) => {
-        const { e2e, runnerId } = runner(request);
+      async ({ body, runnerId, e2e, headers, set, request }) => {
         const outcome = await createRun(database, e2e, requestLogger(logger, request), {
-          body: e2eJsonBody(body),
-          protocolHeader: request.headers.get(PROTOCOL_HEADER),
+          body,
+          // Checked by createPreconditions (the transform below).
+          protocolVersion: headers[PROTOCOL_HEADER].trim(),
           runnerId,
         });
         noteAudit(request, {
@@ -91,40 +130,59 @@ export function e2eRoutes(ctx: AppContext) {
         }
         return { data: outcome.run };
       },
-      { access: "e2e", parse: parseJson },
-    )
-    .get(
-      "/e2e/runs/:runId",
-      async ({ request, params }) => {
-        runner(request);
-        return { data: await getRun(database, params.runId) };
+      {
+        access: "e2e",
+        detail: { summary: "Create a run (seeds the environment, holds its lock)" },
+        parse: parseJson,
+        // The spec's order of concern: legacy fields, the environment, the protocol, then the shape.
+        transform: ({ body, e2e, request }) => {
+          createPreconditions(e2e, body, request.headers.get(PROTOCOL_HEADER));
+        },
+        headers: CreateRunHeaders,
+        body: CreateRunBodySchema,
+        response: {
+          200: RunReply,
+          201: RunReply,
+          ...errorReplies(400, 401, 404, 409, 413, 422),
+        },
       },
-      { access: "e2e" },
     )
+    .get("/e2e/runs/:runId", async ({ params }) => ({ data: await getRun(database, params.runId) }), {
+      access: "e2e",
+      detail: { summary: "Get a run" },
+      params: RunParams,
+      response: { 200: RunReply, ...errorReplies(401, 404) },
+    })
     .post(
       "/e2e/runs/:runId/cancel",
-      async ({ request, params, set }) => {
-        runner(request);
+      async ({ params, set, request }) => {
         set.status = 202;
         const run = await cancelRun(database, requestLogger(logger, request), params.runId);
         noteAudit(request, { details: { status: run.status } });
         return { data: run };
       },
-      { access: "e2e", parse: "none" },
+      {
+        access: "e2e",
+        detail: { summary: "Cancel a run" },
+        parse: "none",
+        params: RunParams,
+        response: { 202: RunReply, ...errorReplies(401, 404, 422) },
+      },
     )
     .get(
       "/e2e/runs/:runId/results",
-      async ({ request, params }) => {
-        runner(request);
-        return { data: await listResults(database, params.runId) };
+      async ({ params }) => ({ data: await listResults(database, params.runId) }),
+      {
+        access: "e2e",
+        detail: { summary: "List a run's journey results" },
+        params: RunParams,
+        response: { 200: ResultListReply, ...errorReplies(401, 404) },
       },
-      { access: "e2e" },
     )
     .post(
       "/e2e/runs/:runId/results",
       async ({ request, params, body, set }) => {
-        runner(request);
-        const results = parseResultsBody(e2eJsonBody(body));
+        const results = distinctResults(body.results);
         const data = await submitResults(database, requestLogger(logger, request), params.runId, results);
         // Which journeys moved to which status (the first 20 of a batch).
         noteAudit(request, {
@@ -136,42 +194,40 @@ export function e2eRoutes(ctx: AppContext) {
         set.status = 202;
         return { data };
       },
-      { access: "e2e", parse: parseJson },
+      {
+        access: "e2e",
+        detail: { summary: "Submit journey results (`{results: [...]}`)" },
+        parse: parseJson,
+        params: RunParams,
+        body: ResultsBodySchema,
+        response: { 202: ResultListReply, ...errorReplies(400, 401, 404, 413, 422) },
+      },
     )
     .get(
       "/e2e/runs/:runId/results/:journeyId/log",
-      async ({ request, params }) => {
-        runner(request);
-        return { data: await readLog(database, params.runId, params.journeyId) };
+      async ({ params }) => ({ data: await readLog(database, params.runId, params.journeyId) }),
+      {
+        access: "e2e",
+        detail: { summary: "Get a journey's log" },
+        params: JourneyParams,
+        response: { 200: LogReply, ...errorReplies(401, 404, 410) },
       },
-      { access: "e2e" },
     )
     .put(
       "/e2e/runs/:runId/results/:journeyId/log",
-      async ({ request, params }) => {
-        const { e2e } = runner(request);
-        const limit = e2e.maxLogUploadBytes;
-        const tooLarge = () =>
-          new AppError(413, "payload_too_large", `A journey log may be at most ${limit} bytes.`, {
-            max_bytes: limit,
-          });
-        const declared = Number(request.headers.get("content-length") ?? "0");
-        if (declared > limit) throw tooLarge();
-        const bytes = new Uint8Array(await request.arrayBuffer());
-        if (bytes.byteLength > limit) throw tooLarge();
-        let content: string;
-        try {
-          content = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-        } catch {
-          throw new AppError(400, "invalid_request", "A journey log must be UTF-8 text (e2e_log.v1 JSONL).");
-        }
-        if (content.includes("\u0000"))
-          throw new AppError(400, "invalid_request", "A journey log must not contain NUL bytes.");
-        const stored = await storeLog(database, params.runId, params.journeyId, content);
-        noteAudit(request, { details: { journey_id: params.journeyId, bytes: bytes.byteLength } });
+      async ({ params, body, request }) => {
+        const stored = await storeLog(database, params.runId, params.journeyId, body);
+        noteAudit(request, { details: { journey_id: params.journeyId, bytes: Buffer.byteLength(body) } });
         return { data: stored };
       },
-      { access: "e2e", parse: "none" },
+      {
+        access: "e2e",
+        detail: { summary: "Upload a journey's log (e2e_log.v1 JSON Lines)" },
+        parse: ({ request }) => (e2e ? readLogUpload(request, e2e.maxLogUploadBytes) : undefined),
+        params: JourneyParams,
+        body: LogUploadBody,
+        response: { 200: LogStoredReply, ...errorReplies(400, 401, 404, 413) },
+      },
     );
 
   const ui = new Elysia({ name: "e2e-ui" })

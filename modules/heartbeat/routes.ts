@@ -1,15 +1,21 @@
 import { Elysia } from "elysia";
-import { apiKeyOf } from "../devices/service";
+import { apiKeyOf, authenticateDevice } from "../devices/service";
 import { deviceWaitsFor } from "../devices/wake";
 import type { AppContext } from "../platform/context";
-import { badRequest } from "../platform/errors";
-import { jsonBody, readJsonBody } from "../platform/json-body";
+import { readJsonBody } from "../platform/json-body";
 import { commandsTotal, heartbeatsTotal } from "../platform/metrics";
-import { firstInvalidField } from "../platform/schemas";
+import { DeviceKeyQuery, DeviceParams, errorReplies } from "../platform/schemas";
+import { credentialsBeforeInput } from "../platform/validation";
 import { activeLeases, heartbeatRemoteAccess } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
 import { terminalHeartbeatHint } from "../terminal/service";
-import { HEARTBEAT_MAX_BYTES, waitQuery } from "./model";
+import {
+  HEARTBEAT_MAX_BYTES,
+  HeartbeatBody,
+  HeartbeatReplySchema,
+  WaitQuery,
+  WaitReplySchema,
+} from "./model";
 import { heartbeat, heartbeatBatcher } from "./service";
 
 /**
@@ -34,7 +40,7 @@ export function heartbeatRoutes(ctx: AppContext) {
       "/api/v1/devices/:device_id/heartbeat",
       async ({ body, params, query }) => {
         const settings = await deviceSettings(ctx.config);
-        const reply = await heartbeat(sql, batcher, params.device_id, apiKeyOf(query), jsonBody(body), {
+        const reply = await heartbeat(sql, batcher, params.device_id, apiKeyOf(query), body, {
           settings,
           remoteAccess: async (id) => {
             const access = await heartbeatRemoteAccess(sql, ctx.config, id);
@@ -47,7 +53,17 @@ export function heartbeatRoutes(ctx: AppContext) {
       },
       {
         access: "device",
+        detail: { summary: "Send a heartbeat: telemetry in, queued commands and remote-access requests out" },
         parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES),
+        transform: ({ request, params, query }) =>
+          credentialsBeforeInput(request, () => authenticateDevice(sql, params.device_id, apiKeyOf(query))),
+        params: DeviceParams,
+        query: DeviceKeyQuery,
+        body: HeartbeatBody,
+        response: {
+          200: HeartbeatReplySchema,
+          ...errorReplies(400, 401, 403, 404, 413, 422, 429),
+        },
         // Every answer counts, refusals at the credential check included.
         afterResponse: ({ set }) => {
           const status = Number(set.status ?? 200);
@@ -58,14 +74,6 @@ export function heartbeatRoutes(ctx: AppContext) {
     .get(
       "/api/v1/devices/:device_id/wait",
       async ({ params, query, request, server }) => {
-        const invalid = firstInvalidField(waitQuery, query, ["timeout_s", "remote_access"]);
-        if (invalid !== undefined)
-          throw badRequest(
-            invalid === "timeout_s"
-              ? "timeout_s must be a whole number of seconds from 1"
-              : "remote_access must be 0 or 1",
-            { field: invalid },
-          );
         const maxSeconds = ctx.config.deviceWaitMaxSeconds;
         const seconds = Math.min(maxSeconds, Number(query.timeout_s ?? maxSeconds));
         // Bun closes a connection quiet for its idle timeout (30 s): this one is quiet on purpose.
@@ -80,6 +88,12 @@ export function heartbeatRoutes(ctx: AppContext) {
         });
         return { data: { wake: wake ?? null } };
       },
-      { access: "device" },
+      {
+        access: "device",
+        detail: { summary: "Wait (long poll) until there is work for the device" },
+        params: DeviceParams,
+        query: WaitQuery,
+        response: { 200: WaitReplySchema, ...errorReplies(400, 401, 403, 404) },
+      },
     );
 }

@@ -3,6 +3,7 @@ import { consolePages } from "../../ui/page";
 import { noteAudit } from "../audit/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
+import { QUIET } from "../platform/schemas";
 import { JobsActivity, JobsPage, type JobsPageProps } from "./pages";
 import { jobOverview, knownTasks, listQueuedJobs, listRecentRuns, runJobNow } from "./service";
 import type { JobCatalog } from "./task";
@@ -42,7 +43,10 @@ export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
       },
       {
         access: "admin",
-        body: t.Object({ task: t.String({ maxLength: 100 }), _csrf: t.Optional(t.String()) }),
+        body: t.Object(
+          { task: t.String({ maxLength: 100 }), _csrf: t.Optional(t.String()) },
+          { ...QUIET, additionalProperties: true },
+        ),
       },
     )
     .get(

@@ -1,22 +1,29 @@
 /**
  * The OpenAPI 3.1 document of Outpost's APIs (`/api/v1`, `/api/json`, `/e2e`), generated from the
- * app's route table and the routes' own TypeBox schemas (@elysiajs/openapi's generator, with the
- * body and reply schemas in references.ts), plus what a generator cannot know: who may call each
- * route (from its `access` declaration), the error shapes and examples for the device API.
+ * app's route table alone: each route's params, query, headers, body and replies (status → TypeBox
+ * schema) as declared in its route options — the schemas Elysia validates with — and who may call it
+ * (its `access` declaration). Nothing is kept on the side: a route without reply schemas shows up
+ * here without them, and tests/openapi fails for it.
  */
-import { toOpenAPISchema } from "@elysiajs/openapi";
+import { OptionalKind, type TSchema } from "@sinclair/typebox";
 import type { AnyElysia } from "elysia";
 import { type Access, declaredAccess } from "../platform/access";
-import { NAMED_SCHEMAS, REFERENCES } from "./references";
+import { ApiErrorSchema, JsonApiErrorsSchema, NoContent } from "../platform/schemas";
 
 export const API_PATH = /^\/(api\/v1|api\/json|e2e\/)/;
-const E2E_PROTOCOL_VERSION = "1.0.0";
+const SKIPPED_METHODS = new Set(["WS", "OPTIONS", "HEAD"]);
+/** The version of the E2E API's description (the spec's); not the protocol version runners send. */
+const E2E_API_VERSION = "1.0.0";
 
-type Operation = Record<string, unknown> & {
-  security?: unknown;
-  responses?: Record<string, unknown>;
-  tags?: string[];
-};
+/** What a route's options hold that the document reads. */
+export interface RouteSchemas {
+  params?: TSchema;
+  query?: TSchema;
+  headers?: TSchema;
+  body?: TSchema;
+  response?: Record<string, TSchema>;
+  detail?: { summary?: string; description?: string };
+}
 
 const SECURITY: Record<Access, Record<string, string[]>[]> = {
   public: [],
@@ -27,134 +34,184 @@ const SECURITY: Record<Access, Record<string, string[]>[]> = {
   admin: [{ apiToken: [] }],
 };
 
-const ERROR = {
-  type: "object",
-  required: ["error"],
-  properties: {
-    error: {
-      type: "object",
-      required: ["code", "message"],
-      properties: {
-        code: { type: "string", description: "One of docs/errors.md; each code has one HTTP status" },
-        message: { type: "string" },
-        details: { description: "Often `{field}` naming the offending field" },
-      },
-    },
-  },
-};
-const JSONAPI_ERRORS = {
-  type: "object",
-  required: ["errors"],
-  properties: {
-    errors: {
-      type: "array",
-      items: {
-        type: "object",
-        properties: {
-          status: { type: "string" },
-          code: { type: "string" },
-          title: { type: "string" },
-          detail: { type: "string" },
-          source: { type: "object" },
-          meta: {},
-        },
-      },
-    },
-  },
+const DESCRIPTIONS: Record<string, string> = {
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  204: "No content",
+  400: "Invalid request: the body, query or path is not what the route accepts (docs/errors.md)",
+  401: "No valid credentials",
+  403: "The credentials do not allow this",
+  404: "Not found",
+  409: "Conflict with the resource's state",
+  410: "Gone",
+  413: "The body is over the route's limit",
+  422: "Understood but not acceptable",
+  429: "Too many requests (`Retry-After` says when to try again)",
 };
 
-const EXAMPLES: Record<string, Record<string, unknown>> = {
-  "post /api/v1/devices/register": {
-    mac_address: "02:AB:00:00:00:01",
-    product_name: "edge-gateway",
-    metadata: { hostname: "pump7", ip_address: "192.0.2.10", name: "pump-station-7" },
-    device_secret: "x3Jq1v8Zr0mYkP2tA7cN5wE9uH4sL6dB0fG1hK3jM5n",
-  },
-  "post /api/v1/devices/{device_id}/heartbeat": {
-    telemetry: {
-      device: { uptime_seconds: 5120 },
-      scripts: {
-        cpu: { data: { status: "success", validation_status: "valid", output: { usage_pct: 12.5 } } },
-      },
-      meta: { collected_at: "2026-11-24T12:00:00Z" },
-    },
-    connection_status: { active: false },
-  },
-  "post /api/v1/devices/{device_id}/command_results": {
-    results: [{ command_id: "0193a1b2-0000-7000-8000-000000000001", status: "OK", output: { scripts: [] } }],
-  },
-};
+/** Keywords of the schemas that are for validation messages only (modules/platform/validation.ts). */
+const MESSAGE_KEYWORDS = new Set(["message", "tooLong", "reportAll", "error"]);
 
-/** Builds the document for `app` (whose routes are all registered by now). */
-export function openApiDocument(app: AnyElysia, version: string): Record<string, unknown> {
-  const access = declaredAccess(app as never);
-  // The generator writes schemas into the hooks it reads: give it copies, never the live routes.
-  const view = {
-    getGlobalRoutes: () =>
-      app.routes.map((route) => ({ ...route, hooks: { ...((route.hooks as object) ?? {}) } })),
-  } as unknown as AnyElysia;
-  const { paths, components } = toOpenAPISchema(
-    view,
-    { paths: [/^(?!\/(api\/v1|api\/json|e2e\/))/], staticFile: true },
-    REFERENCES as never,
-    undefined,
-    "3.1.1",
-  );
-  for (const [path, item] of Object.entries(paths as Record<string, Record<string, Operation>>)) {
-    const routePath = path.replace(/\{(\w+)\}/g, ":$1");
-    for (const [method, operation] of Object.entries(item)) {
-      const level = access.get(`${method.toUpperCase()} ${routePath}`) ?? "public";
-      operation.security = SECURITY[level];
-      operation.tags = [
-        path.startsWith("/e2e")
-          ? "E2E"
-          : path.startsWith("/api/json")
-            ? "JSON:API"
-            : level === "device" || path === "/api/v1/devices/register"
-              ? "Device API"
-              : "Operator API",
-      ];
-      if (level !== "public") operation["x-outpost-access"] = level;
-      operation.responses = {
-        ...(operation.responses ?? { 200: { description: "Success" } }),
-        default: {
-          description: "An error (docs/errors.md)",
-          content: {
-            [path.startsWith("/api/json") ? "application/vnd.api+json" : "application/json"]: {
-              schema: {
-                $ref: path.startsWith("/api/json")
-                  ? "#/components/schemas/JsonApiErrors"
-                  : "#/components/schemas/Error",
-              },
-            },
-          },
-        },
+/** Keywords whose values are data, not schemas. */
+const DATA_KEYWORDS = new Set(["examples", "example", "default", "const", "enum"]);
+/** Keywords whose values map names to schemas. */
+const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs"]);
+
+function withoutMessages(node: unknown, isMap = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => withoutMessages(item));
+  if (typeof node !== "object" || node === null) return node;
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (isMap) result[key] = withoutMessages(value);
+    else if (MESSAGE_KEYWORDS.has(key)) continue;
+    else result[key] = DATA_KEYWORDS.has(key) ? value : withoutMessages(value, SCHEMA_MAPS.has(key));
+  }
+  return result;
+}
+
+/** A TypeBox schema as plain JSON Schema (2020-12, as OpenAPI 3.1 has it). */
+function jsonSchema(schema: TSchema): Record<string, unknown> {
+  return withoutMessages(JSON.parse(JSON.stringify(schema))) as Record<string, unknown>;
+}
+
+function isJsonApi(path: string): boolean {
+  return path.startsWith("/api/json");
+}
+
+function mediaOf(path: string, schema: TSchema): string {
+  const declared = (schema as { contentMediaType?: string }).contentMediaType;
+  if (declared) return declared;
+  return isJsonApi(path) ? "application/vnd.api+json" : "application/json";
+}
+
+function content(path: string, schema: TSchema) {
+  const example = (schema as { examples?: unknown[] }).examples?.[0];
+  return {
+    [mediaOf(path, schema)]: { schema: jsonSchema(schema), ...(example === undefined ? {} : { example }) },
+  };
+}
+
+function parameters(location: "path" | "query" | "header", schema: TSchema | undefined) {
+  const properties = (schema as { properties?: Record<string, TSchema> } | undefined)?.properties ?? {};
+  const required = new Set((schema as { required?: string[] } | undefined)?.required ?? []);
+  return Object.entries(properties).map(([name, property]) => {
+    const { description, ...rest } = jsonSchema(property);
+    return {
+      name,
+      in: location,
+      required: location === "path" || required.has(name),
+      ...(description ? { description } : {}),
+      schema: rest,
+    };
+  });
+}
+
+function responses(path: string, declared: Record<string, TSchema> | undefined) {
+  if (!declared) {
+    // A route whose options declare no replies yet (tests/openapi/contract.test.ts lists them).
+    const media = isJsonApi(path) ? "application/vnd.api+json" : "application/json";
+    const ref = { $ref: `#/components/schemas/${isJsonApi(path) ? "JsonApiErrors" : "Error"}` };
+    return {
+      200: { description: "Success (its schema is not declared yet)" },
+      default: { description: "An error (docs/errors.md)", content: { [media]: { schema: ref } } },
+    };
+  }
+  const result: Record<string, unknown> = {};
+  for (const [status, schema] of Object.entries(declared ?? {})) {
+    const description = DESCRIPTIONS[status] ?? "Reply";
+    if (schema === NoContent) {
+      result[status] = { description };
+    } else if (schema === ApiErrorSchema || schema === JsonApiErrorsSchema) {
+      const name = schema === ApiErrorSchema ? "Error" : "JsonApiErrors";
+      const media = isJsonApi(path) ? "application/vnd.api+json" : "application/json";
+      result[status] = {
+        description,
+        content: { [media]: { schema: { $ref: `#/components/schemas/${name}` } } },
       };
-      // The routes parse their bodies themselves, so the generator knows a body exists but not its
-      // media type: name it, with the schema the route checks it against.
-      const reference = (REFERENCES as Record<string, Record<string, { body?: object }>>)[routePath]?.[
-        method
-      ];
-      if (reference?.body) {
-        const media = path.startsWith("/api/json") ? "application/vnd.api+json" : "application/json";
-        const example = EXAMPLES[`${method} ${path}`];
-        operation.requestBody = {
-          required: true,
-          content: {
-            [media]: { schema: JSON.parse(JSON.stringify(reference.body)), ...(example ? { example } : {}) },
-          },
-        };
-      }
+    } else {
+      result[status] = { description, content: content(path, schema) };
     }
   }
+  return result;
+}
+
+function tagOf(path: string, level: Access): string {
+  if (path.startsWith("/e2e")) return "E2E";
+  if (isJsonApi(path)) return "JSON:API";
+  return level === "device" || path === "/api/v1/devices/register" ? "Device API" : "Operator API";
+}
+
+function operationId(method: string, path: string): string {
+  const words = path
+    .replace(/[{}:]/g, "")
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join("");
+}
+
+/** The API routes of `app`: method, path and what their options declare. */
+export function apiRoutes(app: AnyElysia) {
+  return app.routes
+    .filter((route) => API_PATH.test(route.path) && !SKIPPED_METHODS.has(route.method))
+    .map((route) => ({ method: route.method, path: route.path, schemas: route.hooks as RouteSchemas }));
+}
+
+/** Builds the document for `app` (whose routes are all registered by now). */
+export function openApiDocument(
+  app: AnyElysia,
+  options: { version: string; e2eProtocolVersions: readonly string[] },
+): Record<string, unknown> {
+  const { version } = options;
+  const access = declaredAccess(app as never);
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const { method, path: routePath, schemas } of apiRoutes(app)) {
+    const path = routePath.replace(/:(\w+)/g, "{$1}");
+    const level = access.get(`${method} ${routePath}`) ?? "public";
+    const pathParameters = schemas.params
+      ? parameters("path", schemas.params)
+      : [...routePath.matchAll(/:(\w+)/g)].map((m) => ({
+          name: m[1]!,
+          in: "path",
+          required: true,
+          schema: { type: "string" },
+        }));
+    const operation: Record<string, unknown> = {
+      operationId: operationId(method, path),
+      ...(schemas.detail?.summary ? { summary: schemas.detail.summary } : {}),
+      ...(schemas.detail?.description ? { description: schemas.detail.description } : {}),
+      tags: [tagOf(path, level)],
+      security: SECURITY[level],
+      ...(level === "public" ? {} : { "x-outpost-access": level }),
+    };
+    const all = [
+      ...pathParameters,
+      ...parameters("query", schemas.query),
+      ...parameters("header", schemas.headers),
+    ];
+    if (all.length > 0) operation.parameters = all;
+    if (schemas.body) {
+      operation.requestBody = {
+        required: !(OptionalKind in schemas.body),
+        content: content(path, schemas.body),
+      };
+    }
+    operation.responses = responses(path, schemas.response);
+    paths[path] ??= {};
+    paths[path][method.toLowerCase()] = operation;
+  }
+  const protocols = options.e2eProtocolVersions.map((v) => `\`${v}\``).join(", ");
   return {
     openapi: "3.1.1",
     info: {
       title: "Outpost API",
       version,
       description:
-        "The device API, the operator API (`/api/v1`), the JSON:API resources (`/api/json`) and the E2E run API (`/e2e`, protocol version " +
-        `${E2E_PROTOCOL_VERSION}, sent by runners in \`X-E2E-Protocol-Version\`). Errors: docs/errors.md.`,
+        "The device API, the operator API (`/api/v1`), the JSON:API resources (`/api/json`) and the E2E run " +
+        `API (\`/e2e\`, described as version ${E2E_API_VERSION}). E2E runners send the protocol version in ` +
+        `\`X-E2E-Protocol-Version\`; this server accepts ${protocols}. ` +
+        "Errors: docs/errors.md.",
+      license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: "/" }],
     tags: [
@@ -169,19 +226,13 @@ export function openApiDocument(app: AnyElysia, version: string): Record<string,
       { name: "JSON:API", description: "`application/vnd.api+json` resources" },
       {
         name: "E2E",
-        description: `The E2E run API, protocol version ${E2E_PROTOCOL_VERSION}`,
-        "x-api-version": E2E_PROTOCOL_VERSION,
+        description: `The E2E run API (version ${E2E_API_VERSION}); runners send protocol ${protocols}`,
+        "x-api-version": E2E_API_VERSION,
       },
     ],
     paths,
     components: {
-      ...components,
-      schemas: {
-        ...(components.schemas ?? {}),
-        ...NAMED_SCHEMAS,
-        Error: ERROR,
-        JsonApiErrors: JSONAPI_ERRORS,
-      },
+      schemas: { Error: jsonSchema(ApiErrorSchema), JsonApiErrors: jsonSchema(JsonApiErrorsSchema) },
       securitySchemes: {
         apiToken: { type: "http", scheme: "bearer", description: "An API token (Settings → API tokens)" },
         deviceApiKey: {

@@ -5,8 +5,9 @@ import type { AppContext } from "../platform/context";
 import { openApiDocument } from "./document";
 
 const ROOT = path.resolve(import.meta.dir, "../..");
-const VERSION = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string })
-  .version;
+export const VERSION = (
+  JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }
+).version;
 const SWAGGER = path.join(ROOT, "node_modules/swagger-ui-dist");
 
 const ASSETS: Record<string, { file: string; type: string }> = {
@@ -37,14 +38,20 @@ const PAGE = `<!doctype html>
  * npm packages). Public: the API's shape is not a secret (every call in it still needs its
  * credentials). `app` is the whole app, read when the document is first asked for.
  */
-export function openApiRoutes(ctx: AppContext, app: () => AnyElysia) {
+export function openApiRoutes(
+  ctx: AppContext,
+  app: () => AnyElysia,
+  options: { e2eProtocolVersions: readonly string[] },
+) {
   let document: string | undefined;
   return new Elysia({ name: "openapi" })
     .use(ctx.access)
     .get(
       "/api/openapi.json",
       () => {
-        document ??= JSON.stringify(openApiDocument(app(), VERSION));
+        document ??= JSON.stringify(
+          openApiDocument(app(), { version: VERSION, e2eProtocolVersions: options.e2eProtocolVersions }),
+        );
         return new Response(document, { headers: { "content-type": "application/json" } });
       },
       { access: "public" },

@@ -6,6 +6,7 @@ import { checkCsrf, consoleCookie, SESSION_COOKIE, sessionCookie } from "../plat
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
+import { QUIET } from "../platform/schemas";
 import { passwordSignInAllowed } from "../platform/sso-config";
 import { LoginPage, type SetupErrors, SetupPage } from "./pages";
 import {
@@ -18,19 +19,25 @@ import {
 } from "./service";
 import { beginSignIn, PENDING_SIGN_IN_MINUTES } from "./sign-in";
 
-const LoginForm = t.Object({
-  email: t.String({ maxLength: 254 }),
-  password: t.String({ maxLength: 1024 }),
-  next: t.Optional(t.String({ maxLength: 2000 })),
-  _csrf: t.Optional(t.String()),
-});
+const LoginForm = t.Object(
+  {
+    email: t.String({ maxLength: 254 }),
+    password: t.String({ maxLength: 1024 }),
+    next: t.Optional(t.String({ maxLength: 2000 })),
+    _csrf: t.Optional(t.String()),
+  },
+  { ...QUIET, additionalProperties: true },
+);
 
-const SetupForm = t.Object({
-  code: t.String({ maxLength: 100 }),
-  email: t.String({ maxLength: 254 }),
-  password: t.String({ maxLength: 1024 }),
-  _csrf: t.Optional(t.String()),
-});
+const SetupForm = t.Object(
+  {
+    code: t.String({ maxLength: 100 }),
+    email: t.String({ maxLength: 254 }),
+    password: t.String({ maxLength: 1024 }),
+    _csrf: t.Optional(t.String()),
+  },
+  { ...QUIET, additionalProperties: true },
+);
 
 export function operatorRoutes(ctx: AppContext) {
   const { config, database, access } = ctx;

@@ -1,9 +1,11 @@
 import { Elysia } from "elysia";
 import { AppError, errorBody } from "./errors";
+import { BodyError } from "./json-body";
 import type { Logger } from "./logger";
 import { httpRequestDuration } from "./metrics";
 import { securityHeaders } from "./security-headers";
 import { checkUrlText, unstorableTextError, unstorableTextPath } from "./text-input";
+import { checkCredentialsOf, type SchemaValidation, validationFailure } from "./validation";
 
 /** Paths answered with JSON errors; everything else is a browser page. */
 export function isApiPath(pathname: string): boolean {
@@ -140,14 +142,8 @@ export function httpPlugin(options: {
         return respond(new AppError(404, "not_found", "There is nothing at this address."), request);
       case "PARSE":
         return respond(new AppError(400, "invalid_json", "The request body is not valid JSON"), request);
-      case "VALIDATION": {
-        const first = (error as { all?: { path?: string; summary?: string; message?: string }[] }).all?.[0];
-        const field = first?.path?.replace(/^\//, "").replace(/\//g, ".") || undefined;
-        const message = field
-          ? `Invalid value for ${field}: ${first?.summary ?? first?.message ?? "unexpected value"}`
-          : "The request is not valid";
-        return respond(new AppError(400, "invalid_request", message, field ? { field } : undefined), request);
-      }
+      case "VALIDATION":
+        return respond(validationFailure(error as unknown as SchemaValidation), request);
     }
     const status = (error as { status?: number }).status;
     if (status === 413)
@@ -187,6 +183,11 @@ export function httpPlugin(options: {
       const field = unstorableTextPath(body);
       if (field) throw unstorableTextError(field);
     })
+    .onBeforeHandle({ as: "global" }, ({ body }) => {
+      // A body readJsonBody could not read fails its route's schema (validationFailure); this is for
+      // a route whose schema a BodyError would pass.
+      if (body instanceof BodyError) throw body.error;
+    })
     .onAfterResponse({ as: "global" }, (context) => {
       const { request, route } = context;
       const status = answeredStatus(context);
@@ -203,8 +204,14 @@ export function httpPlugin(options: {
         "request",
       );
     })
-    .onError({ as: "global" }, ({ code, error, request, set }) => {
-      const response = errorResponse(code, error, request);
+    .onError({ as: "global" }, async ({ code, error, request, set }) => {
+      let response: Response;
+      try {
+        if (code === "VALIDATION") await checkCredentialsOf(request);
+        response = errorResponse(code, error, request);
+      } catch (credentials) {
+        response = errorResponse("UNKNOWN", credentials, request);
+      }
       // So that what runs after the response (metrics, audit) sees the status really sent.
       set.status = response.status;
       return response;

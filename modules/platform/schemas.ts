@@ -3,11 +3,11 @@
  * the handler: Elysia's own body validation would answer 422 and strip unknown properties, while
  * the device API keeps the spec's codes, messages and the order in which fields are checked.
  */
-import { type TSchema, Type } from "@sinclair/typebox";
+import { type SchemaOptions, type TLiteral, type TSchema, type TUnion, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 
 /** Any JSON object (unknown keys kept, arrays refused). */
-export const JsonObject = Type.Record(Type.String(), Type.Unknown());
+export const JsonObject = Type.Record(Type.String(), Type.Unknown(), { message: "must be a JSON object" });
 
 export const compileSchema = <T extends TSchema>(schema: T): TypeCheck<T> => TypeCompiler.Compile(schema);
 
@@ -35,3 +35,83 @@ export function firstInvalidField<T extends TSchema>(
   }
   return first === undefined ? undefined : fields[first];
 }
+
+/** The API's error body (docs/errors.md): one code per HTTP status, `details` often `{field}`. */
+export const ApiErrorSchema = Type.Object({
+  error: Type.Object({
+    code: Type.String({ description: "One of docs/errors.md; each code has one HTTP status" }),
+    message: Type.String(),
+    details: Type.Optional(Type.Unknown({ description: "Often `{field}` naming the offending field" })),
+  }),
+});
+
+/** The error replies a route can answer, each with the API's error body (route `response` options). */
+export function errorReplies<const S extends number>(...statuses: S[]): Record<S, typeof ApiErrorSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, ApiErrorSchema])) as Record<
+    S,
+    typeof ApiErrorSchema
+  >;
+}
+
+/** The device API's credential: the token from registration, as `?api_key=` (absent: 401). */
+export const DeviceKeyQuery = Type.Object(
+  {
+    api_key: Type.Optional(Type.String({ description: "The device's API token, from registration" })),
+  },
+  { additionalProperties: true },
+);
+
+/** A path holding a device id. */
+export const DeviceParams = Type.Object({
+  device_id: Type.String({ description: "The device's id (UUID)" }),
+});
+
+/** A reply without a body (204). */
+export const NoContent = Type.Literal("", { description: "No content" });
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+/**
+ * A union of string literals from a constant list (`["queued", "running"]`), typed as that union:
+ * TypeBox types a union built by `map` as `never`, which only a tuple type avoids.
+ */
+export function literalUnion<const T extends readonly string[]>(
+  values: T,
+  options?: SchemaOptions,
+): TUnion<Literals<T>> {
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnion<Literals<T>>;
+}
+
+/** JSON:API's error document (`/api/json`): the same codes as ApiErrorSchema, in `errors[]`. */
+export const JsonApiErrorsSchema = Type.Object({
+  errors: Type.Array(
+    Type.Object({
+      status: Type.String(),
+      code: Type.String(),
+      title: Type.String(),
+      detail: Type.Optional(Type.String()),
+      source: Type.Optional(Type.Object({}, { additionalProperties: true })),
+      meta: Type.Optional(Type.Unknown()),
+    }),
+  ),
+});
+
+/** The error replies of a JSON:API route (`errors[]`). */
+export function jsonApiErrorReplies<const S extends number>(
+  ...statuses: S[]
+): Record<S, typeof JsonApiErrorsSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, JsonApiErrorsSchema])) as Record<
+    S,
+    typeof JsonApiErrorsSchema
+  >;
+}
+
+/**
+ * For the options of a route's body schema. Elysia describes a refused body in its error message, a
+ * pretty-printed copy of the whole value unless the failing schema has an `error` of its own: seconds
+ * of CPU for a deeply nested body. validationFailure writes the answer from the schema anyway.
+ */
+export const QUIET = { error: "The request is not valid" } as const;

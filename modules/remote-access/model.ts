@@ -1,12 +1,46 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { QUIET } from "../platform/schemas";
 import type { Lease } from "./service";
 
 /** Body of `POST /api/v1/devices/{id}/remote_access` (optional; `{}` or no body is fine). */
 export const OpenLeaseBody = Type.Object(
-  { ttl_seconds: Type.Optional(Type.Integer({ minimum: 30, maximum: 3600 })) },
-  { additionalProperties: false },
+  {
+    ttl_seconds: Type.Optional(
+      Type.Integer({ minimum: 30, maximum: 3600, message: "must be an integer from 30 to 3600" }),
+    ),
+  },
+  { ...QUIET, additionalProperties: false, examples: [{ ttl_seconds: 900 }] },
 );
 export type OpenLeaseBody = Static<typeof OpenLeaseBody>;
+
+/** The lease as the API answers it. */
+export const LeaseReply = Type.Object({
+  data: Type.Object({
+    lease_id: Type.String({ format: "uuid" }),
+    expires_at: Type.String({ format: "date-time" }),
+    web_url: Type.String({ description: "Where a browser reaches the device's web UI" }),
+  }),
+});
+
+export const LeaseParams = Type.Object({
+  device_id: Type.String({ description: "The device's id (UUID)" }),
+  lease_id: Type.String({ description: "The lease's id (UUID)" }),
+});
+
+/** `GET /api/v1/check_domain` (asked by Caddy before it gets a certificate for a hostname). */
+export const CheckDomainQuery = Type.Object(
+  {
+    domain: Type.String({
+      minLength: 1,
+      description: "The hostname Caddy asks a certificate for",
+      message: "must be a hostname",
+    }),
+  },
+  { additionalProperties: true },
+);
+
+/** check_domain's refusal: exactly this body (the reference's, which Caddy ignores), not the usual error. */
+export const CheckDomainRefusal = Type.Object({ error: Type.Literal("The host is not permitted") });
 
 export function leaseJson(lease: Lease, webUrl: string) {
   return { lease_id: lease.id, expires_at: lease.expiresAt.toISOString(), web_url: webUrl };

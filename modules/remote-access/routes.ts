@@ -1,4 +1,4 @@
-import { Value } from "@sinclair/typebox/value";
+import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { noteAudit } from "../audit/service";
 import { consumeRateLimit } from "../devices/service";
@@ -7,11 +7,19 @@ import type { Config } from "../platform/config";
 import type { AppContext } from "../platform/context";
 import { badRequest } from "../platform/errors";
 import { clientAddress } from "../platform/http";
-import { jsonBody, readJsonBody } from "../platform/json-body";
+import { readJsonBody } from "../platform/json-body";
+import { ApiErrorSchema, DeviceParams, errorReplies, NoContent, QUIET } from "../platform/schemas";
 import { deviceSettings } from "../settings/service";
 import { domainAllowed } from "./domains";
 import { deviceHost, normaliseHostname } from "./hosts";
-import { leaseJson, OpenLeaseBody } from "./model";
+import {
+  CheckDomainQuery,
+  CheckDomainRefusal,
+  LeaseParams,
+  LeaseReply,
+  leaseJson,
+  OpenLeaseBody,
+} from "./model";
 import { API_LEASE_DEFAULT_SECONDS, endLease, openLease } from "./service";
 
 /** check_domain asks per client address per minute: Caddy asks once per new hostname, so this is ample. */
@@ -44,19 +52,13 @@ export function remoteAccessRoutes(ctx: AppContext) {
     .use(ctx.access)
     .post(
       "/api/v1/devices/:device_id/remote_access",
-      async ({ body: raw, params, principal, set, request }) => {
-        const body = raw === undefined || raw === null ? {} : jsonBody(raw);
-        if (!Value.Check(OpenLeaseBody, body)) {
-          throw badRequest("The body may only hold ttl_seconds, an integer from 30 to 3600", {
-            field: "ttl_seconds",
-          });
-        }
+      async ({ body, params, principal, set, request }) => {
         const settings = await deviceSettings(config);
         const lease = await openLease(sql, {
           deviceId: params.device_id,
           ownerKind: "api",
           ...holderOf(principal!),
-          ttlSeconds: body.ttl_seconds ?? API_LEASE_DEFAULT_SECONDS,
+          ttlSeconds: body?.ttl_seconds ?? API_LEASE_DEFAULT_SECONDS,
           maxMinutes: config.remoteAccessMaxMinutes,
           onlineWindowSeconds: settings.onlineWindowSeconds,
         });
@@ -67,7 +69,17 @@ export function remoteAccessRoutes(ctx: AppContext) {
         set.status = 201;
         return { data: leaseJson(lease, deviceWebUrl(config, lease.deviceId)) };
       },
-      { access: "operator", parse: ({ request }) => readJsonBody(request, 4096) },
+      {
+        access: "operator",
+        detail: { summary: "Open remote access to a device's web UI (a lease)" },
+        parse: ({ request }) => readJsonBody(request, 4096),
+        params: DeviceParams,
+        // Optional: no body (or null) opens a lease of the default length.
+        body: Type.Optional(
+          Type.Union([OpenLeaseBody, Type.Null()], { ...QUIET, message: "must be a JSON object" }),
+        ),
+        response: { 201: LeaseReply, ...errorReplies(400, 401, 403, 404, 409, 413) },
+      },
     )
     .delete(
       "/api/v1/devices/:device_id/remote_access/:lease_id",
@@ -77,19 +89,16 @@ export function remoteAccessRoutes(ctx: AppContext) {
         set.status = 204;
         return "";
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "End a remote-access lease" },
+        params: LeaseParams,
+        response: { 204: NoContent, ...errorReplies(401, 403, 404) },
+      },
     )
     .get(
       "/api/v1/check_domain",
-      async ({ query, request, server, set }) => {
-        await consumeRateLimit(sql, {
-          key: `check_domain:${clientAddress(request, server)}`,
-          limit: CHECK_DOMAIN_RATE_LIMIT,
-          what: "check_domain",
-        });
-        if (query.domain === undefined || query.domain === "") {
-          throw badRequest("domain is required", { field: "domain" });
-        }
+      async ({ query, set }) => {
         const host = normaliseHostname(query.domain);
         if (!host) throw badRequest("domain must be a hostname", { field: "domain" });
         if (!(await domainAllowed(sql, host, config))) {
@@ -100,6 +109,19 @@ export function remoteAccessRoutes(ctx: AppContext) {
         set.status = 204;
         return "";
       },
-      { access: "public" },
+      {
+        access: "public",
+        detail: {
+          summary: "Ask whether a hostname is a device host with remote access (for Caddy on-demand TLS)",
+        },
+        transform: ({ request, server }) =>
+          consumeRateLimit(sql, {
+            key: `check_domain:${clientAddress(request, server)}`,
+            limit: CHECK_DOMAIN_RATE_LIMIT,
+            what: "check_domain",
+          }),
+        query: CheckDomainQuery,
+        response: { 204: NoContent, 400: ApiErrorSchema, 401: CheckDomainRefusal, 429: ApiErrorSchema },
+      },
     );
 }

@@ -9,6 +9,7 @@ import { principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
+import { QUIET } from "../platform/schemas";
 import { settingsRenderer } from "./render";
 
 type Body = Record<string, unknown>;
@@ -164,11 +165,14 @@ export function accessSettingsRoutes(ctx: AppContext) {
       },
       {
         access: "admin",
-        body: t.Object({
-          name: t.String({ maxLength: 200 }),
-          role: t.String(),
-          _csrf: t.Optional(t.String()),
-        }),
+        body: t.Object(
+          {
+            name: t.String({ maxLength: 200 }),
+            role: t.String(),
+            _csrf: t.Optional(t.String()),
+          },
+          { ...QUIET, additionalProperties: true },
+        ),
       },
     )
     .post(

@@ -9,6 +9,7 @@ import * as deviceValidation from "../../modules/devices/validation.ts";
 import * as heartbeatModel from "../../modules/heartbeat/model.ts";
 import * as heartbeatService from "../../modules/heartbeat/service.ts";
 import * as jsonBody from "../../modules/platform/json-body.ts";
+import { onTheWire } from "../helpers/agent-telemetry.ts";
 import { scriptText, tempDir, testConfig } from "./helpers.ts";
 
 const tmp = tempDir();
@@ -113,7 +114,7 @@ describe("the heartbeat body", () => {
     const hb = body(reports);
     expect(heartbeatLimitProblem(hb)).toBeNull();
     expect(Buffer.byteLength(JSON.stringify(hb))).toBeLessThanOrEqual(256 * 1024);
-    expect(() => heartbeatService.parseHeartbeat(hb)).not.toThrow();
+    expect(() => heartbeatService.parseHeartbeat(onTheWire(hb))).not.toThrow();
     const scripts = hb.telemetry.scripts;
     expect(scripts.small.data.output).toEqual({ value: 1 });
     const dropped = Object.keys(scripts).filter((n) => scripts[n].data.output === undefined);
@@ -136,12 +137,12 @@ describe("the heartbeat body", () => {
       levels === 1 ? { v: 1 } : { n: nest(levels - 1) };
     const ok = body(new Map([["d", report(nest(6))]]));
     expect(agentLimits.outputLimitProblem(nest(6))).toBeNull();
-    expect(() => heartbeatService.parseHeartbeat(ok)).not.toThrow();
+    expect(() => heartbeatService.parseHeartbeat(onTheWire(ok))).not.toThrow();
     expect(agentLimits.outputLimitProblem(nest(7))).toMatch(/nested deeper than 6 levels/);
     // built without the agent's check, one level more is refused by the server
     const tooDeep = structuredClone(ok);
     (tooDeep.telemetry.scripts.d.data as ScriptReport).output = nest(7);
-    expect(() => heartbeatService.parseHeartbeat(tooDeep)).toThrow(/depth/);
+    expect(() => heartbeatService.parseHeartbeat(onTheWire(tooDeep))).toThrow(/depth/);
   });
 
   test("more than 4096 keys in total: outputs are left out until the server accepts it", () => {
@@ -151,7 +152,7 @@ describe("the heartbeat body", () => {
     }
     const hb = body(reports);
     expect(heartbeatLimitProblem(hb)).toBeNull();
-    expect(() => heartbeatService.parseHeartbeat(hb)).not.toThrow();
+    expect(() => heartbeatService.parseHeartbeat(onTheWire(hb))).not.toThrow();
     const kept = Object.values(hb.telemetry.scripts).filter((s) => s.data.output !== undefined);
     expect(kept.length).toBeGreaterThanOrEqual(7);
     expect(kept.length).toBeLessThan(10);

@@ -13,6 +13,7 @@ import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
 import { buildHeartbeatBody, buildSchemaDefinition, type SchemaDefinition } from "../../agent/telemetry.ts";
 import { type ConnectionStatus, DisabledTunnel } from "../../agent/tunnel.ts";
+import type { HeartbeatBody } from "../../modules/heartbeat/model";
 import { parseHeartbeat } from "../../modules/heartbeat/service";
 import { testConfig } from "../agent/helpers";
 
@@ -112,5 +113,10 @@ export class ScriptedAgent {
 
 /** The payload the server stores for a heartbeat body (its own parser: what telemetry_events holds). */
 export function storedPayload(body: AgentHeartbeat): Record<string, unknown> {
-  return JSON.parse(parseHeartbeat(body).payloadJson);
+  return JSON.parse(parseHeartbeat(onTheWire(body)).payloadJson);
+}
+
+/** A body as the server reads it: JSON, sent and parsed. */
+export function onTheWire(body: AgentHeartbeat): HeartbeatBody {
+  return JSON.parse(JSON.stringify(body));
 }

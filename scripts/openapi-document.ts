@@ -1,0 +1,33 @@
+/**
+ * Writes the OpenAPI document the server serves at /api/openapi.json (built from the app's route table,
+ * without a database or a listening port) to the file given, for `npm run check:openapi` (redocly lint).
+ * Usage: bun scripts/openapi-document.ts <out.json>
+ */
+import { writeFileSync } from "node:fs";
+import { buildApp } from "../app";
+import { E2E_DEFAULTS } from "../modules/e2e/config";
+import { openApiDocument } from "../modules/openapi/document";
+import { VERSION } from "../modules/openapi/routes";
+import { loadConfig } from "../modules/platform/config";
+import { connectDatabase } from "../modules/platform/database";
+import { createLogger } from "../modules/platform/logger";
+
+const out = process.argv[2];
+if (!out) {
+  console.error("usage: bun scripts/openapi-document.ts <out.json>");
+  process.exit(2);
+}
+// Routes are declared without touching the database: a client that never connects is enough.
+const database = connectDatabase("postgres://outpost@127.0.0.1:1/none");
+const app = buildApp({
+  config: loadConfig({ SECRET_KEY: "k".repeat(32), DATA_DIR: "/nonexistent" }),
+  database,
+  logger: createLogger("silent"),
+  workerRunning: () => false,
+});
+const document = openApiDocument(app, {
+  version: VERSION,
+  e2eProtocolVersions: E2E_DEFAULTS.protocolVersions,
+});
+writeFileSync(out, `${JSON.stringify(document, null, 2)}\n`);
+await database.sql.end({ timeout: 0 });
