@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from "commander";
 import { startOutpost } from "../app";
+import { BackupError } from "../modules/backup/service";
 import {
   createApiToken,
   createOperator,
@@ -10,6 +11,7 @@ import {
 import { type Config, ConfigError, loadConfig } from "../modules/platform/config";
 import { AppError } from "../modules/platform/errors";
 import { createLogger } from "../modules/platform/logger";
+import { registerBackupCommands } from "./backup";
 import { withDatabase } from "./database";
 import { registerE2ECommands } from "./e2e/commands";
 import { readSecret } from "./prompt";
@@ -117,11 +119,12 @@ token
   });
 
 registerE2ECommands(program);
+registerBackupCommands(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof AppError) {
+  if (error instanceof ConfigError || error instanceof AppError || error instanceof BackupError) {
     process.stderr.write(`outpost: ${error.message}\n`);
     process.exit(2);
   }
