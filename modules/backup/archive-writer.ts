@@ -1,46 +1,32 @@
 import { createHash } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
-import { constants, createGzip, type Gzip } from "node:zlib";
+import { gzipSync } from "node:zlib";
 import type { ArchiveFile } from "./model";
 import { TAR_END, tarHeader, tarPadding } from "./tar";
+
+/** Level 3: telemetry's JSON shrinks nearly as much as at the default level, for half the CPU. */
+const GZIP_LEVEL = 3;
 
 /**
  * Writes a gzip-compressed tar archive to a temporary file beside `target` (mode 0600, created
  * exclusively) and renames it into place only once it is complete and on disk: `target` is never a
  * half-written archive. `abort()` removes the temporary file.
+ *
+ * Each entry is compressed on its own, synchronously, as one gzip member (a gzip file may hold several;
+ * gunzip and `tar -z` read them as one stream). Being synchronous is the backpressure: while an entry
+ * is compressed nothing else runs, so the database connection is not read meanwhile. (postgres.js's
+ * own backpressure on COPY TO leaves the connection paused for good when the last rows fill its buffer.)
  */
 export class ArchiveWriter {
   readonly files: ArchiveFile[] = [];
   private readonly temp: string;
   private readonly fd: number;
-  private readonly gzip: Gzip;
   private written = 0;
-  private failure: Error | undefined;
-  private readonly drained: Promise<void>;
 
-  constructor(
-    private readonly target: string,
-    level = 3,
-  ) {
+  constructor(private readonly target: string) {
     this.temp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.partial`);
     this.fd = openSync(this.temp, "wx", 0o600);
-    // Level 3: telemetry's JSON shrinks about as much as at the default level for half the CPU.
-    this.gzip = createGzip({ level, chunkSize: 1 << 20, flush: constants.Z_NO_FLUSH });
-    this.gzip.on("data", (chunk: Buffer) => {
-      try {
-        for (let off = 0; off < chunk.length; ) off += writeSync(this.fd, chunk, off);
-        this.written += chunk.length;
-      } catch (error) {
-        this.failure = error as Error;
-        this.gzip.destroy(this.failure);
-      }
-    });
-    this.drained = new Promise((resolve, reject) => {
-      this.gzip.on("end", resolve);
-      this.gzip.on("error", reject);
-    });
-    this.drained.catch(() => {});
   }
 
   /** Compressed bytes on disk so far. */
@@ -48,34 +34,27 @@ export class ArchiveWriter {
     return this.written;
   }
 
-  private async push(bytes: Uint8Array): Promise<void> {
-    if (this.failure) throw this.failure;
-    if (!this.gzip.write(bytes)) await new Promise<void>((resolve) => this.gzip.once("drain", resolve));
+  private write(bytes: Uint8Array): void {
+    const compressed = gzipSync(bytes, { level: GZIP_LEVEL });
+    for (let off = 0; off < compressed.length; ) off += writeSync(this.fd, compressed, off);
+    this.written += compressed.length;
   }
 
-  /** One entry from pieces whose total is `size` bytes; its checksum joins `files`. */
-  async entry(name: string, pieces: Iterable<Uint8Array>, size: number): Promise<ArchiveFile> {
-    const hash = createHash("sha256");
-    await this.push(tarHeader(name, size, new Date()));
-    let bytes = 0;
-    for (const piece of pieces) {
-      hash.update(piece);
-      bytes += piece.length;
-      await this.push(piece);
-    }
-    if (bytes !== size) throw new Error(`archive entry ${name}: ${bytes} bytes, announced ${size}`);
-    await this.push(tarPadding(size));
-    const file = { path: name, bytes: size, sha256: hash.digest("hex") };
+  /** One entry; its size and SHA-256 join `files`. */
+  entry(name: string, bytes: Uint8Array): ArchiveFile {
+    this.write(Buffer.concat([tarHeader(name, bytes.length, new Date()), bytes, tarPadding(bytes.length)]));
+    const file = {
+      path: name,
+      bytes: bytes.length,
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+    };
     this.files.push(file);
     return file;
   }
 
   /** Ends the archive, syncs it to disk and moves it to its name. */
-  async finish(): Promise<void> {
-    await this.push(TAR_END);
-    this.gzip.end();
-    await this.drained;
-    if (this.failure) throw this.failure;
+  finish(): void {
+    this.write(TAR_END);
     fsyncSync(this.fd);
     closeSync(this.fd);
     renameSync(this.temp, this.target);
@@ -88,7 +67,6 @@ export class ArchiveWriter {
   }
 
   abort(): void {
-    this.gzip.destroy();
     try {
       closeSync(this.fd);
     } catch {

@@ -65,7 +65,10 @@ function readKeys(options: BackupOptions) {
   return { keys, files };
 }
 
-/** Streams one table's rows (COPY text format) into entries of at most PART_BYTES. */
+/**
+ * Streams one table's rows (COPY text format) into entries of at most PART_BYTES. Rows are taken as
+ * they arrive and a full part is compressed synchronously (./archive-writer.ts): memory stays bounded.
+ */
 async function dumpTable(
   tx: TransactionSql,
   writer: ArchiveWriter,
@@ -83,24 +86,32 @@ async function dumpTable(
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
   let rows = 0;
-  const flush = async () => {
+  const flush = () => {
     if (pendingBytes === 0) return;
     const name = `db/${String(order).padStart(3, "0")}-${table.name}.${String(parts.length).padStart(6, "0")}.copy`;
-    await writer.entry(name, pending, pendingBytes);
+    writer.entry(name, Buffer.concat(pending, pendingBytes));
     parts.push(name);
     pending = [];
     pendingBytes = 0;
   };
-  for await (const chunk of stream as AsyncIterable<Uint8Array>) {
-    rows += countNewlines(chunk);
-    pending.push(chunk);
-    pendingBytes += chunk.length;
-    if (pendingBytes >= PART_BYTES) {
-      await flush();
-      onRows(rows);
-    }
-  }
-  await flush();
+  await new Promise<void>((resolve, reject) => {
+    stream.on("data", (chunk: Uint8Array) => {
+      rows += countNewlines(chunk);
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes >= PART_BYTES) {
+        try {
+          flush();
+          onRows(rows);
+        } catch (error) {
+          stream.destroy(error as Error);
+        }
+      }
+    });
+    stream.once("end", resolve);
+    stream.once("error", reject);
+  });
+  flush();
   const dumped: ArchiveTable = { name: table.name, columns: table.columns, rows, parts };
   if (table.partitioned) dumped.partitions = await dailyPartitions(tx, table.name);
   return dumped;
@@ -154,11 +165,11 @@ export async function createBackup(sql: Sql, options: BackupOptions): Promise<Ma
         files: [] as Manifest["files"],
       };
     });
-    for (const key of keys.files) await writer.entry(`data/${key.name}`, [key.bytes], key.bytes.length);
+    for (const key of keys.files) writer.entry(`data/${key.name}`, key.bytes);
     manifest.files = [...writer.files];
     const text = new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`);
-    await writer.entry(MANIFEST_ENTRY, [text], text.length);
-    await writer.finish();
+    writer.entry(MANIFEST_ENTRY, text);
+    writer.finish();
     return manifest;
   } catch (error) {
     writer.abort();

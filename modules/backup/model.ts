@@ -71,7 +71,8 @@ export type BackupRefusal =
   | "newer_version"
   | "unknown_version"
   | "not_empty"
-  | "running";
+  | "running"
+  | "failed";
 
 export class BackupError extends Error {
   override name = "BackupError";

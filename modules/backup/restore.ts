@@ -32,12 +32,42 @@ export function archiveLevel(manifest: Manifest, migrations: Migration[], versio
   return count;
 }
 
-async function waitFinished(stream: Writable): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    stream.once("finish", resolve);
-    stream.once("error", reject);
-    stream.end();
+/**
+ * COPY … FROM STDIN on the transaction's connection. postgres.js settles the query once the stream
+ * is handed over, and an error PostgreSQL sends after that (a row it refuses, found when the data is
+ * ended) neither errors the stream nor calls its `final`: the restore would wait forever. The query's
+ * own `reject`, which the connection still calls, is tapped to hear it.
+ */
+async function copyIn(tx: TransactionSql, table: string, columns: string[]) {
+  const query = tx`copy ${tx(table)} (${tx(columns)}) from stdin`;
+  const tapped = query as unknown as { reject: (error: unknown) => void };
+  const failed = new Promise<never>((_, reject) => {
+    const original = tapped.reject;
+    tapped.reject = (error) => {
+      reject(error);
+      original(error);
+    };
   });
+  failed.catch(() => {});
+  const stream = (await query.writable()) as Writable;
+  const settle = (event: "drain" | "finish") =>
+    Promise.race([
+      failed,
+      new Promise<void>((resolve, reject) => {
+        stream.once(event, () => resolve());
+        stream.once("error", reject);
+      }),
+    ]);
+  return {
+    async write(piece: Uint8Array) {
+      if (!stream.write(piece)) await settle("drain");
+    },
+    async end() {
+      const finished = settle("finish");
+      stream.end();
+      await finished;
+    },
+  };
 }
 
 /** Empties the target (`--force`): Outpost's tables, its migration record and queued jobs. */
@@ -75,23 +105,19 @@ export async function restoreDatabase(
     }
     // Whatever a migration may have put in a table gives way to the archive's rows.
     if (manifest.tables.length > 0) await tx`truncate ${tx(manifest.tables.map((t) => t.name))}`;
-    let open: { table: string; stream: Writable } | undefined;
+    let open: { table: string; copy: Awaited<ReturnType<typeof copyIn>> } | undefined;
     let done = 0;
     await streamArchive(file, manifest, async (name, body) => {
       const table = tableOfPart.get(name);
       if (!table) return; // DATA_DIR's keys: written by the caller once this commits
       if (open?.table !== table.name) {
-        if (open) await waitFinished(open.stream);
+        await open?.copy.end();
         options.progress?.({ table: table.name, done: done++, total: manifest.tables.length });
-        const stream = await tx`copy ${tx(table.name)} (${tx(table.columns)}) from stdin`.writable();
-        open = { table: table.name, stream };
+        open = { table: table.name, copy: await copyIn(tx, table.name, table.columns) };
       }
-      const stream = open.stream;
-      for await (const piece of body) {
-        if (!stream.write(piece)) await new Promise((resolve) => stream.once("drain", resolve));
-      }
+      for await (const piece of body) await open.copy.write(piece);
     });
-    if (open) await waitFinished(open.stream);
+    await open?.copy.end();
     for (const sequence of manifest.sequences)
       await tx`select setval(format('public.%I', ${sequence.name}::text)::regclass, ${sequence.last_value}::bigint, ${sequence.is_called})`;
     await applyInTransaction(tx, options.migrations.slice(options.level));

@@ -68,6 +68,7 @@ function stageKeys(dataDir: string, keys: Map<string, Uint8Array>) {
  * and migrated forward, and DATA_DIR's keys are moved into place last. Refusals are BackupErrors.
  */
 export async function restoreBackup(options: RestoreOptions): Promise<Manifest> {
+  if (!existsSync(options.file)) throw new BackupError("not_a_backup", `${options.file} does not exist`);
   const { manifest, keys } = await verifyArchive(options.file);
   const migrations = await buildMigrations();
   const level = archiveLevel(manifest, migrations, options.version);
@@ -120,7 +121,12 @@ export async function restoreBackup(options: RestoreOptions): Promise<Manifest> 
         });
       } catch (error) {
         staged.discard();
-        throw error;
+        if (error instanceof BackupError) throw error;
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new BackupError(
+          "failed",
+          `the restore failed and was rolled back, nothing was restored: ${reason}`,
+        );
       }
       staged.commit();
     } finally {
