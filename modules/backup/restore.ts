@@ -50,14 +50,18 @@ async function copyIn(tx: TransactionSql, table: string, columns: string[]) {
   });
   failed.catch(() => {});
   const stream = (await query.writable()) as Writable;
-  const settle = (event: "drain" | "finish") =>
-    Promise.race([
-      failed,
-      new Promise<void>((resolve, reject) => {
-        stream.once(event, () => resolve());
-        stream.once("error", reject);
-      }),
-    ]);
+  const settle = (event: "drain" | "finish") => {
+    let done = () => {};
+    const settled = new Promise<void>((resolve, reject) => {
+      stream.once(event, resolve);
+      stream.once("error", reject);
+      done = () => {
+        stream.off(event, resolve);
+        stream.off("error", reject);
+      };
+    });
+    return Promise.race([failed, settled]).finally(() => done());
+  };
   return {
     async write(piece: Uint8Array) {
       if (!stream.write(piece)) await settle("drain");

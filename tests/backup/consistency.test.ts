@@ -2,7 +2,7 @@
 // telemetry row without its device, and every table holds exactly the rows the manifest counted.
 // (Telemetry has no foreign key to devices; only the snapshot keeps them together. Read table by
 // table, a device registered after `devices` was read whose heartbeat lands before `telemetry_events`
-// is read would leave its telemetry behind without it: the audit rows seeded here make that window
+// is read would leave its telemetry behind without it: the job runs seeded here make that window
 // wide, as a busy server's tables would.)
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -42,8 +42,9 @@ describe("a backup during heartbeats", () => {
       const device = await approvedDevice(app);
       await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
     }
-    await sql`insert into audit_events (actor_kind, actor, action, target, status)
-      select 'operator', 'seed@example.test', 'device.update', 'device:' || g, 200 from generate_series(1, 150000) g`;
+    // Read between `devices` and `telemetry_events` (tables go in name order after what they reference).
+    await sql`insert into job_runs (job_id, task_identifier, attempt, status, worker_id)
+      select g::text, 'telemetry_rollup', 1, 'succeeded', 'seed' from generate_series(1, 300000) g`;
     const output = path.join(root, "during.tar.gz");
     const backup = createBackup(sql, {
       output,
