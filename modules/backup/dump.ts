@@ -9,6 +9,7 @@ import { buildMigrations, databaseLevel } from "./migrations";
 import {
   ARCHIVE_FORMAT_VERSION,
   type ArchiveTable,
+  BackupError,
   KEY_FILES,
   type KeyFile,
   MANIFEST_ENTRY,
@@ -56,7 +57,8 @@ function readKeys(options: BackupOptions) {
     }
     const file = path.join(options.dataDir, name);
     if (!existsSync(file))
-      throw new Error(
+      throw new BackupError(
+        "missing_key",
         `${file} does not exist and ${variable} is not set: run the backup with the DATA_DIR of the Outpost it backs up`,
       );
     keys[name] = "archive";

@@ -72,7 +72,8 @@ export type BackupRefusal =
   | "unknown_version"
   | "not_empty"
   | "running"
-  | "failed";
+  | "failed"
+  | "missing_key";
 
 export class BackupError extends Error {
   override name = "BackupError";

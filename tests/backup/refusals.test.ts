@@ -2,7 +2,15 @@
 // checked before anything is touched), an archive from a newer Outpost and a target that is not
 // empty; a restore that fails midway leaves the target as it was. `--force` replaces a target.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import postgres from "postgres";
@@ -189,5 +197,41 @@ describe("restore refuses what it cannot restore whole", () => {
     expect(await tablesIn(target.url)).toBe(0);
     expect(["secret_key", "tunnel_host_key"].filter((k) => existsSync(path.join(dataDir, k)))).toEqual([]);
     expect(manifest.tables.find((t) => t.name === "devices")!.rows).toBe(1);
+  }, 60_000);
+});
+
+describe("backup", () => {
+  test("a backup that fails midway leaves no archive under its name, nor a partial file beside it", async () => {
+    const output = path.join(root, "never.tar.gz");
+    let tables = 0;
+    const failing = createBackup(source.sql, {
+      output,
+      withoutTelemetry: false,
+      dataDir: sourceDir,
+      env: {},
+      outpostVersion: "0.1.0",
+      progress: () => {
+        if (++tables === 5) throw new Error("disk full (test)");
+      },
+    });
+    expect(failing).rejects.toThrow("disk full (test)");
+    await failing.catch(() => {});
+    expect(readdirSync(root).filter((name) => name.includes("never"))).toEqual([]);
+  });
+
+  test("DATA_DIR without its keys (and no SECRET_KEY / TUNNEL_HOST_KEY): one line, exit 2, no archive", async () => {
+    const empty = freshDir();
+    await Bun.$`mkdir -p ${empty}`;
+    writeFileSync(path.join(empty, "secret_key"), "k".repeat(43), { mode: 0o600 });
+    const output = path.join(root, "keyless.tar.gz");
+    const result = await runOutpost(["backup", "--output", output], {
+      DATA_DIR: empty,
+      DATABASE_URL: source.url,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `outpost: ${path.join(empty, "tunnel_host_key")} does not exist and TUNNEL_HOST_KEY is not set: run the backup with the DATA_DIR of the Outpost it backs up\n`,
+    );
+    expect(existsSync(output)).toBe(false);
   }, 60_000);
 });

@@ -216,6 +216,10 @@ describe("backup and restore of a running Outpost", () => {
       stderr: "",
     });
     expect(backup.stdout).toBe(`${archive}\n`);
+    // Not on a terminal: the summary alone, no progress line.
+    expect(backup.stderr).toMatch(
+      /^Backup written in [\d.]+ s: \d+ tables, \d+ rows \(\d+ devices\), migration \d+\.\n$/,
+    );
     expect(statSync(archive).mode & 0o777).toBe(0o600);
     // Heartbeats kept arriving: the agent polls every 2 s.
     await waitFor(
@@ -228,6 +232,12 @@ describe("backup and restore of a running Outpost", () => {
   }, 240_000);
 
   test("stop, wipe DATA_DIR, restore, start: the agent, the tunnel, sign-in, the recording and the audit log are back", async () => {
+    // Never over a running server, even when told to replace the target.
+    const refused = await runOutpost(["restore", "--force", archive], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /^outpost: Outpost is running on \S+ \(PostgreSQL pid \d+\): stop it before restoring\n$/,
+    );
     expect(await server!.interrupt()).toBe(0);
     rmSync(dataDir, { recursive: true, force: true });
     const restored = await runOutpost(["restore", archive], { DATA_DIR: dataDir });
