@@ -172,6 +172,65 @@ export const GROUPS: Record<string, Group> = {
       "tests/agent/sandbox.test.ts",
     ],
   },
+  "tunnel-gate": {
+    // Who may open a device's web UI: tickets, access cookies and their lease check, the device cookie
+    // filter, the hostnames the vhost routes and Caddy may certify.
+    mutate: [
+      "modules/remote-access/tickets.ts",
+      "modules/remote-access/token.ts",
+      "modules/remote-access/hosts.ts",
+      "modules/remote-access/domains.ts",
+      "modules/remote-access/tunnel/device-cookies.ts",
+      "modules/remote-access/tunnel/vhost.ts",
+    ],
+    tests: [
+      "tests/remote-access/cookie-checker.test.ts",
+      "tests/remote-access/leases.test.ts",
+      "tests/remote-access/device-edges.test.ts",
+      "tests/remote-access/tunnel.test.ts",
+    ],
+  },
+  terminal: {
+    // Terminal sessions: who may open one, the one-time socket token bound to session and operator,
+    // the per-operator and per-device limits, the key the device trusts and its revocation.
+    mutate: ["modules/terminal/sessions.ts", "modules/terminal/keys.ts", "modules/terminal/service.ts"],
+    tests: [
+      "tests/terminal/socket-refusals.test.ts",
+      "tests/terminal/recording.test.ts",
+      "tests/terminal/socket.test.ts",
+    ],
+  },
+  alerts: {
+    // Alert evaluation over stored telemetry, the rule index, the open/resolve lifecycle (not its
+    // retention: see that group) and the webhook's signature.
+    mutate: [
+      "modules/alerts/evaluation.ts",
+      "modules/alerts/rule-index.ts",
+      "modules/alerts/lifecycle.ts:1-197",
+      "modules/alerts/lifecycle.ts:207-227",
+      "modules/alerts/notifications/webhook.ts",
+    ],
+    tests: [
+      "tests/alerts/rule-index.test.ts",
+      "tests/alerts/evaluation.test.ts",
+      "tests/alerts/notifications.test.ts",
+      "tests/alerts/agent-telemetry.test.ts",
+    ],
+  },
+  enrolment: {
+    // Enrolment tokens: hashing, limits, expiry, revocation, the count of uses.
+    mutate: ["modules/enrolment/service.ts"],
+    tests: [
+      "tests/enrolment/service.test.ts",
+      "tests/enrolment/tokens.test.ts",
+      "tests/devices/registration-edges.test.ts",
+    ],
+  },
+  "report-query": {
+    // The custom reports' SQL (operators, filters, sorting, keyset paging, aggregation) and CSV cells.
+    mutate: ["modules/telemetry/report-query.ts", "modules/platform/csv.ts"],
+    tests: ["tests/telemetry/report-query.test.ts", "tests/reports/csv.test.ts", "tests/reports/api.test.ts"],
+  },
   retention: {
     mutate: [
       "modules/telemetry/service.ts:132-134",

@@ -66,9 +66,9 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
     action: "remote_access.close",
     target: "device:device_id",
   },
-  "POST /devices/:id/remote-access/panel": { action: "remote_access.view", target: "device:id" },
   "POST /devices/:id/remote-access/open": { action: "remote_access.web_ui", target: "device:id" },
   "POST /devices/:id/remote-access/close": { action: "remote_access.close", target: "device:id" },
+  "POST /devices/:id/remote-access/reopen": { action: "remote_access.reopen", target: "device:id" },
   "POST /api/json/alert_rules": { action: "alert_rule.create" },
   "PATCH /api/json/alert_rules/:id": { action: "alert_rule.update", target: "alert_rule:id" },
   "DELETE /api/json/alert_rules/:id": { action: "alert_rule.delete", target: "alert_rule:id" },
@@ -92,10 +92,14 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
  * State-changing routes that are not audited here: devices' own calls (registration, heartbeats,
  * results — their effects are the device's state and history), a POST that only reads (builder
  * validation), and sign-in, which records its own events (success and failure, with the email
- * tried) in the operators feature.
+ * tried) in the operators feature. A device page's remote-access panel (`…/panel`, on every visit) and
+ * its leaving beacon (`…/leave`) are page visits, not decisions: the leases they open and end are
+ * recorded by the remote-access feature itself (`remote_access.start`, `remote_access.end`).
  */
 export const NOT_AUDITED = new Set([
   "POST /login",
+  "POST /devices/:id/remote-access/panel",
+  "POST /devices/:id/remote-access/leave",
   "POST /api/v1/builder-configurations/validate",
   "POST /api/v1/devices/register",
   "POST /api/v1/devices/:device_id/heartbeat",

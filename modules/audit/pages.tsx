@@ -18,19 +18,43 @@ function Outcome({ status }: { status: number }) {
   return <span class={`badge ${tone}`} safe>{`${status < 400 ? "done" : "refused"} · ${status}`}</span>;
 }
 
+/** An action name a narrow cell may break after its dots (`remote_access.` / `end`), and nowhere else. */
+function ActionName({ name }: { name: string }) {
+  return (
+    <>
+      {name.split(/(?<=\.)/).map((part, i) => (
+        <>
+          {i > 0 ? <wbr /> : ""}
+          <span safe>{part}</span>
+        </>
+      ))}
+    </>
+  );
+}
+
 const COLUMNS: Column<AuditEvent>[] = [
   { header: "When", render: (event) => <Time value={event.at} /> },
-  { header: "Who", class: "mono", text: (event) => event.actor },
-  { header: "Action", class: "mono", text: (event) => event.action },
-  { header: "Target", class: "mono small", text: (event) => event.target ?? "—" },
+  { header: "Who", class: "mono wrap", text: (event) => event.actor },
+  { header: "Action", class: "mono", render: (event) => <ActionName name={event.action} /> },
+  { header: "Target", class: "mono small wrap", text: (event) => event.target ?? "—" },
   { header: "Outcome", render: (event) => <Outcome status={event.status} /> },
-  { header: "From", class: "mono small hide-sm", text: (event) => event.address ?? "—" },
-  {
-    header: "Details",
-    class: "small",
-    text: (event) => (Object.keys(event.details).length > 0 ? JSON.stringify(event.details) : ""),
-  },
+  { header: "From", class: "mono small hide-sm wrap", text: (event) => event.address ?? "—" },
+  { header: "Details", class: "small details", text: (event) => detailsText(event.details) },
 ];
+
+/** `reason: page_left · ids: a, b`: words a cell can wrap between (JSON on one line could not). */
+function detailsText(details: Record<string, unknown>): string {
+  return Object.entries(details)
+    .map(([key, value]) => {
+      const text = Array.isArray(value)
+        ? value.map((item) => (typeof item === "string" ? item : JSON.stringify(item))).join(", ")
+        : typeof value === "string"
+          ? value
+          : JSON.stringify(value);
+      return `${key}: ${text}`;
+    })
+    .join(" · ");
+}
 
 /** The audit log (admins): filters, newest first, keyset pages. */
 export function AuditPage({ ctx, props }: { ctx: PageContext; props: AuditPageProps }) {
@@ -84,7 +108,7 @@ export function AuditPage({ ctx, props }: { ctx: PageContext; props: AuditPagePr
       {props.events.length === 0 ? (
         <EmptyState icon="audit" title="Nothing recorded" text="No event matches these filters." />
       ) : (
-        <section class="card">
+        <section class="card audit-log">
           <DataTable columns={COLUMNS} rows={props.events} empty="" stackOnPhone />
           <nav class="pager" aria-label="Audit pages">
             <span />

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
-import type { Database } from "../platform/database";
+import type { Database, Sql } from "../platform/database";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 import { storableText, storableValue } from "../platform/text-input";
 import { auditEvents } from "./schema";
@@ -30,6 +30,19 @@ export async function recordAudit(database: Database, event: AuditEventInput): P
     address: event.address ?? null,
     details: storableValue(event.details ?? {}),
   });
+}
+
+/**
+ * Appends events inside the caller's transaction (postgres.js): what a service records together with
+ * the change itself, so neither is kept without the other (remote-access leases starting and ending).
+ */
+export async function recordAuditIn(sql: Sql, events: AuditEventInput[]): Promise<void> {
+  for (const event of events) {
+    await sql`insert into audit_events (actor_kind, actor, action, target, status, address, details)
+      values (${event.actorKind}, ${storableText(event.actor.slice(0, 320))}, ${event.action},
+        ${event.target ? storableText(event.target) : null}, ${event.status}, ${event.address ?? null},
+        ${JSON.stringify(storableValue(event.details ?? {}))}::jsonb)`;
+  }
 }
 
 export interface AuditFilters {

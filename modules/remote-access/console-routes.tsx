@@ -1,17 +1,19 @@
 import path from "node:path";
 import { Elysia } from "elysia";
+import { redirectWithFlash } from "../../ui/flash";
 import { pageContext } from "../../ui/page";
+import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { notFound } from "../platform/errors";
 import { deviceSettings } from "../settings/service";
 import { panelState } from "./console";
 import { RemoteAccessPanel } from "./device-tab";
 import { pageStreams } from "./page-streams";
-import { deviceWebUrl } from "./routes";
+import { deviceWebUrl, holderOf } from "./routes";
 import {
   activeLeases,
   CONSOLE_LEASE_SECONDS,
-  endLease,
+  endDeviceLeases,
   endUnwatchedLease,
   leaseIsActive,
   renewLease,
@@ -26,6 +28,8 @@ const STATE_MS = 3000;
 
 const encoder = new TextEncoder();
 const textOf = (value: unknown) => (typeof value === "string" ? value : "");
+/** Who closed remote access, as the panel and the lease record name them. */
+const actorName = (principal: Principal) => holderOf(principal).holder;
 
 /** The device page's Remote access panel: lease by visit, renewed by a live stream, ended on close. */
 export function remoteAccessConsoleRoutes(ctx: AppContext) {
@@ -45,6 +49,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
     deviceId: string,
     open: boolean,
     leaseId?: string,
+    reopen = false,
   ) {
     const settings = await deviceSettings(config);
     const props = await panelState(sql, {
@@ -52,6 +57,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
       principal,
       open,
       leaseId,
+      reopen,
       maxMinutes: config.remoteAccessMaxMinutes,
       onlineWindowSeconds: settings.onlineWindowSeconds,
       csrfToken: pageContext(request, principal, config.secretKey).csrfToken,
@@ -168,21 +174,45 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
       { access: "operator" },
     )
     .post(
-      "/devices/:id/remote-access/close",
-      async ({ body, params, set }) => {
-        const form = (body ?? {}) as Record<string, unknown>;
-        const leaseId = textOf(form.lease_id);
-        if (textOf(form.beacon) === "1") {
-          // The page went away, maybe only to another tab of the same device, whose page takes this
-          // lease over (it reuses the operator's open console lease): end it only if nobody did.
-          endAfterGrace(params.id, leaseId);
-          set.status = 204;
-          return "";
-        }
-        await endLease(sql, params.id, leaseId, "closed").catch(() => {});
-        set.status = 303;
-        set.headers.location = `/devices/${params.id}?tab=overview`;
+      "/devices/:id/remote-access/leave",
+      ({ body, params, set }) => {
+        // The page went away, maybe only to another tab of the same device, whose page takes this
+        // lease over (it reuses the operator's open console lease): end it only if nobody did.
+        endAfterGrace(params.id, textOf((body as Record<string, unknown> | undefined)?.lease_id));
+        set.status = 204;
         return "";
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/remote-access/close",
+      async ({ params, principal, request }) => {
+        // Every lease of the device, whoever holds it: the flag drops and the tunnel goes. It stays
+        // closed for this operator's pages until they reopen it (see panelState).
+        await endDeviceLeases(sql, params.id, "operator_closed", actorName(principal!));
+        return redirectWithFlash(
+          `/devices/${params.id}?tab=remote`,
+          {
+            kind: "success",
+            text: "Remote access closed. It stays closed until you reopen it or another operator opens this device.",
+          },
+          request,
+        );
+      },
+      { access: "operator" },
+    )
+    .post(
+      "/devices/:id/remote-access/reopen",
+      async ({ params, principal, request }) => {
+        const props = await state(request, principal!, params.id, true, undefined, true);
+        const text = props.myLease
+          ? "Remote access reopened."
+          : "Remote access could not be reopened: the device is offline.";
+        return redirectWithFlash(
+          `/devices/${params.id}?tab=remote`,
+          { kind: props.myLease ? "success" : "error", text },
+          request,
+        );
       },
       { access: "operator" },
     );

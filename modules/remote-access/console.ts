@@ -3,7 +3,7 @@ import { getDevice } from "../devices/service";
 import type { Principal } from "../platform/access";
 import { latestTelemetry } from "../telemetry/service";
 import type { RemoteAccessPanelProps } from "./device-tab";
-import { activeLeases, CONSOLE_LEASE_SECONDS, type Lease, openLease } from "./service";
+import { activeLeases, CONSOLE_LEASE_SECONDS, type Lease, openLease, remoteAccessClosure } from "./service";
 import { tunnelState } from "./tunnel/state";
 
 /** What the console panel shows; opens this operator's console lease when `open` and allowed. */
@@ -14,6 +14,8 @@ export async function panelState(
     principal: Principal;
     open: boolean;
     leaseId?: string;
+    /** Open a lease even though an operator closed the device's remote access (Reopen). */
+    reopen?: boolean;
     maxMinutes: number;
     onlineWindowSeconds: number;
     csrfToken: string;
@@ -30,7 +32,13 @@ export async function panelState(
     lease.operatorId === principal.operatorId &&
     (input.leaseId === undefined || lease.id === input.leaseId);
   let myLease = leases.find(mine);
-  if (!myLease && input.open && canOperate && device.online && device.approvalStatus === "approved") {
+  // After Close remote access, the closing operator's page visits open nothing until they reopen it.
+  // Another operator opening the device page opens it as the contract says (a visit requests remote
+  // access); pages that were open before the Close never reopen it themselves (their stream opens nothing).
+  let closure = leases.length === 0 ? await remoteAccessClosure(sql, device.id) : undefined;
+  const closedByMe = closure !== undefined && principal.kind === "session" && closure.by === principal.email;
+  const mayOpen = input.open && canOperate && device.online && device.approvalStatus === "approved";
+  if (!myLease && mayOpen && (!closedByMe || input.reopen)) {
     myLease = await openLease(sql, {
       deviceId: device.id,
       ownerKind: "console",
@@ -41,6 +49,7 @@ export async function panelState(
       onlineWindowSeconds: input.onlineWindowSeconds,
     });
     leases = [myLease, ...leases];
+    closure = undefined;
   }
   const tunnel = await tunnelState(sql, device.id);
   const status = (await latestTelemetry(sql, device.id))?.payload.connection_status as
@@ -52,6 +61,7 @@ export async function panelState(
     canOperate,
     myLease,
     leases,
+    closure,
     tunnel,
     agentError: typeof status?.error === "string" && status.error !== "" ? status.error : undefined,
     csrfToken: input.csrfToken,

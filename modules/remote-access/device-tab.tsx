@@ -1,7 +1,7 @@
 // The remote access tab of the device page (listed in modules/console/device-detail/tabs.ts) and the
 // panel it loads: the part of this feature other pages may show.
 import { Badge, CsrfField, PostButton, Time } from "../../ui/components";
-import type { Lease } from "./service";
+import type { Lease, RemoteAccessClosure } from "./service";
 
 export interface RemoteAccessPanelProps {
   deviceId: string;
@@ -11,6 +11,8 @@ export interface RemoteAccessPanelProps {
   /** The lease this page holds (console leases are per operator and device). */
   myLease: Lease | undefined;
   leases: Lease[];
+  /** Set while an operator's Close remote access holds: the page opens no lease until Reopen. */
+  closure: RemoteAccessClosure | undefined;
   tunnel: { connectedAt: Date; forwards: string[] } | undefined;
   agentError: string | undefined;
   csrfToken: string;
@@ -50,6 +52,7 @@ function TunnelState({ props }: { props: RemoteAccessPanelProps }) {
     );
   }
   if (props.leases.length > 0) return <Badge tone="warn" label="Waiting for the device" />;
+  if (props.closure) return <Badge label="Closed" />;
   return <Badge label="Not requested" />;
 }
 
@@ -61,6 +64,27 @@ export function RemoteAccessPanel({ props }: { props: RemoteAccessPanelProps }) 
         <p class="muted">The device is offline. Remote access opens when it is online again.</p>
       ) : !props.canOperate ? (
         <p class="muted">Your role can see remote access but not open it.</p>
+      ) : (
+        ""
+      )}
+      {props.closure ? (
+        <div class="flash info remote-closed" data-remote-closed>
+          <p>
+            <strong>Remote access closed</strong> by <span safe>{props.closure.by}</span>{" "}
+            <Time value={props.closure.at} />. Your pages do not open it again until you reopen it; another
+            operator opening this device's page does.
+          </p>
+          {props.canOperate && props.online ? (
+            <PostButton
+              action={`/devices/${props.deviceId}/remote-access/reopen`}
+              csrfToken={props.csrfToken}
+              label="Reopen remote access"
+              tone="primary"
+            />
+          ) : (
+            ""
+          )}
+        </div>
       ) : (
         ""
       )}
@@ -88,24 +112,28 @@ export function RemoteAccessPanel({ props }: { props: RemoteAccessPanelProps }) 
           )}
         </dd>
       </dl>
-      {props.myLease ? (
+      {props.canOperate && props.leases.length > 0 ? (
         <div class="toolbar-row">
-          {/* A new tab, so this page (whose live connection holds the lease) stays open. The device UI
-              cannot reach this page: the open route answers with a cross-site redirect. */}
-          {/* biome-ignore lint/security/noBlankTarget: forms have no rel attribute */}
-          <form method="post" action={`/devices/${props.deviceId}/remote-access/open`} target="_blank">
-            <CsrfField token={props.csrfToken} />
-            <input type="hidden" name="lease_id" value={props.myLease.id} />
-            <button class="btn small primary" type="submit" data-open-web-ui>
-              Open web UI
-            </button>
-          </form>
+          {props.myLease ? (
+            // A new tab, so this page (whose live connection holds the lease) stays open. The device UI
+            // cannot reach this page: the open route answers with a cross-site redirect.
+            // biome-ignore lint/security/noBlankTarget: forms have no rel attribute
+            <form method="post" action={`/devices/${props.deviceId}/remote-access/open`} target="_blank">
+              <CsrfField token={props.csrfToken} />
+              <input type="hidden" name="lease_id" value={props.myLease.id} />
+              <button class="btn small primary" type="submit" data-open-web-ui>
+                Open web UI
+              </button>
+            </form>
+          ) : (
+            ""
+          )}
           <PostButton
             action={`/devices/${props.deviceId}/remote-access/close`}
             csrfToken={props.csrfToken}
             label="Close remote access"
             tone="danger"
-            fields={{ lease_id: props.myLease.id }}
+            confirm="Close remote access to this device? Its tunnel stops for everyone (web UI, terminal sessions) and stays closed until you reopen it or another operator opens this device."
           />
         </div>
       ) : (

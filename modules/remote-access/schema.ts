@@ -26,8 +26,14 @@ export const remoteAccessLeases = pgTable(
     /** created_at + REMOTE_ACCESS_MAX_MINUTES: renewals never extend past it. */
     maxExpiresAt: timestamp("max_expires_at", { withTimezone: true }).notNull(),
     endedAt: timestamp("ended_at", { withTimezone: true }),
-    /** closed | expired | device_offline | revoked */
+    /**
+     * `operator_closed` (Close remote access: the device stays closed until someone asks again),
+     * `closed` (its holder released it: API DELETE), `page_left`, `terminal_ended`, `expired`,
+     * `device_offline`, `revoked`.
+     */
     endReason: text("end_reason"),
+    /** Who ended it, when someone did (the operator's email, `token <name>`). */
+    endedBy: text("ended_by"),
   },
   (table) => [
     index("remote_access_leases_open_idx").on(table.deviceId).where(sql`ended_at is null`),

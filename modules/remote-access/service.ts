@@ -5,6 +5,7 @@ import { pgDate } from "../platform/database";
 import { AppError, notFound } from "../platform/errors";
 import { tunnelFingerprint } from "../platform/host-key";
 import { isUuid } from "../platform/json-body";
+import { auditLeases } from "./lease-audit";
 import { signCredential } from "./token";
 
 /** A console lease lapses this long after its page's last renewal (the page vanished silently). */
@@ -19,7 +20,20 @@ export const FAST_POLL_SECONDS = 5;
 /** Who holds a lease: a device page (renewed by its live connection), the API, or a browser terminal. */
 export type LeaseOwnerKind = "console" | "api" | "terminal";
 
-export type EndReason = "closed" | "expired" | "device_offline" | "revoked";
+/**
+ * Why a lease ended: `operator_closed` (Close remote access in the console: every lease of the device; the
+ * closer's pages open none until someone asks again), `closed` (its holder released it: the API's DELETE), `page_left` (the
+ * device page that held it went away), `terminal_ended` (the terminal session it served ended),
+ * `expired`, `device_offline`, `revoked`.
+ */
+export type EndReason =
+  | "operator_closed"
+  | "closed"
+  | "page_left"
+  | "terminal_ended"
+  | "expired"
+  | "device_offline"
+  | "revoked";
 
 export interface Lease {
   id: string;
@@ -34,6 +48,7 @@ export interface Lease {
   maxExpiresAt: Date;
   endedAt: Date | null;
   endReason: string | null;
+  endedBy: string | null;
 }
 
 type LeaseRow = {
@@ -49,6 +64,7 @@ type LeaseRow = {
   max_expires_at: Date;
   ended_at: Date | null;
   end_reason: string | null;
+  ended_by: string | null;
 };
 
 function toLease(row: LeaseRow): Lease {
@@ -65,6 +81,7 @@ function toLease(row: LeaseRow): Lease {
     maxExpiresAt: pgDate(row.max_expires_at),
     endedAt: pgDate(row.ended_at),
     endReason: row.end_reason,
+    endedBy: row.ended_by,
   };
 }
 
@@ -119,6 +136,7 @@ export async function openLease(sql: Sql, input: OpenLeaseInput): Promise<Lease>
         now() + make_interval(mins => ${input.maxMinutes}::int))
       returning *`;
     await syncDeviceFlag(tx as unknown as Sql, device.id);
+    await auditLeases(tx as unknown as Sql, "start", [row!]);
     return toLease(row!);
   }) as Promise<Lease>;
 }
@@ -146,16 +164,18 @@ export async function endLease(
   deviceId: string,
   leaseId: string,
   reason: EndReason,
+  endedBy?: string,
 ): Promise<Lease> {
   if (!isUuid(deviceId) || !isUuid(leaseId)) throw leaseNotFound();
   return sql.begin(async (tx) => {
     await lockDevice(tx, deviceId);
     const [row] = await tx<LeaseRow[]>`
-      update remote_access_leases set ended_at = now(), end_reason = ${reason}
+      update remote_access_leases set ended_at = now(), end_reason = ${reason}, ended_by = ${endedBy ?? null}
       where id = ${leaseId}::uuid and device_id = ${deviceId}::uuid and ended_at is null
       returning *`;
     if (!row) throw leaseNotFound();
     await syncDeviceFlag(tx as unknown as Sql, deviceId);
+    await auditLeases(tx as unknown as Sql, "end", [row]);
     return toLease(row);
   }) as Promise<Lease>;
 }
@@ -168,26 +188,40 @@ export async function endUnwatchedLease(sql: Sql, deviceId: string, leaseId: str
   if (!isUuid(deviceId) || !isUuid(leaseId)) return false;
   return sql.begin(async (tx) => {
     await lockDevice(tx, deviceId);
-    const ended = await tx`
-      update remote_access_leases l set ended_at = now(), end_reason = 'closed'
+    const ended = await tx<LeaseRow[]>`
+      update remote_access_leases l set ended_at = now(), end_reason = 'page_left'
       where l.id = ${leaseId}::uuid and l.device_id = ${deviceId}::uuid and l.ended_at is null
         and not exists (select 1 from remote_access_page_streams s
           where s.lease_id = l.id and s.expires_at > now())
-      returning l.id`;
-    if (ended.length > 0) await syncDeviceFlag(tx as unknown as Sql, deviceId);
+      returning l.*`;
+    if (ended.length > 0) {
+      await syncDeviceFlag(tx as unknown as Sql, deviceId);
+      await auditLeases(tx as unknown as Sql, "end", ended);
+    }
     return ended.length > 0;
   }) as Promise<boolean>;
 }
 
-/** Ends every open lease of a device (it was revoked or deleted); returns how many ended. */
-export async function endDeviceLeases(sql: Sql, deviceId: string, reason: EndReason): Promise<number> {
+/**
+ * Ends every open lease of a device (it was revoked or deleted, or an operator closed its remote
+ * access); returns how many ended.
+ */
+export async function endDeviceLeases(
+  sql: Sql,
+  deviceId: string,
+  reason: EndReason,
+  endedBy?: string,
+): Promise<number> {
   if (!isUuid(deviceId)) return 0;
   return sql.begin(async (tx) => {
     await lockDevice(tx, deviceId);
-    const ended = await tx`update remote_access_leases set ended_at = now(), end_reason = ${reason}
-      where device_id = ${deviceId}::uuid and ended_at is null`;
+    const ended = await tx<LeaseRow[]>`update remote_access_leases
+      set ended_at = now(), end_reason = ${reason}, ended_by = ${endedBy ?? null}
+      where device_id = ${deviceId}::uuid and ended_at is null
+      returning *`;
     await syncDeviceFlag(tx as unknown as Sql, deviceId);
-    return ended.count;
+    await auditLeases(tx as unknown as Sql, "end", ended);
+    return ended.length;
   }) as Promise<number>;
 }
 
@@ -204,16 +238,39 @@ export async function sweepLeases(sql: Sql, onlineWindowSeconds: number): Promis
     const offline = !device || !device.online || device.approvalStatus !== "approved";
     ended += await sql.begin(async (tx) => {
       await lockDevice(tx, deviceId);
-      const rows = await tx`
+      const rows = await tx<LeaseRow[]>`
         update remote_access_leases
         set ended_at = now(), end_reason = case when expires_at <= now() then 'expired' else 'device_offline' end
         where device_id = ${deviceId}::uuid and ended_at is null and (${offline} or expires_at <= now())
-        returning id`;
+        returning *`;
       await syncDeviceFlag(tx as unknown as Sql, deviceId);
+      await auditLeases(tx as unknown as Sql, "end", rows);
       return rows.length;
     });
   }
   return ended;
+}
+
+/** Who closed a device's remote access and when, while it stays closed (see `remoteAccessClosure`). */
+export interface RemoteAccessClosure {
+  by: string;
+  at: Date;
+}
+
+/**
+ * Set while an operator's Close remote access is the device's latest word: its newest lease ended with
+ * `operator_closed`. The closing operator's device pages then open no lease by themselves until someone
+ * asks again (Reopen, the API, a terminal session, another operator's visit: each opens a newer lease).
+ */
+export async function remoteAccessClosure(
+  sql: Sql,
+  deviceId: string,
+): Promise<RemoteAccessClosure | undefined> {
+  if (!isUuid(deviceId)) return undefined;
+  const [row] = await sql<LeaseRow[]>`select * from remote_access_leases where device_id = ${deviceId}::uuid
+    order by created_at desc limit 1`;
+  if (!row || row.end_reason !== "operator_closed" || !row.ended_at) return undefined;
+  return { by: row.ended_by ?? "an operator", at: pgDate(row.ended_at) };
 }
 
 /** Active leases of a device, newest first. */

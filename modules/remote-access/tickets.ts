@@ -61,13 +61,15 @@ export class CookieChecker {
   constructor(
     private readonly sql: Sql,
     private readonly secret: string,
+    /** Milliseconds since the epoch; the cache's clock (a test advances it instead of sleeping). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   async allows(cookie: string | undefined, deviceId: string): Promise<boolean> {
     const claims = verifyCredential(this.secret, "cookie", cookie);
     if (!claims || claims.d !== deviceId || !claims.l || !isUuid(claims.l)) return false;
     const at = this.checked.get(claims.l);
-    if (at !== undefined && Date.now() - at < COOKIE_RECHECK_MS) return true;
+    if (at !== undefined && this.now() - at < COOKIE_RECHECK_MS) return true;
     const rows = await this.sql`select 1 from remote_access_leases where id = ${claims.l}::uuid
       and device_id = ${deviceId}::uuid and ended_at is null and expires_at > now()`;
     if (rows.length === 0) {
@@ -75,7 +77,7 @@ export class CookieChecker {
       return false;
     }
     if (this.checked.size > 10_000) this.checked.clear();
-    this.checked.set(claims.l, Date.now());
+    this.checked.set(claims.l, this.now());
     return true;
   }
 }

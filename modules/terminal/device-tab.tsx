@@ -138,6 +138,7 @@ export function TerminalPanel(props: {
         )}
       </Card>
       <Card
+        id="terminal-sessions"
         title="Sessions on this device"
         actions={
           props.data.more ? (

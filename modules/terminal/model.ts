@@ -78,16 +78,46 @@ export const MESSAGES = {
   connectionLost: "\r\n[Connection to the device lost.]\r\n",
 };
 
-/** Human text of each end reason (sessions list, status line). */
-export const END_REASONS: Record<string, string> = {
+/**
+ * Why a session ended: `exit` (the shell exited), `idle`, `max_duration`, `ended` (End session on its
+ * page), `closed` (its page went away), `replaced` (a new session of the same operator), `ended_by_operator`
+ * (End this session on the sessions page, or ended by another process), `lease_ended`, `operator_disabled`,
+ * `lost` (the connection to the device dropped), `failed` (it never connected), `expired` (never joined).
+ */
+export type EndReason =
+  | "exit"
+  | "idle"
+  | "max_duration"
+  | "ended"
+  | "closed"
+  | "replaced"
+  | "operator_disabled"
+  | "lease_ended"
+  | "ended_by_operator"
+  | "lost"
+  | "failed"
+  | "expired";
+
+/** Human text of each end reason (the terminal's status line, the sessions list, playback). */
+export const END_REASONS: Record<EndReason, string> = {
   exit: "Shell exited",
   idle: "Idle timeout",
-  max_duration: "Time limit",
+  max_duration: "Time limit reached",
+  ended: "Ended with End session",
   closed: "Page closed",
   replaced: "Replaced by a new session",
   operator_disabled: "Operator disabled",
   lease_ended: "Remote access ended",
   ended_by_operator: "Ended by an operator",
+  lost: "Connection to the device lost",
   failed: "Could not connect",
   expired: "Never joined",
 };
+
+/** The words for a session's end: `Shell exited (status 3)`; a code no version knows stays as it is. */
+export function endReasonText(reason: string | null, exitStatus?: number | null): string {
+  const label = END_REASONS[(reason ?? "") as EndReason] ?? reason ?? "Ended";
+  return reason === "exit" && exitStatus !== null && exitStatus !== undefined
+    ? `${label} (status ${exitStatus})`
+    : label;
+}

@@ -1,10 +1,11 @@
+import os from "node:os";
 import type ssh2 from "ssh2";
 import type { ClientChannel } from "ssh2";
 import type { Sql } from "../platform/database";
 import type { Logger } from "../platform/logger";
-import { MESSAGES, type TerminalLimits } from "./model";
+import { type EndReason, endReasonText, MESSAGES, type TerminalLimits } from "./model";
 import { Recorder } from "./recording";
-import { type EndReason, endSession, stopReason } from "./service";
+import { endSession, stopReason } from "./service";
 
 /** How often a running session checks whether it was ended elsewhere, lost its lease or its operator. */
 const WATCH_MS = 2000;
@@ -14,7 +15,8 @@ const TICK_MS = 500;
 export interface TerminalEvents {
   output(data: string): void;
   warning(message: string): void;
-  ended(reason: EndReason, message: string): void;
+  /** `label`: the reason's words (the status line shows them). */
+  ended(reason: EndReason, label: string, message: string): void;
 }
 
 /**
@@ -62,8 +64,14 @@ export class TerminalRun {
     options.stream.on("data", (chunk: Buffer) => this.output(this.decoder.decode(chunk, { stream: true })));
     options.stream.stderr.on("data", (chunk: Buffer) => this.output(chunk.toString("utf8")));
     let exitStatus: number | undefined;
-    options.stream.on("exit", (code: number | null) => {
-      exitStatus = typeof code === "number" ? code : undefined;
+    options.stream.on("exit", (code: number | null, signal?: string) => {
+      // A shell killed by a signal (`kill -9 $$`) exited too, with the status a shell reports for it
+      // (128 + the signal's number); it was recorded as a lost connection before.
+      // ssh2 names it as `SIGKILL` (the protocol says `KILL`).
+      const signalNumber = signal
+        ? os.constants.signals[signal.replace(/^(SIG)?/, "SIG") as NodeJS.Signals]
+        : undefined;
+      exitStatus = typeof code === "number" ? code : signalNumber ? 128 + signalNumber : undefined;
     });
     // A shell that exits says so; a connection that just drops was cut (the lease ended and the device
     // closed its tunnel, the device went away): find out why before saying.
@@ -139,7 +147,12 @@ export class TerminalRun {
 
   private async lost() {
     if (this.finished || (await this.watch())) return;
-    void this.finish("failed", MESSAGES.connectionLost);
+    void this.finish("lost", MESSAGES.connectionLost);
+  }
+
+  /** The operator pressed End session. */
+  end() {
+    void this.finish("ended", "");
   }
 
   /** The browser went away (page closed, socket dropped). */
@@ -167,6 +180,10 @@ export class TerminalRun {
         "ending a terminal session failed",
       ),
     );
-    this.options.events.ended(reason, message.trim().replace(/^\[|\]$/g, ""));
+    this.options.events.ended(
+      reason,
+      endReasonText(reason, exitStatus),
+      message.trim().replace(/^\[|\]$/g, ""),
+    );
   }
 }

@@ -1,5 +1,6 @@
 import { getCommand, queueCommand } from "../commands/service";
 import { getDevice } from "../devices/service";
+import { announceDevice } from "../live/service";
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { AppError, notFound } from "../platform/errors";
@@ -9,7 +10,7 @@ import { signCredential, verifyCredential } from "../remote-access/token";
 import { terminalInputRecording } from "../settings/service";
 import { checkHostKey, type HostKeyCheck } from "./host-keys";
 import { decryptPrivateKey, encryptPrivateKey, ephemeralKey, newSessionRef, refHash } from "./keys";
-import { JoinError, type TerminalLimits } from "./model";
+import { type EndReason, JoinError, type TerminalLimits } from "./model";
 
 /** A session ref may be joined this long after the key was authorized (reference: 60 minutes). */
 export const SESSION_MAX_SECONDS = 3600;
@@ -23,18 +24,7 @@ export const AUTHORIZE_POLL = { everyMs: 500, tries: 30 };
 export const AUTHORIZE_CONTENT_TYPE = "application/vnd.outpost.ssh-authorize+json;version=1";
 export const REVOKE_CONTENT_TYPE = "application/vnd.outpost.ssh-revoke+json;version=1";
 
-export type EndReason =
-  | "exit"
-  | "idle"
-  | "max_duration"
-  | "closed"
-  | "replaced"
-  | "operator_disabled"
-  | "lease_ended"
-  | "ended_by_operator"
-  | "failed"
-  | "expired";
-
+export type { EndReason } from "./model";
 export interface SessionOperator {
   operatorId: string;
   email: string;
@@ -248,7 +238,10 @@ async function waitForAuthorization(
 
 /** The SSH session is up: when it started (the hard limit counts from here). */
 export async function markConnected(sql: Sql, sessionId: string): Promise<void> {
-  await sql`update terminal_sessions set connected_at = now() where id = ${sessionId}::uuid`;
+  const [row] = await sql<{ device_id: string }[]>`
+    update terminal_sessions set connected_at = now() where id = ${sessionId}::uuid returning device_id`;
+  // The device page's sessions list shows it running.
+  if (row) await announceDevice(sql, row.device_id);
 }
 
 /**
@@ -269,6 +262,8 @@ export async function endSession(
     where id = ${sessionId}::uuid and ended_at is null
     returning device_id, owned_lease_id, operator_email`;
   if (!ended) return false;
+  // The device page's sessions list shows it ended (before, only a reload did).
+  await announceDevice(sql, ended.device_id);
   await queueCommand(sql, {
     deviceId: ended.device_id,
     type: "ssh_revoke",
@@ -282,7 +277,7 @@ export async function endSession(
     queuedBy: `${ended.operator_email} (terminal)`,
   }).catch(() => {}); // a deleted device has nothing left to revoke
   if (ended.owned_lease_id) {
-    await endLease(sql, ended.device_id, ended.owned_lease_id, "closed").catch(() => {});
+    await endLease(sql, ended.device_id, ended.owned_lease_id, "terminal_ended").catch(() => {});
   }
   return true;
 }

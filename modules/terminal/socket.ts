@@ -127,9 +127,9 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
         events: {
           output: (data) => connection.send({ event: "output", payload: { data } }),
           warning: (message) => connection.send({ event: "session_warning", payload: { message } }),
-          ended: (reason, message) => {
+          ended: (reason, label, message) => {
             void audit("terminal.end", { reason });
-            connection.send({ event: "ended", payload: { reason, message } });
+            connection.send({ event: "ended", payload: { reason, label, message } });
             connection.close();
           },
         },
@@ -199,7 +199,7 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
           connection.run?.resize(sizeOf(frame.payload.columns, 80), sizeOf(frame.payload.rows, 24));
           break;
         case "leave":
-          connection.run?.close();
+          connection.run?.end();
           break;
       }
     },

@@ -3,11 +3,12 @@
 // download the filtered CSV, and read it at laptop and phone width (no sideways scroll, markup in
 // recorded values shown as text). Screenshots: artifacts/screenshots/audit-*.png.
 import { describe, expect, test } from "bun:test";
+import path from "node:path";
 import type { BrowserContext } from "playwright-core";
 import { recordAudit } from "../../modules/audit/service";
 import { register } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
-import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
+import { LAPTOP, launchBrowser, PHONE, SCREENSHOT_DIR, screenshot } from "../helpers/browser";
 
 const app = await startTestApp();
 const browser = await launchBrowser();
@@ -127,6 +128,48 @@ describe("the audit page in Chromium", () => {
     expect(lines).toHaveLength(61);
     expect(lines.slice(1).every((line) => line.includes(",token nightly-sync,device.update,"))).toBe(true);
     expect(refused).toEqual([]);
+    await context.close();
+  });
+
+  test("at 1366 px the table fits its card: long targets, emails and details wrap (issue 42)", async () => {
+    // What the app records with the longest values: a bulk action's ids, a lease's end.
+    const ids = Array.from({ length: 20 }, () => crypto.randomUUID());
+    await recordAudit(app.database, {
+      actorKind: "operator",
+      actor: "a-rather-long-operator-name@operations.example.test",
+      action: "device.bulk",
+      status: 303,
+      address: "2001:db8:85a3::8a2e:370:7334",
+      details: { action: "approve", ids },
+    });
+    await recordAudit(app.database, {
+      actorKind: "operator",
+      actor: "a-rather-long-operator-name@operations.example.test",
+      action: "remote_access.end",
+      target: `device:${crypto.randomUUID()}`,
+      status: 200,
+      details: {
+        lease_id: crypto.randomUUID(),
+        owner: "console",
+        reason: "operator_closed",
+        ended_by: "a-rather-long-operator-name@operations.example.test",
+      },
+    });
+    const context = await signedIn(admin, LAPTOP);
+    const page = await context.newPage();
+    await page.goto(`${app.url}/audit`);
+    await page.locator("table tbody tr").first().waitFor();
+    const sizes = await page.evaluate(() => {
+      const wrap = document.querySelector("main .table-wrap") as HTMLElement;
+      const table = wrap.querySelector("table") as HTMLElement;
+      return { table: table.scrollWidth, box: wrap.clientWidth };
+    });
+    expect(sizes.table).toBeLessThanOrEqual(sizes.box);
+    // Every id of the bulk action is on the page, readable.
+    const bulk = (await page.locator("table tbody tr", { hasText: "device.bulk" }).textContent()) ?? "";
+    for (const id of ids) expect(bulk).toContain(id);
+    // The first screenful (the newest rows): the full page is 60 rows more.
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "audit-laptop-long-details.png") });
     await context.close();
   });
 

@@ -45,6 +45,14 @@ export async function approvedDevice(app: TestApp, body: Record<string, unknown>
   return { id: data.id, token: data.api_token, mac: data.mac_address };
 }
 
+/** An approved device that has sent one heartbeat: online, so a device page opens remote access. */
+export async function onlineDevice(app: TestApp) {
+  const device = await approvedDevice(app);
+  const beat = await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()));
+  if (beat.status !== 200) throw new Error(`the heartbeat answered ${beat.status}`);
+  return device;
+}
+
 export function sampleHeartbeat(extra: Record<string, unknown> = {}) {
   return {
     telemetry: {

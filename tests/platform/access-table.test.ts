@@ -118,6 +118,8 @@ const ACCESS: Record<string, Level> = {
   "DELETE /api/v1/devices/:device_id/remote_access/:lease_id": "operator",
   "POST /devices/:id/remote-access/open": "operator",
   "POST /devices/:id/remote-access/close": "operator",
+  "POST /devices/:id/remote-access/leave": "operator",
+  "POST /devices/:id/remote-access/reopen": "operator",
   // Opening a terminal: operators, and only from the console (SESSION_ONLY); ending one: operators.
   "POST /devices/:id/terminal": "operator",
   "POST /terminal/sessions/:id/end": "operator",

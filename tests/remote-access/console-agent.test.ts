@@ -118,9 +118,92 @@ describe("remote access with a real agent, in Chromium", () => {
     );
     const [lease] = await app.database.sql<{ end_reason: string }[]>`
       select end_reason from remote_access_leases where device_id = ${device.id} and owner_kind = 'console'`;
-    expect(lease!.end_reason).toBe("closed");
+    expect(lease!.end_reason).toBe("page_left");
     await context.close();
   });
+
+  test("Close remote access ends it, releases the tunnel, says so and stays closed while the page stays open and on the closer's later visits; Reopen opens it again, and so does another operator's visit (issue 42)", async () => {
+    await waitFor(online, 20_000, "the agent's first heartbeat");
+    const flag = async () =>
+      (
+        await app.database.sql<{ r: boolean }[]>`
+          select remote_access_requested as r from devices where id = ${device.id}`
+      )[0]!.r;
+    const context = await signedIn(browser, app, "operator");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/devices/${device.id}?tab=remote`);
+    await waitFor(() => tunnel.registry.get(device.id) !== undefined, 15_000, "the agent's tunnel");
+    await page.locator("text=Connected").waitFor({ timeout: 10_000 });
+    const since = new Date();
+
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.locator('button:has-text("Close remote access")').click();
+    await page.locator("[data-remote-closed]").waitFor({ timeout: 10_000 });
+    expect(await page.locator(".flash.success").textContent()).toContain("Remote access closed");
+    const closedText = (await page.locator("[data-remote-closed]").textContent()) ?? "";
+    expect(closedText).toContain("Remote access closed");
+    const [closed] = await app.database.sql<{ ended_by: string }[]>`
+      select ended_by from remote_access_leases where device_id = ${device.id} and end_reason = 'operator_closed'`;
+    expect(closed!.ended_by).toContain("@");
+    expect(closedText).toContain(closed!.ended_by);
+    expect(await page.locator("[data-open-web-ui]").count()).toBe(0);
+    await screenshot(page, "remote-access-closed");
+
+    // The page stays open (its live stream ticks every 3 s, the keeper would have renewed): nothing
+    // reopens it. Before, the redirect reopened a lease at once and the flag stayed true.
+    await Bun.sleep(8000);
+    expect(await flag()).toBe(false);
+    expect(
+      await app.database
+        .sql`select 1 from remote_access_leases where device_id = ${device.id} and ended_at is null`,
+    ).toHaveLength(0);
+    await waitFor(() => tunnel.registry.get(device.id) === undefined, 20_000, "the tunnel released");
+    // A later visit (another tab of the page, a reload) opens nothing either.
+    await page.goto(`${app.url}/devices/${device.id}?tab=overview`);
+    await page.goto(`${app.url}/devices/${device.id}?tab=remote`);
+    await page.locator("[data-remote-closed]").waitFor({ timeout: 10_000 });
+    await Bun.sleep(3000);
+    expect(await flag()).toBe(false);
+
+    await page.locator('button:has-text("Reopen remote access")').click();
+    await page.locator("[data-open-web-ui]").waitFor({ timeout: 10_000 });
+    expect(await page.locator("[data-remote-closed]").count()).toBe(0);
+    expect(await flag()).toBe(true);
+    await waitFor(() => tunnel.registry.get(device.id) !== undefined, 15_000, "the tunnel back");
+
+    // The audit log has the lease's start and end, with who closed it, and no row per page visit.
+    const auditRows = () =>
+      app.database.sql<{ action: string; actor: string; details: Record<string, string> }[]>`
+        select action, actor, details from audit_events
+        where target = ${`device:${device.id}`} and at >= ${since.toISOString()} order by at`;
+    await waitFor(async () => (await auditRows()).length >= 4, 5000, "the audit events");
+    const events = await auditRows();
+    expect(events.map((e) => e.action)).toEqual([
+      "remote_access.end",
+      "remote_access.close",
+      "remote_access.start",
+      "remote_access.reopen",
+    ]);
+    expect(events[0]!.details).toMatchObject({ reason: "operator_closed", ended_by: closed!.ended_by });
+    expect(events[1]!.actor).toBe(closed!.ended_by);
+
+    // The Close holds for the operator who closed it. Another operator opening the device page opens
+    // remote access again, as the contract says a visit does.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.locator('button:has-text("Close remote access")').click();
+    await page.locator("[data-remote-closed]").waitFor({ timeout: 10_000 });
+    expect(await flag()).toBe(false);
+    const other = await signedIn(browser, app, "operator");
+    const otherPage = await other.newPage();
+    await otherPage.goto(`${app.url}/devices/${device.id}?tab=remote`);
+    await otherPage.locator("[data-open-web-ui]").waitFor({ timeout: 10_000 });
+    expect(await flag()).toBe(true);
+    await other.close();
+
+    await page.close();
+    await waitFor(() => tunnel.registry.get(device.id) === undefined, 20_000, "tunnel down after leaving");
+    await context.close();
+  }, 90_000);
 
   test("a viewer sees the panel but opens no lease", async () => {
     const context = await signedIn(browser, app, "viewer");

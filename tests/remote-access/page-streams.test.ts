@@ -89,14 +89,14 @@ async function openTab(web: OutpostProcess, deviceId: string, session: Session) 
     /** The tab closes: its stream drops and the page sends its beacon (to `beaconTo`, any web process). */
     async close(beaconTo: OutpostProcess = web) {
       controller.abort();
-      const beacon = await fetch(`${beaconTo.url}/devices/${deviceId}/remote-access/close`, {
+      const beacon = await fetch(`${beaconTo.url}/devices/${deviceId}/remote-access/leave`, {
         method: "POST",
         headers: {
           cookie: session.cookie,
           "x-csrf-token": session.csrf,
           "content-type": "application/x-www-form-urlencoded",
         },
-        body: new URLSearchParams({ lease_id: leaseId!, beacon: "1" }).toString(),
+        body: new URLSearchParams({ lease_id: leaseId! }).toString(),
       });
       expect(beacon.status).toBe(204);
     },
@@ -156,6 +156,6 @@ describe("a console lease held by pages on two web processes", () => {
     await waitFor(async () => !(await leaseOpen(leaseId)), (GRACE_SECONDS + 5) * 1000, "the lease to end");
     const [ended] = await sql<{ end_reason: string }[]>`
       select end_reason from remote_access_leases where id = ${leaseId}`;
-    expect(ended!.end_reason).toBe("closed");
+    expect(ended!.end_reason).toBe("page_left");
   }, 90_000);
 });

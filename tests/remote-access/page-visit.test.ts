@@ -3,7 +3,7 @@
 // leaving the device ends it; viewers and offline devices open none.
 import { afterAll, describe, expect, test } from "bun:test";
 import { signedIn } from "../console/helpers";
-import { approvedDevice, heartbeatUrl, json, sampleHeartbeat } from "../devices/helpers";
+import { approvedDevice, onlineDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser } from "../helpers/browser";
 import { waitFor } from "./helpers";
@@ -19,15 +19,9 @@ async function openLeases(deviceId: string) {
     where device_id = ${deviceId} and ended_at is null and expires_at > now()`;
 }
 
-async function onlineDevice() {
-  const device = await approvedDevice(app);
-  expect((await app.fetch(heartbeatUrl(device.id, device.token), json(sampleHeartbeat()))).status).toBe(200);
-  return device;
-}
-
 describe("a device page visit requests remote access", () => {
   test("any tab opens the operator's lease; another tab takes it over; leaving ends it", async () => {
-    const device = await onlineDevice();
+    const device = await onlineDevice(app);
     const context = await signedIn(browser, app, "operator", LAPTOP);
     const page = await context.newPage();
     await page.goto(`${app.url}/devices/${device.id}?tab=telemetry`);
@@ -44,13 +38,22 @@ describe("a device page visit requests remote access", () => {
     const after = await openLeases(device.id);
     expect(after.map((l) => l.id)).toEqual([first!.id]);
 
+    await page.reload();
     await page.goto(`${app.url}/devices`);
     await waitFor(async () => (await openLeases(device.id)).length === 0, 20_000, "the lease to end");
+    // The audit log: the lease's start and end, and nothing per page visit (issue 42: each visit wrote a
+    // remote_access.view and a remote_access.close).
+    await Bun.sleep(500); // the HTTP recorder writes after the answer
+    const events = await app.database.sql<{ action: string; details: Record<string, string> }[]>`
+      select action, details from audit_events where target = ${`device:${device.id}`} order by at`;
+    expect(events.map((e) => e.action)).toEqual(["remote_access.start", "remote_access.end"]);
+    expect(events[0]!.details).toEqual({ lease_id: first!.id, owner: "console" });
+    expect(events[1]!.details).toEqual({ lease_id: first!.id, owner: "console", reason: "page_left" });
     await context.close();
   }, 60_000);
 
   test("two tabs of one device: closing one leaves remote access to the other (issue 42)", async () => {
-    const device = await onlineDevice();
+    const device = await onlineDevice(app);
     const context = await signedIn(browser, app, "operator", LAPTOP);
     const first = await context.newPage();
     await first.goto(`${app.url}/devices/${device.id}?tab=remote`);
@@ -83,7 +86,7 @@ describe("a device page visit requests remote access", () => {
   }, 60_000);
 
   test("viewers and offline devices open no lease", async () => {
-    const device = await onlineDevice();
+    const device = await onlineDevice(app);
     const viewer = await signedIn(browser, app, "viewer", LAPTOP);
     const page = await viewer.newPage();
     await page.goto(`${app.url}/devices/${device.id}`);

@@ -87,14 +87,20 @@ describe("browser terminal in Chromium", () => {
 
     await page.click("[data-terminal-end]");
     await page.waitForSelector('#terminal[data-state="ended"]', { timeout: 20_000 });
-    expect(await page.textContent("[data-terminal-status]")).toMatch(/^Ended/);
+    // End session is its own reason, in words (issue 42: it was recorded as `closed`, "Ended: closed").
+    expect(await page.textContent("[data-terminal-status]")).toBe("Ended: Ended with End session");
     expect(await page.isVisible("[data-terminal-start]")).toBe(true);
     expect(await page.textContent("[data-terminal-start]")).toBe("Start new session");
 
     const [session] = await app.database.sql<{ id: string; end_reason: string }[]>`
       select id, end_reason from terminal_sessions where device_id = ${device.id} order by created_at desc limit 1`;
-    expect(session!.end_reason).toBe("closed");
+    expect(session!.end_reason).toBe("ended");
+    await page.goto(`${app.url}/terminal/sessions`);
+    expect(await page.textContent(`tr[data-session-id="${session!.id}"]`)).toContain(
+      "Ended with End session",
+    );
     await page.goto(`${app.url}/terminal/sessions/${session!.id}`);
+    expect(await page.textContent("dl.facts")).toContain("Ended with End session");
     await page.waitForSelector('#player[data-loaded="1"]');
     await page.evaluate(() => {
       const root = document.getElementById("player") as HTMLElement & {

@@ -33,7 +33,10 @@ describe("browser terminal over the socket", () => {
     socket.send({ event: "input", payload: { data: "exit 3\r" } });
     await waitFor(() => socket.frame("ended"), 10_000, "the end");
     expect(socket.output()).toContain("[Session ended with status: 3]");
-    expect(socket.frame("ended")!.payload.reason).toBe("exit");
+    expect(socket.frame("ended")!.payload).toMatchObject({
+      reason: "exit",
+      label: "Shell exited (status 3)",
+    });
     // …and refuses it once the agent ran the one ssh_revoke queued at the end.
     await waitFor(
       async () => (await commandStatus("ssh_revoke", session.session_id)) === "succeeded",
@@ -106,7 +109,7 @@ describe("browser terminal over the socket", () => {
     await waitFor(() => socket.frame("ended"), 10_000, "the idle cut");
     expect(socket.output()).toContain("[Session idle. Disconnecting in 3s...]");
     expect(socket.output()).toContain("[Session timed out due to inactivity.]");
-    expect(socket.frame("ended")!.payload.reason).toBe("idle");
+    expect(socket.frame("ended")!.payload).toMatchObject({ reason: "idle", label: "Idle timeout" });
     expect(await socket.closed).toBe(1000);
     const [row] = await app.database
       .sql`select end_reason from terminal_sessions where id = ${session.session_id}`;
@@ -123,7 +126,23 @@ describe("browser terminal over the socket", () => {
     }
     expect(socket.frame("session_warning")).toBeUndefined();
     expect(socket.output()).toContain("[Session time limit reached (12s). Disconnecting...]");
-    expect(socket.frame("ended")!.payload.reason).toBe("max_duration");
+    expect(socket.frame("ended")!.payload).toMatchObject({
+      reason: "max_duration",
+      label: "Time limit reached",
+    });
+  }, 60_000);
+
+  test("a shell killed by a signal has exited (status 128 + the signal), not lost its connection", async () => {
+    const { socket, session } = await connected(await app.session("operator"));
+    socket.send({ event: "input", payload: { data: "kill -9 $$\r" } });
+    await waitFor(() => socket.frame("ended"), 10_000, "the end");
+    expect(socket.frame("ended")!.payload).toMatchObject({
+      reason: "exit",
+      label: "Shell exited (status 137)",
+    });
+    const [row] = await app.database.sql<{ end_reason: string; exit_status: number }[]>`
+      select end_reason, exit_status from terminal_sessions where id = ${session.session_id}`;
+    expect(row).toEqual({ end_reason: "exit", exit_status: 137 });
   }, 60_000);
 
   test("closing the socket ends the session and releases its lease", async () => {
@@ -149,7 +168,10 @@ describe("browser terminal over the socket", () => {
     const first = await connected(operator);
     await setOperatorDisabled(app.database.db, operator.operatorId, true);
     await waitFor(() => first.socket.frame("ended"), 10_000, "the end after disabling");
-    expect(first.socket.frame("ended")!.payload.reason).toBe("operator_disabled");
+    expect(first.socket.frame("ended")!.payload).toMatchObject({
+      reason: "operator_disabled",
+      label: "Operator disabled",
+    });
     expect(first.socket.output()).toContain("[Your account was disabled.]");
     await waitFor(
       async () => (await commandStatus("ssh_revoke", first.session.session_id)) !== undefined,
@@ -166,7 +188,10 @@ describe("browser terminal over the socket", () => {
     });
     expect(closed.status).toBe(204);
     await waitFor(() => second.socket.frame("ended"), 10_000, "the end after the lease");
-    expect(second.socket.frame("ended")!.payload.reason).toBe("lease_ended");
+    expect(second.socket.frame("ended")!.payload).toMatchObject({
+      reason: "lease_ended",
+      label: "Remote access ended",
+    });
     expect(second.socket.output()).toContain("[Remote access to this device ended.]");
   }, 60_000);
 

@@ -125,12 +125,16 @@
     }
     if (data.id !== deviceId) return;
     document.body.dispatchEvent(new CustomEvent("live:device-self"));
-    const tab = new URLSearchParams(location.search).get("tab");
-    if (tab === "commands" || tab === "scripts") {
-      // The install form is hx-preserve: the swap keeps what someone typed or chose in it.
+    const tab = new URLSearchParams(location.search).get("tab") || "overview";
+    // The part of the open tab a device event can change: the install form is hx-preserve (the swap
+    // keeps what someone typed or chose in it); on Terminal only the sessions list, never the terminal.
+    const region =
+      { commands: "#tab-panel", scripts: "#tab-panel", overview: "#tab-panel" }[tab] ||
+      (tab === "terminal" && document.getElementById("terminal-sessions") ? "#terminal-sessions" : "");
+    if (region) {
       window.htmx.ajax("GET", location.pathname + location.search, {
-        target: "#tab-panel",
-        select: "#tab-panel",
+        target: region,
+        select: region,
         swap: "outerHTML",
       });
     }

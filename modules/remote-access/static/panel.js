@@ -41,6 +41,6 @@
     body.append("_csrf", csrf);
     body.append("lease_id", leaseId);
     body.append("beacon", "1");
-    navigator.sendBeacon(`${base}/close`, body);
+    navigator.sendBeacon(`${base}/leave`, body);
   });
 })();

@@ -1,7 +1,7 @@
 // Pieces the terminal pages share: the sessions table and the end-reason badge.
 import { Badge, Time } from "../../../ui/components";
 import { type Column, DataTable } from "../../../ui/table";
-import { END_REASONS } from "../model";
+import { endReasonText } from "../model";
 import { type SessionSummary, sessionSeconds } from "../sessions";
 
 export function formatBytes(bytes: number): string {
@@ -20,11 +20,13 @@ export function formatDuration(seconds: number | undefined): string {
 
 export function EndReason({ session }: { session: SessionSummary }) {
   if (!session.endedAt) return <Badge tone="ok" label={session.connectedAt ? "Running" : "Starting"} />;
-  const label = END_REASONS[session.endReason ?? ""] ?? session.endReason ?? "Ended";
-  const withStatus =
-    session.endReason === "exit" && session.exitStatus !== null ? `${label} (${session.exitStatus})` : label;
-  const tone = session.endReason === "failed" ? "danger" : session.endReason === "exit" ? undefined : "warn";
-  return <Badge tone={tone} label={withStatus} />;
+  const failed = session.endReason === "failed" || session.endReason === "lost";
+  const tone = failed
+    ? "danger"
+    : session.endReason === "exit" || session.endReason === "ended"
+      ? undefined
+      : "warn";
+  return <Badge tone={tone} label={endReasonText(session.endReason, session.exitStatus)} />;
 }
 
 export function SessionsTable(props: { sessions: SessionSummary[]; showDevice: boolean; empty: string }) {

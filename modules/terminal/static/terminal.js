@@ -19,6 +19,9 @@
     convertEol: false,
     fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
     fontSize: 14,
+    // At line height 1 the DOM renderer's 16 px rows clip DejaVu Sans Mono's underscore (Debian's
+    // monospace), which lies below the glyph box: `x86_64` read "x86 64" (issue 42). 1.2 gives it room.
+    lineHeight: 1.2,
     scrollback: 5000,
     theme: { background: "#0f172a", foreground: "#e2e8f0" },
   });
@@ -122,7 +125,7 @@
           socket.close();
           break;
         case "ended":
-          finished(`Ended: ${payload.message || payload.reason}`);
+          finished(`Ended: ${payload.label || payload.reason}`);
           break;
       }
     });

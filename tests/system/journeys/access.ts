@@ -68,7 +68,7 @@ export async function terminal(w: World, step: Step) {
     await terminal.waitForSelector('#terminal[data-state="ended"]', { timeout: 15_000 });
     const [session] = await fleet.sql<{ id: string; end_reason: string }[]>`
           select id, end_reason from terminal_sessions where device_id = ${ids.A} order by created_at desc limit 1`;
-    expect(session?.end_reason).toBe("closed");
+    expect(session?.end_reason).toBe("ended");
     await terminal.close();
     return session!.id;
   });
