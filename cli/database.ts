@@ -13,6 +13,8 @@ export async function withDatabase<T>(
   config: Config,
   logger: Logger,
   work: (database: Database) => Promise<T>,
+  /** `migrate: false`: leave the database at its level (a backup only reads). */
+  options: { migrate?: boolean } = {},
 ): Promise<T> {
   const embedded = config.databaseUrl
     ? undefined
@@ -20,8 +22,10 @@ export async function withDatabase<T>(
   const url = config.databaseUrl ?? embedded!.url;
   const database = connectDatabase(url, 2);
   try {
-    await applyMigrations(database);
-    await migrateJobQueue(url, logger);
+    if (options.migrate !== false) {
+      await applyMigrations(database);
+      await migrateJobQueue(url, logger);
+    }
     return await work(database);
   } finally {
     await database.close();

@@ -2,6 +2,7 @@ import { userInfo } from "node:os";
 import { Command, InvalidArgumentError } from "commander";
 import { startOutpost } from "../app";
 import { recordCliAudit } from "../modules/audit/service";
+import { BackupError } from "../modules/backup/service";
 import { resetFactorsByEmail } from "../modules/operators/factors";
 import {
   createApiToken,
@@ -14,6 +15,7 @@ import { type Config, ConfigError, loadConfig } from "../modules/platform/config
 import type { Database } from "../modules/platform/database";
 import { AppError } from "../modules/platform/errors";
 import { createLogger } from "../modules/platform/logger";
+import { registerBackupCommands } from "./backup";
 import { withDatabase } from "./database";
 import { registerE2ECommands } from "./e2e/commands";
 import { example } from "./help";
@@ -243,11 +245,13 @@ example(
 });
 
 registerE2ECommands(program);
+registerBackupCommands(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof AppError) fail(error.message, EXIT_USAGE);
+  if (error instanceof ConfigError || error instanceof AppError || error instanceof BackupError)
+    fail(error.message, EXIT_USAGE);
   if (error instanceof Error && error.message === "cancelled") process.exit(130);
   // An unreachable DATABASE_URL or a PORT in use is bad configuration too: one line, exit 2.
   const line = activeConfig && describeStartupFailure(error, activeConfig);

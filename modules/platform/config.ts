@@ -158,9 +158,19 @@ function secretKey(env: Env, dataDir: string): string {
   return generated;
 }
 
+/**
+ * Where Outpost keeps its state, read without side effects (loadConfig creates DATA_DIR's secret key):
+ * what a restore into an empty DATA_DIR needs.
+ */
+export function storageConfig(env: Env = process.env): { dataDir: string; databaseUrl: string | undefined } {
+  const databaseUrl = text(env, "DATABASE_URL");
+  if (databaseUrl !== undefined) url(env, "DATABASE_URL", databaseUrl, ["postgres:", "postgresql:"]);
+  return { dataDir: path.resolve(text(env, "DATA_DIR") ?? "./data"), databaseUrl };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, "PORT", 4000, 0, 65535);
-  const dataDir = path.resolve(text(env, "DATA_DIR") ?? "./data");
+  const { dataDir, databaseUrl } = storageConfig(env);
   const logLevel = text(env, "LOG_LEVEL") ?? "info";
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got "${logLevel}")`);
@@ -169,8 +179,6 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_FORMATS.includes(logFormat)) {
     throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(", ")} (got "${logFormat}")`);
   }
-  const databaseUrl = text(env, "DATABASE_URL");
-  if (databaseUrl !== undefined) url(env, "DATABASE_URL", databaseUrl, ["postgres:", "postgresql:"]);
   const bootstrapApiToken = text(env, "OUTPOST_BOOTSTRAP_API_TOKEN");
   if (bootstrapApiToken !== undefined && bootstrapApiToken.length < 32) {
     throw new ConfigError("OUTPOST_BOOTSTRAP_API_TOKEN must be at least 32 characters long");

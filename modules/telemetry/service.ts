@@ -18,6 +18,18 @@ export interface TelemetryEvent {
 const MAX_PAGE = 1000;
 
 /**
+ * The tables holding telemetry history (raw heartbeats, their rollups and the rollup watermark): what
+ * `./outpost backup --without-telemetry` leaves out. Schemas devices announced stay: devices refer to them.
+ */
+export const TELEMETRY_HISTORY_TABLES = [
+  "telemetry_events",
+  "telemetry_6min",
+  "telemetry_hourly",
+  "telemetry_fleet_hourly",
+  "telemetry_rollup_progress",
+] as const;
+
+/**
  * The INSERT of one telemetry event for the device row a heartbeat statement accepted (the CTE
  * named `accepted`, with an `id` column). modules/heartbeat/service.ts embeds it in its one-statement
  * heartbeat so telemetry is written in the same round trip, but the SQL stays here.

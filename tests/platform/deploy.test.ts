@@ -12,6 +12,10 @@ const units = [
     .filter((name) => name.endsWith(".service"))
     .map((name) => path.join(DEPLOY, "systemd", name)),
   path.join(DEPLOY, "outpost-agent.service"),
+  // After the services: verifying a timer looks for the service it starts beside it.
+  ...readdirSync(path.join(DEPLOY, "systemd"))
+    .filter((name) => name.endsWith(".timer"))
+    .map((name) => path.join(DEPLOY, "systemd", name)),
 ];
 const scratch = mkdtempSync(path.join(tmpdir(), "outpost-units-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -22,7 +26,7 @@ test("the server units cover every role and share one environment file", () => {
     .filter(Boolean)
     .sort();
   expect(roles).toEqual(["all", "tunnel", "web", "worker"]);
-  for (const unit of units.filter((u) => !u.endsWith("outpost-agent.service"))) {
+  for (const unit of units.filter((u) => u.endsWith(".service") && !u.endsWith("outpost-agent.service"))) {
     const text = readFileSync(unit, "utf8");
     expect(text).toContain("EnvironmentFile=/etc/outpost/outpost.env");
     for (const hardening of [
@@ -40,6 +44,17 @@ test("the server units cover every role and share one environment file", () => {
   }
 });
 
+test("the backup timer starts the backup service, which writes archives where only it reads them", () => {
+  const timer = readFileSync(path.join(DEPLOY, "systemd/outpost-backup.timer"), "utf8");
+  expect(timer).toMatch(/^OnCalendar=.+$/m);
+  expect(timer).toContain("Persistent=true");
+  const service = readFileSync(path.join(DEPLOY, "systemd/outpost-backup.service"), "utf8");
+  expect(service).toContain("Type=oneshot");
+  expect(service).toContain("UMask=0077");
+  expect(service).toMatch(/^ExecStart=.*outpost backup --output .*\/var\/backups\/outpost\//m);
+  expect(service).toContain("ReadWritePaths=/var/lib/outpost /var/backups/outpost");
+});
+
 test.skipIf(!Bun.which("systemd-analyze"))(
   "systemd-analyze verify accepts every unit without a warning",
   async () => {
@@ -48,7 +63,7 @@ test.skipIf(!Bun.which("systemd-analyze"))(
       const copy = path.join(scratch, path.basename(unit));
       copyFileSync(unit, copy);
       const text = readFileSync(copy, "utf8")
-        .replace("/opt/outpost/outpost", path.join(REPO, "outpost"))
+        .replaceAll("/opt/outpost/outpost", path.join(REPO, "outpost"))
         .replace("/usr/local/bin/outpost-agent", "/bin/true")
         .replace(/^WorkingDirectory=.*$/m, `WorkingDirectory=${REPO}`);
       writeFileSync(copy, text);

@@ -1,3 +1,4 @@
+import type { TransactionSql } from "postgres";
 import type { Config } from "../../platform/config";
 import type { Sql } from "../../platform/database";
 import { readConsoleSettings, webhookUrl } from "../../settings/store";
@@ -79,4 +80,16 @@ export async function queueNotifications(
         max_attempts => ${NOTIFY_MAX_ATTEMPTS})`;
     }
   }
+}
+
+/**
+ * Queues the delivery of every notification still pending (a restore: graphile-worker's queue is not
+ * part of a backup, alert_notifications is). Delivering one twice is harmless: a sent one is skipped.
+ */
+export async function requeuePendingNotifications(sql: Sql | TransactionSql): Promise<number> {
+  const rows =
+    await sql`select graphile_worker.add_job(${NOTIFY_TASK}, json_build_object('notificationId', id),
+      max_attempts => ${NOTIFY_MAX_ATTEMPTS})
+    from alert_notifications where status = 'pending'`;
+  return rows.length;
 }
