@@ -3,7 +3,8 @@
  * without a database or a listening port) to the file given, for `npm run check:openapi` (redocly lint).
  * Usage: bun scripts/openapi-document.ts <out.json>
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { buildApp } from "../app";
 import { E2E_DEFAULTS } from "../modules/e2e/config";
 import { openApiDocument } from "../modules/openapi/document";
@@ -29,5 +30,7 @@ const document = openApiDocument(app, {
   version: VERSION,
   e2eProtocolVersions: E2E_DEFAULTS.protocolVersions,
 });
+// A fresh clone has no artifacts/ folder (it is not committed).
+mkdirSync(path.dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(document, null, 2)}\n`);
 await database.sql.end({ timeout: 0 });
