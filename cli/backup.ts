@@ -5,6 +5,7 @@ import { createBackup, type Manifest, restoreBackup } from "../modules/backup/se
 import { loadConfig, storageConfig } from "../modules/platform/config";
 import { createLogger } from "../modules/platform/logger";
 import { withDatabase } from "./database";
+import { example } from "./help";
 
 const VERSION = (
   JSON.parse(readFileSync(path.resolve(import.meta.dir, "../package.json"), "utf8")) as { version: string }
@@ -41,82 +42,82 @@ function summary(manifest: Manifest): string {
 }
 
 export function registerBackupCommands(program: Command): void {
-  program
-    .command("backup")
-    .description(
-      "write a backup archive of the running (or stopped) Outpost: its database and DATA_DIR's keys (docs/operations.md)",
-    )
-    .option("--output <file>", "the archive to write (default ./outpost-backup-<UTC time>.tar.gz)")
-    .option("--without-telemetry", "leave telemetry history out: a small, fast backup")
-    .action(async (options: { output?: string; withoutTelemetry?: boolean }) => {
-      const config = loadConfig();
-      const logger = createLogger(
-        config.logLevel === "info" ? "warn" : config.logLevel,
-        {},
-        config.logFormat,
-      );
-      const output = path.resolve(options.output ?? defaultName());
-      const progress = progressLine();
-      const started = Date.now();
-      const manifest = await withDatabase(
-        config,
-        logger,
-        (database) =>
-          createBackup(database.sql, {
-            output,
-            withoutTelemetry: options.withoutTelemetry === true,
-            dataDir: config.dataDir,
-            env: process.env,
-            outpostVersion: VERSION,
-            progress: (p) =>
-              progress.update(
-                p.table
-                  ? `backup: table ${p.done + 1}/${p.total} ${p.table} (${p.rows} rows), ${mib(p.bytes)} written`
-                  : `backup: ${p.total} tables, ${mib(p.bytes)} written`,
-              ),
-          }),
-        { migrate: false },
-      ).finally(() => progress.done());
-      const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      process.stdout.write(`${output}\n`);
-      process.stderr.write(`Backup written in ${seconds} s: ${summary(manifest)}.\n`);
-      for (const [key, where] of Object.entries(manifest.keys))
-        if (where === "environment")
-          process.stderr.write(
-            `Note: ${key} comes from the environment and is not in the archive: keep it too.\n`,
-          );
-    });
+  example(
+    program
+      .command("backup")
+      .description(
+        "write a backup archive of the running (or stopped) Outpost: its database and DATA_DIR's keys (docs/operations.md)",
+      )
+      .option("--output <file>", "the archive to write (default ./outpost-backup-<UTC time>.tar.gz)")
+      .option("--without-telemetry", "leave telemetry history out: a small, fast backup"),
+    "./outpost backup --output /var/backups/outpost/nightly.tar.gz",
+  ).action(async (options: { output?: string; withoutTelemetry?: boolean }) => {
+    const config = loadConfig();
+    const logger = createLogger(config.logLevel === "info" ? "warn" : config.logLevel, {}, config.logFormat);
+    const output = path.resolve(options.output ?? defaultName());
+    const progress = progressLine();
+    const started = Date.now();
+    const manifest = await withDatabase(
+      config,
+      logger,
+      (database) =>
+        createBackup(database.sql, {
+          output,
+          withoutTelemetry: options.withoutTelemetry === true,
+          dataDir: config.dataDir,
+          env: process.env,
+          outpostVersion: VERSION,
+          progress: (p) =>
+            progress.update(
+              p.table
+                ? `backup: table ${p.done + 1}/${p.total} ${p.table} (${p.rows} rows), ${mib(p.bytes)} written`
+                : `backup: ${p.total} tables, ${mib(p.bytes)} written`,
+            ),
+        }),
+      { migrate: false },
+    ).finally(() => progress.done());
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    process.stdout.write(`${output}\n`);
+    process.stderr.write(`Backup written in ${seconds} s: ${summary(manifest)}.\n`);
+    for (const [key, where] of Object.entries(manifest.keys))
+      if (where === "environment")
+        process.stderr.write(
+          `Note: ${key} comes from the environment and is not in the archive: keep it too.\n`,
+        );
+  });
 
-  program
-    .command("restore")
-    .description(
-      "restore a backup archive into an empty DATA_DIR or an empty DATABASE_URL database (Outpost stopped)",
-    )
-    .argument("<file>", "the archive written by `outpost backup`")
-    .option("--force", "replace what the target DATA_DIR / database already holds")
-    .action(async (file: string, options: { force?: boolean }) => {
-      const { dataDir, databaseUrl } = storageConfig();
-      const logger = createLogger(process.env.LOG_LEVEL ?? "warn", {}, "pretty");
-      const progress = progressLine();
-      const started = Date.now();
-      const manifest = await restoreBackup({
-        file: path.resolve(file),
-        dataDir,
-        databaseUrl,
-        force: options.force === true,
-        version: VERSION,
-        logger,
-        progress: (p) =>
-          progress.update(
-            p.table ? `restore: table ${p.done + 1}/${p.total} ${p.table}` : "restore: committing",
-          ),
-      }).finally(() => progress.done());
-      const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      process.stderr.write(
-        `Restored in ${seconds} s: ${summary(manifest)}, from Outpost ${manifest.outpost_version} (${manifest.created_at}).\n`,
-      );
-      for (const [key, where] of Object.entries(manifest.keys))
-        if (where === "environment")
-          process.stderr.write(`Note: ${key} was set by the environment when backed up: set it again.\n`);
-    });
+  example(
+    program
+      .command("restore")
+      .description(
+        "restore a backup archive into an empty DATA_DIR or an empty DATABASE_URL database (Outpost stopped)",
+      )
+      .argument("<file>", "the archive written by `outpost backup`")
+      .option("--force", "replace what the target DATA_DIR / database already holds"),
+    "DATA_DIR=/var/lib/outpost ./outpost restore /var/backups/outpost/nightly.tar.gz",
+  ).action(async (file: string, options: { force?: boolean }) => {
+    const { dataDir, databaseUrl } = storageConfig();
+    const logger = createLogger(process.env.LOG_LEVEL ?? "warn", {}, "pretty");
+    const progress = progressLine();
+    const started = Date.now();
+    const manifest = await restoreBackup({
+      file: path.resolve(file),
+      dataDir,
+      databaseUrl,
+      force: options.force === true,
+      version: VERSION,
+      logger,
+      progress: (p) =>
+        progress.update(
+          p.table ? `restore: table ${p.done + 1}/${p.total} ${p.table}` : "restore: committing",
+        ),
+    }).finally(() => progress.done());
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    process.stderr.write(
+      `Restored in ${seconds} s: ${summary(manifest)}, from Outpost ${manifest.outpost_version} (${manifest.created_at}).\n`,
+    );
+    for (const [key, where] of Object.entries(manifest.keys))
+      if (where === "environment")
+        process.stderr.write(`Note: ${key} was set by the environment when backed up: set it again.\n`);
+  });
 }

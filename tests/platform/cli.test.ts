@@ -41,9 +41,11 @@ describe("help", () => {
       "admin create",
       "admin reset-factors",
       "admin unlock",
+      "backup",
       "e2e run",
       "e2e suites",
       "migrate",
+      "restore",
       "start",
       "token create",
     ]);
