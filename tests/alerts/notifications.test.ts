@@ -36,9 +36,14 @@ afterAll(async () => {
 const sql = app.database.sql;
 const hookUrl = `https://hooks.test:${receiver.port}/outpost`;
 
-await saveNotificationSettings(sql, { notification_email: "ops@example.test, oncall@example.test" });
-// Settings refuses loopback URLs (correctly); the test stores the receiver's URL directly.
-await sql`update system_settings set value = jsonb_set(value, '{webhook_url}', to_jsonb(${hookUrl}::text)) where key = 'notifications'`;
+// Saved as Settings saves it. Settings refuses loopback URLs (correctly): its check resolves the
+// receiver's name to a public address here, while delivery resolves it to the receiver (overrides above).
+await saveNotificationSettings(
+  sql,
+  { notification_email: "ops@example.test, oncall@example.test", webhook_url: hookUrl },
+  undefined,
+  async () => ["93.184.216.34"],
+);
 
 const admin = await app.session("admin");
 const form = (fields: Record<string, string>) => ({
