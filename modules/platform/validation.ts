@@ -7,15 +7,24 @@
  *   on the root it is the whole sentence for a value of the wrong type;
  * - `tooLong` on a property: the words for a size limit broken;
  * - a missing required property (or null for it) "is required", an unknown one "is not a known property";
- * - `reportAll` on the root: `details.errors` lists every wrong field (E2E), not only the first.
+ * - `reportAll` on the root: `details.errors` lists every wrong field (E2E), not only the first;
+ * - `refusal` on the root: the status, code and message the spec gives a refused body of this route
+ *   instead (`details.field` still names the first wrong field).
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
-import { type AppError, badRequest } from "./errors";
+import { AppError, badRequest } from "./errors";
 import { BodyError } from "./json-body";
 
-type Annotated = TSchema & { message?: string; tooLong?: string; reportAll?: boolean };
+/** A route's own answer to input its schema refuses (the spec's code for it), instead of `invalid_request`. */
+export interface Refusal {
+  status: number;
+  code: string;
+  message: string;
+}
+
+type Annotated = TSchema & { message?: string; tooLong?: string; reportAll?: boolean; refusal?: Refusal };
 
 export interface FieldError {
   field: string;
@@ -163,6 +172,11 @@ export function validationFailure(failure: SchemaValidation): AppError {
   const validator = failure.validator as Validator;
   const schema = (validator.schema ?? validator.Schema?.() ?? failure.validator) as Annotated;
   const errors = [...(validator.Errors?.(failure.value) ?? [])];
+  if (schema.refusal) {
+    const [first] = fieldErrors(schema, errors, failure.value);
+    const { status, code, message } = schema.refusal;
+    return new AppError(status, code, message, first ? { field: first.field } : undefined);
+  }
   const rootError =
     failure.value === undefined ||
     errors.some((e) => e.path === "" && e.type !== ValueErrorType.ObjectRequiredProperty);

@@ -12,8 +12,9 @@ import { buildApp } from "../../app";
 import { queueCommand } from "../../modules/commands/service";
 import { apiRoutes } from "../../modules/openapi/document";
 import { createLogger } from "../../modules/platform/logger";
-import { newMac } from "../devices/helpers";
+import { approvedDevice, newMac } from "../devices/helpers";
 import { RUNNER_ID, RUNNER_TOKEN, startE2EApp, writeE2EFixture } from "../e2e/fixtures";
+import { announcedSchema, fieldsScript } from "../helpers/agent-schema";
 import type { Reply } from "./client/drive-types";
 
 const CLIENT_DIR = path.join(import.meta.dir, "client");
@@ -25,12 +26,6 @@ const ROOT = path.resolve(import.meta.dir, "../..");
  * new route without schemas fails the test.
  */
 const WITHOUT_SCHEMAS_YET: string[] = [
-  "GET /api/v1/audit",
-  "GET /api/v1/jobs",
-  "POST /api/v1/jobs/:task/run",
-  "GET /api/v1/builder-schemas",
-  "GET /api/v1/builder-schemas/:schema_id/versions/:schema_version/options",
-  "POST /api/v1/builder-configurations/validate",
   "GET /api/json/devices",
   "GET /api/json/devices/:id",
   "PATCH /api/json/devices/:id",
@@ -107,7 +102,16 @@ describe("a client generated from the document", () => {
     const { driveEveryOperation } = (await import(path.join(CLIENT_DIR, "drive.ts"))) as {
       driveEveryOperation(url: string, credentials: Record<string, unknown>): Promise<Reply[]>;
     };
+    // A product whose approved device announces a schema, as the agent does (the builder's options).
+    const schemaProduct = `contract-${crypto.randomUUID().slice(0, 8)}`;
+    await approvedDevice(app, {
+      product_name: schemaProduct,
+      schema_definition: announcedSchema(app.config.dataDir, schemaProduct, [
+        fieldsScript("memory", { used_percent: "number" }),
+      ]),
+    });
     replies = await driveEveryOperation(app.url, {
+      schemaProduct,
       adminToken: await app.token("admin"),
       runnerId: RUNNER_ID,
       runnerToken: RUNNER_TOKEN,

@@ -12,6 +12,8 @@ export interface Credentials {
   adminToken: string;
   runnerId: string;
   runnerToken: string;
+  /** A product whose approved device announces a telemetry schema with `memory.used_percent`. */
+  schemaProduct: string;
   /** A MAC address no other test uses. */
   mac: string;
   /** Queues a command with a payload large enough to be delivered by reference (an operator's doing). */
@@ -109,6 +111,33 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
   });
   await admin.DELETE("/api/v1/devices/{device_id}/remote_access/{lease_id}", {
     params: { path: { device_id: deviceId, lease_id: leaseId } },
+  });
+
+  // ---------------------------------------------------------------- jobs and audit
+  await anonymous.GET("/api/v1/jobs", {});
+  await admin.GET("/api/v1/jobs", {});
+  await admin.POST("/api/v1/jobs/{task}/run", { params: { path: { task: "no_such_task" } } });
+  await admin.POST("/api/v1/jobs/{task}/run", { params: { path: { task: "prune_sessions" } } });
+  await admin.GET("/api/v1/audit", { params: { query: { limit: "0" } } });
+  await admin.GET("/api/v1/audit", { params: { query: { action: "device.approve", limit: "5" } } });
+
+  // ---------------------------------------------------------------- builder
+  await anonymous.GET("/api/v1/builder-schemas", {});
+  await admin.GET("/api/v1/builder-schemas", {});
+  const options = "/api/v1/builder-schemas/{schema_id}/versions/{schema_version}/options" as const;
+  await admin.GET(options, { params: { path: { schema_id: "no-such-product", schema_version: "current" } } });
+  await admin.GET(options, {
+    params: {
+      path: { schema_id: credentials.schemaProduct, schema_version: "current" },
+      query: { builder: "report" },
+    },
+  });
+  const selections = [{ slot_id: "metric", selected_key: "memory.used_percent" }];
+  await admin.POST("/api/v1/builder-configurations/validate", {
+    body: { builder: "alert", schema_id: "", selections },
+  });
+  await admin.POST("/api/v1/builder-configurations/validate", {
+    body: { builder: "alert", schema_id: credentials.schemaProduct, selections },
   });
 
   // ---------------------------------------------------------------- E2E API
