@@ -9,7 +9,8 @@
  * - a missing required property (or null for it) "is required", an unknown one "is not a known property";
  * - `reportAll` on the root: `details.errors` lists every wrong field (E2E), not only the first;
  * - `refusal` on the root: the status, code and message the spec gives a refused body of this route
- *   instead (`details.field` still names the first wrong field).
+ *   instead (`details.field` still names the first wrong field; with `errorMap`, `details.errors`
+ *   maps every wrong field to its message, as the reports API answers its other 422s).
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
@@ -22,6 +23,7 @@ export interface Refusal {
   status: number;
   code: string;
   message: string;
+  errorMap?: boolean;
 }
 
 type Annotated = TSchema & { message?: string; tooLong?: string; reportAll?: boolean; refusal?: Refusal };
@@ -173,9 +175,11 @@ export function validationFailure(failure: SchemaValidation): AppError {
   const schema = (validator.schema ?? validator.Schema?.() ?? failure.validator) as Annotated;
   const errors = [...(validator.Errors?.(failure.value) ?? [])];
   if (schema.refusal) {
-    const [first] = fieldErrors(schema, errors, failure.value);
-    const { status, code, message } = schema.refusal;
-    return new AppError(status, code, message, first ? { field: first.field } : undefined);
+    const fields = fieldErrors(schema, errors, failure.value);
+    const { status, code, message, errorMap } = schema.refusal;
+    const map = errorMap ? { errors: Object.fromEntries(fields.map((f) => [f.field, f.message])) } : {};
+    const details = fields[0] ? { field: fields[0].field, ...map } : errorMap ? map : undefined;
+    return new AppError(status, code, message, details);
   }
   const rootError =
     failure.value === undefined ||

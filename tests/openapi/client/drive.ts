@@ -140,6 +140,29 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
     body: { builder: "alert", schema_id: credentials.schemaProduct, selections },
   });
 
+  // ---------------------------------------------------------------- reports
+  await anonymous.GET("/api/v1/reports", {});
+  await admin.GET("/api/v1/reports", {
+    params: { query: { sort_dir: "desc", field: "memory.used_percent" } },
+  });
+  const definition = {
+    name: `Contract ${credentials.mac}`,
+    config: { schema_id: null, fields: [{ path: "memory.used_percent", alias: "memory" }] },
+  };
+  await admin.POST("/api/v1/reports", { body: { ...definition, config: { fields: [] } } });
+  const report = await admin.POST("/api/v1/reports", { body: definition });
+  const unknownReport = { path: { id: crypto.randomUUID() } };
+  const thisReport = { path: { id: report.data?.data.id ?? "" } };
+  for (const params of [unknownReport, thisReport]) {
+    await admin.GET("/api/v1/reports/{id}", { params });
+    await admin.PATCH("/api/v1/reports/{id}", {
+      params,
+      body: { ...definition, name: `${definition.name} 2` },
+    });
+    await admin.GET("/api/v1/reports/{id}/results", { params: { ...params, query: { limit: "10" } } });
+    await admin.DELETE("/api/v1/reports/{id}", { params });
+  }
+
   // ---------------------------------------------------------------- E2E API
   await anonymous.GET("/e2e/suites", {});
   await runner.GET("/e2e/suites", {});
