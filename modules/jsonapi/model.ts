@@ -1,5 +1,7 @@
-import { type Static, Type } from "@sinclair/typebox";
-import { compileSchema, JsonObject } from "../platform/schemas";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { COMMAND_STATUSES } from "../commands/service";
+import { DeviceJsonSchema } from "../devices/model";
+import { compileSchema, JsonObject, literalUnion } from "../platform/schemas";
 
 /**
  * A JSON:API request document. `data.type` is compared with the resource of the URL by the handler
@@ -47,3 +49,126 @@ export const PendingCommandAttributes = Type.Object({
 });
 export type PendingCommandAttributes = Static<typeof PendingCommandAttributes>;
 export const pendingCommandAttributes = compileSchema(PendingCommandAttributes);
+
+// ---------------------------------------------------------------- the documents the API answers
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Time = Type.String({ format: "date-time" });
+const Link = Type.String({ description: "A path under /api/json" });
+
+/** A resource identifier in a relationship. */
+const Related = (type: string) =>
+  Type.Object({ data: Type.Object({ type: Type.Literal(type), id: Type.String() }) });
+
+/** A resource object of `type`: its attributes, relationships (when it has any) and `links.self`. */
+export function resourceSchema<A extends TSchema, R extends TSchema>(
+  type: string,
+  attributes: A,
+  relationships?: R,
+) {
+  return Type.Object({
+    type: Type.Literal(type),
+    id: Type.String(),
+    attributes,
+    ...(relationships ? { relationships } : {}),
+    links: Type.Object({ self: Link }),
+  });
+}
+
+/** `{data: resource}`. */
+export const oneDocument = <T extends TSchema>(resource: T) => Type.Object({ data: resource });
+
+/** `{data: [resource…], links: {next}}`: `links.next` is the next keyset page, null on the last. */
+export const listDocument = <T extends TSchema>(resource: T, meta?: TSchema) =>
+  Type.Object({
+    data: Type.Array(resource),
+    links: Type.Object({ next: Nullable(Link) }),
+    ...(meta ? { meta } : {}),
+  });
+
+export const ResourceIdParams = Type.Object({ id: Type.String({ description: "The resource's id" }) });
+
+const PageSize = (max: number) =>
+  Type.String({
+    pattern: "^[0-9]+$",
+    description: `Page size, at most ${max}`,
+    message: "must be a positive integer",
+  });
+
+/** The keyset page of a list: `page[size]` (or `page[limit]`) and `page[after]` (`links.next` carries it). */
+export const pageQuery = (max: number) => ({
+  "page[size]": Type.Optional(PageSize(max)),
+  "page[limit]": Type.Optional(PageSize(max)),
+  "page[after]": Type.Optional(Type.String({ description: "The cursor in `links.next`" })),
+});
+
+export const DeviceListQuery = Type.Object(
+  {
+    "filter[approval_status]": Type.Optional(Type.String({ description: "pending, approved or rejected" })),
+    "filter[connectivity_status]": Type.Optional(Type.String({ description: "online or offline" })),
+    "filter[product]": Type.Optional(Type.String({ description: "Exact product name" })),
+    "filter[search]": Type.Optional(Type.String({ description: "Part of the MAC address, product or name" })),
+    sort: Type.Optional(Type.String({ description: "A device sort, `-` before it for descending" })),
+    ...pageQuery(500),
+  },
+  { additionalProperties: true },
+);
+
+export const DeviceResource = resourceSchema("device", Type.Omit(DeviceJsonSchema, ["id"]));
+export const DeviceListDocument = listDocument(
+  DeviceResource,
+  Type.Object({ active_filters: Type.Record(Type.String(), Type.String()) }),
+);
+export const DeviceDocument = oneDocument(DeviceResource);
+
+export const CommandListQuery = Type.Object(
+  {
+    "filter[device_id]": Type.Optional(Type.String({ description: "One device's commands" })),
+    "filter[status]": Type.Optional(
+      literalUnion(COMMAND_STATUSES, { message: `must be one of ${COMMAND_STATUSES.join(", ")}` }),
+    ),
+    ...pageQuery(500),
+  },
+  { additionalProperties: true },
+);
+
+export const CommandResource = resourceSchema(
+  "pending_command",
+  Type.Object({
+    device_id: Type.String({ format: "uuid" }),
+    type: Type.String(),
+    args: Type.Array(Type.Unknown()),
+    payload: Nullable(JsonObject),
+    payload_ref: Nullable(Type.String()),
+    public_key: Nullable(Type.String()),
+    status: literalUnion(COMMAND_STATUSES),
+    queued_at: Time,
+    expires_at: Time,
+    delivered_at: Nullable(Time),
+    completed_at: Nullable(Time),
+    output: Type.Unknown({ description: "What the device answered (null until it did)" }),
+    error: Nullable(Type.String()),
+    queued_by: Nullable(Type.String()),
+  }),
+  Type.Object({ device: Related("device") }),
+);
+export const CommandListDocument = listDocument(CommandResource);
+export const CommandDocument = oneDocument(CommandResource);
+
+export const TelemetryListQuery = Type.Object(
+  {
+    "filter[device_id]": Type.Optional(Type.String({ description: "One device's events" })),
+    "filter[from]": Type.Optional(Type.String({ description: "ISO 8601, inclusive" })),
+    "filter[to]": Type.Optional(Type.String({ description: "ISO 8601, exclusive" })),
+    ...pageQuery(1000),
+  },
+  { additionalProperties: true },
+);
+
+export const TelemetryResource = resourceSchema(
+  "telemetry_event",
+  Type.Object({ device_id: Type.String({ format: "uuid" }), recorded_at: Time, payload: JsonObject }),
+  Type.Object({ device: Related("device") }),
+);
+export const TelemetryListDocument = listDocument(TelemetryResource);
+export const TelemetryDocument = oneDocument(TelemetryResource);

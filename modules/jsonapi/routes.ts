@@ -24,7 +24,7 @@ import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
 import type { HttpErrorMapper } from "../platform/http";
 import { isPlainObject, readJsonBody } from "../platform/json-body";
-import { firstInvalidField } from "../platform/schemas";
+import { firstInvalidField, jsonApiErrorReplies, NoContent } from "../platform/schemas";
 import { endDeviceLeases } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
 import { getTelemetryEvent, listTelemetryEvents, type TelemetryEvent } from "../telemetry/service";
@@ -40,9 +40,19 @@ import {
 import {
   COMMAND_TTL_MAX_SECONDS,
   COMMAND_TTL_MIN_SECONDS,
+  CommandDocument,
+  CommandListDocument,
+  CommandListQuery,
   DeviceAttributes,
+  DeviceDocument,
+  DeviceListDocument,
+  DeviceListQuery,
   deviceAttributes,
   pendingCommandAttributes,
+  ResourceIdParams,
+  TelemetryDocument,
+  TelemetryListDocument,
+  TelemetryListQuery,
 } from "./model";
 
 const BODY_MAX_BYTES = 1024 * 1024 + 64 * 1024;
@@ -169,7 +179,12 @@ export function jsonApiRoutes(ctx: AppContext) {
           links: { next: nextLink(request, list.nextCursor) },
         });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List devices, filtered and sorted, a keyset page at a time" },
+        query: DeviceListQuery,
+        response: { 200: DeviceListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/devices/:id",
@@ -177,6 +192,9 @@ export function jsonApiRoutes(ctx: AppContext) {
         jsonApiDocument({ data: deviceResource(deviceJson(await deviceOrThrow(params.id))) }),
       {
         access: "viewer",
+        detail: { summary: "One device" },
+        params: ResourceIdParams,
+        response: { 200: DeviceDocument, ...jsonApiErrorReplies(401, 403, 404) },
       },
     )
     .patch(
@@ -231,7 +249,12 @@ export function jsonApiRoutes(ctx: AppContext) {
         noteAudit(request, { details: { mac_address: device.macAddress, name: device.name } });
         return new Response(null, { status: 204 });
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "Delete a device and everything it reported" },
+        params: ResourceIdParams,
+        response: { 204: NoContent, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .get(
       "/pending_commands",
@@ -248,7 +271,12 @@ export function jsonApiRoutes(ctx: AppContext) {
           links: { next: nextLink(request, list.nextCursor) },
         });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List commands, newest first, a keyset page at a time" },
+        query: CommandListQuery,
+        response: { 200: CommandListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/pending_commands/:id",
@@ -257,7 +285,12 @@ export function jsonApiRoutes(ctx: AppContext) {
         if (!command) throw new AppError(404, "not_found", "Command not found");
         return jsonApiDocument({ data: commandResource(commandJson(command)) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "One command" },
+        params: ResourceIdParams,
+        response: { 200: CommandDocument, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .post(
       "/pending_commands",
@@ -312,7 +345,12 @@ export function jsonApiRoutes(ctx: AppContext) {
         }
         return new Response(null, { status: 204 });
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "Delete a command that is still queued" },
+        params: ResourceIdParams,
+        response: { 204: NoContent, ...jsonApiErrorReplies(401, 403, 404, 409) },
+      },
     )
     .get(
       "/telemetry_events",
@@ -330,7 +368,12 @@ export function jsonApiRoutes(ctx: AppContext) {
           links: { next: nextLink(request, list.nextCursor) },
         });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List telemetry events, newest first, a keyset page at a time" },
+        query: TelemetryListQuery,
+        response: { 200: TelemetryListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/telemetry_events/:id",
@@ -339,6 +382,11 @@ export function jsonApiRoutes(ctx: AppContext) {
         if (!event) throw new AppError(404, "not_found", "Telemetry event not found");
         return jsonApiDocument({ data: telemetryResource(event) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "One telemetry event" },
+        params: ResourceIdParams,
+        response: { 200: TelemetryDocument, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     );
 }

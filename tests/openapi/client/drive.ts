@@ -207,5 +207,37 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
   });
   await runner.POST("/e2e/runs/{runId}/cancel", { params: unknownRun });
   await runner.POST("/e2e/runs/{runId}/cancel", { params: thisRun });
+
+  // ---------------------------------------------------------------- JSON:API (the device above, last)
+  const unknownResource = { path: { id: crypto.randomUUID() } };
+  const thisDevice = { path: { id: deviceId } };
+  await anonymous.GET("/api/json/devices", {});
+  await admin.GET("/api/json/devices", { params: { query: { sort: "-mac_address", "page[size]": "5" } } });
+  await admin.GET("/api/json/devices/{id}", { params: unknownResource });
+  await admin.GET("/api/json/devices/{id}", { params: thisDevice });
+
+  await anonymous.GET("/api/json/pending_commands", {});
+  await credentials.queueDeferredCommand(deviceId);
+  const commands = await admin.GET("/api/json/pending_commands", {
+    params: { query: { "filter[device_id]": deviceId } },
+  });
+  const deliveredId = commands.data?.data.find((c) => c.attributes.status === "delivered")?.id ?? "";
+  const queuedId = commands.data?.data.find((c) => c.attributes.status === "queued")?.id ?? "";
+  await admin.GET("/api/json/pending_commands/{id}", { params: unknownResource });
+  await admin.GET("/api/json/pending_commands/{id}", { params: { path: { id: queuedId } } });
+  await admin.DELETE("/api/json/pending_commands/{id}", { params: { path: { id: deliveredId } } });
+  await admin.DELETE("/api/json/pending_commands/{id}", { params: { path: { id: queuedId } } });
+
+  await anonymous.GET("/api/json/telemetry_events", {});
+  const events = await admin.GET("/api/json/telemetry_events", {
+    params: { query: { "filter[device_id]": deviceId, "page[size]": "1" } },
+  });
+  await admin.GET("/api/json/telemetry_events/{id}", { params: unknownResource });
+  await admin.GET("/api/json/telemetry_events/{id}", {
+    params: { path: { id: events.data?.data[0]?.id ?? "" } },
+  });
+
+  await admin.DELETE("/api/json/devices/{id}", { params: unknownResource });
+  await admin.DELETE("/api/json/devices/{id}", { params: thisDevice });
   return replies;
 }
