@@ -9,12 +9,24 @@ import {
   jsonApiQuery as queryOf,
   jsonApiResource as resourceBody,
 } from "../jsonapi/document";
+import { ResourceIdParams } from "../jsonapi/model";
 import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
 import { readJsonBody } from "../platform/json-body";
+import { jsonApiErrorReplies, NoContent } from "../platform/schemas";
 import { type Alert, alertJson, alertNotFound, changeStatus, getAlert } from "./lifecycle";
 import { listAlerts, parseAlertFilters } from "./listing";
-import { type AlertRuleInput, AlertStatusUpdate, RULE_INPUT_FIELDS } from "./model";
+import {
+  AlertDocument,
+  AlertListDocument,
+  AlertListQuery,
+  type AlertRuleInput,
+  AlertStatusUpdate,
+  RULE_INPUT_FIELDS,
+  RuleDocument,
+  RuleListDocument,
+  RuleListQuery,
+} from "./model";
 import { notifyPolicy } from "./notifications/queue";
 import {
   type AlertRule,
@@ -97,7 +109,12 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         });
         return document({ data: rules.map((r) => ruleResource(r.rule, r.deprecated)) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List alert rules, searched and sorted" },
+        query: RuleListQuery,
+        response: { 200: RuleListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/alert_rules/:id",
@@ -106,7 +123,12 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         if (!rule) throw ruleNotFound();
         return document({ data: ruleResource(rule, await isDeprecated(sql, rule)) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "One alert rule" },
+        params: ResourceIdParams,
+        response: { 200: RuleDocument, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .post(
       "/alert_rules",
@@ -140,7 +162,12 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         noteAudit(request, { details: { name: rule.name } });
         return new Response(null, { status: 204 });
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "Delete an alert rule" },
+        params: ResourceIdParams,
+        response: { 204: NoContent, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .get(
       "/alerts",
@@ -166,7 +193,12 @@ export function alertJsonApiRoutes(ctx: AppContext) {
           links: { next: next ? `${next.pathname}${next.search}` : null },
         });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List alerts, filtered and sorted, a keyset page at a time" },
+        query: AlertListQuery,
+        response: { 200: AlertListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/alerts/:id",
@@ -175,7 +207,12 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         if (!alert) throw alertNotFound();
         return document({ data: alertResource(alert) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "One alert" },
+        params: ResourceIdParams,
+        response: { 200: AlertDocument, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .patch(
       "/alerts/:id",

@@ -75,6 +75,10 @@ export function resourceSchema<A extends TSchema, R extends TSchema>(
   });
 }
 
+/** `{data: [resource…]}`: a list that is not paged. */
+export const allDocument = <T extends TSchema>(resource: T, meta?: TSchema) =>
+  Type.Object({ data: Type.Array(resource), ...(meta ? { meta } : {}) });
+
 /** `{data: resource}`. */
 export const oneDocument = <T extends TSchema>(resource: T) => Type.Object({ data: resource });
 

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { noteAudit, noteChanges } from "../audit/service";
 import type { AppContext } from "../platform/context";
 import { jsonBody, readJsonBody } from "../platform/json-body";
-import { errorReplies, NoContent } from "../platform/schemas";
+import { errorReplies, jsonApiErrorReplies, NoContent } from "../platform/schemas";
 import {
   createReport,
   deleteReport,
@@ -15,6 +15,8 @@ import {
 import { reportCsv } from "./export";
 import {
   auditedReport,
+  CustomReportDocument,
+  CustomReportListDocument,
   ReportBody,
   ReportListQuery,
   ReportListReply,
@@ -178,12 +180,17 @@ export function reportApiRoutes(ctx: AppContext) {
     )
     .get("/api/json/custom_reports", async () => doc({ data: (await listReports(sql)).map(resource) }), {
       access: "viewer",
+      detail: { summary: "List report definitions by name" },
+      response: { 200: CustomReportListDocument, ...jsonApiErrorReplies(401, 403) },
     })
     .get(
       "/api/json/custom_reports/:id",
       async ({ params }) => doc({ data: resource(await requireReport(sql, params.id)) }),
       {
         access: "viewer",
+        detail: { summary: "One report definition" },
+        params: ReportParams,
+        response: { 200: CustomReportDocument, ...jsonApiErrorReplies(401, 403, 404) },
       },
     )
     .post(
@@ -221,6 +228,11 @@ export function reportApiRoutes(ctx: AppContext) {
         await deleteReport(sql, params.id);
         return doc(null, 204);
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "Delete a report definition and its saved views" },
+        params: ReportParams,
+        response: { 204: NoContent, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     );
 }

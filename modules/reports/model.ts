@@ -1,4 +1,5 @@
 import { type Static, Type as T } from "@sinclair/typebox";
+import { allDocument, oneDocument } from "../jsonapi/model";
 import { literalUnion, QUIET } from "../platform/schemas";
 
 /** Limits of a report definition (the form shows them; validation enforces them). */
@@ -260,3 +261,12 @@ export const ReportResultsReply = T.Object({
     next_cursor: T.Union([T.String(), T.Null()]),
   }),
 });
+
+/** JSON:API `custom_report` (`/api/json/custom_reports`): the same fields as attributes, no links. */
+const CustomReportResource = T.Object({
+  type: T.Literal("custom_report"),
+  id: T.String({ format: "uuid" }),
+  attributes: T.Omit(ReportJsonSchema, ["id"]),
+});
+export const CustomReportDocument = oneDocument(CustomReportResource);
+export const CustomReportListDocument = allDocument(CustomReportResource);

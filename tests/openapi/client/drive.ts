@@ -16,6 +16,10 @@ export interface Credentials {
   schemaProduct: string;
   /** A MAC address no other test uses. */
   mac: string;
+  /** Creates an alert rule on `schemaProduct`'s `memory.used_percent` (an operator's doing): its id. */
+  createAlertRule(): Promise<string>;
+  /** Opens an offline alert for a device (the evaluation's doing): its id. */
+  openOfflineAlert(deviceId: string): Promise<string>;
   /** Queues a command with a payload large enough to be delivered by reference (an operator's doing). */
   queueDeferredCommand(deviceId: string): Promise<void>;
 }
@@ -236,6 +240,38 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
   await admin.GET("/api/json/telemetry_events/{id}", {
     params: { path: { id: events.data?.data[0]?.id ?? "" } },
   });
+
+  await anonymous.GET("/api/json/alert_rules", {});
+  await admin.GET("/api/json/alert_rules", {
+    params: { query: { sort: "-name", "filter[search]": "memory" } },
+  });
+  const thisRule = { path: { id: await credentials.createAlertRule() } };
+  await admin.GET("/api/json/alert_rules/{id}", { params: { path: { id: "999999999" } } });
+  await admin.GET("/api/json/alert_rules/{id}", { params: thisRule });
+  await admin.DELETE("/api/json/alert_rules/{id}", { params: { path: { id: "999999999" } } });
+  await admin.DELETE("/api/json/alert_rules/{id}", { params: thisRule });
+
+  await anonymous.GET("/api/json/alerts", {});
+  await admin.GET("/api/json/alerts", {
+    params: { query: { "filter[status]": "active", "page[size]": "5" } },
+  });
+  const thisAlert = { path: { id: await credentials.openOfflineAlert(deviceId) } };
+  await admin.GET("/api/json/alerts/{id}", { params: unknownResource });
+  await admin.GET("/api/json/alerts/{id}", { params: thisAlert });
+
+  await anonymous.GET("/api/json/e2e_journey_health", {});
+  await admin.GET("/api/json/e2e_journey_health", { params: { query: { "filter[suite_id]": "smoke" } } });
+
+  await anonymous.GET("/api/json/custom_reports", {});
+  await admin.GET("/api/json/custom_reports", {});
+  const jsonReport = await admin.POST("/api/v1/reports", {
+    body: { ...definition, name: `${definition.name} J` },
+  });
+  const thisJsonReport = { path: { id: jsonReport.data?.data.id ?? "" } };
+  await admin.GET("/api/json/custom_reports/{id}", { params: unknownResource });
+  await admin.GET("/api/json/custom_reports/{id}", { params: thisJsonReport });
+  await admin.DELETE("/api/json/custom_reports/{id}", { params: unknownResource });
+  await admin.DELETE("/api/json/custom_reports/{id}", { params: thisJsonReport });
 
   await admin.DELETE("/api/json/devices/{id}", { params: unknownResource });
   await admin.DELETE("/api/json/devices/{id}", { params: thisDevice });
