@@ -1,4 +1,3 @@
-import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { noteAudit, noteChanges } from "../audit/service";
 import {
@@ -7,7 +6,6 @@ import {
   JSONAPI_PREFIX,
   jsonApiPageSize as pageSize,
   jsonApiQuery as queryOf,
-  jsonApiResource as resourceBody,
 } from "../jsonapi/document";
 import { ResourceIdParams } from "../jsonapi/model";
 import type { AppContext } from "../platform/context";
@@ -20,12 +18,11 @@ import {
   AlertDocument,
   AlertListDocument,
   AlertListQuery,
-  type AlertRuleInput,
-  AlertStatusUpdate,
-  RULE_INPUT_FIELDS,
+  AlertWriteDocument,
   RuleDocument,
   RuleListDocument,
   RuleListQuery,
+  RuleWriteDocument,
 } from "./model";
 import { notifyPolicy } from "./notifications/queue";
 import {
@@ -67,17 +64,6 @@ function alertResource(alert: Alert) {
     },
     links: { self: `${JSONAPI_PREFIX}/alerts/${id}` },
   };
-}
-
-/** Rule attributes from a JSON:API document; an attribute that is not a rule field is a 400. */
-function ruleAttributes(raw: unknown): AlertRuleInput {
-  const { attributes } = resourceBody(raw, "alert_rule");
-  for (const key of Object.keys(attributes)) {
-    if (!(RULE_INPUT_FIELDS as string[]).includes(key)) {
-      throw badRequest(`${key} is not a writable alert_rule attribute`, { field: `data.attributes.${key}` });
-    }
-  }
-  return attributes as AlertRuleInput;
 }
 
 const ruleId = (raw: string) => (/^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN);
@@ -133,26 +119,39 @@ export function alertJsonApiRoutes(ctx: AppContext) {
     .post(
       "/alert_rules",
       async ({ body, principal, request }) => {
-        const rule = await createRule(sql, ruleAttributes(body), actorLabel(principal));
+        const rule = await createRule(sql, body.data.attributes ?? {}, actorLabel(principal));
         noteAudit(request, { target: `alert_rule:${rule.id}`, details: { name: rule.name } });
         return document({ data: ruleResource(rule, false) }, 201);
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Create an alert rule" },
+        parse,
+        body: RuleWriteDocument,
+        response: { 201: RuleDocument, ...jsonApiErrorReplies(400, 401, 403, 409, 413, 422) },
+      },
     )
     .patch(
       "/alert_rules/:id",
       async ({ body, params, request }) => {
-        const { id } = resourceBody(body, "alert_rule");
+        const { id, attributes = {} } = body.data;
         if (id !== undefined && String(id) !== params.id) {
           throw new AppError(409, "id_mismatch", "data.id must match the URL", { field: "data.id" });
         }
         const before = await getRule(sql, ruleId(params.id));
-        const rule = await updateRule(sql, ruleId(params.id), ruleAttributes(body));
+        const rule = await updateRule(sql, ruleId(params.id), attributes);
         if (before)
           noteChanges(request, ruleValues(before), ruleValues(rule), { details: { name: rule.name } });
         return document({ data: ruleResource(rule, false) });
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Change an alert rule (its name stays)" },
+        params: ResourceIdParams,
+        parse,
+        body: RuleWriteDocument,
+        response: { 200: RuleDocument, ...jsonApiErrorReplies(400, 401, 403, 404, 409, 413, 422) },
+      },
     )
     .delete(
       "/alert_rules/:id",
@@ -217,18 +216,7 @@ export function alertJsonApiRoutes(ctx: AppContext) {
     .patch(
       "/alerts/:id",
       async ({ body, params, principal, request }) => {
-        const { attributes } = resourceBody(body, "alert");
-        if (!Value.Check(AlertStatusUpdate, attributes)) {
-          const first = [...Value.Errors(AlertStatusUpdate, attributes)][0];
-          throw new AppError(
-            422,
-            "invalid_attribute",
-            "status must be acknowledged or resolved (note: text, at most 1000 characters)",
-            {
-              field: `data.attributes${first?.path.replace(/\//g, ".") ?? ""}`,
-            },
-          );
-        }
+        const { attributes } = body.data;
         const alert = await getAlert(sql, params.id);
         if (!alert) throw alertNotFound();
         await changeStatus(
@@ -248,6 +236,13 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         );
         return document({ data: alertResource(after) });
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Acknowledge (with a note) or resolve an alert" },
+        params: ResourceIdParams,
+        parse,
+        body: AlertWriteDocument,
+        response: { 200: AlertDocument, ...jsonApiErrorReplies(400, 401, 403, 404, 409, 413, 422) },
+      },
     );
 }

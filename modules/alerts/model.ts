@@ -1,5 +1,13 @@
 import { type Static, Type as t } from "@sinclair/typebox";
-import { allDocument, listDocument, oneDocument, pageQuery, resourceSchema } from "../jsonapi/model";
+import {
+  allDocument,
+  changeDocument,
+  listDocument,
+  oneDocument,
+  pageQuery,
+  resourceSchema,
+  writeDocument,
+} from "../jsonapi/model";
 
 /** Wire shapes of the alerts feature (JSON:API `alert_rule` and `alert`, webhook body); types derive from them. */
 
@@ -149,3 +157,22 @@ export const AlertResource = resourceSchema(
 );
 export const AlertListDocument = listDocument(AlertResource);
 export const AlertDocument = oneDocument(AlertResource);
+
+/** `POST`/`PATCH /api/json/alert_rules…`: only rule fields (rules.ts checks their values). */
+export const RuleWriteDocument = writeDocument(
+  "alert_rule",
+  t.Object(AlertRuleInput.properties, { additionalProperties: false }),
+);
+
+/** `PATCH /api/json/alerts/:id`: a status change; anything else is 422 invalid_attribute. */
+export const AlertWriteDocument = changeDocument(
+  "alert",
+  t.Object(AlertStatusUpdate.properties, {
+    additionalProperties: false,
+    refusal: {
+      status: 422,
+      code: "invalid_attribute",
+      message: "status must be acknowledged or resolved (note: text, at most 1000 characters)",
+    },
+  }),
+);

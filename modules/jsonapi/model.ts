@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { COMMAND_STATUSES } from "../commands/service";
 import { DeviceJsonSchema } from "../devices/model";
-import { compileSchema, JsonObject, literalUnion } from "../platform/schemas";
+import { compileSchema, JsonObject, literalUnion, QUIET } from "../platform/schemas";
 
 /**
  * A JSON:API request document. `data.type` is compared with the resource of the URL by the handler
@@ -176,3 +176,40 @@ export const TelemetryResource = resourceSchema(
 );
 export const TelemetryListDocument = listDocument(TelemetryResource);
 export const TelemetryDocument = oneDocument(TelemetryResource);
+
+/**
+ * A JSON:API request document writing a `type` resource: `data.type` is checked first (409
+ * `type_mismatch`, declared before the attributes: validationFailure follows the declared order),
+ * then the attributes against `attributes`. Absent attributes read as {}.
+ */
+export function writeDocument<A extends TSchema>(type: string, attributes: A, options: TypeOption = {}) {
+  return writeDocumentOf(type, Type.Optional(attributes), options);
+}
+
+/** writeDocument whose attributes are required (they say what to change). */
+export function changeDocument<A extends TSchema>(type: string, attributes: A, options: TypeOption = {}) {
+  return writeDocumentOf(type, attributes, options);
+}
+
+/** `typeOptional`: a resource whose API always took documents without `data.type` (custom reports). */
+type TypeOption = { typeOptional?: boolean };
+
+function writeDocumentOf<A extends TSchema>(type: string, attributes: A, { typeOptional }: TypeOption) {
+  const typeSchema = Type.Literal(type, {
+    refusal: { status: 409, code: "type_mismatch", message: `data.type must be ${type}` },
+  });
+  return Type.Object(
+    {
+      data: Type.Object(
+        {
+          type: typeOptional ? Type.Optional(typeSchema) : typeSchema,
+          id: Type.Optional(Type.Unknown({ description: "The resource's id (PATCH: must match the URL)" })),
+          attributes,
+          relationships: Type.Optional(JsonObject),
+        },
+        { additionalProperties: true },
+      ),
+    },
+    { ...QUIET, additionalProperties: true, message: "The body must be a JSON:API document with data" },
+  );
+}

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { noteAudit, noteChanges } from "../audit/service";
 import type { AppContext } from "../platform/context";
-import { jsonBody, readJsonBody } from "../platform/json-body";
+import { readJsonBody } from "../platform/json-body";
 import { errorReplies, jsonApiErrorReplies, NoContent } from "../platform/schemas";
 import {
   createReport,
@@ -15,8 +15,10 @@ import {
 import { reportCsv } from "./export";
 import {
   auditedReport,
+  CustomReportCreateDocument,
   CustomReportDocument,
   CustomReportListDocument,
+  CustomReportUpdateDocument,
   ReportBody,
   ReportListQuery,
   ReportListReply,
@@ -79,10 +81,6 @@ export function reportApiRoutes(ctx: AppContext) {
       status,
       headers: { "content-type": JSONAPI },
     });
-  const attributesOf = (body: unknown) => {
-    const data = (body as { data?: { attributes?: unknown } } | undefined)?.data;
-    return data?.attributes;
-  };
 
   return new Elysia({ name: "report-api" })
     .use(ctx.access)
@@ -196,29 +194,41 @@ export function reportApiRoutes(ctx: AppContext) {
     .post(
       "/api/json/custom_reports",
       async ({ body, request }) => {
-        const result = await createReport(sql, attributesOf(jsonBody(body)));
+        const result = await createReport(sql, body.data.attributes);
         if (isInvalid(result)) throw invalidReport(result);
         noteAudit(request, { target: `report:${result.id}`, details: { name: result.name } });
         return doc({ data: resource(result) }, 201);
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Create a report definition" },
+        parse,
+        body: CustomReportCreateDocument,
+        response: { 201: CustomReportDocument, ...jsonApiErrorReplies(400, 401, 403, 409, 413, 422) },
+      },
     )
     .patch(
       "/api/json/custom_reports/:id",
       async ({ params, body, request }) => {
         const current = await requireReport(sql, params.id);
-        const attributes = (attributesOf(jsonBody(body)) ?? {}) as Record<string, unknown>;
         // JSON:API PATCH updates the attributes sent; the rest stay as they are.
         const result = await updateReport(sql, current.id, {
           name: current.name,
           config: current.config,
-          ...attributes,
+          ...body.data.attributes,
         });
         if (isInvalid(result)) throw invalidReport(result);
         noteChanges(request, auditedReport(current), auditedReport(result!));
         return doc({ data: resource(result!) });
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Change a report definition's name or config" },
+        params: ReportParams,
+        parse,
+        body: CustomReportUpdateDocument,
+        response: { 200: CustomReportDocument, ...jsonApiErrorReplies(400, 401, 403, 404, 409, 413, 422) },
+      },
     )
     .delete(
       "/api/json/custom_reports/:id",

@@ -1,5 +1,5 @@
 import { type Static, Type as T } from "@sinclair/typebox";
-import { allDocument, oneDocument } from "../jsonapi/model";
+import { allDocument, changeDocument, oneDocument, writeDocument } from "../jsonapi/model";
 import { literalUnion, QUIET } from "../platform/schemas";
 
 /** Limits of a report definition (the form shows them; validation enforces them). */
@@ -138,11 +138,19 @@ export interface ResultView {
 
 // ---------------------------------------------------------------- the reports API's schemas
 
+/** A definition of the wrong shape: 422 like the checks after it, every wrong field named. */
+const invalidReport = {
+  status: 422,
+  code: "invalid_report",
+  message: "Unable to save report",
+  errorMap: true,
+};
+
 /** `POST` and `PATCH /api/v1/reports…` (PATCH replaces the definition); a wrong shape is 422 invalid_report. */
 export const ReportBody = T.Composite([ReportInputSchema], {
   ...QUIET,
   additionalProperties: false,
-  refusal: { status: 422, code: "invalid_report", message: "Unable to save report", errorMap: true },
+  refusal: invalidReport,
   examples: [
     {
       name: "Fleet memory",
@@ -270,3 +278,17 @@ const CustomReportResource = T.Object({
 });
 export const CustomReportDocument = oneDocument(CustomReportResource);
 export const CustomReportListDocument = allDocument(CustomReportResource);
+
+/** `POST /api/json/custom_reports`: the definition as attributes. */
+export const CustomReportCreateDocument = changeDocument(
+  "custom_report",
+  T.Object(ReportInputSchema.properties, { additionalProperties: false, refusal: invalidReport }),
+  { typeOptional: true },
+);
+
+/** `PATCH /api/json/custom_reports/:id`: the attributes sent replace theirs; the rest stay. */
+export const CustomReportUpdateDocument = writeDocument(
+  "custom_report",
+  T.Partial(T.Object(ReportInputSchema.properties), { additionalProperties: false, refusal: invalidReport }),
+  { typeOptional: true },
+);

@@ -16,8 +16,6 @@ export interface Credentials {
   schemaProduct: string;
   /** A MAC address no other test uses. */
   mac: string;
-  /** Creates an alert rule on `schemaProduct`'s `memory.used_percent` (an operator's doing): its id. */
-  createAlertRule(): Promise<string>;
   /** Opens an offline alert for a device (the evaluation's doing): its id. */
   openOfflineAlert(deviceId: string): Promise<string>;
   /** Queues a command with a payload large enough to be delivered by reference (an operator's doing). */
@@ -245,9 +243,29 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
   await admin.GET("/api/json/alert_rules", {
     params: { query: { sort: "-name", "filter[search]": "memory" } },
   });
-  const thisRule = { path: { id: await credentials.createAlertRule() } };
-  await admin.GET("/api/json/alert_rules/{id}", { params: { path: { id: "999999999" } } });
+  const rule = {
+    name: `Contract memory ${credentials.schemaProduct}`,
+    product_name: credentials.schemaProduct,
+    condition_field: "memory.used_percent",
+    operator: ">",
+    threshold_value: "90",
+  };
+  await admin.POST("/api/json/alert_rules", {
+    body: { data: { type: "alert_rule", attributes: { ...rule, product_name: "no-such-product" } } },
+  });
+  const createdRule = await admin.POST("/api/json/alert_rules", {
+    body: { data: { type: "alert_rule", attributes: rule } },
+  });
+  const thisRule = { path: { id: createdRule.data?.data.id ?? "" } };
+  const noRule = { path: { id: "999999999" } };
+  await admin.GET("/api/json/alert_rules/{id}", { params: noRule });
   await admin.GET("/api/json/alert_rules/{id}", { params: thisRule });
+  for (const params of [noRule, thisRule]) {
+    await admin.PATCH("/api/json/alert_rules/{id}", {
+      params,
+      body: { data: { type: "alert_rule", attributes: { threshold_value: "95" } } },
+    });
+  }
   await admin.DELETE("/api/json/alert_rules/{id}", { params: { path: { id: "999999999" } } });
   await admin.DELETE("/api/json/alert_rules/{id}", { params: thisRule });
 
@@ -258,16 +276,31 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
   const thisAlert = { path: { id: await credentials.openOfflineAlert(deviceId) } };
   await admin.GET("/api/json/alerts/{id}", { params: unknownResource });
   await admin.GET("/api/json/alerts/{id}", { params: thisAlert });
+  for (const params of [unknownResource, thisAlert]) {
+    await admin.PATCH("/api/json/alerts/{id}", {
+      params,
+      body: { data: { type: "alert", attributes: { status: "acknowledged", note: "on it" } } },
+    });
+  }
 
   await anonymous.GET("/api/json/e2e_journey_health", {});
   await admin.GET("/api/json/e2e_journey_health", { params: { query: { "filter[suite_id]": "smoke" } } });
 
   await anonymous.GET("/api/json/custom_reports", {});
   await admin.GET("/api/json/custom_reports", {});
-  const jsonReport = await admin.POST("/api/v1/reports", {
-    body: { ...definition, name: `${definition.name} J` },
+  await admin.POST("/api/json/custom_reports", {
+    body: { data: { type: "custom_report", attributes: { ...definition, config: { fields: [] } } } },
+  });
+  const jsonReport = await admin.POST("/api/json/custom_reports", {
+    body: { data: { type: "custom_report", attributes: { ...definition, name: `${definition.name} J` } } },
   });
   const thisJsonReport = { path: { id: jsonReport.data?.data.id ?? "" } };
+  for (const params of [unknownResource, thisJsonReport]) {
+    await admin.PATCH("/api/json/custom_reports/{id}", {
+      params,
+      body: { data: { type: "custom_report", attributes: { name: `${definition.name} K` } } },
+    });
+  }
   await admin.GET("/api/json/custom_reports/{id}", { params: unknownResource });
   await admin.GET("/api/json/custom_reports/{id}", { params: thisJsonReport });
   await admin.DELETE("/api/json/custom_reports/{id}", { params: unknownResource });
