@@ -1,54 +1,42 @@
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { type TSchema, Type } from "@sinclair/typebox";
 import { COMMAND_STATUSES } from "../commands/service";
 import { DeviceJsonSchema } from "../devices/model";
-import { compileSchema, JsonObject, literalUnion, QUIET } from "../platform/schemas";
-
-/**
- * A JSON:API request document. `data.type` is compared with the resource of the URL by the handler
- * (409 type_mismatch, checked before the attributes); absent or null attributes/relationships read as {}.
- */
-export const ResourceDocument = Type.Object({
-  data: Type.Object({
-    type: Type.Optional(Type.Unknown()),
-    id: Type.Optional(Type.Unknown()),
-    attributes: Type.Optional(Type.Union([JsonObject, Type.Null()])),
-    relationships: Type.Optional(Type.Union([JsonObject, Type.Null()])),
-  }),
-});
-export type ResourceDocument = Static<typeof ResourceDocument>;
-export const resourceDocument = compileSchema(ResourceDocument);
+import { JsonObject, literalUnion, QUIET } from "../platform/schemas";
 
 /** PATCH /devices/:id: the attributes an operator may change; any other is refused. */
 export const DeviceAttributes = Type.Object(
   {
-    approval_status: Type.Optional(Type.String()),
-    product_name: Type.Optional(Type.Unknown()),
+    approval_status: Type.Optional(
+      Type.String({ message: "must be a string", description: "pending, approved or rejected" }),
+    ),
+    product_name: Type.Optional(Type.Unknown({ description: "A string, or null for none" })),
     metadata: Type.Optional(JsonObject),
   },
   { additionalProperties: false },
 );
-export type DeviceAttributes = Static<typeof DeviceAttributes>;
-export const deviceAttributes = compileSchema(DeviceAttributes);
 
 export const COMMAND_TTL_MIN_SECONDS = 10;
 export const COMMAND_TTL_MAX_SECONDS = 30 * 86_400;
 
 /** POST /pending_commands (the command's own shape is checked by the commands service). */
-export const PendingCommandAttributes = Type.Object({
-  device_id: Type.Optional(Type.Unknown()),
-  type: Type.String(),
-  args: Type.Optional(Type.Unknown()),
-  payload: Type.Optional(Type.Unknown()),
-  public_key: Type.Optional(Type.Unknown()),
-  ttl_seconds: Type.Optional(
-    Type.Union([
-      Type.Integer({ minimum: COMMAND_TTL_MIN_SECONDS, maximum: COMMAND_TTL_MAX_SECONDS }),
-      Type.Null(),
-    ]),
-  ),
-});
-export type PendingCommandAttributes = Static<typeof PendingCommandAttributes>;
-export const pendingCommandAttributes = compileSchema(PendingCommandAttributes);
+export const PendingCommandAttributes = Type.Object(
+  {
+    device_id: Type.Optional(
+      Type.Unknown({ description: "The device, unless `relationships.device` names it" }),
+    ),
+    type: Type.String({ message: "must be a command type" }),
+    args: Type.Optional(Type.Unknown()),
+    payload: Type.Optional(Type.Unknown()),
+    public_key: Type.Optional(Type.Unknown()),
+    ttl_seconds: Type.Optional(
+      Type.Union(
+        [Type.Integer({ minimum: COMMAND_TTL_MIN_SECONDS, maximum: COMMAND_TTL_MAX_SECONDS }), Type.Null()],
+        { message: `must be an integer from ${COMMAND_TTL_MIN_SECONDS} to ${COMMAND_TTL_MAX_SECONDS}` },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
 
 // ---------------------------------------------------------------- the documents the API answers
 
@@ -213,3 +201,6 @@ function writeDocumentOf<A extends TSchema>(type: string, attributes: A, { typeO
     { ...QUIET, additionalProperties: true, message: "The body must be a JSON:API document with data" },
   );
 }
+
+export const DeviceWriteDocument = writeDocument("device", DeviceAttributes);
+export const CommandCreateDocument = changeDocument("pending_command", PendingCommandAttributes);

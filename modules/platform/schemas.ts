@@ -11,31 +11,6 @@ export const JsonObject = Type.Record(Type.String(), Type.Unknown(), { message: 
 
 export const compileSchema = <T extends TSchema>(schema: T): TypeCheck<T> => TypeCompiler.Compile(schema);
 
-/**
- * The first of `fields` (dotted paths such as "telemetry.meta", in the order the spec checks them)
- * holding an error, matched by the most specific listed path; "" when the value itself has the
- * wrong type, undefined when valid. TypeBox reports missing required properties before wrong ones,
- * so its own order is not the spec's: the order of `fields` is.
- */
-export function firstInvalidField<T extends TSchema>(
-  check: TypeCheck<T>,
-  value: unknown,
-  fields: readonly string[],
-): string | undefined {
-  let first: number | undefined;
-  for (const error of check.Errors(value)) {
-    const path = error.path.split("/").slice(1).join(".");
-    if (path === "") return "";
-    let match: number | undefined;
-    fields.forEach((field, index) => {
-      const covers = path === field || path.startsWith(`${field}.`);
-      if (covers && (match === undefined || field.length > fields[match]!.length)) match = index;
-    });
-    if (match !== undefined && (first === undefined || match < first)) first = match;
-  }
-  return first === undefined ? undefined : fields[first];
-}
-
 /** The API's error body (docs/errors.md): one code per HTTP status, `details` often `{field}`. */
 export const ApiErrorSchema = Type.Object({
   error: Type.Object({

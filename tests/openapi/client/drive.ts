@@ -306,6 +306,34 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
   await admin.DELETE("/api/json/custom_reports/{id}", { params: unknownResource });
   await admin.DELETE("/api/json/custom_reports/{id}", { params: thisJsonReport });
 
+  const related = { data: { type: "device", id: deviceId } } as const;
+  await admin.POST("/api/json/pending_commands", {
+    body: {
+      data: {
+        type: "pending_command",
+        attributes: { type: "list_scripts", ttl_seconds: 5 },
+        relationships: { device: related },
+      },
+    },
+  });
+  await admin.POST("/api/json/pending_commands", {
+    body: {
+      data: {
+        type: "pending_command",
+        attributes: { type: "list_scripts" },
+        relationships: { device: related },
+      },
+    },
+  });
+  await admin.PATCH("/api/json/devices/{id}", {
+    params: unknownResource,
+    body: { data: { type: "device", attributes: { metadata: { rack: 1 } } } },
+  });
+  await admin.PATCH("/api/json/devices/{id}", {
+    params: thisDevice,
+    body: { data: { type: "device", id: deviceId, attributes: { metadata: { rack: 1 } } } },
+  });
+
   await admin.DELETE("/api/json/devices/{id}", { params: unknownResource });
   await admin.DELETE("/api/json/devices/{id}", { params: thisDevice });
   return replies;
