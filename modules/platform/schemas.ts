@@ -1,7 +1,7 @@
 /**
- * Request bodies are TypeBox schemas (each feature's model.ts), checked with a compiled validator in
- * the handler: Elysia's own body validation would answer 422 and strip unknown properties, while
- * the device API keeps the spec's codes, messages and the order in which fields are checked.
+ * Building blocks of the routes' TypeBox schemas (each feature's model.ts declares its own, in its
+ * route options): Elysia validates with them, validationFailure (validation.ts) turns a refusal into
+ * the API's typed error, and the OpenAPI document is written from them.
  */
 import { type SchemaOptions, type TLiteral, type TSchema, type TUnion, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
