@@ -1,4 +1,3 @@
-import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { noteAudit, noteChanges } from "../audit/service";
 import {
@@ -7,14 +6,24 @@ import {
   JSONAPI_PREFIX,
   jsonApiPageSize as pageSize,
   jsonApiQuery as queryOf,
-  jsonApiResource as resourceBody,
 } from "../jsonapi/document";
+import { ResourceIdParams } from "../jsonapi/model";
 import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
 import { readJsonBody } from "../platform/json-body";
+import { jsonApiErrorReplies, NoContent } from "../platform/schemas";
 import { type Alert, alertJson, alertNotFound, changeStatus, getAlert } from "./lifecycle";
 import { listAlerts, parseAlertFilters } from "./listing";
-import { type AlertRuleInput, AlertStatusUpdate, RULE_INPUT_FIELDS } from "./model";
+import {
+  AlertDocument,
+  AlertListDocument,
+  AlertListQuery,
+  AlertWriteDocument,
+  RuleDocument,
+  RuleListDocument,
+  RuleListQuery,
+  RuleWriteDocument,
+} from "./model";
 import { notifyPolicy } from "./notifications/queue";
 import {
   type AlertRule,
@@ -57,17 +66,6 @@ function alertResource(alert: Alert) {
   };
 }
 
-/** Rule attributes from a JSON:API document; an attribute that is not a rule field is a 400. */
-function ruleAttributes(raw: unknown): AlertRuleInput {
-  const { attributes } = resourceBody(raw, "alert_rule");
-  for (const key of Object.keys(attributes)) {
-    if (!(RULE_INPUT_FIELDS as string[]).includes(key)) {
-      throw badRequest(`${key} is not a writable alert_rule attribute`, { field: `data.attributes.${key}` });
-    }
-  }
-  return attributes as AlertRuleInput;
-}
-
 const ruleId = (raw: string) => (/^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN);
 
 /** JSON:API `alert_rules` (CRUD, the pages' validation) and `alerts` (read, status updates). */
@@ -97,7 +95,12 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         });
         return document({ data: rules.map((r) => ruleResource(r.rule, r.deprecated)) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List alert rules, searched and sorted" },
+        query: RuleListQuery,
+        response: { 200: RuleListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/alert_rules/:id",
@@ -106,31 +109,49 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         if (!rule) throw ruleNotFound();
         return document({ data: ruleResource(rule, await isDeprecated(sql, rule)) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "One alert rule" },
+        params: ResourceIdParams,
+        response: { 200: RuleDocument, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .post(
       "/alert_rules",
       async ({ body, principal, request }) => {
-        const rule = await createRule(sql, ruleAttributes(body), actorLabel(principal));
+        const rule = await createRule(sql, body.data.attributes ?? {}, actorLabel(principal));
         noteAudit(request, { target: `alert_rule:${rule.id}`, details: { name: rule.name } });
         return document({ data: ruleResource(rule, false) }, 201);
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Create an alert rule" },
+        parse,
+        body: RuleWriteDocument,
+        response: { 201: RuleDocument, ...jsonApiErrorReplies(400, 401, 403, 409, 413, 422) },
+      },
     )
     .patch(
       "/alert_rules/:id",
       async ({ body, params, request }) => {
-        const { id } = resourceBody(body, "alert_rule");
+        const { id, attributes = {} } = body.data;
         if (id !== undefined && String(id) !== params.id) {
           throw new AppError(409, "id_mismatch", "data.id must match the URL", { field: "data.id" });
         }
         const before = await getRule(sql, ruleId(params.id));
-        const rule = await updateRule(sql, ruleId(params.id), ruleAttributes(body));
+        const rule = await updateRule(sql, ruleId(params.id), attributes);
         if (before)
           noteChanges(request, ruleValues(before), ruleValues(rule), { details: { name: rule.name } });
         return document({ data: ruleResource(rule, false) });
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Change an alert rule (its name stays)" },
+        params: ResourceIdParams,
+        parse,
+        body: RuleWriteDocument,
+        response: { 200: RuleDocument, ...jsonApiErrorReplies(400, 401, 403, 404, 409, 413, 422) },
+      },
     )
     .delete(
       "/alert_rules/:id",
@@ -140,7 +161,12 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         noteAudit(request, { details: { name: rule.name } });
         return new Response(null, { status: 204 });
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "Delete an alert rule" },
+        params: ResourceIdParams,
+        response: { 204: NoContent, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .get(
       "/alerts",
@@ -166,7 +192,12 @@ export function alertJsonApiRoutes(ctx: AppContext) {
           links: { next: next ? `${next.pathname}${next.search}` : null },
         });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List alerts, filtered and sorted, a keyset page at a time" },
+        query: AlertListQuery,
+        response: { 200: AlertListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/alerts/:id",
@@ -175,23 +206,17 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         if (!alert) throw alertNotFound();
         return document({ data: alertResource(alert) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "One alert" },
+        params: ResourceIdParams,
+        response: { 200: AlertDocument, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .patch(
       "/alerts/:id",
       async ({ body, params, principal, request }) => {
-        const { attributes } = resourceBody(body, "alert");
-        if (!Value.Check(AlertStatusUpdate, attributes)) {
-          const first = [...Value.Errors(AlertStatusUpdate, attributes)][0];
-          throw new AppError(
-            422,
-            "invalid_attribute",
-            "status must be acknowledged or resolved (note: text, at most 1000 characters)",
-            {
-              field: `data.attributes${first?.path.replace(/\//g, ".") ?? ""}`,
-            },
-          );
-        }
+        const { attributes } = body.data;
         const alert = await getAlert(sql, params.id);
         if (!alert) throw alertNotFound();
         await changeStatus(
@@ -211,6 +236,13 @@ export function alertJsonApiRoutes(ctx: AppContext) {
         );
         return document({ data: alertResource(after) });
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Acknowledge (with a note) or resolve an alert" },
+        params: ResourceIdParams,
+        parse,
+        body: AlertWriteDocument,
+        response: { 200: AlertDocument, ...jsonApiErrorReplies(400, 401, 403, 404, 409, 413, 422) },
+      },
     );
 }

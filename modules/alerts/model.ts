@@ -1,4 +1,13 @@
 import { type Static, Type as t } from "@sinclair/typebox";
+import {
+  allDocument,
+  changeDocument,
+  listDocument,
+  oneDocument,
+  pageQuery,
+  resourceSchema,
+  writeDocument,
+} from "../jsonapi/model";
 
 /** Wire shapes of the alerts feature (JSON:API `alert_rule` and `alert`, webhook body); types derive from them. */
 
@@ -109,3 +118,61 @@ export const WebhookBody = t.Object({
   resolved_at: t.Union([t.String(), t.Null()]),
 });
 export type WebhookBody = Static<typeof WebhookBody>;
+
+// ---------------------------------------------------------------- JSON:API documents
+
+export const RuleListQuery = t.Object(
+  {
+    "filter[search]": t.Optional(t.String({ description: "Part of the name, product or field" })),
+    sort: t.Optional(t.String({ description: "A rule sort, `-` before it for descending" })),
+    ...pageQuery(1000),
+  },
+  { additionalProperties: true },
+);
+
+export const RuleResource = resourceSchema("alert_rule", t.Omit(AlertRuleJson, ["id"]));
+export const RuleListDocument = allDocument(RuleResource);
+export const RuleDocument = oneDocument(RuleResource);
+
+export const AlertListQuery = t.Object(
+  {
+    "filter[status]": t.Optional(t.String({ description: ALERT_STATUSES.join(", ") })),
+    "filter[severity]": t.Optional(t.String({ description: SEVERITIES.join(", ") })),
+    "filter[type]": t.Optional(t.String({ description: ALERT_TYPES.join(", ") })),
+    "filter[device]": t.Optional(t.String({ description: "A device id" })),
+    "filter[rule]": t.Optional(t.String({ description: "A rule id" })),
+    sort: t.Optional(t.String({ description: "An alert sort, `-` before it for descending" })),
+    ...pageQuery(500),
+  },
+  { additionalProperties: true },
+);
+
+const Relation = (type: string) =>
+  t.Object({ data: t.Union([t.Object({ type: t.Literal(type), id: t.String() }), t.Null()]) });
+
+export const AlertResource = resourceSchema(
+  "alert",
+  t.Omit(AlertJson, ["id"]),
+  t.Object({ device: Relation("device"), rule: Relation("alert_rule") }),
+);
+export const AlertListDocument = listDocument(AlertResource);
+export const AlertDocument = oneDocument(AlertResource);
+
+/** `POST`/`PATCH /api/json/alert_rules…`: only rule fields (rules.ts checks their values). */
+export const RuleWriteDocument = writeDocument(
+  "alert_rule",
+  t.Object(AlertRuleInput.properties, { additionalProperties: false }),
+);
+
+/** `PATCH /api/json/alerts/:id`: a status change; anything else is 422 invalid_attribute. */
+export const AlertWriteDocument = changeDocument(
+  "alert",
+  t.Object(AlertStatusUpdate.properties, {
+    additionalProperties: false,
+    refusal: {
+      status: 422,
+      code: "invalid_attribute",
+      message: "status must be acknowledged or resolved (note: text, at most 1000 characters)",
+    },
+  }),
+);

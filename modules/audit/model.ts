@@ -11,7 +11,13 @@ export const AuditQuery = t.Object({
     t.String({ description: "ISO 8601; without a zone it is UTC", examples: ["2026-11-01T00:00:00Z"] }),
   ),
   to: t.Optional(t.String({ description: "ISO 8601, exclusive; without a zone it is UTC" })),
-  limit: t.Optional(t.String({ pattern: "^[0-9]+$", description: "1 to 500 (default 50)" })),
+  limit: t.Optional(
+    t.String({
+      pattern: "^(500|[1-4][0-9]{2}|[1-9][0-9]?)$",
+      description: "1 to 500 (default 50)",
+      message: "must be an integer from 1 to 500",
+    }),
+  ),
   cursor: t.Optional(t.String({ maxLength: 320, description: "`meta.next_cursor` of the previous page" })),
 });
 export type AuditQuery = Static<typeof AuditQuery>;

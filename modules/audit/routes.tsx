@@ -4,7 +4,8 @@ import { consolePages } from "../../ui/page";
 import type { AppContext } from "../platform/context";
 import { type CsvValue, csvResponse, keysetBatches } from "../platform/csv";
 import { badRequest } from "../platform/errors";
-import { type AuditListReply, AuditQuery } from "./model";
+import { errorReplies } from "../platform/schemas";
+import { AuditListReply, AuditQuery } from "./model";
 import { AuditPage } from "./pages";
 import { type AuditActorKind, type AuditEvent, type AuditFilters, listAudit } from "./service";
 
@@ -99,15 +100,17 @@ export function auditRoutes(ctx: AppContext) {
     .get(
       "/api/v1/audit",
       async ({ query }): Promise<Static<typeof AuditListReply>> => {
-        const limit = query.limit === undefined ? undefined : Number(query.limit);
-        if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 500))
-          throw badRequest("limit must be an integer from 1 to 500", { field: "limit" });
         const { events, nextCursor } = await listAudit(database, filtersOf(query), {
-          limit,
+          limit: query.limit === undefined ? undefined : Number(query.limit),
           cursor: text(query.cursor),
         });
         return { data: events.map(eventJson), meta: { next_cursor: nextCursor ?? null } };
       },
-      { access: "admin", query: AuditQuery },
+      {
+        access: "admin",
+        detail: { summary: "The audit log, newest first, filtered, a keyset page at a time" },
+        query: AuditQuery,
+        response: { 200: AuditListReply, ...errorReplies(400, 401, 403) },
+      },
     );
 }

@@ -2,8 +2,7 @@ import { listSchemaProducts, productSchemas } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isPlainObject } from "../platform/json-body";
-import { firstInvalidField } from "../platform/schemas";
-import { BUILDER_VALIDATION_FIELDS, BUILDERS, type Builder, builderValidationBody } from "./model";
+import type { Builder, BuilderValidationBody } from "./model";
 
 /**
  * Builder schemas: per product (schema_id: the `product` of the schemas devices announce), the fields
@@ -175,26 +174,9 @@ export async function productOptions(sql: Sql, product: string | null): Promise<
   return schemas.length === 0 ? null : mergedOptionsOf(schemas);
 }
 
-function checkRequest(schemaId: unknown, version: unknown, builder: unknown): asserts builder is Builder {
-  if (typeof schemaId !== "string" || schemaId.trim() === "" || schemaId.length > 200)
-    throw invalidOptionsRequest();
-  if (typeof version !== "string" || version.trim() === "" || version.length > 100)
-    throw invalidOptionsRequest();
-  if (!(BUILDERS as readonly string[]).includes(builder as string)) throw invalidOptionsRequest();
-}
-
-const invalidOptionsRequest = () =>
-  new AppError(422, "invalid_options_request", "Invalid schema options request");
-
-/** The product's current field options; 404 schema_not_found, 422 invalid_options_request. */
-export async function builderSchemaOptions(
-  sql: Sql,
-  schemaId: string,
-  version: string,
-  builder: unknown = "alert",
-) {
+/** The product's current field options (whatever version is asked for); 404 schema_not_found. */
+export async function builderSchemaOptions(sql: Sql, schemaId: string, builder: Builder) {
   const started = performance.now();
-  checkRequest(schemaId, version, builder);
   const options = await productOptions(sql, schemaId);
   if (!options) throw new AppError(404, "schema_not_found", "Schema reference not found");
   return {
@@ -220,21 +202,15 @@ export interface ValidationResult {
 }
 
 /**
- * Checks a builder configuration's selections against the product's current options. Invalid shape →
- * 422 invalid_validation_payload. Empty selected_key is not an issue. A field whose type approved
+ * Checks a builder configuration's selections against the product's current options (its shape is the
+ * route's schema: 422 invalid_validation_payload). Empty selected_key is not an issue. A field whose type approved
  * devices disagree on is a `schema_conflict` issue: blocking for alerts (a rule compares by type),
  * not for reports (the column shows the values as text).
  */
-export async function validateBuilderConfiguration(sql: Sql, body: unknown): Promise<ValidationResult> {
-  if (!builderValidationBody.Check(body)) {
-    const field = firstInvalidField(builderValidationBody, body, BUILDER_VALIDATION_FIELDS);
-    throw new AppError(
-      422,
-      "invalid_validation_payload",
-      "Invalid validation payload",
-      field ? { field } : undefined,
-    );
-  }
+export async function validateBuilderConfiguration(
+  sql: Sql,
+  body: BuilderValidationBody,
+): Promise<ValidationResult> {
   const { builder, schema_id: schemaId, selections } = body;
   const options = await productOptions(sql, schemaId);
   if (!options) {

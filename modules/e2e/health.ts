@@ -1,3 +1,5 @@
+import { type TSchema, Type } from "@sinclair/typebox";
+import { allDocument } from "../jsonapi/model";
 import type { Database } from "../platform/database";
 
 /**
@@ -204,3 +206,47 @@ export function journeyHealthJson(health: JourneyHealth) {
     history: health.history.map((o) => ({ ...o, started_at: o.started_at.toISOString() })),
   };
 }
+
+/** `GET /api/json/e2e_journey_health`: narrowed by suite and environment, or to the flaky ones. */
+export const JourneyHealthQuery = Type.Object(
+  {
+    "filter[suite_id]": Type.Optional(Type.String({ description: "One suite" })),
+    "filter[environment_label]": Type.Optional(Type.String({ description: "One environment" })),
+    "filter[flaky]": Type.Optional(
+      Type.Union([Type.Literal("true"), Type.Literal("false")], { message: "must be true or false" }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** The journey health document (`journeyHealthJson` as attributes; id `suite/environment/journey`). */
+export const JourneyHealthDocument = allDocument(
+  Type.Object({
+    type: Type.Literal("e2e_journey_health"),
+    id: Type.String({ description: "suite_id/environment_label/journey_id" }),
+    attributes: Type.Object({
+      suite_id: Type.String(),
+      environment_label: Type.String(),
+      journey_id: Type.String(),
+      runs: Type.Integer(),
+      passed: Type.Integer(),
+      failed: Type.Integer(),
+      pass_rate: Nullable(Type.Number()),
+      flaky: Type.Boolean(),
+      flaky_reason: Nullable(Type.String()),
+      last_status: Type.String(),
+      history: Type.Array(
+        Type.Object({
+          run_id: Type.String(),
+          status: Type.String(),
+          duration_ms: Nullable(Type.Integer()),
+          commit: Nullable(Type.String()),
+          started_at: Type.String({ format: "date-time" }),
+        }),
+      ),
+    }),
+  }),
+  Type.Object({ runs_window: Type.Integer() }),
+);

@@ -1,9 +1,17 @@
 import { Elysia } from "elysia";
 import { JSONAPI_PREFIX, jsonApiDocument, jsonApiQuery } from "../jsonapi/document";
 import type { AppContext } from "../platform/context";
-import { AppError, badRequest } from "../platform/errors";
+import { AppError } from "../platform/errors";
+import { jsonApiErrorReplies } from "../platform/schemas";
 import { e2eConfigFor } from "./config";
-import { HEALTH_RUNS, type JourneyHealth, journeyHealth, journeyHealthJson } from "./health";
+import {
+  HEALTH_RUNS,
+  type JourneyHealth,
+  JourneyHealthDocument,
+  JourneyHealthQuery,
+  journeyHealth,
+  journeyHealthJson,
+} from "./health";
 
 function healthResource(health: JourneyHealth) {
   const { suite_id, environment_label, journey_id } = health;
@@ -30,8 +38,6 @@ export function e2eJsonApiRoutes(ctx: AppContext) {
       const suite = params.get("filter[suite_id]") || undefined;
       const environment = params.get("filter[environment_label]") || undefined;
       const flaky = params.get("filter[flaky]");
-      if (flaky !== null && flaky !== "true" && flaky !== "false")
-        throw badRequest("filter[flaky] must be true or false", { field: "filter[flaky]" });
       const pairs = [...e2e.suites.keys()]
         .filter((s) => !suite || s === suite)
         .flatMap((suite_id) =>
@@ -44,6 +50,11 @@ export function e2eJsonApiRoutes(ctx: AppContext) {
       );
       return jsonApiDocument({ data: health.map(healthResource), meta: { runs_window: HEALTH_RUNS } });
     },
-    { access: "viewer" },
+    {
+      access: "viewer",
+      detail: { summary: "Journey health: pass rate, flaky verdict and recent history per journey" },
+      query: JourneyHealthQuery,
+      response: { 200: JourneyHealthDocument, ...jsonApiErrorReplies(400, 401, 403, 404) },
+    },
   );
 }

@@ -3,7 +3,8 @@ import { consolePages } from "../../ui/page";
 import { noteAudit } from "../audit/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
-import { QUIET } from "../platform/schemas";
+import { errorReplies, QUIET } from "../platform/schemas";
+import { JobQueuedReply, JobsReply, JobTaskParams, jobsJson } from "./model";
 import { JobsActivity, JobsPage, type JobsPageProps } from "./pages";
 import { jobOverview, knownTasks, listQueuedJobs, listRecentRuns, runJobNow } from "./service";
 import type { JobCatalog } from "./task";
@@ -57,9 +58,13 @@ export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
           listQueuedJobs(database),
           listRecentRuns(database),
         ]);
-        return { data: { overview, queue, runs, tasks: knownTasks(catalog) } };
+        return { data: { ...jobsJson(overview, queue, runs), tasks: knownTasks(catalog) } };
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "The job queue: counts, waiting jobs, recent runs and the tasks known" },
+        response: { 200: JobsReply, ...errorReplies(401, 403) },
+      },
     )
     .post(
       "/api/v1/jobs/:task/run",
@@ -69,6 +74,11 @@ export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
         set.status = 202;
         return { data: { job_id: jobId, task: params.task } };
       },
-      { access: "admin", params: t.Object({ task: t.String({ maxLength: 100 }) }) },
+      {
+        access: "admin",
+        detail: { summary: "Queue a task to run now" },
+        params: JobTaskParams,
+        response: { 202: JobQueuedReply, ...errorReplies(400, 401, 403, 404, 413) },
+      },
     );
 }

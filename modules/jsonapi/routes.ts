@@ -24,7 +24,7 @@ import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
 import type { HttpErrorMapper } from "../platform/http";
 import { isPlainObject, readJsonBody } from "../platform/json-body";
-import { firstInvalidField } from "../platform/schemas";
+import { jsonApiErrorReplies, NoContent } from "../platform/schemas";
 import { endDeviceLeases } from "../remote-access/service";
 import { deviceSettings } from "../settings/service";
 import { getTelemetryEvent, listTelemetryEvents, type TelemetryEvent } from "../telemetry/service";
@@ -35,14 +35,20 @@ import {
   jsonApiDocument,
   jsonApiPageSize,
   jsonApiQuery,
-  jsonApiResource,
 } from "./document";
 import {
-  COMMAND_TTL_MAX_SECONDS,
-  COMMAND_TTL_MIN_SECONDS,
-  DeviceAttributes,
-  deviceAttributes,
-  pendingCommandAttributes,
+  CommandCreateDocument,
+  CommandDocument,
+  CommandListDocument,
+  CommandListQuery,
+  DeviceDocument,
+  DeviceListDocument,
+  DeviceListQuery,
+  DeviceWriteDocument,
+  ResourceIdParams,
+  TelemetryDocument,
+  TelemetryListDocument,
+  TelemetryListQuery,
 } from "./model";
 
 const BODY_MAX_BYTES = 1024 * 1024 + 64 * 1024;
@@ -169,7 +175,12 @@ export function jsonApiRoutes(ctx: AppContext) {
           links: { next: nextLink(request, list.nextCursor) },
         });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List devices, filtered and sorted, a keyset page at a time" },
+        query: DeviceListQuery,
+        response: { 200: DeviceListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/devices/:id",
@@ -177,30 +188,18 @@ export function jsonApiRoutes(ctx: AppContext) {
         jsonApiDocument({ data: deviceResource(deviceJson(await deviceOrThrow(params.id))) }),
       {
         access: "viewer",
+        detail: { summary: "One device" },
+        params: ResourceIdParams,
+        response: { 200: DeviceDocument, ...jsonApiErrorReplies(401, 403, 404) },
       },
     )
     .patch(
       "/devices/:id",
       async ({ params, body, request }) => {
-        const { id, attributes } = jsonApiResource(body, "device");
+        const { id, attributes = {} } = body.data;
         if (id !== undefined && id !== params.id)
           throw new AppError(409, "id_mismatch", "data.id does not match the URL");
-        const allowed = Object.keys(DeviceAttributes.properties);
-        const unknown = Object.keys(attributes).filter((key) => !allowed.includes(key));
-        if (unknown.length > 0) {
-          throw badRequest(
-            `Only approval_status, product_name and metadata can be changed (got ${unknown.join(", ")})`,
-            {
-              field: `data.attributes.${unknown[0]}`,
-            },
-          );
-        }
         const settings = await deviceSettings(config);
-        if (!deviceAttributes.Check(attributes)) {
-          const field = firstInvalidField(deviceAttributes, attributes, ["approval_status", "metadata"]);
-          if (field === "approval_status") throw badRequest("approval_status must be a string", { field });
-          throw badRequest("metadata must be a JSON object", { field: "metadata" });
-        }
         const before = await getDevice(sql, params.id, settings);
         const device = await updateDevice(
           sql,
@@ -220,7 +219,14 @@ export function jsonApiRoutes(ctx: AppContext) {
         if (device.approvalStatus === "rejected") await endDeviceLeases(sql, device.id, "revoked");
         return jsonApiDocument({ data: deviceResource(deviceJson(device)) });
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Change a device's approval, product name or metadata" },
+        params: ResourceIdParams,
+        parse,
+        body: DeviceWriteDocument,
+        response: { 200: DeviceDocument, ...jsonApiErrorReplies(400, 401, 403, 404, 409, 413) },
+      },
     )
     .delete(
       "/devices/:id",
@@ -231,7 +237,12 @@ export function jsonApiRoutes(ctx: AppContext) {
         noteAudit(request, { details: { mac_address: device.macAddress, name: device.name } });
         return new Response(null, { status: 204 });
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "Delete a device and everything it reported" },
+        params: ResourceIdParams,
+        response: { 204: NoContent, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .get(
       "/pending_commands",
@@ -248,7 +259,12 @@ export function jsonApiRoutes(ctx: AppContext) {
           links: { next: nextLink(request, list.nextCursor) },
         });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List commands, newest first, a keyset page at a time" },
+        query: CommandListQuery,
+        response: { 200: CommandListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/pending_commands/:id",
@@ -257,12 +273,18 @@ export function jsonApiRoutes(ctx: AppContext) {
         if (!command) throw new AppError(404, "not_found", "Command not found");
         return jsonApiDocument({ data: commandResource(commandJson(command)) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "One command" },
+        params: ResourceIdParams,
+        response: { 200: CommandDocument, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     )
     .post(
       "/pending_commands",
       async ({ body, principal, request }) => {
-        const { attributes, relationships } = jsonApiResource(body, "pending_command");
+        const { attributes } = body.data;
+        const relationships: Record<string, unknown> = body.data.relationships ?? {};
         const related =
           isPlainObject(relationships.device) && isPlainObject(relationships.device.data)
             ? relationships.device.data.id
@@ -272,14 +294,6 @@ export function jsonApiRoutes(ctx: AppContext) {
           throw badRequest("The device is required (relationships.device or attributes.device_id)", {
             field: "device_id",
           });
-        }
-        if (!pendingCommandAttributes.Check(attributes)) {
-          const field = firstInvalidField(pendingCommandAttributes, attributes, ["type", "ttl_seconds"]);
-          if (field === "type") throw badRequest("type is required", { field });
-          throw badRequest(
-            `ttl_seconds must be an integer from ${COMMAND_TTL_MIN_SECONDS} to ${COMMAND_TTL_MAX_SECONDS}`,
-            { field: "ttl_seconds" },
-          );
         }
         const settings = await deviceSettings(config);
         const ttl = attributes.ttl_seconds ?? settings.commandTtlSeconds;
@@ -298,7 +312,13 @@ export function jsonApiRoutes(ctx: AppContext) {
         });
         return jsonApiDocument({ data: commandResource(commandJson(command)) }, 201);
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Queue a command for a device" },
+        parse,
+        body: CommandCreateDocument,
+        response: { 201: CommandDocument, ...jsonApiErrorReplies(400, 401, 403, 404, 409, 413, 422) },
+      },
     )
     .delete(
       "/pending_commands/:id",
@@ -312,7 +332,12 @@ export function jsonApiRoutes(ctx: AppContext) {
         }
         return new Response(null, { status: 204 });
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "Delete a command that is still queued" },
+        params: ResourceIdParams,
+        response: { 204: NoContent, ...jsonApiErrorReplies(401, 403, 404, 409) },
+      },
     )
     .get(
       "/telemetry_events",
@@ -330,7 +355,12 @@ export function jsonApiRoutes(ctx: AppContext) {
           links: { next: nextLink(request, list.nextCursor) },
         });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List telemetry events, newest first, a keyset page at a time" },
+        query: TelemetryListQuery,
+        response: { 200: TelemetryListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+      },
     )
     .get(
       "/telemetry_events/:id",
@@ -339,6 +369,11 @@ export function jsonApiRoutes(ctx: AppContext) {
         if (!event) throw new AppError(404, "not_found", "Telemetry event not found");
         return jsonApiDocument({ data: telemetryResource(event) });
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "One telemetry event" },
+        params: ResourceIdParams,
+        response: { 200: TelemetryDocument, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     );
 }

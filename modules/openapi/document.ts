@@ -51,7 +51,7 @@ const DESCRIPTIONS: Record<string, string> = {
 };
 
 /** Keywords of the schemas that are for validation messages only (modules/platform/validation.ts). */
-const MESSAGE_KEYWORDS = new Set(["message", "tooLong", "reportAll", "error"]);
+const MESSAGE_KEYWORDS = new Set(["message", "tooLong", "reportAll", "refusal", "error"]);
 
 /** Keywords whose values are data, not schemas. */
 const DATA_KEYWORDS = new Set(["examples", "example", "default", "const", "enum"]);

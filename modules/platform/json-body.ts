@@ -7,8 +7,8 @@ import { noteParsedJson } from "./text-input";
  * is read even when too large — at most the app-wide 16 MiB — because a response to an unread body
  * leaves the keep-alive connection hanging.) An empty body reads as `undefined`.
  * Use as a route's `parse` hook so Elysia's own parser never runs. Elysia turns anything a parse
- * hook throws into a generic parse error, so problems are returned as a BodyError instead and the
- * handler raises them with `jsonBody(body)`.
+ * hook throws into a generic parse error, so problems are returned as a BodyError instead: the
+ * route's schema validation raises it (validationFailure), or the app's beforeHandle hook does.
  */
 /** Shared: a decoder per request cost more than the decoding (replacing invalid UTF-8, never throwing). */
 const utf8 = new TextDecoder();
@@ -29,12 +29,6 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
 
 export class BodyError {
   constructor(readonly error: AppError) {}
-}
-
-/** The parsed body, or the BodyError readJsonBody found, thrown. */
-export function jsonBody(body: unknown): unknown {
-  if (body instanceof BodyError) throw body.error;
-  return body;
 }
 
 function tooLarge(maxBytes: number): AppError {

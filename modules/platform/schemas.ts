@@ -1,7 +1,7 @@
 /**
- * Request bodies are TypeBox schemas (each feature's model.ts), checked with a compiled validator in
- * the handler: Elysia's own body validation would answer 422 and strip unknown properties, while
- * the device API keeps the spec's codes, messages and the order in which fields are checked.
+ * Building blocks of the routes' TypeBox schemas (each feature's model.ts declares its own, in its
+ * route options): Elysia validates with them, validationFailure (validation.ts) turns a refusal into
+ * the API's typed error, and the OpenAPI document is written from them.
  */
 import { type SchemaOptions, type TLiteral, type TSchema, type TUnion, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
@@ -10,31 +10,6 @@ import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 export const JsonObject = Type.Record(Type.String(), Type.Unknown(), { message: "must be a JSON object" });
 
 export const compileSchema = <T extends TSchema>(schema: T): TypeCheck<T> => TypeCompiler.Compile(schema);
-
-/**
- * The first of `fields` (dotted paths such as "telemetry.meta", in the order the spec checks them)
- * holding an error, matched by the most specific listed path; "" when the value itself has the
- * wrong type, undefined when valid. TypeBox reports missing required properties before wrong ones,
- * so its own order is not the spec's: the order of `fields` is.
- */
-export function firstInvalidField<T extends TSchema>(
-  check: TypeCheck<T>,
-  value: unknown,
-  fields: readonly string[],
-): string | undefined {
-  let first: number | undefined;
-  for (const error of check.Errors(value)) {
-    const path = error.path.split("/").slice(1).join(".");
-    if (path === "") return "";
-    let match: number | undefined;
-    fields.forEach((field, index) => {
-      const covers = path === field || path.startsWith(`${field}.`);
-      if (covers && (match === undefined || field.length > fields[match]!.length)) match = index;
-    });
-    if (match !== undefined && (first === undefined || match < first)) first = match;
-  }
-  return first === undefined ? undefined : fields[first];
-}
 
 /** The API's error body (docs/errors.md): one code per HTTP status, `details` often `{field}`. */
 export const ApiErrorSchema = Type.Object({

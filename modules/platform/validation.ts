@@ -7,15 +7,28 @@
  *   on the root it is the whole sentence for a value of the wrong type;
  * - `tooLong` on a property: the words for a size limit broken;
  * - a missing required property (or null for it) "is required", an unknown one "is not a known property";
- * - `reportAll` on the root: `details.errors` lists every wrong field (E2E), not only the first.
+ * - `reportAll` on the root: `details.errors` lists every wrong field (E2E), not only the first;
+ * - `refusal` on the root: the status, code and message the spec gives a refused body of this route
+ *   instead (`details.field` still names the first wrong field; with `errorMap`, `details.errors`
+ *   maps every wrong field to its message, as the reports API answers its other 422s); on a
+ *   property: the same for a request whose first wrong field is in it (JSON:API's 409
+ *   `type_mismatch` for `data.type`, checked before the attributes because declared before them).
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
-import { type AppError, badRequest } from "./errors";
+import { AppError, badRequest } from "./errors";
 import { BodyError } from "./json-body";
 
-type Annotated = TSchema & { message?: string; tooLong?: string; reportAll?: boolean };
+/** A route's own answer to input its schema refuses (the spec's code for it), instead of `invalid_request`. */
+export interface Refusal {
+  status: number;
+  code: string;
+  message: string;
+  errorMap?: boolean;
+}
+
+type Annotated = TSchema & { message?: string; tooLong?: string; reportAll?: boolean; refusal?: Refusal };
 
 export interface FieldError {
   field: string;
@@ -96,7 +109,14 @@ function compareRanks(a: number[], b: number[]): number {
 
 /** One field error for each wrong field of `value` against `schema`, in the schema's order of concern. */
 export function fieldErrors(schema: TSchema, errors: Iterable<ValueError>, value: unknown): FieldError[] {
-  const byField = new Map<string, FieldError & { rank: number[] }>();
+  return rankedFieldErrors(schema, errors, value).map(({ field, message }) => ({ field, message }));
+}
+
+type RankedError = FieldError & { rank: number[]; refusal?: Refusal };
+
+/** fieldErrors, each with the refusal of the deepest schema on its path that has one. */
+function rankedFieldErrors(schema: TSchema, errors: Iterable<ValueError>, value: unknown): RankedError[] {
+  const byField = new Map<string, RankedError>();
   for (const error of errors) {
     const segments = error.path
       .split("/")
@@ -107,8 +127,10 @@ export function fieldErrors(schema: TSchema, errors: Iterable<ValueError>, value
     let node: TSchema | undefined = schema;
     let named = segments.length;
     let annotated: Annotated | undefined;
+    let refusal: Refusal | undefined;
     for (let i = 0; i < segments.length && node; i++) {
       node = childSchema(node, segments[i]!);
+      refusal = (node as Annotated | undefined)?.refusal ?? refusal;
       if (node && ((node as Annotated).message || (node as Annotated).tooLong)) {
         annotated = node as Annotated;
         named = i + 1;
@@ -133,11 +155,9 @@ export function fieldErrors(schema: TSchema, errors: Iterable<ValueError>, value
     } else {
       message = `${field} ${annotated?.message ?? "is not valid"}`;
     }
-    byField.set(field, { field, message, rank: rankOf(schema, path) });
+    byField.set(field, { field, message, rank: rankOf(schema, path), refusal });
   }
-  return [...byField.values()]
-    .sort((a, b) => compareRanks(a.rank, b.rank))
-    .map(({ field, message }) => ({ field, message }));
+  return [...byField.values()].sort((a, b) => compareRanks(a.rank, b.rank));
 }
 
 function childSchemaPath(schema: TSchema, segments: string[]): TSchema | undefined {
@@ -163,17 +183,30 @@ export function validationFailure(failure: SchemaValidation): AppError {
   const validator = failure.validator as Validator;
   const schema = (validator.schema ?? validator.Schema?.() ?? failure.validator) as Annotated;
   const errors = [...(validator.Errors?.(failure.value) ?? [])];
+  if (schema.refusal) return refused(schema.refusal, fieldErrors(schema, errors, failure.value));
   const rootError =
     failure.value === undefined ||
     errors.some((e) => e.path === "" && e.type !== ValueErrorType.ObjectRequiredProperty);
   if (rootError && failure.type === "body") return badRequest(schema.message ?? WHOLE.body!);
-  const fields = fieldErrors(schema, errors, failure.value);
-  const [first] = fields;
+  const ranked = rankedFieldErrors(schema, errors, failure.value);
+  const [first] = ranked;
   if (!first) return badRequest(schema.message ?? WHOLE[failure.type] ?? "The request is not valid");
+  if (first.refusal)
+    return refused(
+      first.refusal,
+      ranked.filter((f) => f.refusal === first.refusal),
+    );
+  const fields = ranked.map(({ field, message }) => ({ field, message }));
   return badRequest(
     first.message,
     schema.reportAll ? { field: first.field, errors: fields } : { field: first.field },
   );
+}
+
+function refused({ status, code, message, errorMap }: Refusal, fields: FieldError[]): AppError {
+  const map = errorMap ? { errors: Object.fromEntries(fields.map((f) => [f.field, f.message])) } : {};
+  const details = fields[0] ? { field: fields[0].field, ...map } : errorMap ? map : undefined;
+  return new AppError(status, code, message, details);
 }
 
 const credentialChecks = new WeakMap<Request, () => Promise<unknown>>();

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import { noteAudit, noteChanges } from "../audit/service";
 import type { AppContext } from "../platform/context";
-import { jsonBody, readJsonBody } from "../platform/json-body";
+import { readJsonBody } from "../platform/json-body";
+import { errorReplies, jsonApiErrorReplies, NoContent } from "../platform/schemas";
 import {
   createReport,
   deleteReport,
@@ -12,7 +13,21 @@ import {
   updateReport,
 } from "./definitions";
 import { reportCsv } from "./export";
-import { auditedReport, reportJson } from "./model";
+import {
+  auditedReport,
+  CustomReportCreateDocument,
+  CustomReportDocument,
+  CustomReportListDocument,
+  CustomReportUpdateDocument,
+  ReportBody,
+  ReportListQuery,
+  ReportListReply,
+  ReportParams,
+  ReportReply,
+  ReportResultsQuery,
+  ReportResultsReply,
+  reportJson,
+} from "./model";
 import { reportResults, viewFromParams } from "./results";
 
 const BODY_MAX = 256 * 1024;
@@ -26,11 +41,14 @@ export function reportApiRoutes(ctx: AppContext) {
   const sql = ctx.database.sql;
   const parse = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX);
 
+  async function csvResults(request: Request, id: string) {
+    const report = await requireReport(sql, id);
+    return reportCsv(sql, report, viewFromParams(new URL(request.url).searchParams));
+  }
+
   async function results(request: Request, id: string) {
     const report = await requireReport(sql, id);
-    const params = new URL(request.url).searchParams;
-    const view = viewFromParams(params);
-    if (params.get("format") === "csv") return reportCsv(sql, report, view);
+    const view = viewFromParams(new URL(request.url).searchParams);
     const page = await reportResults(sql, report, view, { strict: true });
     return {
       data: { fields: page.fields, rows: page.rows },
@@ -50,6 +68,10 @@ export function reportApiRoutes(ctx: AppContext) {
     };
   }
 
+  /** The page, or every row as CSV; two promises, not one of a union, for the route's reply types. */
+  const resultsOf = (request: Request, id: string, format: "csv" | undefined) =>
+    format === "csv" ? csvResults(request, id) : results(request, id);
+
   const resource = (report: Parameters<typeof reportJson>[0]) => {
     const { id, ...attributes } = reportJson(report);
     return { type: "custom_report", id, attributes };
@@ -59,55 +81,71 @@ export function reportApiRoutes(ctx: AppContext) {
       status,
       headers: { "content-type": JSONAPI },
     });
-  const attributesOf = (body: unknown) => {
-    const data = (body as { data?: { attributes?: unknown } } | undefined)?.data;
-    return data?.attributes;
-  };
 
   return new Elysia({ name: "report-api" })
     .use(ctx.access)
     .get(
       "/api/v1/reports",
-      async ({ request }) => {
-        const params = new URL(request.url).searchParams;
+      async ({ query }) => {
         const reports = await listReports(sql, {
-          name: params.get("name") ?? undefined,
-          fields: params.getAll("field"),
-          dir: params.get("sort_dir") === "desc" ? "desc" : "asc",
+          name: query.name,
+          fields: query.field === undefined ? [] : [query.field].flat(),
+          dir: query.sort_dir,
         });
         return { data: reports.map(reportJson) };
       },
-      { access: "viewer" },
+      {
+        access: "viewer",
+        detail: { summary: "List report definitions by name" },
+        query: ReportListQuery,
+        response: { 200: ReportListReply, ...errorReplies(400, 401, 403) },
+      },
     )
     .post(
       "/api/v1/reports",
       async ({ body, set, request }) => {
-        const result = await createReport(sql, jsonBody(body));
+        const result = await createReport(sql, body);
         if (isInvalid(result)) throw invalidReport(result);
         noteAudit(request, { target: `report:${result.id}`, details: { name: result.name } });
         set.status = 201;
         return { data: reportJson(result) };
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Create a report definition" },
+        parse,
+        body: ReportBody,
+        response: { 201: ReportReply, ...errorReplies(400, 401, 403, 413, 422) },
+      },
     )
     .get(
       "/api/v1/reports/:id",
       async ({ params }) => ({ data: reportJson(await requireReport(sql, params.id)) }),
       {
         access: "viewer",
+        detail: { summary: "One report definition" },
+        params: ReportParams,
+        response: { 200: ReportReply, ...errorReplies(401, 403, 404) },
       },
     )
     .patch(
       "/api/v1/reports/:id",
       async ({ params, body, request }) => {
         const before = await requireReport(sql, params.id);
-        const result = await updateReport(sql, before.id, jsonBody(body));
+        const result = await updateReport(sql, before.id, body);
         if (result === undefined) await requireReport(sql, params.id);
         if (isInvalid(result)) throw invalidReport(result);
         noteChanges(request, auditedReport(before), auditedReport(result!));
         return { data: reportJson(result!) };
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Replace a report definition (name and config)" },
+        params: ReportParams,
+        parse,
+        body: ReportBody,
+        response: { 200: ReportReply, ...errorReplies(400, 401, 403, 404, 413, 422) },
+      },
     )
     .delete(
       "/api/v1/reports/:id",
@@ -116,49 +154,81 @@ export function reportApiRoutes(ctx: AppContext) {
         await deleteReport(sql, params.id);
         noteAudit(request, { details: { name: report.name } });
         set.status = 204;
-        return "";
+        return "" as const;
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "Delete a report definition and its saved views" },
+        params: ReportParams,
+        response: { 204: NoContent, ...errorReplies(401, 403, 404) },
+      },
     )
-    .get("/api/v1/reports/:id/results", ({ request, params }) => results(request, params.id), {
-      access: "viewer",
-    })
+    .get(
+      "/api/v1/reports/:id/results",
+      ({ request, params, query }) => resultsOf(request, params.id, query.format),
+      {
+        access: "viewer",
+        detail: {
+          summary: "A page of a report's rows in a view (or every row as CSV with `format=csv`)",
+        },
+        params: ReportParams,
+        query: ReportResultsQuery,
+        response: { 200: ReportResultsReply, ...errorReplies(400, 401, 403, 404) },
+      },
+    )
     .get("/api/json/custom_reports", async () => doc({ data: (await listReports(sql)).map(resource) }), {
       access: "viewer",
+      detail: { summary: "List report definitions by name" },
+      response: { 200: CustomReportListDocument, ...jsonApiErrorReplies(401, 403) },
     })
     .get(
       "/api/json/custom_reports/:id",
       async ({ params }) => doc({ data: resource(await requireReport(sql, params.id)) }),
       {
         access: "viewer",
+        detail: { summary: "One report definition" },
+        params: ReportParams,
+        response: { 200: CustomReportDocument, ...jsonApiErrorReplies(401, 403, 404) },
       },
     )
     .post(
       "/api/json/custom_reports",
       async ({ body, request }) => {
-        const result = await createReport(sql, attributesOf(jsonBody(body)));
+        const result = await createReport(sql, body.data.attributes);
         if (isInvalid(result)) throw invalidReport(result);
         noteAudit(request, { target: `report:${result.id}`, details: { name: result.name } });
         return doc({ data: resource(result) }, 201);
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Create a report definition" },
+        parse,
+        body: CustomReportCreateDocument,
+        response: { 201: CustomReportDocument, ...jsonApiErrorReplies(400, 401, 403, 409, 413, 422) },
+      },
     )
     .patch(
       "/api/json/custom_reports/:id",
       async ({ params, body, request }) => {
         const current = await requireReport(sql, params.id);
-        const attributes = (attributesOf(jsonBody(body)) ?? {}) as Record<string, unknown>;
         // JSON:API PATCH updates the attributes sent; the rest stay as they are.
         const result = await updateReport(sql, current.id, {
           name: current.name,
           config: current.config,
-          ...attributes,
+          ...body.data.attributes,
         });
         if (isInvalid(result)) throw invalidReport(result);
         noteChanges(request, auditedReport(current), auditedReport(result!));
         return doc({ data: resource(result!) });
       },
-      { access: "operator", parse },
+      {
+        access: "operator",
+        detail: { summary: "Change a report definition's name or config" },
+        params: ReportParams,
+        parse,
+        body: CustomReportUpdateDocument,
+        response: { 200: CustomReportDocument, ...jsonApiErrorReplies(400, 401, 403, 404, 409, 413, 422) },
+      },
     )
     .delete(
       "/api/json/custom_reports/:id",
@@ -168,6 +238,11 @@ export function reportApiRoutes(ctx: AppContext) {
         await deleteReport(sql, params.id);
         return doc(null, 204);
       },
-      { access: "operator" },
+      {
+        access: "operator",
+        detail: { summary: "Delete a report definition and its saved views" },
+        params: ReportParams,
+        response: { 204: NoContent, ...jsonApiErrorReplies(401, 403, 404) },
+      },
     );
 }

@@ -1,4 +1,6 @@
 import { type Static, Type as T } from "@sinclair/typebox";
+import { allDocument, changeDocument, oneDocument, writeDocument } from "../jsonapi/model";
+import { literalUnion, QUIET } from "../platform/schemas";
 
 /** Limits of a report definition (the form shows them; validation enforces them). */
 export const REPORT_LIMITS = { nameMax: 120, fields: 30, filters: 20, aliasMax: 80, valueMax: 200 };
@@ -36,9 +38,9 @@ export const ReportField = T.Object(
 
 export const ReportFilter = T.Object(
   {
-    field: T.Optional(T.Union(FILTER_COLUMNS.map((c) => T.Literal(c)))),
+    field: T.Optional(literalUnion(FILTER_COLUMNS)),
     path: T.Optional(Text(300)),
-    operator: T.Union([...FILTER_OPERATORS, "=="].map((o) => T.Literal(o))),
+    operator: literalUnion([...FILTER_OPERATORS, "=="] as const),
     value: T.Union([T.String({ maxLength: REPORT_LIMITS.valueMax }), T.Number()]),
   },
   { additionalProperties: false },
@@ -46,7 +48,7 @@ export const ReportFilter = T.Object(
 
 export const ReportRange = T.Object(
   {
-    preset: T.Union(RANGE_PRESETS.map((p) => T.Literal(p))),
+    preset: literalUnion(RANGE_PRESETS),
     from: T.Optional(T.String({ maxLength: 40 })),
     to: T.Optional(T.String({ maxLength: 40 })),
   },
@@ -64,8 +66,8 @@ export const ReportConfigSchema = T.Object(
     fields: T.Array(ReportField, { minItems: 1, maxItems: REPORT_LIMITS.fields }),
     filters: T.Optional(T.Array(ReportFilter, { maxItems: REPORT_LIMITS.filters })),
     range: T.Optional(ReportRange),
-    mode: T.Optional(T.Union(MODES.map((m) => T.Literal(m)))),
-    bucket: T.Optional(T.Union(BUCKETS.map((b) => T.Literal(b)))),
+    mode: T.Optional(literalUnion(MODES)),
+    bucket: T.Optional(literalUnion(BUCKETS)),
   },
   { additionalProperties: false },
 );
@@ -133,3 +135,160 @@ export interface ResultView {
   cursor?: string;
   limit?: number;
 }
+
+// ---------------------------------------------------------------- the reports API's schemas
+
+/** A definition of the wrong shape: 422 like the checks after it, every wrong field named. */
+const invalidReport = {
+  status: 422,
+  code: "invalid_report",
+  message: "Unable to save report",
+  errorMap: true,
+};
+
+/** `POST` and `PATCH /api/v1/reports…` (PATCH replaces the definition); a wrong shape is 422 invalid_report. */
+export const ReportBody = T.Composite([ReportInputSchema], {
+  ...QUIET,
+  additionalProperties: false,
+  refusal: invalidReport,
+  examples: [
+    {
+      name: "Fleet memory",
+      config: {
+        schema_id: "edge-gateway",
+        fields: [{ path: "memory.used_percent", alias: "memory" }],
+        range: { preset: "24h" },
+      },
+    },
+  ],
+});
+
+export const ReportParams = T.Object({ id: T.String({ description: "The report's id (UUID)" }) });
+
+/** `GET /api/v1/reports`: by name, by the fields a report contains, ordered by name. */
+export const ReportListQuery = T.Object(
+  {
+    name: T.Optional(T.String({ maxLength: 200, description: "Part of the name, any case" })),
+    field: T.Optional(
+      T.Union([T.String({ maxLength: 300 }), T.Array(T.String({ maxLength: 300 }), { maxItems: 20 })], {
+        description: "A field path every report listed contains (repeat for more)",
+      }),
+    ),
+    sort_dir: T.Optional(T.Union([T.Literal("asc"), T.Literal("desc")], { message: "must be asc or desc" })),
+  },
+  { additionalProperties: true },
+);
+
+const view = (description: string) => T.Optional(T.String({ description }));
+
+/** `GET /api/v1/reports/:id/results`: the view (each checked against the report: 400 naming it). */
+export const ReportResultsQuery = T.Object(
+  {
+    mode: view(`One of ${MODES.join(", ")} (default: the report's)`),
+    bucket: view(`One of ${BUCKETS.join(", ")}, for buckets mode`),
+    range: view(`One of ${RANGE_PRESETS.join(", ")}`),
+    from: view("ISO 8601, for the custom range"),
+    to: view("ISO 8601, for the custom range"),
+    sort_by: view("An output column"),
+    sort_dir: view("asc or desc"),
+    filter_column: view("An output column to filter on"),
+    filter_operator: view("An operator the column's type allows"),
+    filter_value: view("The value compared"),
+    limit: view("Rows per page, 1 to 1000 (default 100)"),
+    cursor: view("`meta.next_cursor` of the page before"),
+    format: T.Optional(T.Literal("csv", { description: "Every row as CSV (text/csv) instead of a page" })),
+  },
+  { additionalProperties: true },
+);
+
+const StoredConfig = T.Object({
+  source: T.Literal("telemetry"),
+  schema_id: T.Union([T.String(), T.Null()]),
+  fields: T.Array(T.Object({ path: T.String(), alias: T.String() })),
+  filters: T.Array(
+    T.Object({
+      field: T.Optional(literalUnion(FILTER_COLUMNS)),
+      path: T.Optional(T.String()),
+      operator: literalUnion(FILTER_OPERATORS),
+      value: T.Union([T.String(), T.Number()]),
+    }),
+  ),
+  range: T.Object({
+    preset: literalUnion(RANGE_PRESETS),
+    from: T.Optional(T.String()),
+    to: T.Optional(T.String()),
+  }),
+  mode: literalUnion(MODES),
+  bucket: literalUnion(BUCKETS),
+});
+
+const Time = T.String({ format: "date-time" });
+
+/** A report on the wire (`reportJson`). */
+export const ReportJsonSchema = T.Object({
+  id: T.String({ format: "uuid" }),
+  name: T.String(),
+  config: StoredConfig,
+  inserted_at: Time,
+  updated_at: Time,
+});
+
+export const ReportReply = T.Object({ data: ReportJsonSchema });
+export const ReportListReply = T.Object({ data: T.Array(ReportJsonSchema) });
+
+const Cell = T.Union([T.String(), T.Number(), T.Null()]);
+
+/** `GET /api/v1/reports/:id/results` → 200: a page of rows and the view applied. */
+export const ReportResultsReply = T.Object({
+  data: T.Object({
+    fields: T.Array(T.Object({ path: T.String(), alias: T.String() })),
+    rows: T.Array(T.Record(T.String(), Cell)),
+  }),
+  meta: T.Object({
+    report_id: T.String({ format: "uuid" }),
+    mode: literalUnion(MODES),
+    bucket: T.Union([literalUnion(BUCKETS), T.Null()]),
+    range: T.Object({ preset: literalUnion(RANGE_PRESETS), from: T.String(), to: T.String() }),
+    filters: StoredConfig.properties.filters,
+    view_filter: T.Union([
+      T.Object({ column: T.String(), operator: T.String(), value: T.String() }),
+      T.Null(),
+    ]),
+    sort: T.Object({
+      by: T.Union([T.String(), T.Null()]),
+      direction: T.Union([T.Literal("asc"), T.Literal("desc")]),
+    }),
+    columns: T.Array(
+      T.Object({
+        key: T.String(),
+        type: T.Union([T.Literal("number"), T.Literal("text"), T.Literal("time"), T.Literal("uuid")]),
+      }),
+    ),
+    row_count: T.Integer(),
+    limit: T.Integer(),
+    next_cursor: T.Union([T.String(), T.Null()]),
+  }),
+});
+
+/** JSON:API `custom_report` (`/api/json/custom_reports`): the same fields as attributes, no links. */
+const CustomReportResource = T.Object({
+  type: T.Literal("custom_report"),
+  id: T.String({ format: "uuid" }),
+  attributes: T.Omit(ReportJsonSchema, ["id"]),
+});
+export const CustomReportDocument = oneDocument(CustomReportResource);
+export const CustomReportListDocument = allDocument(CustomReportResource);
+
+/** `POST /api/json/custom_reports`: the definition as attributes. */
+export const CustomReportCreateDocument = changeDocument(
+  "custom_report",
+  T.Object(ReportInputSchema.properties, { additionalProperties: false, refusal: invalidReport }),
+  { typeOptional: true },
+);
+
+/** `PATCH /api/json/custom_reports/:id`: the attributes sent replace theirs; the rest stay. */
+export const CustomReportUpdateDocument = writeDocument(
+  "custom_report",
+  T.Partial(T.Object(ReportInputSchema.properties), { additionalProperties: false, refusal: invalidReport }),
+  { typeOptional: true },
+);

@@ -111,6 +111,17 @@ describe("/api/json devices", () => {
       doc({ type: "alert", attributes: {} }, "PATCH"),
     );
     expect(wrongType.status).toBe(409);
+    // The type is judged before the attributes (the schema declares it first).
+    const wrongTypeAndAttribute = await call(
+      `/devices/${id}`,
+      "operator",
+      doc({ type: "alert", attributes: { mac_address: "x" } }, "PATCH"),
+    );
+    expect([wrongTypeAndAttribute.status, wrongTypeAndAttribute.body.errors[0].code]).toEqual([
+      409,
+      "type_mismatch",
+    ]);
+    expect(unknownAttr.body.errors[0].source).toEqual({ parameter: "data.attributes.mac_address" });
     const malformed = await call(`/devices/${id}`, "operator", { method: "PATCH", body: "{" });
     expect(malformed.status).toBe(400);
     expect(malformed.body.errors[0].code).toBe("invalid_json");

@@ -82,6 +82,14 @@ describe("report definitions", () => {
     const shape = await call("/api/v1/reports", json({ name: "S", config: { fields: [], extra: 1 } }));
     expect(shape.status).toBe(422);
     expect(shape.body.error.code).toBe("invalid_report");
+    // Refused by the route's schema, in the same shape as the checks after it: every field named.
+    expect(shape.body.error.details).toEqual({
+      field: "config.extra",
+      errors: {
+        "config.extra": "config.extra is not a known property",
+        "config.fields": "config.fields is not valid",
+      },
+    });
     const unknownSchema = await call(
       "/api/v1/reports",
       json({ name: "U", config: { schema_id: "nope", fields: [{ path: "cpu.usage_pct" }] } }),

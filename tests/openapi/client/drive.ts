@@ -12,8 +12,12 @@ export interface Credentials {
   adminToken: string;
   runnerId: string;
   runnerToken: string;
+  /** A product whose approved device announces a telemetry schema with `memory.used_percent`. */
+  schemaProduct: string;
   /** A MAC address no other test uses. */
   mac: string;
+  /** Opens an offline alert for a device (the evaluation's doing): its id. */
+  openOfflineAlert(deviceId: string): Promise<string>;
   /** Queues a command with a payload large enough to be delivered by reference (an operator's doing). */
   queueDeferredCommand(deviceId: string): Promise<void>;
 }
@@ -111,6 +115,56 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
     params: { path: { device_id: deviceId, lease_id: leaseId } },
   });
 
+  // ---------------------------------------------------------------- jobs and audit
+  await anonymous.GET("/api/v1/jobs", {});
+  await admin.GET("/api/v1/jobs", {});
+  await admin.POST("/api/v1/jobs/{task}/run", { params: { path: { task: "no_such_task" } } });
+  await admin.POST("/api/v1/jobs/{task}/run", { params: { path: { task: "prune_sessions" } } });
+  await admin.GET("/api/v1/audit", { params: { query: { limit: "0" } } });
+  await admin.GET("/api/v1/audit", { params: { query: { action: "device.approve", limit: "5" } } });
+
+  // ---------------------------------------------------------------- builder
+  await anonymous.GET("/api/v1/builder-schemas", {});
+  await admin.GET("/api/v1/builder-schemas", {});
+  const options = "/api/v1/builder-schemas/{schema_id}/versions/{schema_version}/options" as const;
+  await admin.GET(options, { params: { path: { schema_id: "no-such-product", schema_version: "current" } } });
+  await admin.GET(options, {
+    params: {
+      path: { schema_id: credentials.schemaProduct, schema_version: "current" },
+      query: { builder: "report" },
+    },
+  });
+  const selections = [{ slot_id: "metric", selected_key: "memory.used_percent" }];
+  await admin.POST("/api/v1/builder-configurations/validate", {
+    body: { builder: "alert", schema_id: "", selections },
+  });
+  await admin.POST("/api/v1/builder-configurations/validate", {
+    body: { builder: "alert", schema_id: credentials.schemaProduct, selections },
+  });
+
+  // ---------------------------------------------------------------- reports
+  await anonymous.GET("/api/v1/reports", {});
+  await admin.GET("/api/v1/reports", {
+    params: { query: { sort_dir: "desc", field: "memory.used_percent" } },
+  });
+  const definition = {
+    name: `Contract ${credentials.mac}`,
+    config: { schema_id: null, fields: [{ path: "memory.used_percent", alias: "memory" }] },
+  };
+  await admin.POST("/api/v1/reports", { body: { ...definition, config: { fields: [] } } });
+  const report = await admin.POST("/api/v1/reports", { body: definition });
+  const unknownReport = { path: { id: crypto.randomUUID() } };
+  const thisReport = { path: { id: report.data?.data.id ?? "" } };
+  for (const params of [unknownReport, thisReport]) {
+    await admin.GET("/api/v1/reports/{id}", { params });
+    await admin.PATCH("/api/v1/reports/{id}", {
+      params,
+      body: { ...definition, name: `${definition.name} 2` },
+    });
+    await admin.GET("/api/v1/reports/{id}/results", { params: { ...params, query: { limit: "10" } } });
+    await admin.DELETE("/api/v1/reports/{id}", { params });
+  }
+
   // ---------------------------------------------------------------- E2E API
   await anonymous.GET("/e2e/suites", {});
   await runner.GET("/e2e/suites", {});
@@ -155,5 +209,132 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
   });
   await runner.POST("/e2e/runs/{runId}/cancel", { params: unknownRun });
   await runner.POST("/e2e/runs/{runId}/cancel", { params: thisRun });
+
+  // ---------------------------------------------------------------- JSON:API (the device above, last)
+  const unknownResource = { path: { id: crypto.randomUUID() } };
+  const thisDevice = { path: { id: deviceId } };
+  await anonymous.GET("/api/json/devices", {});
+  await admin.GET("/api/json/devices", { params: { query: { sort: "-mac_address", "page[size]": "5" } } });
+  await admin.GET("/api/json/devices/{id}", { params: unknownResource });
+  await admin.GET("/api/json/devices/{id}", { params: thisDevice });
+
+  await anonymous.GET("/api/json/pending_commands", {});
+  await credentials.queueDeferredCommand(deviceId);
+  const commands = await admin.GET("/api/json/pending_commands", {
+    params: { query: { "filter[device_id]": deviceId } },
+  });
+  const deliveredId = commands.data?.data.find((c) => c.attributes.status === "delivered")?.id ?? "";
+  const queuedId = commands.data?.data.find((c) => c.attributes.status === "queued")?.id ?? "";
+  await admin.GET("/api/json/pending_commands/{id}", { params: unknownResource });
+  await admin.GET("/api/json/pending_commands/{id}", { params: { path: { id: queuedId } } });
+  await admin.DELETE("/api/json/pending_commands/{id}", { params: { path: { id: deliveredId } } });
+  await admin.DELETE("/api/json/pending_commands/{id}", { params: { path: { id: queuedId } } });
+
+  await anonymous.GET("/api/json/telemetry_events", {});
+  const events = await admin.GET("/api/json/telemetry_events", {
+    params: { query: { "filter[device_id]": deviceId, "page[size]": "1" } },
+  });
+  await admin.GET("/api/json/telemetry_events/{id}", { params: unknownResource });
+  await admin.GET("/api/json/telemetry_events/{id}", {
+    params: { path: { id: events.data?.data[0]?.id ?? "" } },
+  });
+
+  await anonymous.GET("/api/json/alert_rules", {});
+  await admin.GET("/api/json/alert_rules", {
+    params: { query: { sort: "-name", "filter[search]": "memory" } },
+  });
+  const rule = {
+    name: `Contract memory ${credentials.schemaProduct}`,
+    product_name: credentials.schemaProduct,
+    condition_field: "memory.used_percent",
+    operator: ">",
+    threshold_value: "90",
+  };
+  await admin.POST("/api/json/alert_rules", {
+    body: { data: { type: "alert_rule", attributes: { ...rule, product_name: "no-such-product" } } },
+  });
+  const createdRule = await admin.POST("/api/json/alert_rules", {
+    body: { data: { type: "alert_rule", attributes: rule } },
+  });
+  const thisRule = { path: { id: createdRule.data?.data.id ?? "" } };
+  const noRule = { path: { id: "999999999" } };
+  await admin.GET("/api/json/alert_rules/{id}", { params: noRule });
+  await admin.GET("/api/json/alert_rules/{id}", { params: thisRule });
+  for (const params of [noRule, thisRule]) {
+    await admin.PATCH("/api/json/alert_rules/{id}", {
+      params,
+      body: { data: { type: "alert_rule", attributes: { threshold_value: "95" } } },
+    });
+  }
+  await admin.DELETE("/api/json/alert_rules/{id}", { params: { path: { id: "999999999" } } });
+  await admin.DELETE("/api/json/alert_rules/{id}", { params: thisRule });
+
+  await anonymous.GET("/api/json/alerts", {});
+  await admin.GET("/api/json/alerts", {
+    params: { query: { "filter[status]": "active", "page[size]": "5" } },
+  });
+  const thisAlert = { path: { id: await credentials.openOfflineAlert(deviceId) } };
+  await admin.GET("/api/json/alerts/{id}", { params: unknownResource });
+  await admin.GET("/api/json/alerts/{id}", { params: thisAlert });
+  for (const params of [unknownResource, thisAlert]) {
+    await admin.PATCH("/api/json/alerts/{id}", {
+      params,
+      body: { data: { type: "alert", attributes: { status: "acknowledged", note: "on it" } } },
+    });
+  }
+
+  await anonymous.GET("/api/json/e2e_journey_health", {});
+  await admin.GET("/api/json/e2e_journey_health", { params: { query: { "filter[suite_id]": "smoke" } } });
+
+  await anonymous.GET("/api/json/custom_reports", {});
+  await admin.GET("/api/json/custom_reports", {});
+  await admin.POST("/api/json/custom_reports", {
+    body: { data: { type: "custom_report", attributes: { ...definition, config: { fields: [] } } } },
+  });
+  const jsonReport = await admin.POST("/api/json/custom_reports", {
+    body: { data: { type: "custom_report", attributes: { ...definition, name: `${definition.name} J` } } },
+  });
+  const thisJsonReport = { path: { id: jsonReport.data?.data.id ?? "" } };
+  for (const params of [unknownResource, thisJsonReport]) {
+    await admin.PATCH("/api/json/custom_reports/{id}", {
+      params,
+      body: { data: { type: "custom_report", attributes: { name: `${definition.name} K` } } },
+    });
+  }
+  await admin.GET("/api/json/custom_reports/{id}", { params: unknownResource });
+  await admin.GET("/api/json/custom_reports/{id}", { params: thisJsonReport });
+  await admin.DELETE("/api/json/custom_reports/{id}", { params: unknownResource });
+  await admin.DELETE("/api/json/custom_reports/{id}", { params: thisJsonReport });
+
+  const related = { data: { type: "device", id: deviceId } } as const;
+  await admin.POST("/api/json/pending_commands", {
+    body: {
+      data: {
+        type: "pending_command",
+        attributes: { type: "list_scripts", ttl_seconds: 5 },
+        relationships: { device: related },
+      },
+    },
+  });
+  await admin.POST("/api/json/pending_commands", {
+    body: {
+      data: {
+        type: "pending_command",
+        attributes: { type: "list_scripts" },
+        relationships: { device: related },
+      },
+    },
+  });
+  await admin.PATCH("/api/json/devices/{id}", {
+    params: unknownResource,
+    body: { data: { type: "device", attributes: { metadata: { rack: 1 } } } },
+  });
+  await admin.PATCH("/api/json/devices/{id}", {
+    params: thisDevice,
+    body: { data: { type: "device", id: deviceId, attributes: { metadata: { rack: 1 } } } },
+  });
+
+  await admin.DELETE("/api/json/devices/{id}", { params: unknownResource });
+  await admin.DELETE("/api/json/devices/{id}", { params: thisDevice });
   return replies;
 }
