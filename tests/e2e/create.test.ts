@@ -179,9 +179,14 @@ describe("create, lock and seed", () => {
     expect(await lockOf("failing")).toBeUndefined();
     const [runs] = await sql`select count(*)::int as n from e2e_runs where environment_label = 'failing'`;
     expect(runs!.n).toBe(0);
-    const [jobRun] =
-      await sql`select status from job_runs where task_identifier = 'e2e_seed' order by started_at desc limit 1`;
-    expect(jobRun!.status).toBe("failed");
+    // The job runner records the run's end after the task returns, which may be after the reply.
+    const jobStatus = async () =>
+      (
+        await sql<{ status: string }[]>`
+          select status from job_runs where task_identifier = 'e2e_seed' order by started_at desc limit 1`
+      )[0]?.status;
+    for (let i = 0; i < 50 && (await jobStatus()) === "running"; i++) await Bun.sleep(100);
+    expect(await jobStatus()).toBe("failed");
   });
 
   test("seed timeout → 422 seed_failed timed_out, the seed process group is killed; lock released", async () => {
