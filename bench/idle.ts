@@ -67,9 +67,11 @@ async function main() {
   if (live.status !== 200) throw new Error(`/live/events answered ${live.status}`);
   let liveEvents = 0;
   void (async () => {
+    const reader = live.body!.getReader();
     const decoder = new TextDecoder();
     try {
-      for await (const chunk of live.body!) liveEvents += decoder.decode(chunk).split("\nevent: ").length - 1;
+      for (let read = await reader.read(); !read.done; read = await reader.read())
+        liveEvents += decoder.decode(read.value).split("\nevent: ").length - 1;
     } catch {
       // the page closed
     }

@@ -39,7 +39,10 @@ function route(schemas: Record<string, unknown>): Elysia {
     "/api/v1/devices/:device_id/heartbeat",
     async () => reply(),
     // biome-ignore lint/suspicious/noExplicitAny: the variants leave out parts of the real options
-    { parse: ({ request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES), ...schemas } as any,
+    {
+      parse: ({ request }: { request: Request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES),
+      ...schemas,
+    } as any,
   ) as unknown as Elysia;
 }
 
