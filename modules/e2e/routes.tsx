@@ -5,7 +5,7 @@ import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { requestLogger } from "../platform/http";
 import { BodyError, readJsonBody } from "../platform/json-body";
-import { errorReplies, formList } from "../platform/schemas";
+import { ButtonForm, errorReplies, formList } from "../platform/schemas";
 import { type E2EConfig, e2eConfigFor } from "./config";
 import { createPreconditions, createRun } from "./create";
 import { runsCsv } from "./csv";
@@ -259,7 +259,8 @@ export function e2eRoutes(ctx: AppContext) {
     .post(
       "/e2e",
       async ({ body, request }) => {
-        const ids = formList(body.ids);
+        if (!e2e) throw new AppError(404, "not_found", "E2E runs are not enabled on this server.");
+        const ids = body && "ids" in body ? formList(body.ids) : [];
         if (ids.length === 0)
           return redirectWithFlash("/e2e", { kind: "error", text: "Select at least one run to delete." });
         const deleted = await deleteRuns(database, requestLogger(logger, request), ids);
@@ -270,14 +271,8 @@ export function e2eRoutes(ctx: AppContext) {
           text: `Deleted ${deleted} run${deleted === 1 ? "" : "s"} and their journey logs.`,
         });
       },
-      {
-        access: "admin",
-        // Enablement first (after the access check), then the form's schema: off, it is a 404.
-        transform: () => {
-          if (!e2e) throw new AppError(404, "not_found", "E2E runs are not enabled on this server.");
-        },
-        body: DeleteRunsForm,
-      },
+      // E2E off, any form reaches the handler's 404 (the access check first, then enablement).
+      { access: "admin", body: e2e ? DeleteRunsForm : ButtonForm },
     );
   return new Elysia({ name: "e2e" }).use(api).use(ui);
 }

@@ -200,6 +200,7 @@ export const ReportResultsQuery = T.Object(
   },
   { additionalProperties: true },
 );
+export type ReportResultsQuery = Static<typeof ReportResultsQuery>;
 
 const StoredConfig = T.Object({
   source: T.Literal("telemetry"),
