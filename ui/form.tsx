@@ -1,3 +1,4 @@
+import type { Children } from "@kitajs/html";
 import { FieldError } from "./components";
 
 interface FieldBase {
@@ -135,17 +136,18 @@ function CheckboxInput(props: CheckboxProps) {
   );
 }
 
-/**
- * A checkbox; with `label`, in its label (class `checkbox`), else bare with `ariaLabel` (a table row's).
- * `value` is what it posts when checked.
- */
-export function Checkbox(props: CheckboxProps & { label?: JSX.Element | string }) {
-  const { label, ...box } = props;
-  if (label === undefined) return <CheckboxInput {...box} />;
+/** A checkbox without a visible label (a table row's): `ariaLabel` names it. Posts `value` when checked. */
+export function Checkbox(props: CheckboxProps) {
+  return <CheckboxInput {...props} />;
+}
+
+/** A checkbox in its label (class `checkbox`): the children are the label's text. */
+export function CheckboxField(props: CheckboxProps & { children: Children }) {
+  const { children: _, ...box } = props;
   return (
     <label class="checkbox">
       <CheckboxInput {...box} />
-      {typeof label === "string" ? <span safe>{label}</span> : label}
+      {props.children}
     </label>
   );
 }
@@ -183,12 +185,14 @@ export function NumberField(
   );
 }
 
-function NumberInput(
+/** NumberField's input, without the label (a table cell's, named by `ariaLabel`). */
+export function NumberInput(
   props: Pick<FieldBase, "name" | "value" | "error"> & {
     min: number;
     max: number;
     optional?: boolean;
     disabled?: boolean;
+    ariaLabel?: string;
   },
 ) {
   return (
@@ -202,6 +206,7 @@ function NumberInput(
       required={!props.optional}
       disabled={props.disabled}
       inputmode="numeric"
+      aria-label={props.ariaLabel}
       aria-invalid={props.error ? "true" : undefined}
     />
   );

@@ -215,14 +215,13 @@ export function formValidationFailure(failure: SchemaValidation): AppError {
   if (failure.value instanceof BodyError) return failure.value.error;
   const { schema, errors } = schemaErrors(failure);
   const [first] = failure.value === undefined ? [] : rankedFieldErrors(schema, errors, failure.value);
-  const what = failure.type === "body" ? "The form was not accepted" : "The address was not understood";
-  if (!first) return badRequest(`${what}. Reload its page and try again.`);
-  return badRequest(
-    `${what}: ${first.message}. Nothing was changed; go back, correct it and send it again.`,
-    {
-      field: first.field,
-    },
-  );
+  const form = failure.type === "body";
+  const what = form ? "The form was not accepted" : "The address was not understood";
+  const next = form
+    ? "Nothing was changed; go back, correct it and send it again."
+    : "Check the link or the filters and try again.";
+  if (!first) return badRequest(`${what}. ${form ? "Reload its page and try again." : next}`);
+  return badRequest(`${what}: ${first.message}. ${next}`, { field: first.field });
 }
 
 function refused({ status, code, message, errorMap }: Refusal, fields: FieldError[]): AppError {

@@ -140,3 +140,29 @@ test("valid text with CR/LF, combining marks, astral and right-to-left character
     select metadata->>'name' as name from devices where mac_address = '06:C0:FF:00:00:02'`;
   expect(row?.name).toBe(name);
 });
+
+test("a field a form may repeat (checkboxes) is read as a list, whether posted once or several times", async () => {
+  const operator = await app.session("operator");
+  const headers = { cookie: operator.cookie, "content-type": "application/x-www-form-urlencoded" };
+  const ids: string[] = [];
+  for (const mac of ["06:C0:FF:00:01:01", "06:C0:FF:00:01:02", "06:C0:FF:00:01:03"]) {
+    await app.fetch("/devices", { ...form({ _csrf: operator.csrf, mac_address: mac }), headers });
+    const [row] = await app.database.sql<{ id: string }[]>`select id from devices where mac_address = ${mac}`;
+    ids.push(row!.id);
+  }
+  const approve = (chosen: string[]) =>
+    app.fetch("/devices/bulk", {
+      method: "POST",
+      headers,
+      body: new URLSearchParams([
+        ["_csrf", operator.csrf],
+        ["action", "approve"],
+        ...chosen.map((id) => ["ids", id]),
+      ]),
+    });
+  expect((await approve(ids.slice(0, 2))).status).toBe(303);
+  expect((await approve(ids.slice(2))).status).toBe(303);
+  const statuses = await app.database.sql<{ approval_status: string }[]>`
+    select approval_status from devices where id = any(${ids}::uuid[])`;
+  expect(statuses.map((s) => s.approval_status)).toEqual(["approved", "approved", "approved"]);
+});

@@ -1,6 +1,6 @@
 import { assetUrl } from "../../../ui/assets";
 import { CsrfField, FieldError, PageHead } from "../../../ui/components";
-import { Checkbox, Hidden, NumberField, TextField } from "../../../ui/form";
+import { CheckboxField, Hidden, NumberField, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
 import type { SchemaOption } from "../../builder/service";
@@ -231,13 +231,9 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
             />
             <div>
               <Hidden name="enabled" value="false" />
-              <Checkbox
-                name="enabled"
-                value="true"
-                label="Enabled"
-                checked={v.enabled !== "false"}
-                disabled={disabled}
-              />
+              <CheckboxField name="enabled" value="true" checked={v.enabled !== "false"} disabled={disabled}>
+                <span>Enabled</span>
+              </CheckboxField>
               <FieldError message={e.enabled} />
             </div>
           </div>

@@ -1,6 +1,6 @@
 // Telemetry tab: one chart per numeric field over a range, the field picker, the latest payload.
 import { EmptyState, Time } from "../../../../ui/components";
-import { Checkbox, Hidden } from "../../../../ui/form";
+import { CheckboxField, Hidden } from "../../../../ui/form";
 import { Chart } from "../../../../ui/widgets";
 import { Json } from "../json";
 import { tabUrl } from "../links";
@@ -45,16 +45,11 @@ export function TelemetryPanel({ props }: { props: DeviceDetailProps }) {
               </legend>
               <div class="field-picker-options">
                 {telemetry.available.map((label) => (
-                  <Checkbox
-                    name="field"
-                    value={label}
-                    checked={shown.has(label)}
-                    label={
-                      <span class="mono" safe>
-                        {label}
-                      </span>
-                    }
-                  />
+                  <CheckboxField name="field" value={label} checked={shown.has(label)}>
+                    <span class="mono" safe>
+                      {label}
+                    </span>
+                  </CheckboxField>
                 ))}
               </div>
               <div class="actions">

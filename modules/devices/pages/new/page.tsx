@@ -1,5 +1,5 @@
 import { CsrfField, PageHead } from "../../../../ui/components";
-import { Checkbox, InstallAdviceNotes, OneTimeSecret, TextField } from "../../../../ui/form";
+import { CheckboxField, InstallAdviceNotes, OneTimeSecret, TextField } from "../../../../ui/form";
 import { Layout, type PageContext } from "../../../../ui/layout";
 import { type InstallAdvice, installLine } from "../../../enrolment/service";
 import { DEVICE_NAME_MAX, PRODUCT_NAME_MAX } from "../../validation";
@@ -131,20 +131,15 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
                 maxLength={DEVICE_NAME_MAX}
                 error={errors.name}
               />
-              <Checkbox
-                name="approved"
-                value="on"
-                checked={values.approved ?? false}
-                label={
-                  <span>
-                    Approve now
-                    <span class="help block">
-                      The device's first registration with its claim token is accepted at once and receives
-                      its API token.
-                    </span>
+              <CheckboxField name="approved" value="on" checked={values.approved ?? false}>
+                <span>
+                  Approve now
+                  <span class="help block">
+                    The device's first registration with its claim token is accepted at once and receives its
+                    API token.
                   </span>
-                }
-              />
+                </span>
+              </CheckboxField>
               <div class="actions">
                 <button class="btn primary" type="submit">
                   Add device
