@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { AppError } from "../platform/errors";
-import { ConsoleForm, FormList, literalUnion, QUIET } from "../platform/schemas";
+import { ConsoleForm, FormList, FormText, literalUnion, QUIET } from "../platform/schemas";
 import { type FieldError, fieldErrors } from "../platform/validation";
 import { RESULT_STATUSES, type ResultStatus, RUN_STATUSES, type RunStatus } from "./schema";
 
@@ -391,3 +391,23 @@ export const DeleteRunsForm = ConsoleForm({
   action: literalUnion(["delete"], { message: "must be delete" }),
   ids: Type.Optional(FormList(100, 500)),
 });
+
+/** `GET /e2e` and `/e2e.csv`: the runs page's filters, order, page, open run and journey, and fragment. */
+export const E2EPageQuery = Type.Object(
+  {
+    status: Type.Optional(FormText(50)),
+    suite: Type.Optional(FormText(200)),
+    environment: Type.Optional(FormText(200)),
+    trigger: Type.Optional(FormText(50)),
+    q: Type.Optional(FormText(200)),
+    sort: Type.Optional(FormText(50)),
+    dir: Type.Optional(FormText(4)),
+    page: Type.Optional(FormText(6)),
+    run: Type.Optional(FormText(100)),
+    journey: Type.Optional(FormText(200)),
+    history: Type.Optional(FormText(200)),
+    fragment: Type.Optional(FormText(10)),
+  },
+  { additionalProperties: true },
+);
+export type E2EPageQuery = Static<typeof E2EPageQuery>;

@@ -4,7 +4,7 @@ import type { E2EConfig } from "./config";
 import { journeyHealth, type SuiteEnvironment } from "./health";
 import { journeyDescription } from "./journeys";
 import { parseJourneyLog, readLog } from "./logs";
-import { type RunRow, runRow } from "./model";
+import { type E2EPageQuery, type RunRow, runRow } from "./model";
 import type { E2EPageData } from "./pages/common";
 import { findRun, listResultRows, RUN_COLUMNS } from "./runs";
 import { RUN_STATUSES } from "./schema";
@@ -135,26 +135,21 @@ export async function runsAfter(
 }
 
 /** The runs page query, read leniently in the handler (after enablement): bad values fall back to defaults. */
-export function parsePageQuery(params: URLSearchParams) {
-  const text = (name: string, max: number) => {
-    const value = params.get(name);
-    return value === null || value.length > max ? undefined : value;
-  };
-  const page = Number(text("page", 6) ?? "1");
-  const fragment = text("fragment", 10);
+export function parsePageQuery(query: E2EPageQuery) {
+  const page = Number(query.page ?? "1");
   return {
-    status: text("status", 50),
-    suite: text("suite", 200),
-    environment: text("environment", 200),
-    trigger: text("trigger", 50),
-    q: text("q", 200),
-    sort: text("sort", 50),
-    dir: text("dir", 4),
+    status: query.status,
+    suite: query.suite,
+    environment: query.environment,
+    trigger: query.trigger,
+    q: query.q,
+    sort: query.sort,
+    dir: query.dir,
     page: Number.isInteger(page) && page >= 1 ? page : 1,
-    run: text("run", 100),
-    journey: text("journey", 200),
-    history: text("history", 200),
-    fragment: fragment === "runs" || fragment === "detail" ? fragment : undefined,
+    run: query.run,
+    journey: query.journey,
+    history: query.history,
+    fragment: query.fragment === "runs" || query.fragment === "detail" ? query.fragment : undefined,
   };
 }
 export type PageQuery = ReturnType<typeof parsePageQuery>;

@@ -15,6 +15,7 @@ import {
   CreateRunHeaders,
   DeleteRunsForm,
   distinctResults,
+  E2EPageQuery,
   JourneyParams,
   LogReply,
   LogStoredReply,
@@ -235,26 +236,27 @@ export function e2eRoutes(ctx: AppContext) {
     .use(access)
     .get(
       "/e2e",
-      async ({ request, principal }) => {
+      async ({ request, principal, query: raw }) => {
         const page = pageContext(request, principal);
         // The menu links here on every server: when E2E is off, the page says how to turn it on (200).
         if (!e2e) return htmlPage(page, <E2EDisabledPage ctx={page} />);
-        const query = parsePageQuery(new URL(request.url).searchParams);
+        const query = parsePageQuery(raw);
         const data = await runsPageData(database, e2e, query, principal?.role === "admin");
         if (query.fragment === "runs")
           return htmlPage({ flash: undefined }, <E2ERunsTable data={data} csrfToken={page.csrfToken} />);
         if (query.fragment === "detail") return htmlPage({ flash: undefined }, <E2EDetail data={data} />);
         return htmlPage(page, <E2EPage ctx={page} data={data} />);
       },
-      { access: "viewer" },
+      { access: "viewer", query: e2e ? E2EPageQuery : undefined },
     )
     .get(
       "/e2e.csv",
-      ({ request }) => {
+      ({ query }) => {
         if (!e2e) throw new AppError(404, "not_found", "E2E runs are not enabled on this server.");
-        return runsCsv(database, parsePageQuery(new URL(request.url).searchParams));
+        return runsCsv(database, parsePageQuery(query));
       },
-      { access: "viewer" },
+      // E2E off, any address reaches the page that says so (or the 404), never a refusal of its query.
+      { access: "viewer", query: e2e ? E2EPageQuery : undefined },
     )
     .post(
       "/e2e",

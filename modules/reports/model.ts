@@ -1,6 +1,6 @@
 import { type Static, Type as T } from "@sinclair/typebox";
 import { allDocument, changeDocument, oneDocument, writeDocument } from "../jsonapi/model";
-import { ButtonForm, ConsoleForm, FormText, literalUnion, QUIET } from "../platform/schemas";
+import { ButtonForm, ConsoleForm, FormList, FormText, literalUnion, QUIET } from "../platform/schemas";
 
 /** Limits of a report definition (the form shows them; validation enforces them). */
 export const REPORT_LIMITS = { nameMax: 120, fields: 30, filters: 20, aliasMax: 80, valueMax: 200 };
@@ -201,6 +201,23 @@ export const ReportResultsQuery = T.Object(
   { additionalProperties: true },
 );
 export type ReportResultsQuery = Static<typeof ReportResultsQuery>;
+
+/** `GET /reports/:id`: a results view, or `reset` (the report's own view, forgetting the saved one). */
+export const ReportPageQuery = T.Object(
+  { ...ReportResultsQuery.properties, reset: view("Any value: show the report's own view") },
+  { additionalProperties: true },
+);
+
+/** `GET /reports`: the list's name filter, its field filters (repeated) and its order. */
+export const ReportListPageQuery = T.Object(
+  {
+    name: T.Optional(FormText(200)),
+    field: T.Optional(FormList(200, 50)),
+    sort_dir: T.Optional(FormText(4)),
+    reset: view("Any value: forget the saved list view"),
+  },
+  { additionalProperties: true },
+);
 
 const StoredConfig = T.Object({
   source: T.Literal("telemetry"),

@@ -28,6 +28,7 @@ import {
   type ReportResultsQuery,
   type ResultView,
 } from "./model";
+import { firstValue, type ViewParams } from "./preferences";
 
 export const DEFAULT_PAGE = 100;
 export const MAX_PAGE = 1000;
@@ -295,8 +296,11 @@ export function viewQuery(view: Partial<AppliedView> & { cursor?: string }): URL
 }
 
 /** ResultView from URL parameters (the names the reference uses). */
-export function viewFromParams(params: URLSearchParams): ResultView {
-  return viewFromQuery(Object.fromEntries([...params.keys()].map((name) => [name, params.get(name)!])));
+/** The view a page's parameters ask for (its query, or the viewer's saved view): each one's first value. */
+export function viewFromParams(params: ViewParams): ResultView {
+  return viewFromQuery(
+    Object.fromEntries(Object.keys(params).map((name) => [name, firstValue(params, name)])),
+  );
 }
 
 /** The view a results query asks for (the API's validated query, or a page's parameters). */

@@ -5,6 +5,7 @@ import { listBuilderSchemas } from "../builder/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
+import { formList } from "../platform/schemas";
 import {
   cachedReportOptions,
   createReport,
@@ -26,19 +27,28 @@ import {
   reportValues,
   schemaValue,
 } from "./form-values";
-import { auditedReport, ReportButtonForm, ReportForm, ReportParams } from "./model";
+import {
+  auditedReport,
+  ReportButtonForm,
+  ReportForm,
+  ReportListPageQuery,
+  ReportPageQuery,
+  ReportParams,
+} from "./model";
 import { ReportDetailPage } from "./pages/detail";
 import { ReportFormPage, type ReportFormProps, type ReportFormValues } from "./pages/form";
 import { DeleteReportPage, ReportListPage } from "./pages/list";
 import {
+  firstValue,
   hasViewParams,
   listViewKey,
   loadPreferences,
   preferenceScope,
   reportViewKey,
   savePreferences,
+  type ViewParams,
 } from "./preferences";
-import { reportResults, viewFromParams } from "./results";
+import { reportResults, viewFromParams, viewFromQuery } from "./results";
 
 /**
  * Selections the chosen schema does not offer (after a schema change): the select can no longer
@@ -133,22 +143,20 @@ export function reportPageRoutes(ctx: AppContext) {
     .use(ctx.access)
     .get(
       "/reports",
-      async ({ request, principal }) => {
-        const url = new URL(request.url);
-        let params = url.searchParams;
+      async ({ request, principal, query }) => {
+        let params: ViewParams = query;
         const scope = preferenceScope(principal);
         if (scope && hasViewParams(params)) await savePreferences(sql, scope, listViewKey, params);
         else if (scope) params = await loadPreferences(sql, scope, listViewKey);
-        const name = (params.get("name") ?? "").trim().slice(0, 120);
+        const name = (firstValue(params, "name") ?? "").trim().slice(0, 120);
         const fields = [
           ...new Set(
-            params
-              .getAll("field")
+            formList(params.field)
               .map((f) => f.trim().toLowerCase())
               .filter(Boolean),
           ),
         ].slice(0, 20);
-        const dir = params.get("sort_dir") === "desc" ? "desc" : "asc";
+        const dir = firstValue(params, "sort_dir") === "desc" ? "desc" : "asc";
         const [reports, options] = await Promise.all([
           listReports(sql, { name, fields, dir }),
           cachedReportOptions(sql, null),
@@ -170,7 +178,7 @@ export function reportPageRoutes(ctx: AppContext) {
           />,
         );
       },
-      { access: "viewer" },
+      { access: "viewer", query: ReportListPageQuery },
     )
     .get(
       "/reports/new",
@@ -184,22 +192,21 @@ export function reportPageRoutes(ctx: AppContext) {
     })
     .get(
       "/reports/:id",
-      async ({ request, principal, params }) => {
-        const url = new URL(request.url);
+      async ({ request, principal, params, query }) => {
         if (params.id.endsWith(".csv")) {
           const report = await requireReport(sql, params.id.slice(0, -4));
-          return reportCsv(sql, report, viewFromParams(url.searchParams));
+          return reportCsv(sql, report, viewFromQuery(query));
         }
         const report = await requireReport(sql, params.id);
-        let query = url.searchParams;
+        let view: ViewParams = query;
         const scope = preferenceScope(principal);
         const key = reportViewKey(report.id);
-        const fromSaved = Boolean(scope) && !hasViewParams(query);
+        const fromSaved = Boolean(scope) && !hasViewParams(view);
         // A page of a paged walk (cursor) is not a new preference.
-        if (scope && hasViewParams(query) && !query.has("cursor"))
-          await savePreferences(sql, scope, key, query);
-        else if (scope && !hasViewParams(query)) query = await loadPreferences(sql, scope, key);
-        const results = await reportResults(sql, report, viewFromParams(query), { strict: false });
+        if (scope && hasViewParams(view) && query.cursor === undefined)
+          await savePreferences(sql, scope, key, view);
+        else if (scope && !hasViewParams(view)) view = await loadPreferences(sql, scope, key);
+        const results = await reportResults(sql, report, viewFromParams(view), { strict: false });
         const page = pageContext(request, principal);
         return htmlPage(
           page,
@@ -216,7 +223,7 @@ export function reportPageRoutes(ctx: AppContext) {
           />,
         );
       },
-      { access: "viewer" },
+      { access: "viewer", params: ReportParams, query: ReportPageQuery },
     )
     .get(
       "/reports/:id/edit",
