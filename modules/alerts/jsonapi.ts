@@ -6,7 +6,7 @@ import {
   JSONAPI_PREFIX,
   jsonApiPageSize as pageSize,
   jsonApiQuery as queryOf,
-} from "../jsonapi/document";
+} from "../jsonapi";
 import { ResourceIdParams } from "../jsonapi/model";
 import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";

@@ -3,9 +3,9 @@ import { PageHead } from "../../ui/components";
 import { OneTimeSecret } from "../../ui/form";
 import { Layout } from "../../ui/layout";
 import { consolePages } from "../../ui/page";
-import { actorLabel } from "../jsonapi/document";
+import { actorLabel } from "../jsonapi";
 import type { AppContext } from "../platform/context";
-import { readConsoleSettings, rotateWebhookSecret } from "../settings/store";
+import { readConsoleSettings, rotateWebhookSecret } from "../settings/service";
 import { sendTestNotification } from "./notifications/deliver";
 import { splitRecipients } from "./notifications/queue";
 

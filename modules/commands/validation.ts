@@ -1,5 +1,5 @@
 // What a queued command may carry, checked before it is stored: its type, arguments, payload and key.
-import { parseScript, ScriptFormatError } from "../../agent/scripts/frontmatter";
+import { parseScript, ScriptFormatError } from "../../shared/scripts/frontmatter";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject } from "../platform/json-body";
 

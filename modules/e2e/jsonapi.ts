@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { JSONAPI_PREFIX, jsonApiDocument, jsonApiQuery } from "../jsonapi/document";
+import { JSONAPI_PREFIX, jsonApiDocument, jsonApiQuery } from "../jsonapi";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { jsonApiErrorReplies } from "../platform/schemas";

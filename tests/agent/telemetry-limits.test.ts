@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createBuiltins } from "../../agent/builtins/index.ts";
 import { detectIdentity } from "../../agent/identity.ts";
-import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { type RunOptions, runScript, type ScriptReport } from "../../agent/scripts/runner.ts";
 import { buildHeartbeatBody, heartbeatLimitProblem } from "../../agent/telemetry.ts";
 import * as agentLimits from "../../agent/telemetry-limits.ts";
@@ -9,6 +8,7 @@ import * as deviceValidation from "../../modules/devices/validation.ts";
 import * as heartbeatModel from "../../modules/heartbeat/model.ts";
 import * as heartbeatService from "../../modules/heartbeat/service.ts";
 import * as jsonBody from "../../modules/platform/json-body.ts";
+import { parseScript } from "../../shared/scripts/frontmatter.ts";
 import { onTheWire } from "../helpers/agent-telemetry.ts";
 import { scriptText, tempDir, testConfig } from "./helpers.ts";
 

@@ -1,8 +1,7 @@
 import { CsrfField } from "../../../ui/components";
 import type { PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
-import { type FactorPolicy, FRESH_FACTOR_LIMITS } from "../../operators/policy";
-import { OPERATOR_ROLES } from "../../operators/service";
+import { type FactorPolicy, FRESH_FACTOR_LIMITS, OPERATOR_ROLES } from "../../operators/service";
 
 export interface SecondFactorSectionProps {
   factorPolicy?: FactorPolicy;

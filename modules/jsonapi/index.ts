@@ -1,0 +1,9 @@
+/** The JSON:API machinery other features build their resources with (CONTRIBUTING.md, "Layout"). */
+export {
+  actorLabel,
+  JSONAPI_MEDIA_TYPE,
+  JSONAPI_PREFIX,
+  jsonApiDocument,
+  jsonApiPageSize,
+  jsonApiQuery,
+} from "./document";
