@@ -8,6 +8,7 @@ import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 import { commandsTotal } from "../platform/metrics";
+import { COMMAND_STATUSES, type CommandStatus } from "./model";
 import { type CommandType, validateCommand } from "./validation";
 
 export {
@@ -19,17 +20,16 @@ export {
   type UnmatchedReason,
   type UnmatchedResult,
 } from "./results";
-
 export {
   COMMAND_TYPES,
   type CommandType,
   checkScript,
+  installableScript,
   MAX_PAYLOAD_BYTES,
+  SCRIPT_MAX_BYTES,
   validateCommand,
 } from "./validation";
-
-export const COMMAND_STATUSES = ["queued", "delivered", "succeeded", "failed", "expired"] as const;
-export type CommandStatus = (typeof COMMAND_STATUSES)[number];
+export { COMMAND_STATUSES, type CommandStatus };
 
 /** At most this many commands are claimed by one heartbeat. */
 export const CLAIM_LIMIT = 50;

@@ -4,6 +4,8 @@ export {
   JSONAPI_MEDIA_TYPE,
   JSONAPI_PREFIX,
   jsonApiDocument,
+  jsonApiErrorMapper,
+  jsonApiNextLink,
   jsonApiPageSize,
-  jsonApiQuery,
+  type PageParams,
 } from "./document";

@@ -1,7 +1,13 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
 import { approvalAction, noteAudit } from "../../audit/service";
-import { cancelCommand, checkScript, getCommand, queueCommand } from "../../commands/service";
+import {
+  cancelCommand,
+  getCommand,
+  installableScript,
+  queueCommand,
+  SCRIPT_MAX_BYTES,
+} from "../../commands/service";
 import {
   approveDevices,
   type Device,
@@ -25,9 +31,6 @@ import { DeviceDetailPage } from "./page";
 import { DeviceLive } from "./panels/header";
 import type { DeviceDetailProps } from "./props";
 import { deviceTab } from "./tabs";
-
-const SCRIPT_MAX_BYTES = 256 * 1024;
-const SCRIPT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
 /** The device page (`/devices/:id`, its tabs and live part) and the actions it posts. */
 export function deviceDetailRoutes(ctx: AppContext) {
@@ -256,13 +259,15 @@ export function deviceDetailRoutes(ctx: AppContext) {
         }
         if (type === "remove_script") {
           const name = formText(form.name).trim();
-          if (!SCRIPT_NAME.test(name)) {
+          try {
+            await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
+          } catch (refused) {
+            if (!(refused instanceof AppError) || refused.status !== 400) throw refused;
             return redirectWithFlash(tabUrl(device.id, "scripts"), {
               kind: "error",
               text: "That script name is not valid.",
             });
           }
-          await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
           return redirectWithFlash(tabUrl(device.id, "commands"), {
             kind: "success",
             text: `Removal of "${name}" queued for the device's next heartbeat.`,
@@ -280,24 +285,24 @@ export function deviceDetailRoutes(ctx: AppContext) {
       async ({ request, params, principal, body }) => {
         const device = await loadDevice(params.id);
         const form = (body ?? {}) as Record<string, unknown>;
+        const file = form.file instanceof Blob && form.file.size > 0 ? form.file : undefined;
         let source = formText(form.text);
-        const file = form.file;
-        if (file instanceof Blob && file.size > 0) {
-          if (file.size > SCRIPT_MAX_BYTES) source = "\u0000too-large";
-          else source = await file.text();
-        }
         let error: string | undefined;
         let script: { name: string; source: string } | undefined;
-        if (source === "\u0000too-large" || Buffer.byteLength(source) > SCRIPT_MAX_BYTES) {
-          error = "The script is larger than 256 KiB.";
-          source = "";
-        } else if (source.trim() === "") error = "Choose a script file or paste the script.";
+        if (!file && source.trim() === "") error = "Choose a script file or paste the script.";
         else {
           try {
-            script = checkScript(source);
+            script = await installableScript(file ?? source);
           } catch (refused) {
             if (!(refused instanceof AppError)) throw refused;
             error = refused.message;
+            // Shown again for correction, unless it is too large to.
+            source =
+              (file?.size ?? Buffer.byteLength(source)) > SCRIPT_MAX_BYTES
+                ? ""
+                : file
+                  ? await file.text()
+                  : source;
           }
         }
         if (!script) {
