@@ -201,6 +201,9 @@ export async function claimCommands(sql: Sql, deviceId: string): Promise<Deliver
   return rows.map(deliveredCommand);
 }
 
+/** The shape a payload ref may have (queueCommand makes `p` + a random token): not a script name. */
+const PAYLOAD_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
 /**
  * The deferred payload a delivered command refers to (newest command of this device with that
  * ref), or undefined. Queued and expired commands do not give theirs out.
@@ -210,7 +213,7 @@ export async function commandPayload(
   deviceId: string,
   ref: string,
 ): Promise<Record<string, unknown> | undefined> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(ref)) return undefined;
+  if (!PAYLOAD_REF.test(ref)) return undefined;
   const [row] = await sql<{ payload: Record<string, unknown> | null }[]>`
     select payload from pending_commands
     where device_id = ${deviceId}::uuid and payload_ref = ${ref} and status in ('delivered', 'succeeded', 'failed')
