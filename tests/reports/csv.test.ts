@@ -58,7 +58,13 @@ describe("CSV cells (RFC 4180, formula injection)", () => {
   test("the download's headers; unsafe characters become _, no name is export.csv", async () => {
     const none = (async function* () {})();
     const response = csvResponse("Report: a/b <1>.csv", ["a"], none);
-    expect(Object.fromEntries(response.headers)).toEqual({
+    const header = (name: string) => response.headers.get(name);
+    expect({
+      "content-type": header("content-type"),
+      "content-disposition": header("content-disposition"),
+      "cache-control": header("cache-control"),
+      "x-content-type-options": header("x-content-type-options"),
+    }).toEqual({
       "content-type": "text/csv; charset=utf-8; header=present",
       "content-disposition": `attachment; filename="Report_ a_b _1_.csv"; filename*=UTF-8''${encodeURIComponent("Report: a/b <1>.csv")}`,
       "cache-control": "no-store",
@@ -125,7 +131,7 @@ describe("keysetBatches", () => {
       [2, { items: [3, 4], next: 4 }],
       [4, { items: [5], next: undefined }],
     ]);
-    const batches: (readonly (readonly number[])[])[] = [];
+    const batches: unknown[] = [];
     for await (const batch of keysetBatches(
       async (cursor: number | undefined) => {
         asked.push(cursor);

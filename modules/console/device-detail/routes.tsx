@@ -21,12 +21,21 @@ import {
 import { canOperate, type Principal, principalLabel } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
 import { AppError } from "../../platform/errors";
-import { formText } from "../../platform/form";
 import { isUuid } from "../../platform/json-body";
+import { formList } from "../../platform/schemas";
 import { endDeviceLeases } from "../../remote-access/service";
 import { deviceSettings } from "../../settings/service";
 import { gaugesOf, latestTelemetry } from "../../telemetry/service";
 import { tabUrl } from "./links";
+import {
+  CommandPathParams,
+  DeviceButtonForm,
+  DevicePageQuery,
+  DevicePathParams,
+  IdentityForm,
+  ScriptCommandForm,
+  ScriptForm,
+} from "./model";
 import { DeviceDetailPage } from "./page";
 import { DeviceLive } from "./panels/header";
 import type { DeviceDetailProps } from "./props";
@@ -107,12 +116,13 @@ export function deviceDetailRoutes(ctx: AppContext) {
       async ({ request, principal, params, query }) => {
         const page = pageContext(request, principal);
         const device = await loadDevice(params.id);
-        // Repeated parameters (the chart field picker) are read from the URL as a list.
-        const fields = new URL(request.url).searchParams.getAll("field");
-        const props = await detailProps(principal, device, query.tab, { ...query, field: fields });
+        const props = await detailProps(principal, device, query.tab, {
+          ...query,
+          field: formList(query.field),
+        });
         return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />);
       },
-      { access: "viewer" },
+      { access: "viewer", params: DevicePathParams, query: DevicePageQuery },
     )
     .get(
       "/devices/:id/live",
@@ -122,7 +132,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
         const props = await detailProps(principal, device, "overview", {});
         return htmlPage({ flash: undefined }, <DeviceLive ctx={page} props={props} />);
       },
-      { access: "viewer" },
+      { access: "viewer", params: DevicePathParams },
     )
     .post(
       "/devices/:id/approve",
@@ -140,7 +150,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
             : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/reject",
@@ -155,7 +165,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
             : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/revoke",
@@ -175,20 +185,19 @@ export function deviceDetailRoutes(ctx: AppContext) {
           text: `Device revoked: its token no longer works${ended > 0 ? " and its remote access was closed" : ""}. It stays rejected until you delete it.`,
         });
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/identity",
       async ({ params, body, request }) => {
         const device = await loadDevice(params.id);
-        const decision = formText((body as Record<string, unknown> | undefined)?.decision);
+        const { decision } = body;
         if (decision !== "accept" && decision !== "reject")
           return redirectWithFlash(`/devices/${device.id}`, {
             kind: "error",
             text: "Choose Accept or Reject.",
           });
-        const form = body as Record<string, unknown> | undefined;
-        const resolved = await resolveIdentityConflict(sql, device.id, decision, formText(form?.fingerprint));
+        const resolved = await resolveIdentityConflict(sql, device.id, decision, body.fingerprint ?? "");
         noteAudit(request, { details: { resolved } });
         return redirectWithFlash(
           `/devices/${device.id}`,
@@ -210,7 +219,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
                   },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: IdentityForm },
     )
     .post(
       "/devices/:id/claim-token",
@@ -227,7 +236,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
         const props = await detailProps(principal, await loadDevice(device.id), "overview", {});
         return htmlPage(page, <DeviceDetailPage ctx={page} props={{ ...props, newClaimToken }} />);
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/delete",
@@ -240,14 +249,13 @@ export function deviceDetailRoutes(ctx: AppContext) {
           text: `Device ${device.name} (${device.macAddress}) deleted.`,
         });
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/commands",
       async ({ params, principal, body, request }) => {
         const device = await loadDevice(params.id);
-        const form = (body ?? {}) as Record<string, unknown>;
-        const type = formText(form.type);
+        const { type } = body;
         if (type === "list_scripts") {
           await queue(request, device, principal, { type });
           return redirectWithFlash(tabUrl(device.id, "scripts"), {
@@ -258,7 +266,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
           });
         }
         if (type === "remove_script") {
-          const name = formText(form.name).trim();
+          const name = (body.name ?? "").trim();
           try {
             await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
           } catch (refused) {
@@ -278,15 +286,14 @@ export function deviceDetailRoutes(ctx: AppContext) {
           text: "Only list_scripts and remove_script can be queued from here.",
         });
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: ScriptCommandForm },
     )
     .post(
       "/devices/:id/scripts",
       async ({ request, params, principal, body }) => {
         const device = await loadDevice(params.id);
-        const form = (body ?? {}) as Record<string, unknown>;
-        const file = form.file instanceof Blob && form.file.size > 0 ? form.file : undefined;
-        let source = formText(form.text);
+        const file = body.file && body.file.size > 0 ? body.file : undefined;
+        let source = body.text ?? "";
         let error: string | undefined;
         let script: { name: string; source: string } | undefined;
         if (!file && source.trim() === "") error = "Choose a script file or paste the script.";
@@ -333,7 +340,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
           request,
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: ScriptForm },
     )
     .post(
       "/devices/:id/commands/:commandId/cancel",
@@ -352,6 +359,6 @@ export function deviceDetailRoutes(ctx: AppContext) {
               : { kind: "error", text: "That command no longer exists." },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: CommandPathParams, body: DeviceButtonForm },
     );
 }
