@@ -126,7 +126,7 @@ export const GROUPS: Record<string, Group> = {
   },
   "tunnel-data": {
     // The tunnel's data plane: who may hold a work connection, the proofs, the agent's pool, the hand-off.
-    mutate: ["agent/tunnel-work.ts", "modules/remote-access/tunnel/data-plane.ts"],
+    mutate: ["shared/tunnel-work.ts", "agent/tunnel-work.ts", "modules/remote-access/tunnel/data-plane.ts"],
     tests: ["tests/remote-access/data-plane-pool.test.ts", "tests/remote-access/data-plane.test.ts"],
   },
   "device-sightings": {

@@ -1,10 +1,15 @@
-import { type DeviceSummary, deviceSummaries, silentApprovedDevices } from "../devices/summaries";
+import { type DeviceBrief, deviceSummaries, silentApprovedDevices } from "../devices/service";
 import type { Config } from "../platform/config";
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
-import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/store";
-import { type FeedPosition, telemetryAfter } from "../telemetry/feed";
-import { optionKeyPath, type TelemetryEvent, valueAt } from "../telemetry/service";
+import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/service";
+import {
+  type FeedPosition,
+  optionKeyPath,
+  type TelemetryEvent,
+  telemetryAfter,
+  valueAt,
+} from "../telemetry/service";
 import { openAlert, resolveAlertsOfRemovedDevices, resolveOpen } from "./lifecycle";
 import { type NotifyPolicy, notifyPolicy } from "./notifications/queue";
 import { numericValue, RuleIndex } from "./rule-index";
@@ -101,7 +106,7 @@ function recovered(rule: CompiledRule, value: unknown): boolean {
 }
 
 /** The rules that apply to a device: its product's (schema product, else product name), in scope. */
-function rulesFor(byProduct: Map<string, CompiledRule[]>, device: DeviceSummary): CompiledRule[] {
+function rulesFor(byProduct: Map<string, CompiledRule[]>, device: DeviceBrief): CompiledRule[] {
   if (!device.approved) return [];
   const rules = byProduct.get(device.schemaProduct ?? device.productName ?? "") ?? [];
   return rules.some((r) => r.scope) ? rules.filter((r) => !r.scope || r.scope.has(device.id)) : rules;

@@ -1,6 +1,12 @@
 import { Elysia } from "elysia";
 import { noteAudit, noteChanges } from "../audit/service";
-import { actorLabel, jsonApiDocument as document, JSONAPI_PREFIX } from "../jsonapi/document";
+import {
+  actorLabel,
+  jsonApiDocument as document,
+  JSONAPI_PREFIX,
+  jsonApiNextLink as nextLink,
+  jsonApiPageSize as pageSize,
+} from "../jsonapi";
 import { ResourceIdParams } from "../jsonapi/model";
 import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
@@ -58,22 +64,6 @@ function alertResource(alert: Alert) {
     },
     links: { self: `${JSONAPI_PREFIX}/alerts/${id}` },
   };
-}
-
-/**
- * `page[size]` (or `page[limit]`) of a validated list query (digits, by its schema), capped at `max`:
- * 0 is refused as the rest of JSON:API refuses it.
- */
-function pageSize(
-  query: { "page[size]"?: string; "page[limit]"?: string },
-  fallback = 50,
-  max = 500,
-): number {
-  const raw = query["page[size]"] ?? query["page[limit]"];
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (value < 1) throw badRequest("page[size] must be a positive integer", { field: "page[size]" });
-  return Math.min(value, max);
 }
 
 const ruleId = (raw: string) => (/^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN);
@@ -179,7 +169,7 @@ export function alertJsonApiRoutes(ctx: AppContext) {
     )
     .get(
       "/alerts",
-      async ({ request, query }) => {
+      async ({ query, request }) => {
         const filters = parseAlertFilters({
           status: query["filter[status]"],
           severity: query["filter[severity]"],
@@ -193,11 +183,9 @@ export function alertJsonApiRoutes(ctx: AppContext) {
           limit: pageSize(query),
           cursor: query["page[after]"] || undefined,
         });
-        const next = list.nextCursor ? new URL(request.url) : undefined;
-        next?.searchParams.set("page[after]", list.nextCursor!);
         return document({
           data: list.items.map((i) => alertResource(i.alert)),
-          links: { next: next ? `${next.pathname}${next.search}` : null },
+          links: { next: nextLink(request, list.nextCursor) },
         });
       },
       {

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { listDocument, oneDocument, pageQuery, resourceSchema, writeDocument } from "../jsonapi/model";
 import { ConsoleForm, FormList, FormText, JsonObject, literalUnion, QUIET } from "../platform/schemas";
 import { DEVICE_SORTS } from "./listing";
 import type { Device } from "./rows";
@@ -188,3 +189,38 @@ export const NewDeviceForm = ConsoleForm({
   name: Type.Optional(FormText(1000)),
   approved: Type.Optional(FormText(10)),
 });
+
+// ---------------------------------------------------------------- the JSON:API device resource (jsonapi.ts)
+
+/** PATCH /devices/:id: the attributes an operator may change; any other is refused. */
+export const DeviceAttributes = Type.Object(
+  {
+    approval_status: Type.Optional(
+      Type.String({ message: "must be a string", description: "pending, approved or rejected" }),
+    ),
+    product_name: Type.Optional(Type.Unknown({ description: "A string, or null for none" })),
+    metadata: Type.Optional(JsonObject),
+  },
+  { additionalProperties: false },
+);
+
+/** `GET /api/json/devices`. */
+export const DeviceResourceListQuery = Type.Object(
+  {
+    "filter[approval_status]": Type.Optional(Type.String({ description: "pending, approved or rejected" })),
+    "filter[connectivity_status]": Type.Optional(Type.String({ description: "online or offline" })),
+    "filter[product]": Type.Optional(Type.String({ description: "Exact product name" })),
+    "filter[search]": Type.Optional(Type.String({ description: "Part of the MAC address, product or name" })),
+    sort: Type.Optional(Type.String({ description: "A device sort, `-` before it for descending" })),
+    ...pageQuery(500),
+  },
+  { additionalProperties: true },
+);
+
+export const DeviceResource = resourceSchema("device", Type.Omit(DeviceJsonSchema, ["id"]));
+export const DeviceListDocument = listDocument(
+  DeviceResource,
+  Type.Object({ active_filters: Type.Record(Type.String(), Type.String()) }),
+);
+export const DeviceDocument = oneDocument(DeviceResource);
+export const DeviceWriteDocument = writeDocument("device", DeviceAttributes);

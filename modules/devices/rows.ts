@@ -2,7 +2,7 @@
  * How a `devices` row becomes a Device, in one place: the columns every read selects and the one
  * mapper from SQL rows (the list pages read a summary, the detail and the API the whole device).
  */
-import { fingerprintOfSecretHash } from "../../agent/secret-fingerprint";
+import { fingerprintOfSecretHash } from "../../shared/secret-fingerprint";
 import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { schemaVersionOf } from "./telemetry-schemas";

@@ -46,6 +46,7 @@ export {
   rateLimited,
 } from "./rate-limits";
 export { parseRegistration, registerDevice } from "./registration";
+export { devicesOfProduct } from "./report-scope";
 export {
   APPROVAL_STATUSES,
   type ApprovalStatus,
@@ -53,6 +54,7 @@ export {
   type DeviceSummary,
 } from "./rows";
 export { pruneSightings, recordSightings } from "./sightings";
+export { type DeviceBrief, deviceSummaries, findDeviceIds, silentApprovedDevices } from "./summaries";
 export {
   listSchemaProducts,
   productSchemas,
@@ -60,4 +62,4 @@ export {
   type SchemaProduct,
 } from "./telemetry-schemas";
 export { type AnnouncedSchema, announcedSchema, TELEMETRY_LIMITS } from "./validation";
-export { wakeDevice } from "./wake";
+export { deviceWaitsFor, wakeDevice } from "./wake";

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { TELEMETRY_LIMITS } from "../../shared/telemetry-limits";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject, jsonLimitViolation } from "../platform/json-body";
 
@@ -141,10 +142,4 @@ export function ipv4From(metadata: Record<string, unknown> | undefined): string 
   return typeof value === "string" && IPV4.test(value.trim()) ? value.trim() : null;
 }
 
-export const TELEMETRY_LIMITS = {
-  maxDepth: 10,
-  maxKeys: 4096,
-  maxKeysPerObject: 512,
-  maxArrayItems: 1024,
-  maxStringBytes: 16_384,
-};
+export { TELEMETRY_LIMITS };

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { and, sql as dsql, eq } from "drizzle-orm";
-import { enqueueJob } from "../jobs/queue";
+import { enqueueJob } from "../jobs/service";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
 import type { E2EConfig, E2EEnvironment } from "./config";

@@ -112,3 +112,6 @@ export async function queueDepthByTask(database: Database): Promise<{ task: stri
     select task_identifier as task, count(*)::int as waiting from graphile_worker.jobs
     where locked_at is null and attempts < max_attempts group by task_identifier`;
 }
+
+export { migrateJobQueue } from "./runner";
+export { enqueueJob };

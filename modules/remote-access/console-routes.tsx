@@ -2,7 +2,7 @@ import path from "node:path";
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit } from "../audit/service";
-import { requireFreshFactor } from "../operators/policy";
+import { requireFreshFactor } from "../operators/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError, notFound } from "../platform/errors";

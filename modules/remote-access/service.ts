@@ -317,3 +317,8 @@ export async function remoteAccessCounts(sql: Sql): Promise<{ leases: number; tu
       (select count(*)::int from tunnel_connections) as tunnels`;
   return row!;
 }
+
+export { RemoteAccessKeeper, RemoteAccessSlot } from "./device-tab";
+export { deviceHost } from "./hosts";
+export { verifyCredential } from "./token";
+export { signCredential };

@@ -3,7 +3,7 @@
  * turned into one keyset page from modules/telemetry's report query, or every page in turn for CSV.
  */
 import { conflictMessage } from "../builder/service";
-import { devicesOfProduct } from "../devices/report-scope";
+import { devicesOfProduct } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -13,7 +13,7 @@ import {
   type ReportQuerySpec,
   reportColumns,
   reportPage,
-} from "../telemetry/report-query";
+} from "../telemetry/service";
 import { cachedReportOptions, isNumericType } from "./definitions";
 import {
   BUCKET_SECONDS,

@@ -1,10 +1,17 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
-import { resetFactors } from "../operators/factors";
-import { changeOperatorRole, inviteOperator, setOperatorDisabled } from "../operators/management";
-import { saveFactorPolicy } from "../operators/policy";
-import { createApiToken, isOperatorRole, operatorById, revokeApiToken } from "../operators/service";
+import {
+  changeOperatorRole,
+  createApiToken,
+  inviteOperator,
+  isOperatorRole,
+  operatorById,
+  resetFactors,
+  revokeApiToken,
+  saveFactorPolicy,
+  setOperatorDisabled,
+} from "../operators/service";
 import { principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";

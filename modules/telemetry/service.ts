@@ -188,3 +188,22 @@ export async function listTelemetryPartitions(sql: Sql): Promise<string[]> {
     return `${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}`;
   });
 }
+
+export { type FeedPosition, telemetryAfter } from "./feed";
+export { numericFields } from "./numeric-fields";
+export {
+  type CompareOp,
+  type ReportColumn,
+  type ReportQuerySpec,
+  reportColumns,
+  reportPage,
+} from "./report-query";
+export {
+  type ChartData,
+  chartPriority,
+  deviceChartData,
+  fleetActivity,
+  type Gauges,
+  gaugesOf,
+  MAX_CHART_FIELDS,
+} from "./series";

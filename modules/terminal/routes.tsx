@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
-import { requireFreshFactor } from "../operators/policy";
+import { requireFreshFactor } from "../operators/service";
 import { canOperate } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";

@@ -5,8 +5,14 @@ import type { Sql } from "../platform/database";
 import { pgDate } from "../platform/database";
 import { AppError, notFound } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
-import { deviceOffline, endLease, leaseIsActive, openLease } from "../remote-access/service";
-import { signCredential, verifyCredential } from "../remote-access/token";
+import {
+  deviceOffline,
+  endLease,
+  leaseIsActive,
+  openLease,
+  signCredential,
+  verifyCredential,
+} from "../remote-access/service";
 import { terminalInputRecording } from "../settings/service";
 import { checkHostKey, type HostKeyCheck } from "./host-keys";
 import { decryptPrivateKey, encryptPrivateKey, ephemeralKey, newSessionRef, refHash } from "./keys";
@@ -340,3 +346,4 @@ export async function terminalHeartbeatHint<T extends { pollIntervalSeconds: num
 export function sessionNotFound() {
   return new AppError(404, "terminal_session_not_found", "No terminal session with this id");
 }
+export { loadTerminalTab, TerminalPanel, type TerminalTabData } from "./device-tab";

@@ -1,9 +1,9 @@
 import { escapeHtml } from "@kitajs/html";
-import { deviceSummaries } from "../../devices/summaries";
+import { deviceSummaries } from "../../devices/service";
 import type { Config } from "../../platform/config";
 import type { Sql } from "../../platform/database";
 import { pgDate } from "../../platform/database";
-import { webhookSecret, webhookUrl } from "../../settings/store";
+import { webhookSecret, webhookUrl } from "../../settings/service";
 import { type Alert, getAlert } from "../lifecycle";
 import type { WebhookBody } from "../model";
 import { ruleNames } from "../rules";

@@ -1,7 +1,7 @@
 import type { TransactionSql } from "postgres";
 import type { Config } from "../../platform/config";
 import type { Sql } from "../../platform/database";
-import { readConsoleSettings, webhookUrl } from "../../settings/store";
+import { readConsoleSettings, webhookUrl } from "../../settings/service";
 import type { Alert } from "../lifecycle";
 
 /** What a run that may open or resolve alerts needs to know to queue their notifications. */

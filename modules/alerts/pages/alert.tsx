@@ -2,14 +2,14 @@ import { Badge, CsrfField, PageHead, PostButton, Time } from "../../../ui/compon
 import { Hidden, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";
-import type { DeviceSummary } from "../../devices/summaries";
+import type { DeviceBrief } from "../../devices/service";
 import type { Alert } from "../lifecycle";
 import type { NotificationAttempt } from "../notifications/deliver";
 import { StatusBadge, severityTone } from "./list";
 
 export interface AlertPageProps {
   alert: Alert;
-  device: DeviceSummary | undefined;
+  device: DeviceBrief | undefined;
   ruleName: string | undefined;
   notifications: NotificationAttempt[];
   canManage: boolean;

@@ -1,11 +1,11 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
-import { countOpenAlerts } from "../../alerts/lifecycle";
+import { countOpenAlerts } from "../../alerts";
 import { fleetCounts, recentDevices } from "../../devices/service";
 import { canOperate } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
 import { deviceSettings } from "../../settings/service";
-import { fleetActivity } from "../../telemetry/series";
+import { fleetActivity } from "../../telemetry/service";
 import { DashboardPage } from "./page";
 
 const RECENT_DEVICES = 8;

@@ -1,7 +1,13 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
 import { approvalAction, noteAudit } from "../../audit/service";
-import { cancelCommand, checkScript, getCommand, queueCommand } from "../../commands/service";
+import {
+  cancelCommand,
+  getCommand,
+  installableScript,
+  queueCommand,
+  SCRIPT_MAX_BYTES,
+} from "../../commands/service";
 import {
   approveDevices,
   type Device,
@@ -19,8 +25,7 @@ import { isUuid } from "../../platform/json-body";
 import { formList } from "../../platform/schemas";
 import { endDeviceLeases } from "../../remote-access/service";
 import { deviceSettings } from "../../settings/service";
-import { gaugesOf } from "../../telemetry/series";
-import { latestTelemetry } from "../../telemetry/service";
+import { gaugesOf, latestTelemetry } from "../../telemetry/service";
 import { tabUrl } from "./links";
 import {
   CommandPathParams,
@@ -35,9 +40,6 @@ import { DeviceDetailPage } from "./page";
 import { DeviceLive } from "./panels/header";
 import type { DeviceDetailProps } from "./props";
 import { deviceTab } from "./tabs";
-
-const SCRIPT_MAX_BYTES = 256 * 1024;
-const SCRIPT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
 /** The device page (`/devices/:id`, its tabs and live part) and the actions it posts. */
 export function deviceDetailRoutes(ctx: AppContext) {
@@ -265,13 +267,15 @@ export function deviceDetailRoutes(ctx: AppContext) {
         }
         if (type === "remove_script") {
           const name = (body.name ?? "").trim();
-          if (!SCRIPT_NAME.test(name)) {
+          try {
+            await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
+          } catch (refused) {
+            if (!(refused instanceof AppError) || refused.status !== 400) throw refused;
             return redirectWithFlash(tabUrl(device.id, "scripts"), {
               kind: "error",
               text: "That script name is not valid.",
             });
           }
-          await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
           return redirectWithFlash(tabUrl(device.id, "commands"), {
             kind: "success",
             text: `Removal of "${name}" queued for the device's next heartbeat.`,
@@ -288,24 +292,24 @@ export function deviceDetailRoutes(ctx: AppContext) {
       "/devices/:id/scripts",
       async ({ request, params, principal, body }) => {
         const device = await loadDevice(params.id);
+        const file = body.file && body.file.size > 0 ? body.file : undefined;
         let source = body.text ?? "";
-        const { file } = body;
-        if (file && file.size > 0) {
-          if (file.size > SCRIPT_MAX_BYTES) source = "\u0000too-large";
-          else source = await file.text();
-        }
         let error: string | undefined;
         let script: { name: string; source: string } | undefined;
-        if (source === "\u0000too-large" || Buffer.byteLength(source) > SCRIPT_MAX_BYTES) {
-          error = "The script is larger than 256 KiB.";
-          source = "";
-        } else if (source.trim() === "") error = "Choose a script file or paste the script.";
+        if (!file && source.trim() === "") error = "Choose a script file or paste the script.";
         else {
           try {
-            script = checkScript(source);
+            script = await installableScript(file ?? source);
           } catch (refused) {
             if (!(refused instanceof AppError)) throw refused;
             error = refused.message;
+            // Shown again for correction, unless it is too large to.
+            source =
+              (file?.size ?? Buffer.byteLength(source)) > SCRIPT_MAX_BYTES
+                ? ""
+                : file
+                  ? await file.text()
+                  : source;
           }
         }
         if (!script) {

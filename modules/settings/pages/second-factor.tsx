@@ -2,8 +2,7 @@ import { CsrfField } from "../../../ui/components";
 import { Checkbox, NumberInput } from "../../../ui/form";
 import type { PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
-import { type FactorPolicy, FRESH_FACTOR_LIMITS } from "../../operators/policy";
-import { OPERATOR_ROLES } from "../../operators/service";
+import { type FactorPolicy, FRESH_FACTOR_LIMITS, OPERATOR_ROLES } from "../../operators/service";
 
 export interface SecondFactorSectionProps {
   factorPolicy?: FactorPolicy;
