@@ -1,7 +1,6 @@
 import { type DeviceSummary, deviceSummaries, silentApprovedDevices } from "../devices/summaries";
 import type { Config } from "../platform/config";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/store";
 import { type FeedPosition, telemetryAfter } from "../telemetry/feed";
 import { optionKeyPath, type TelemetryEvent, valueAt } from "../telemetry/service";
@@ -222,7 +221,7 @@ export async function evaluateAlerts(
       values (1, now() - interval '5 minutes', '00000000-0000-0000-0000-000000000000') on conflict do nothing`;
     const [cursor] = await tx<{ recorded_at: Date; event_id: string }[]>`
       select recorded_at, event_id from alert_evaluation_cursor where id = 1 for update`;
-    const after: FeedPosition = { recordedAt: pgDate(cursor!.recorded_at), id: cursor!.event_id };
+    const after: FeedPosition = { recordedAt: cursor!.recorded_at, id: cursor!.event_id };
     const events = await telemetryAfter(tx, after, until, BATCH);
     let evaluations = 0;
     if (events.length > 0) {
@@ -238,10 +237,10 @@ export async function evaluateAlerts(
         where rule_id = any(${ruleIds}::int[]) and device_id = any(${[...devices.keys()]}::uuid[])`;
       for (const s of stateRows) {
         statesOf(s.device_id).set(s.rule_id, {
-          breachSince: pgDate(s.breach_since),
-          clearSince: pgDate(s.clear_since),
+          breachSince: s.breach_since,
+          clearSince: s.clear_since,
           alerting: s.alerting,
-          evaluatedAt: pgDate(s.evaluated_at),
+          evaluatedAt: s.evaluated_at,
         });
       }
       // A heartbeat ends the device's offline alert (reference message): one query finds them, and

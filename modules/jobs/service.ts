@@ -1,6 +1,5 @@
 import { desc, lt, sql } from "drizzle-orm";
 import type { Database } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { enqueueJob } from "./queue";
 import { jobRuns } from "./schema";
@@ -75,9 +74,9 @@ export async function listQueuedJobs(database: Database, limit = 50): Promise<Qu
     limit ${limit}`;
   return rows.map((row) => ({
     ...row,
-    runAt: pgDate(row.runAt),
-    lockedAt: row.lockedAt === null ? null : pgDate(row.lockedAt),
-    createdAt: pgDate(row.createdAt),
+    runAt: row.runAt,
+    lockedAt: row.lockedAt,
+    createdAt: row.createdAt,
   }));
 }
 
