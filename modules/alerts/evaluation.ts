@@ -1,4 +1,5 @@
 import { type DeviceSummary, deviceSummaries, silentApprovedDevices } from "../devices/summaries";
+import { enqueueJob } from "../jobs/service";
 import type { Config } from "../platform/config";
 import type { Sql } from "../platform/database";
 import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/store";
@@ -367,11 +368,17 @@ export function wakeAlertEvaluation(sql: Sql): void {
   const now = Date.now();
   if (now - lastWake < WAKE_EVERY_MS) return;
   lastWake = now;
-  const runAt = new Date(now + SETTLE_MS + 100).toISOString();
-  sql`select graphile_worker.add_job(${EVALUATE_TASK}, '{}'::json, job_key => ${EVALUATE_TASK},
-      job_key_mode => 'preserve_run_at', run_at => ${runAt}::timestamptz, max_attempts => 10)`
-    .execute()
-    .catch(() => {
-      lastWake = 0; // try again with the next heartbeat
-    });
+  enqueueJob(
+    sql,
+    EVALUATE_TASK,
+    {},
+    {
+      jobKey: EVALUATE_TASK,
+      jobKeyMode: "preserve_run_at",
+      runAt: new Date(now + SETTLE_MS + 100),
+      maxAttempts: 10,
+    },
+  ).catch(() => {
+    lastWake = 0; // try again with the next heartbeat
+  });
 }

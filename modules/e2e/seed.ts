@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { and, sql as dsql, eq } from "drizzle-orm";
-import { enqueueJob } from "../jobs/queue";
+import { enqueueJob } from "../jobs/service";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
 import type { E2EConfig, E2EEnvironment } from "./config";
@@ -140,7 +140,7 @@ export async function seedEnvironment(
   const seedId = await database.sql.begin(async (tx) => {
     const [row] = await tx<{ id: string }[]>`
       insert into e2e_seed_runs (environment_label) values (${environment.label}) returning id`;
-    await enqueueJob(tx as never, SEED_TASK, { seed_id: row!.id }, { maxAttempts: 1 });
+    await enqueueJob(tx, SEED_TASK, { seed_id: row!.id }, { maxAttempts: 1 });
     return row!.id;
   });
   const read = async (): Promise<SeedOutcome | undefined> => {

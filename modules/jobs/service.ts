@@ -2,6 +2,9 @@ import { desc, lt, sql } from "drizzle-orm";
 import type { Database } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { enqueueJob } from "./queue";
+
+export { type EnqueueOptions, enqueueJob } from "./queue";
+
 import { jobRuns } from "./schema";
 import type { JobCatalog, JobSchedule } from "./task";
 
