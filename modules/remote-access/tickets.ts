@@ -38,7 +38,7 @@ export async function redeemTicket(
     from remote_access_leases l
     where t.ticket_hash = ${sha256Hex(ticket)} and t.used_at is null and t.expires_at > now()
       and t.device_id = ${deviceId}::uuid and l.id = t.lease_id and l.ended_at is null and l.expires_at > now()
-    returning t.lease_id::text, t.operator_id::text, l.max_expires_at::text as until`;
+    returning t.lease_id::text, t.operator_id::text, l.max_expires_at as until`;
   if (!row) return undefined;
   const untilMs = row.until.getTime();
   const claims: Claims = { d: deviceId, l: row.lease_id, exp: Math.floor(untilMs / 1000) };
