@@ -3,7 +3,6 @@
 import { wakeDevice } from "../devices/service";
 import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
@@ -101,10 +100,10 @@ function toCommand(row: CommandRowSql): Command {
     payloadRef: row.payload_ref,
     publicKey: row.public_key,
     status: row.status,
-    queuedAt: pgDate(row.queued_at),
-    expiresAt: pgDate(row.expires_at),
-    deliveredAt: pgDate(row.delivered_at),
-    completedAt: pgDate(row.completed_at),
+    queuedAt: row.queued_at,
+    expiresAt: row.expires_at,
+    deliveredAt: row.delivered_at,
+    completedAt: row.completed_at,
     output: row.output,
     error: row.error,
     queuedBy: row.queued_by,
@@ -185,7 +184,7 @@ export function deliveredCommand(row: ClaimedRow): DeliveredCommand {
     command_id: row.id,
     type: row.type,
     args: row.args ?? [],
-    queued_at: pgDate(row.queued_at).toISOString(),
+    queued_at: row.queued_at.toISOString(),
   };
   if (row.payload_ref) command.payload_ref = row.payload_ref;
   else if (row.payload) command.payload = row.payload;
@@ -289,9 +288,7 @@ export async function listCommands(
   return {
     commands: page.map(toCommand),
     nextCursor:
-      rows.length > limit && last
-        ? encodeKeysetCursor([pgDate(last.queued_at).toISOString(), last.id])
-        : undefined,
+      rows.length > limit && last ? encodeKeysetCursor([last.queued_at.toISOString(), last.id]) : undefined,
   };
 }
 

@@ -1,5 +1,4 @@
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 
 /** What other features (alerts) need to know about a device, without its telemetry or secrets. */
 export interface DeviceBrief {
@@ -31,7 +30,7 @@ const toSummary = (r: Row): DeviceBrief => ({
   schemaProduct: r.schema_product,
   name: r.name,
   approved: r.approved,
-  lastSeenAt: pgDate(r.last_seen_at),
+  lastSeenAt: r.last_seen_at,
 });
 
 const COLUMNS = (

@@ -166,21 +166,6 @@ export function aggregateRunStatus(statuses: readonly ResultStatus[]): RunStatus
   return "passed";
 }
 
-/** drizzle hands postgres.js timestamps through as text ("2026-01-02 03:04:05.678+00"): make Dates. */
-export function toDate(value: Date | string | null | undefined): Date | null {
-  if (value === null || value === undefined) return null;
-  if (value instanceof Date) return value;
-  return new Date(value.replace(" ", "T").replace(/([+-]\d{2})$/, "$1:00"));
-}
-
-export function runRow<T extends RunRow>(raw: T): T {
-  return { ...raw, started_at: toDate(raw.started_at)!, finished_at: toDate(raw.finished_at) };
-}
-
-export function resultRow(raw: ResultRow): ResultRow {
-  return { ...raw, started_at: toDate(raw.started_at), finished_at: toDate(raw.finished_at) };
-}
-
 // ---------------------------------------------------------------- request bodies
 
 /**

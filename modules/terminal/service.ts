@@ -2,7 +2,6 @@ import { getCommand, queueCommand } from "../commands/service";
 import { getDevice } from "../devices/service";
 import { announceDevice } from "../live/service";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError, notFound } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import {
@@ -128,8 +127,8 @@ type SessionRow = {
   operator_id: string;
   command_id: string | null;
   private_key: Buffer | null;
-  expires_at: Date | string;
-  ended_at: Date | string | null;
+  expires_at: Date;
+  ended_at: Date | null;
   records_input: boolean;
 };
 
@@ -171,7 +170,7 @@ export async function joinSession(
     select id, device_id, operator_id, command_id, private_key, expires_at, ended_at, records_input
     from terminal_sessions where ref_hash = ${refHash(input.sessionRef)}`;
   if (!row) throw new JoinError("session_not_found", "session_not_found");
-  if (row.ended_at !== null || pgDate(row.expires_at).getTime() <= Date.now() || !row.private_key) {
+  if (row.ended_at !== null || row.expires_at.getTime() <= Date.now() || !row.private_key) {
     throw new JoinError("session_expired", "session_expired");
   }
   if (row.device_id !== input.topicDeviceId || input.socket.deviceId !== input.topicDeviceId) {
@@ -208,7 +207,7 @@ export async function joinSession(
     operatorId: row.operator_id,
     privateKey: decryptPrivateKey(input.secretKey, taken.private_key),
     username,
-    expiresAt: pgDate(row.expires_at),
+    expiresAt: row.expires_at,
     recordsInput: row.records_input,
     hostKey,
   };
