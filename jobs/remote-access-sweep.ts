@@ -1,6 +1,5 @@
 import { defineJob } from "../modules/jobs/task";
 import { sweepLeases } from "../modules/remote-access/service";
-import { deviceSettings } from "../modules/settings/service";
 
 /**
  * Cron runs this every minute; each cron run also schedules one follow-up 30 s later, so leases are swept
@@ -9,14 +8,14 @@ import { deviceSettings } from "../modules/settings/service";
 export default defineJob<{ followUp?: boolean }>({
   identifier: "remote_access_sweep",
   description: "Ends remote-access leases that expired or whose device went offline (every 30 s)",
-  async run(payload, { config, database, logger }) {
+  async run(payload, { settings, database, logger }) {
     if (!payload?.followUp) {
       // (Raw SQL: enqueueJob's runAt is a Date, which the shared postgres.js client rejects; see CONTRIBUTING.)
       await database.sql`select graphile_worker.add_job('remote_access_sweep', '{"followUp":true}'::json,
         job_key => 'remote_access_sweep:half', max_attempts => 1, run_at => now() + interval '30 seconds')`;
     }
-    const settings = await deviceSettings(config);
-    const ended = await sweepLeases(database.sql, settings.onlineWindowSeconds);
+    const { onlineWindowSeconds } = await settings.device();
+    const ended = await sweepLeases(database.sql, onlineWindowSeconds);
     if (ended > 0) logger.info({ ended }, "ended remote-access leases");
   },
 });

@@ -26,7 +26,6 @@ import type { HttpErrorMapper } from "../platform/http";
 import { isPlainObject, readJsonBody } from "../platform/json-body";
 import { jsonApiErrorReplies, NoContent } from "../platform/schemas";
 import { endDeviceLeases } from "../remote-access/service";
-import { deviceSettings } from "../settings/service";
 import { getTelemetryEvent, listTelemetryEvents, type TelemetryEvent } from "../telemetry/service";
 import {
   actorLabel,
@@ -138,12 +137,12 @@ function parseSort(raw: string | null): { sort?: DeviceSort; order?: "asc" | "de
 
 /** The JSON:API surface: devices, pending_commands, telemetry_events. Later modules add theirs. */
 export function jsonApiRoutes(ctx: AppContext) {
-  const { config, database } = ctx;
+  const { database } = ctx;
   const sql = database.sql;
   const parse = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX_BYTES);
 
   const deviceOrThrow = async (id: string) => {
-    const settings = await deviceSettings(config);
+    const settings = await ctx.settings.device();
     const device = await getDevice(sql, id, settings);
     if (!device) throw new AppError(404, "not_found", "Device not found");
     return device;
@@ -155,7 +154,7 @@ export function jsonApiRoutes(ctx: AppContext) {
       "/devices",
       async ({ request }) => {
         const params = jsonApiQuery(request);
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const filters = normaliseDeviceFilters({
           approval_status: params.get("filter[approval_status]") ?? undefined,
           connectivity_status: params.get("filter[connectivity_status]") ?? undefined,
@@ -199,7 +198,7 @@ export function jsonApiRoutes(ctx: AppContext) {
         const { id, attributes = {} } = body.data;
         if (id !== undefined && id !== params.id)
           throw new AppError(409, "id_mismatch", "data.id does not match the URL");
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const before = await getDevice(sql, params.id, settings);
         const device = await updateDevice(
           sql,
@@ -231,7 +230,7 @@ export function jsonApiRoutes(ctx: AppContext) {
     .delete(
       "/devices/:id",
       async ({ params, request }) => {
-        const device = await getDevice(sql, params.id, await deviceSettings(config));
+        const device = await getDevice(sql, params.id, await ctx.settings.device());
         if (!device || !(await deleteDevice(sql, params.id)))
           throw new AppError(404, "not_found", "Device not found");
         noteAudit(request, { details: { mac_address: device.macAddress, name: device.name } });
@@ -295,7 +294,7 @@ export function jsonApiRoutes(ctx: AppContext) {
             field: "device_id",
           });
         }
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const ttl = attributes.ttl_seconds ?? settings.commandTtlSeconds;
         const command = await queueCommand(sql, {
           deviceId,

@@ -4,7 +4,7 @@ import { noteChanges } from "../audit/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { settingsRenderer } from "./render";
-import { saveMonitoringSettings, saveNotificationSettings } from "./store";
+import { saveNotificationSettings } from "./store";
 import type { Resolver } from "./webhook";
 
 type Body = Record<string, unknown>;
@@ -29,7 +29,7 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
       "/settings/monitoring",
       async ({ request, principal, body }) => {
         const form = (body ?? {}) as Body;
-        const result = await saveMonitoringSettings(database.sql, form, actor(principal));
+        const result = await ctx.settings.saveMonitoring(form, actor(principal));
         if (!result.errors) noteChanges(request, result.before, result.after);
         if (result.errors) {
           return page(

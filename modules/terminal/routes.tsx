@@ -5,7 +5,7 @@ import { requireFreshFactor } from "../operators/policy";
 import { canOperate } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
-import { deviceSettings, setTerminalInputRecording, terminalInputRecording } from "../settings/service";
+import { setTerminalInputRecording, terminalInputRecording } from "../settings/service";
 import { acceptReportedHostKey } from "./host-keys";
 import type { TerminalLimits } from "./model";
 import { PlaybackPage, SessionsPage } from "./pages/sessions";
@@ -34,7 +34,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
         }
         // The role may ask for a fresh second factor first (the page's script follows details.verify_url).
         await requireFreshFactor(database.db, principal, `/devices/${params.id}?tab=terminal`);
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const started = await startSession(sql, {
           deviceId: params.id,
           operator: { operatorId: principal.operatorId, email: principal.email },

@@ -214,7 +214,6 @@ describe("browser terminal over the socket", () => {
       body: new URLSearchParams({ _csrf: admin.csrf, record_input: "maybe" }).toString(),
     });
     expect(bad.status).toBe(400);
-    await Bun.sleep(5100); // the settings cache of this process
     try {
       const operator = await app.session("operator");
       const { socket, session } = await connected(operator);

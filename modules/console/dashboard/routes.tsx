@@ -4,7 +4,6 @@ import { countOpenAlerts } from "../../alerts/lifecycle";
 import { fleetCounts, recentDevices } from "../../devices/service";
 import { canOperate } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
-import { deviceSettings } from "../../settings/service";
 import { fleetActivity } from "../../telemetry/series";
 import { DashboardPage } from "./page";
 
@@ -13,13 +12,13 @@ const RECENT_DEVICES = 8;
 /** The dashboard (`/`): fleet counts, activity over 24 h, the newest devices. */
 export function dashboardRoutes(ctx: AppContext) {
   const { pageContext, htmlPage } = consolePages(ctx.config);
-  const { config, database } = ctx;
+  const { database } = ctx;
   const sql = database.sql;
   return new Elysia({ name: "dashboard-page" }).use(ctx.access).get(
     "/",
     async ({ request, principal }) => {
       const page = pageContext(request, principal);
-      const { onlineWindowSeconds } = await deviceSettings(config);
+      const { onlineWindowSeconds } = await ctx.settings.device();
       const [counts, recent, chart, alerts] = await Promise.all([
         fleetCounts(sql, onlineWindowSeconds),
         recentDevices(sql, RECENT_DEVICES, onlineWindowSeconds),
