@@ -12,7 +12,7 @@
  */
 
 import { countOpenAlerts } from "../alerts/lifecycle";
-import { countFleet, type FleetCounts } from "../devices/service";
+import type { FleetCounter, FleetCounts } from "../devices/service";
 import type { Clock, ClockTimer } from "../platform/clock";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
@@ -35,6 +35,7 @@ export interface LiveHubOptions {
   database: Database;
   logger: Logger;
   clock: Clock;
+  fleetCounts: FleetCounter;
   onlineWindowSeconds(): Promise<number>;
 }
 
@@ -113,7 +114,7 @@ export class LiveHub {
     if (this.closed || this.clients.size === 0) return;
     try {
       const window = await this.options.onlineWindowSeconds();
-      const counts = await countFleet(this.options.database.sql, window);
+      const counts = await this.options.fleetCounts.count(window);
       const snapshot: FleetSnapshot = { ...counts, alerts: await countOpenAlerts(this.options.database.sql) };
       const data = JSON.stringify(snapshot);
       if (!force && data === this.last) return;

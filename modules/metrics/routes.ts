@@ -37,7 +37,7 @@ export function metricsRoutes(ctx: AppContext) {
 
 /** The separate metrics listener (METRICS_HOST:METRICS_PORT): `/metrics` only, no token. */
 export function startMetricsServer(
-  ctx: Pick<AppContext, "config" | "database" | "settings">,
+  ctx: Pick<AppContext, "config" | "database" | "settings" | "fleetCounts">,
   logger: Logger,
 ) {
   const server = Bun.serve({

@@ -43,13 +43,13 @@ export function reportApiRoutes(ctx: AppContext) {
 
   async function csvResults(request: Request, id: string) {
     const report = await requireReport(sql, id);
-    return reportCsv(sql, report, viewFromParams(new URL(request.url).searchParams));
+    return reportCsv(sql, ctx.reportOptions, report, viewFromParams(new URL(request.url).searchParams));
   }
 
   async function results(request: Request, id: string) {
     const report = await requireReport(sql, id);
     const view = viewFromParams(new URL(request.url).searchParams);
-    const page = await reportResults(sql, report, view, { strict: true });
+    const page = await reportResults(sql, ctx.reportOptions, report, view, { strict: true });
     return {
       data: { fields: page.fields, rows: page.rows },
       meta: {

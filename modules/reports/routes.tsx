@@ -6,7 +6,6 @@ import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import {
-  cachedReportOptions,
   createReport,
   deleteReport,
   getReport,
@@ -158,7 +157,7 @@ export function reportPageRoutes(ctx: AppContext) {
         const dir = params.get("sort_dir") === "desc" ? "desc" : "asc";
         const [reports, options] = await Promise.all([
           listReports(sql, { name, fields, dir }),
-          cachedReportOptions(sql, null),
+          ctx.reportOptions.get(null),
         ]);
         const page = pageContext(request, principal);
         return htmlPage(
@@ -200,7 +199,7 @@ export function reportPageRoutes(ctx: AppContext) {
         const url = new URL(request.url);
         if (params.id.endsWith(".csv")) {
           const report = await requireReport(sql, params.id.slice(0, -4));
-          return reportCsv(sql, report, viewFromParams(url.searchParams));
+          return reportCsv(sql, ctx.reportOptions, report, viewFromParams(url.searchParams));
         }
         const report = await requireReport(sql, params.id);
         let query = url.searchParams;
@@ -211,7 +210,9 @@ export function reportPageRoutes(ctx: AppContext) {
         if (scope && hasViewParams(query) && !query.has("cursor"))
           await savePreferences(sql, scope, key, query);
         else if (scope && !hasViewParams(query)) query = await loadPreferences(sql, scope, key);
-        const results = await reportResults(sql, report, viewFromParams(query), { strict: false });
+        const results = await reportResults(sql, ctx.reportOptions, report, viewFromParams(query), {
+          strict: false,
+        });
         const page = pageContext(request, principal);
         return htmlPage(
           page,

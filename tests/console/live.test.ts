@@ -1,5 +1,6 @@
 // Live updates: what the database announces, and how a burst is coalesced before it reaches browsers.
 import { describe, expect, test } from "bun:test";
+import { FleetCounter } from "../../modules/devices/service";
 import { type LiveClient, LiveHub, THROTTLE_MS, TICK_MS } from "../../modules/live/hub";
 import { createLogger } from "../../modules/platform/logger";
 import { startTestApp } from "../helpers/app";
@@ -44,6 +45,7 @@ describe("live updates", () => {
       database: app.database,
       logger: createLogger("silent"),
       clock,
+      fleetCounts: new FleetCounter(app.database.sql, clock),
       onlineWindowSeconds,
     });
     const events: { event: string; data: string }[] = [];

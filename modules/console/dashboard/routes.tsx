@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
 import { countOpenAlerts } from "../../alerts/lifecycle";
-import { fleetCounts, recentDevices } from "../../devices/service";
+import { recentDevices } from "../../devices/service";
 import { canOperate } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
 import { fleetActivity } from "../../telemetry/series";
@@ -20,7 +20,7 @@ export function dashboardRoutes(ctx: AppContext) {
       const page = pageContext(request, principal);
       const { onlineWindowSeconds } = await ctx.settings.device();
       const [counts, recent, chart, alerts] = await Promise.all([
-        fleetCounts(sql, onlineWindowSeconds),
+        ctx.fleetCounts.counts(onlineWindowSeconds),
         recentDevices(sql, RECENT_DEVICES, onlineWindowSeconds),
         fleetActivity(sql),
         countOpenAlerts(sql),

@@ -5,7 +5,6 @@ import { canOperate, type Principal } from "../../../platform/access";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
 import { formText } from "../../../platform/form";
-import { fleetCounts } from "../../fleet-counts";
 import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../management";
 import { consoleFilters, countMatchingDevices, listConsoleDevices } from "../../queries";
 import { DeviceResults, DevicesPage, type DevicesPageProps } from "./page";
@@ -37,7 +36,7 @@ export function deviceListRoutes(ctx: AppContext) {
         after: query.after,
         before: query.before,
       }),
-      fleetCounts(sql, onlineWindowSeconds),
+      ctx.fleetCounts.counts(onlineWindowSeconds),
       filtered ? countMatchingDevices(sql, filters) : undefined,
     ]);
     return {
