@@ -5,7 +5,7 @@ import { type Resolver, validateWebhookUrl } from "./webhook";
 
 /**
  * Operator-edited settings in `system_settings`, layered over the environment defaults that
- * `deviceSettings()` starts from. A key without a row uses its default, so clearing a row (or never
+ * `SettingsService.device()` starts from. A key without a row uses its default, so clearing a row (or never
  * saving) keeps the documented env behaviour. Every read here is fresh; the hot paths (a heartbeat
  * reads the device settings) go through the `SettingsService` of the app context, which caches them
  * for CACHE_MS (./service.ts).
