@@ -104,7 +104,7 @@ describe("live updates", () => {
       expect(fleet()).toHaveLength(1);
       expect(fleet()[0].offline).toBe(first.offline + 1);
       await clock.advance(TICK_MS); // counted again, unchanged: nothing sent
-      await Bun.sleep(200);
+      await Bun.sleep(200); // (the count's database round trip)
       expect(fleet()).toHaveLength(1);
     } finally {
       await hub.close();
