@@ -201,6 +201,8 @@ export const GROUPS: Record<string, Group> = {
     // the per-operator and per-device limits, the key the device trusts and its revocation.
     mutate: ["modules/terminal/sessions.ts", "modules/terminal/keys.ts", "modules/terminal/service.ts"],
     tests: [
+      // The service against a test database (a few seconds), then the socket end to end (a minute).
+      "tests/terminal/service.test.ts",
       "tests/terminal/socket-refusals.test.ts",
       "tests/terminal/recording.test.ts",
       "tests/terminal/socket.test.ts",

@@ -1,12 +1,6 @@
 import { Elysia } from "elysia";
 import { noteAudit, noteChanges } from "../audit/service";
-import {
-  actorLabel,
-  jsonApiDocument as document,
-  JSONAPI_PREFIX,
-  jsonApiPageSize as pageSize,
-  jsonApiQuery as queryOf,
-} from "../jsonapi/document";
+import { actorLabel, jsonApiDocument as document, JSONAPI_PREFIX } from "../jsonapi/document";
 import { ResourceIdParams } from "../jsonapi/model";
 import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
@@ -66,6 +60,22 @@ function alertResource(alert: Alert) {
   };
 }
 
+/**
+ * `page[size]` (or `page[limit]`) of a validated list query (digits, by its schema), capped at `max`:
+ * 0 is refused as the rest of JSON:API refuses it.
+ */
+function pageSize(
+  query: { "page[size]"?: string; "page[limit]"?: string },
+  fallback = 50,
+  max = 500,
+): number {
+  const raw = query["page[size]"] ?? query["page[limit]"];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (value < 1) throw badRequest("page[size] must be a positive integer", { field: "page[size]" });
+  return Math.min(value, max);
+}
+
 const ruleId = (raw: string) => (/^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN);
 
 /** JSON:API `alert_rules` (CRUD, the pages' validation) and `alerts` (read, status updates). */
@@ -78,9 +88,8 @@ export function alertJsonApiRoutes(ctx: AppContext) {
     .use(ctx.access)
     .get(
       "/alert_rules",
-      async ({ request }) => {
-        const params = queryOf(request);
-        const rawSort = params.get("sort") ?? "";
+      async ({ query }) => {
+        const rawSort = query.sort ?? "";
         const field = rawSort.replace(/^-/, "");
         if (rawSort && !(RULE_SORTS as readonly string[]).includes(field)) {
           throw badRequest(`sort must be one of ${RULE_SORTS.join(", ")} (prefix - for descending)`, {
@@ -88,10 +97,10 @@ export function alertJsonApiRoutes(ctx: AppContext) {
           });
         }
         const rules = await listRules(sql, {
-          filter: params.get("filter[search]") ?? undefined,
+          filter: query["filter[search]"],
           sort: (field || undefined) as RuleSort | undefined,
           order: rawSort.startsWith("-") ? "desc" : "asc",
-          limit: pageSize(params, 500, 1000),
+          limit: pageSize(query, 500, 1000),
         });
         return document({ data: rules.map((r) => ruleResource(r.rule, r.deprecated)) });
       },
@@ -170,20 +179,19 @@ export function alertJsonApiRoutes(ctx: AppContext) {
     )
     .get(
       "/alerts",
-      async ({ request }) => {
-        const params = queryOf(request);
+      async ({ request, query }) => {
         const filters = parseAlertFilters({
-          status: params.get("filter[status]") ?? undefined,
-          severity: params.get("filter[severity]") ?? undefined,
-          type: params.get("filter[type]") ?? undefined,
-          device: params.get("filter[device]") ?? undefined,
-          rule: params.get("filter[rule]") ?? undefined,
-          sort: params.get("sort") ?? undefined,
+          status: query["filter[status]"],
+          severity: query["filter[severity]"],
+          type: query["filter[type]"],
+          device: query["filter[device]"],
+          rule: query["filter[rule]"],
+          sort: query.sort,
         });
         const list = await listAlerts(sql, {
           ...filters,
-          limit: pageSize(params),
-          cursor: params.get("page[after]") || undefined,
+          limit: pageSize(query),
+          cursor: query["page[after]"] || undefined,
         });
         const next = list.nextCursor ? new URL(request.url) : undefined;
         next?.searchParams.set("page[after]", list.nextCursor!);

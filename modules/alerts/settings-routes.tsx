@@ -6,6 +6,7 @@ import { consolePages } from "../../ui/page";
 import { actorLabel } from "../jsonapi/document";
 import type { AppContext } from "../platform/context";
 import { readConsoleSettings, rotateWebhookSecret } from "../settings/store";
+import { AlertButtonForm } from "./model";
 import { sendTestNotification } from "./notifications/deliver";
 import { splitRecipients } from "./notifications/queue";
 
@@ -45,7 +46,7 @@ export function alertSettingsRoutes(ctx: AppContext) {
           </Layout>,
         );
       },
-      { access: "admin" },
+      { access: "admin", body: AlertButtonForm },
     )
     .post(
       "/settings/notifications/test",
@@ -75,6 +76,6 @@ export function alertSettingsRoutes(ctx: AppContext) {
           text: `Test notification — ${text}`,
         });
       },
-      { access: "admin" },
+      { access: "admin", body: AlertButtonForm },
     );
 }

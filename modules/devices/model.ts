@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { JsonObject, literalUnion, QUIET } from "../platform/schemas";
+import { ConsoleForm, FormList, FormText, JsonObject, literalUnion, QUIET } from "../platform/schemas";
 import { DEVICE_SORTS } from "./listing";
 import type { Device } from "./rows";
 import { MAC_PATTERN, PRODUCT_NAME_MAX } from "./validation";
@@ -157,4 +157,34 @@ export const DeviceListReply = Type.Object({
     active_filters: Type.Record(Type.String(), Type.String()),
     next_cursor: Type.Union([Type.String(), Type.Null()]),
   }),
+});
+
+/** The device list page's state (`/devices`): filters, order and a page cursor, all optional text. */
+export const DevicePageQuery = Type.Object(
+  {
+    search: Type.Optional(FormText(1000)),
+    approval_status: Type.Optional(FormText(40)),
+    connectivity_status: Type.Optional(FormText(40)),
+    product: Type.Optional(FormText(1000)),
+    sort: Type.Optional(FormText(40)),
+    order: Type.Optional(FormText(10)),
+    after: Type.Optional(FormText(1000)),
+    before: Type.Optional(FormText(1000)),
+  },
+  { additionalProperties: true },
+);
+
+/** The device list's bulk approve/reject: the chosen ids (checkboxes, or one comma-separated list). */
+export const BulkDecisionForm = ConsoleForm({
+  action: Type.Optional(FormText(20)),
+  ids: Type.Optional(FormList(10_000)),
+  return_to: Type.Optional(FormText(2000)),
+});
+
+/** Add device (`/devices/new`): a MAC address, its product and name, approved now or not. */
+export const NewDeviceForm = ConsoleForm({
+  mac_address: Type.Optional(FormText(200)),
+  product_name: Type.Optional(FormText(1000)),
+  name: Type.Optional(FormText(1000)),
+  approved: Type.Optional(FormText(10)),
 });

@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { AppError } from "../platform/errors";
-import { literalUnion, QUIET } from "../platform/schemas";
+import { ConsoleForm, FormList, literalUnion, QUIET } from "../platform/schemas";
 import { type FieldError, fieldErrors } from "../platform/validation";
 import { RESULT_STATUSES, type ResultStatus, RUN_STATUSES, type RunStatus } from "./schema";
 
@@ -385,3 +385,9 @@ export function runFilters(query: RunFiltersQuery): RunFilters {
   const { limit, ...filters } = query;
   return { ...filters, ...(limit === undefined ? {} : { limit: Number(limit) }) };
 }
+
+/** The console's E2E page: delete the runs chosen (checkboxes), at most 500 at once. */
+export const DeleteRunsForm = ConsoleForm({
+  action: literalUnion(["delete"], { message: "must be delete" }),
+  ids: Type.Optional(FormList(100, 500)),
+});

@@ -5,7 +5,7 @@ import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { requestLogger } from "../platform/http";
 import { BodyError, readJsonBody } from "../platform/json-body";
-import { errorReplies } from "../platform/schemas";
+import { ButtonForm, errorReplies, formList } from "../platform/schemas";
 import { type E2EConfig, e2eConfigFor } from "./config";
 import { createPreconditions, createRun } from "./create";
 import { runsCsv } from "./csv";
@@ -13,6 +13,7 @@ import { readLog, storeLog } from "./logs";
 import {
   CreateRunBodySchema,
   CreateRunHeaders,
+  DeleteRunsForm,
   distinctResults,
   JourneyParams,
   LogReply,
@@ -259,12 +260,7 @@ export function e2eRoutes(ctx: AppContext) {
       "/e2e",
       async ({ body, request }) => {
         if (!e2e) throw new AppError(404, "not_found", "E2E runs are not enabled on this server.");
-        // Checked here, after enablement (a body schema would answer 400 before the 404).
-        const form = (body ?? {}) as Record<string, unknown>;
-        const raw = form.ids === undefined ? [] : Array.isArray(form.ids) ? form.ids : [form.ids];
-        if (form.action !== "delete" || raw.some((id) => typeof id !== "string") || raw.length > 500)
-          throw new AppError(400, "invalid_request", "This form asks to delete up to 500 runs by id.");
-        const ids = raw as string[];
+        const ids = body && "ids" in body ? formList(body.ids) : [];
         if (ids.length === 0)
           return redirectWithFlash("/e2e", { kind: "error", text: "Select at least one run to delete." });
         const deleted = await deleteRuns(database, requestLogger(logger, request), ids);
@@ -275,7 +271,8 @@ export function e2eRoutes(ctx: AppContext) {
           text: `Deleted ${deleted} run${deleted === 1 ? "" : "s"} and their journey logs.`,
         });
       },
-      { access: "admin" },
+      // E2E off, any form reaches the handler's 404 (the access check first, then enablement).
+      { access: "admin", body: e2e ? DeleteRunsForm : ButtonForm },
     );
   return new Elysia({ name: "e2e" }).use(api).use(ui);
 }

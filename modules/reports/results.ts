@@ -25,6 +25,7 @@ import {
   type RangePreset,
   type Report,
   type ReportMode,
+  type ReportResultsQuery,
   type ResultView,
 } from "./model";
 
@@ -298,20 +299,24 @@ export function viewQuery(view: Partial<AppliedView> & { cursor?: string }): URL
 
 /** ResultView from URL parameters (the names the reference uses). */
 export function viewFromParams(params: URLSearchParams): ResultView {
-  const get = (name: string) => params.get(name) ?? undefined;
-  const limit = get("limit");
+  return viewFromQuery(Object.fromEntries([...params.keys()].map((name) => [name, params.get(name)!])));
+}
+
+/** The view a results query asks for (the API's validated query, or a page's parameters). */
+export function viewFromQuery(query: ReportResultsQuery): ResultView {
+  const { limit, sort_dir } = query;
   return {
-    mode: get("mode") as ReportMode | undefined,
-    bucket: get("bucket") as Bucket | undefined,
-    sortBy: get("sort_by"),
-    sortDir: get("sort_dir") === "asc" ? "asc" : get("sort_dir") === "desc" ? "desc" : undefined,
-    filterColumn: get("filter_column"),
-    filterOperator: get("filter_operator"),
-    filterValue: get("filter_value"),
-    range: get("range") as RangePreset | undefined,
-    from: get("from"),
-    to: get("to"),
-    cursor: get("cursor"),
+    mode: query.mode as ReportMode | undefined,
+    bucket: query.bucket as Bucket | undefined,
+    sortBy: query.sort_by,
+    sortDir: sort_dir === "asc" || sort_dir === "desc" ? sort_dir : undefined,
+    filterColumn: query.filter_column,
+    filterOperator: query.filter_operator,
+    filterValue: query.filter_value,
+    range: query.range as RangePreset | undefined,
+    from: query.from,
+    to: query.to,
+    cursor: query.cursor,
     limit: limit === undefined ? undefined : Number(limit),
   };
 }

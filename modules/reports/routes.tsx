@@ -25,7 +25,7 @@ import {
   reportValues,
   schemaValue,
 } from "./form-values";
-import { auditedReport } from "./model";
+import { auditedReport, ReportButtonForm, ReportForm, ReportParams } from "./model";
 import { ReportDetailPage } from "./pages/detail";
 import { ReportFormPage, type ReportFormProps, type ReportFormValues } from "./pages/form";
 import { DeleteReportPage, ReportListPage } from "./pages/list";
@@ -38,13 +38,6 @@ import {
   savePreferences,
 } from "./preferences";
 import { reportResults, viewFromParams } from "./results";
-
-/** Urlencoded form bodies as all their pairs (repeated names kept); `_csrf` where access reads it. */
-async function readForm({ request }: { request: Request }) {
-  const params = new URLSearchParams(await request.text());
-  return { _csrf: params.get("_csrf") ?? undefined, params };
-}
-type FormBody = Awaited<ReturnType<typeof readForm>>;
 
 /**
  * Selections the chosen schema does not offer (after a schema change): the select can no longer
@@ -106,13 +99,13 @@ export function reportPageRoutes(ctx: AppContext) {
     return htmlPage(page, <ReportFormPage ctx={page} props={props} />, status);
   }
 
-  async function save(request: Request, principal: Principal | undefined, body: FormBody, id?: string) {
-    const values = formValues(body.params);
+  async function save(request: Request, principal: Principal | undefined, body: ReportForm, id?: string) {
+    const values = formValues(body);
     const base = id
       ? ({ title: "Edit Report", action: `/reports/${id}` } as const)
       : ({ title: "New Report", action: "/reports" } as const);
     // "Load this schema's fields": show the chosen schema's options, save nothing.
-    if (body.params.has("reload")) return formPage(request, principal, base, values);
+    if (body.reload !== undefined) return formPage(request, principal, base, values);
     const before = id ? await getReport(sql, id) : undefined;
     const result = id
       ? await updateReport(sql, id, formInput(values))
@@ -181,17 +174,12 @@ export function reportPageRoutes(ctx: AppContext) {
     .get(
       "/reports/new",
       ({ request, principal }) =>
-        formPage(
-          request,
-          principal,
-          { title: "New Report", action: "/reports" },
-          formValues(new URLSearchParams()),
-        ),
+        formPage(request, principal, { title: "New Report", action: "/reports" }, formValues({})),
       { access: "operator" },
     )
-    .post("/reports", ({ request, principal, body }) => save(request, principal, body as FormBody), {
+    .post("/reports", ({ request, principal, body }) => save(request, principal, body), {
       access: "operator",
-      parse: readForm,
+      body: ReportForm,
     })
     .get(
       "/reports/:id",
@@ -246,11 +234,8 @@ export function reportPageRoutes(ctx: AppContext) {
     )
     .post(
       "/reports/:id",
-      ({ request, principal, body, params }) => save(request, principal, body as FormBody, params.id),
-      {
-        access: "operator",
-        parse: readForm,
-      },
+      ({ request, principal, body, params }) => save(request, principal, body, params.id),
+      { access: "operator", params: ReportParams, body: ReportForm },
     )
     .get(
       "/reports/:id/delete",
@@ -274,6 +259,6 @@ export function reportPageRoutes(ctx: AppContext) {
             : { kind: "error", text: "Failed to delete report." },
         );
       },
-      { access: "operator", parse: readForm },
+      { access: "operator", params: ReportParams, body: ReportButtonForm },
     );
 }

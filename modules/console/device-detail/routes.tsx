@@ -15,12 +15,21 @@ import {
 import { canOperate, type Principal, principalLabel } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
 import { AppError } from "../../platform/errors";
-import { formText } from "../../platform/form";
 import { isUuid } from "../../platform/json-body";
+import { formList } from "../../platform/schemas";
 import { endDeviceLeases } from "../../remote-access/service";
 import { gaugesOf } from "../../telemetry/series";
 import { latestTelemetry } from "../../telemetry/service";
 import { tabUrl } from "./links";
+import {
+  CommandPathParams,
+  DeviceButtonForm,
+  DevicePageQuery,
+  DevicePathParams,
+  IdentityForm,
+  ScriptCommandForm,
+  ScriptForm,
+} from "./model";
 import { DeviceDetailPage } from "./page";
 import { DeviceLive } from "./panels/header";
 import type { DeviceDetailProps } from "./props";
@@ -104,12 +113,13 @@ export function deviceDetailRoutes(ctx: AppContext) {
       async ({ request, principal, params, query }) => {
         const page = pageContext(request, principal);
         const device = await loadDevice(params.id);
-        // Repeated parameters (the chart field picker) are read from the URL as a list.
-        const fields = new URL(request.url).searchParams.getAll("field");
-        const props = await detailProps(principal, device, query.tab, { ...query, field: fields });
+        const props = await detailProps(principal, device, query.tab, {
+          ...query,
+          field: formList(query.field),
+        });
         return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />);
       },
-      { access: "viewer" },
+      { access: "viewer", params: DevicePathParams, query: DevicePageQuery },
     )
     .get(
       "/devices/:id/live",
@@ -119,7 +129,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
         const props = await detailProps(principal, device, "overview", {});
         return htmlPage({ flash: undefined }, <DeviceLive ctx={page} props={props} />);
       },
-      { access: "viewer" },
+      { access: "viewer", params: DevicePathParams },
     )
     .post(
       "/devices/:id/approve",
@@ -137,7 +147,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
             : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/reject",
@@ -152,7 +162,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
             : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/revoke",
@@ -172,20 +182,19 @@ export function deviceDetailRoutes(ctx: AppContext) {
           text: `Device revoked: its token no longer works${ended > 0 ? " and its remote access was closed" : ""}. It stays rejected until you delete it.`,
         });
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/identity",
       async ({ params, body, request }) => {
         const device = await loadDevice(params.id);
-        const decision = formText((body as Record<string, unknown> | undefined)?.decision);
+        const { decision } = body;
         if (decision !== "accept" && decision !== "reject")
           return redirectWithFlash(`/devices/${device.id}`, {
             kind: "error",
             text: "Choose Accept or Reject.",
           });
-        const form = body as Record<string, unknown> | undefined;
-        const resolved = await resolveIdentityConflict(sql, device.id, decision, formText(form?.fingerprint));
+        const resolved = await resolveIdentityConflict(sql, device.id, decision, body.fingerprint ?? "");
         noteAudit(request, { details: { resolved } });
         return redirectWithFlash(
           `/devices/${device.id}`,
@@ -207,7 +216,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
                   },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: IdentityForm },
     )
     .post(
       "/devices/:id/claim-token",
@@ -224,7 +233,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
         const props = await detailProps(principal, await loadDevice(device.id), "overview", {});
         return htmlPage(page, <DeviceDetailPage ctx={page} props={{ ...props, newClaimToken }} />);
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/delete",
@@ -237,14 +246,13 @@ export function deviceDetailRoutes(ctx: AppContext) {
           text: `Device ${device.name} (${device.macAddress}) deleted.`,
         });
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/commands",
       async ({ params, principal, body, request }) => {
         const device = await loadDevice(params.id);
-        const form = (body ?? {}) as Record<string, unknown>;
-        const type = formText(form.type);
+        const { type } = body;
         if (type === "list_scripts") {
           await queue(request, device, principal, { type });
           return redirectWithFlash(tabUrl(device.id, "scripts"), {
@@ -255,7 +263,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
           });
         }
         if (type === "remove_script") {
-          const name = formText(form.name).trim();
+          const name = (body.name ?? "").trim();
           if (!SCRIPT_NAME.test(name)) {
             return redirectWithFlash(tabUrl(device.id, "scripts"), {
               kind: "error",
@@ -273,16 +281,15 @@ export function deviceDetailRoutes(ctx: AppContext) {
           text: "Only list_scripts and remove_script can be queued from here.",
         });
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: ScriptCommandForm },
     )
     .post(
       "/devices/:id/scripts",
       async ({ request, params, principal, body }) => {
         const device = await loadDevice(params.id);
-        const form = (body ?? {}) as Record<string, unknown>;
-        let source = formText(form.text);
-        const file = form.file;
-        if (file instanceof Blob && file.size > 0) {
+        let source = body.text ?? "";
+        const { file } = body;
+        if (file && file.size > 0) {
           if (file.size > SCRIPT_MAX_BYTES) source = "\u0000too-large";
           else source = await file.text();
         }
@@ -328,7 +335,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
           request,
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: ScriptForm },
     )
     .post(
       "/devices/:id/commands/:commandId/cancel",
@@ -347,6 +354,6 @@ export function deviceDetailRoutes(ctx: AppContext) {
               : { kind: "error", text: "That command no longer exists." },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: CommandPathParams, body: DeviceButtonForm },
     );
 }

@@ -4,8 +4,9 @@ import { noteAudit } from "../../../audit/service";
 import { canOperate, type Principal } from "../../../platform/access";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
-import { formText } from "../../../platform/form";
+import { formList } from "../../../platform/schemas";
 import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../management";
+import { BulkDecisionForm, DevicePageQuery } from "../../model";
 import { consoleFilters, countMatchingDevices, listConsoleDevices } from "../../queries";
 import { DeviceResults, DevicesPage, type DevicesPageProps } from "./page";
 import { type DeviceQuery, devicesReturn, listFilters, parseDeviceQuery } from "./query";
@@ -75,18 +76,16 @@ export function deviceListRoutes(ctx: AppContext) {
         }
         return htmlPage(page, <DevicesPage ctx={page} props={props} />);
       },
-      { access: "viewer" },
+      { access: "viewer", query: DevicePageQuery },
     )
     .post(
       "/devices/bulk",
       async ({ body, request }) => {
-        const form = (body ?? {}) as Record<string, unknown>;
-        const back = devicesReturn(form.return_to);
-        const raw = form.ids;
-        const ids = (Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(",") : []).filter(
-          (id): id is string => typeof id === "string" && id.trim() !== "",
-        );
-        const action = formText(form.action);
+        const back = devicesReturn(body.return_to);
+        const ids = formList(body.ids)
+          .flatMap((id) => id.split(","))
+          .filter((id) => id.trim() !== "");
+        const { action } = body;
         if (action !== "approve" && action !== "reject") {
           return redirectWithFlash(back, { kind: "error", text: "Choose Approve or Reject." });
         }
@@ -110,6 +109,6 @@ export function deviceListRoutes(ctx: AppContext) {
           text: text1 + text2,
         });
       },
-      { access: "operator" },
+      { access: "operator", body: BulkDecisionForm },
     );
 }
