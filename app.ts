@@ -17,7 +17,6 @@ import { deviceCsvRoutes } from "./modules/devices/csv-routes";
 import { deviceJsonApiRoutes } from "./modules/devices/jsonapi";
 import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
-import { closeDeviceWaits } from "./modules/devices/wake";
 import { E2E_DEFAULTS, e2eConfigFor } from "./modules/e2e/config";
 import { e2eJsonApiRoutes } from "./modules/e2e/jsonapi";
 import { e2eRoutes } from "./modules/e2e/routes";
@@ -27,7 +26,6 @@ import { jobRunCsvRoutes } from "./modules/jobs/csv-routes";
 import { jobRoutes } from "./modules/jobs/routes";
 import { migrateJobQueue, startJobRunner } from "./modules/jobs/runner";
 import { jsonApiErrorMapper } from "./modules/jsonapi";
-import { closeLiveHub } from "./modules/live/hub";
 import { liveRoutes } from "./modules/live/routes";
 import { metricsRoutes, startMetricsServer } from "./modules/metrics/routes";
 import { oidcRoutes } from "./modules/oidc/routes";
@@ -40,7 +38,7 @@ import { signInRoutes } from "./modules/operators/sign-in-routes";
 import { accessPlugin } from "./modules/platform/access";
 import { type Config, runsTunnel, runsWeb, runsWorker, servesMetrics } from "./modules/platform/config";
 import type { AppContext } from "./modules/platform/context";
-import { applyMigrations, connectDatabase, type Database } from "./modules/platform/database";
+import { applyMigrations, connectDatabase } from "./modules/platform/database";
 import { startEmbeddedPostgres } from "./modules/platform/embedded-postgres";
 import { healthRoutes } from "./modules/platform/health";
 import { httpPlugin } from "./modules/platform/http";
@@ -56,21 +54,18 @@ import { reportPageRoutes } from "./modules/reports/routes";
 import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { enrolmentSettingsRoutes } from "./modules/settings/enrolment-routes";
 import { settingsRoutes } from "./modules/settings/routes";
-import { attachSettingsStore } from "./modules/settings/store";
 import { telemetryJsonApiRoutes } from "./modules/telemetry/jsonapi";
 import type { MuxAddress } from "./modules/terminal/bridge";
 import { terminalRoutes } from "./modules/terminal/routes";
 import { terminalSocketRoutes } from "./modules/terminal/socket";
+import { closeServices, createServices, type ServiceOptions, type Services } from "./services";
 import { renderErrorPage } from "./ui/layout";
 import { uiRoutes } from "./ui/routes";
 
 /** Largest request body accepted anywhere; routes with smaller needs check their own limits. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-export interface AppDependencies {
-  config: Config;
-  database: Database;
-  logger: Logger;
+export interface AppDependencies extends Services {
   workerRunning(): boolean;
   /** Where the tunnel role's multiplexer listens (this process's own when it runs the tunnel). */
   tunnelMux?: MuxAddress;
@@ -91,9 +86,10 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     secretKey: config.secretKey,
     resolvePrincipal: (request) => resolvePrincipal(database.db, config.sessionTtlHours, request, https),
   });
-  const ctx: AppContext = { ...deps, access, heartbeatAccepted: () => wakeAlertEvaluation(database.sql) };
+  const { tunnelMux, ...services } = deps;
+  const ctx: AppContext = { ...services, access, heartbeatAccepted: () => wakeAlertEvaluation(database.sql) };
   const terminalLimits = { idleSeconds: config.terminalIdleSeconds, maxSeconds: config.terminalMaxSeconds };
-  const mux = deps.tunnelMux ?? configuredMux(config);
+  const mux = tunnelMux ?? configuredMux(config);
   const app = new Elysia({
     serve: { maxRequestBodySize: MAX_BODY_BYTES },
     // Route schemas check requests as they are: an unknown property is refused where a schema says
@@ -171,10 +167,12 @@ export interface RunningOutpost {
   tunnel: RunningTunnel | undefined;
   /** The separate metrics listener's port (METRICS_PORT), if any. */
   metricsPort: number | undefined;
+  /** This process's services (tests read and drive them). */
+  services: Services;
   stop(): Promise<void>;
 }
 
-export interface StartOptions {
+export interface StartOptions extends ServiceOptions {
   /** Called with the one-time setup code while no operator exists (default: printed to stderr). */
   announceSetupCode?(code: string, setupUrl: string): void;
 }
@@ -200,7 +198,7 @@ export async function startOutpost(
       });
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   const database = connectDatabase(databaseUrl);
-  attachSettingsStore(config, database.sql); // operator-edited settings override env defaults
+  const services = createServices(config, database, logger, options);
   let runner: Awaited<ReturnType<typeof startJobRunner>> | undefined;
   let server: ReturnType<typeof buildApp> | undefined;
   let tunnel: RunningTunnel | undefined;
@@ -211,8 +209,7 @@ export async function startOutpost(
   async function stop() {
     if (stopped) return;
     stopped = true;
-    await closeLiveHub(database); // ends open live-update streams so HTTP can drain
-    await closeDeviceWaits(database); // answers agents' held waits, for the same reason
+    await closeServices(services); // ends live-update streams and agents' held waits so HTTP can drain
     if (server?.server) {
       // (Only once listening: a failed listen, e.g. PORT in use, must still drain and stop the rest.)
       // Stop accepting; give in-flight requests HTTP_DRAIN_MS, then close what is left.
@@ -250,17 +247,15 @@ export async function startOutpost(
       }
     }
     if (config.bootstrapApiToken) await operators.ensureBootstrapToken(database.db, config.bootstrapApiToken);
-    if (runsWorker(config)) runner = await startJobRunner({ config, database, logger }, JOB_CATALOG);
+    if (runsWorker(config)) runner = await startJobRunner(services, JOB_CATALOG);
     if (runsTunnel(config)) tunnel = await startTunnel(config, database, logger);
-    if (config.metricsPort !== undefined) metricsServer = startMetricsServer({ config, database }, logger);
+    if (config.metricsPort !== undefined) metricsServer = startMetricsServer(services, logger);
     let setupCode: string | undefined;
     if (runsWeb(config)) {
       // Issued before listening, so the code is on the console by the time /readyz answers.
       setupCode = await operators.issueSetupCode(database.db);
       server = buildApp({
-        config,
-        database,
-        logger,
+        ...services,
         workerRunning: () => runner !== undefined && !stopped,
         tunnelMux: tunnel ? { host: "127.0.0.1", port: tunnel.muxPort } : undefined,
       });
@@ -283,6 +278,7 @@ export async function startOutpost(
       setupCode,
       tunnel,
       metricsPort: metricsServer?.port,
+      services,
       stop,
     };
   } catch (error) {

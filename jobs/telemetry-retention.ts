@@ -1,5 +1,4 @@
 import { defineJob } from "../modules/jobs/task";
-import { deviceSettings } from "../modules/settings/service";
 import { dropExpiredRecentRollups, dropExpiredRollups } from "../modules/telemetry/rollups";
 import { dropExpiredTelemetry } from "../modules/telemetry/service";
 
@@ -7,8 +6,8 @@ export default defineJob({
   identifier: "telemetry_retention",
   description:
     "Drops daily telemetry partitions older than the retention period (default 30 days), hourly rollups older than it (at least 30 days) and 6-minute rollups older than 2 days",
-  async run(_payload, { config, database, logger }) {
-    const { telemetryRetentionDays } = await deviceSettings(config);
+  async run(_payload, { settings, database, logger }) {
+    const { telemetryRetentionDays } = await settings.device();
     const dropped = await dropExpiredTelemetry(database.sql, telemetryRetentionDays);
     const rollups = await dropExpiredRollups(database.sql, telemetryRetentionDays);
     const recentDropped = await dropExpiredRecentRollups(database.sql);

@@ -12,6 +12,7 @@ import { VERSION } from "../modules/openapi/routes";
 import { loadConfig } from "../modules/platform/config";
 import { connectDatabase } from "../modules/platform/database";
 import { createLogger } from "../modules/platform/logger";
+import { createServices } from "../services";
 
 const out = process.argv[2];
 if (!out) {
@@ -21,9 +22,11 @@ if (!out) {
 // Routes are declared without touching the database: a client that never connects is enough.
 const database = connectDatabase("postgres://outpost@127.0.0.1:1/none");
 const app = buildApp({
-  config: loadConfig({ SECRET_KEY: "k".repeat(32), DATA_DIR: "/nonexistent" }),
-  database,
-  logger: createLogger("silent"),
+  ...createServices(
+    loadConfig({ SECRET_KEY: "k".repeat(32), DATA_DIR: "/nonexistent" }),
+    database,
+    createLogger("silent"),
+  ),
   workerRunning: () => false,
 });
 const document = openApiDocument(app, {

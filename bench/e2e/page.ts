@@ -127,14 +127,16 @@ try {
 
   // --explain: the two queries behind the page, timed in-process (no HTTP, no rendering).
   if (args.includes("--explain")) {
-    const { journeyHealth } = await import("../../modules/e2e/health");
+    const { JourneyHealthCache } = await import("../../modules/e2e/health");
+    const { systemClock } = await import("../../modules/platform/clock");
+    const journeyHealth = new JourneyHealthCache(database, systemClock);
     const { listRunsPage } = await import("../../modules/e2e/queries");
     const pairs = suiteIds.flatMap((suite_id) =>
       environments.map((environment_label) => ({ suite_id, environment_label })),
     );
     for (let i = 0; i < 5; i++) {
       let started = performance.now();
-      const health = await journeyHealth(database, pairs);
+      const health = await journeyHealth.get(pairs);
       const healthMs = performance.now() - started;
       started = performance.now();
       await listRunsPage(database, { sort: "started_at", dir: "desc", page: 1, perPage: 25 });

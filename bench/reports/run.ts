@@ -17,9 +17,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import postgres from "postgres";
+import { systemClock } from "../../modules/platform/clock";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
-import { requireReport } from "../../modules/reports/definitions";
+import { ReportOptionsCache, requireReport } from "../../modules/reports/definitions";
 import { reportResults, viewFromParams } from "../../modules/reports/results";
 
 const args = process.argv.slice(2);
@@ -96,8 +97,14 @@ async function explain(label: string, reportId: string, query: string) {
   });
   try {
     const report = await requireReport(debug, reportId);
+    const reportOptions = new ReportOptionsCache(debug, systemClock);
     captured.length = 0;
-    await reportResults(debug, report, viewFromParams(Object.fromEntries(new URLSearchParams(query))));
+    await reportResults(
+      debug,
+      reportOptions,
+      report,
+      viewFromParams(Object.fromEntries(new URLSearchParams(query))),
+    );
     const last = captured.filter((c) => c.query.includes("telemetry_events")).at(-1)!;
     const plan = await debug.unsafe(`explain (analyze, buffers) ${last.query}`, last.params as never[]);
     console.log(`\n--- ${label}\n${plan.map((r) => r["QUERY PLAN"]).join("\n")}`);

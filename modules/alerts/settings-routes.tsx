@@ -55,7 +55,12 @@ export function alertSettingsRoutes(ctx: AppContext) {
           onlineWindowSeconds: config.deviceOnlineWindowSeconds,
           telemetryRetentionDays: config.telemetryRetentionDays,
         });
-        const results = await sendTestNotification(sql, config, splitRecipients(settings.notificationEmail));
+        const results = await sendTestNotification(
+          sql,
+          config,
+          splitRecipients(settings.notificationEmail),
+          ctx.webhook,
+        );
         if (results.length === 0) {
           return redirectWithFlash("/settings#notifications", {
             kind: "error",

@@ -3,7 +3,6 @@ import { getDevice } from "../devices/service";
 import type { AppContext } from "../platform/context";
 import { csvResponse, keysetBatches } from "../platform/csv";
 import { AppError } from "../platform/errors";
-import { deviceSettings } from "../settings/service";
 import { commandScript, listCommands } from "./service";
 
 const COLUMNS = [
@@ -30,7 +29,7 @@ export function commandCsvRoutes(ctx: AppContext) {
   return new Elysia({ name: "command-csv" }).use(ctx.access).get(
     "/devices/:id/commands.csv",
     async ({ params }) => {
-      const device = await getDevice(sql, params.id, await deviceSettings(ctx.config));
+      const device = await getDevice(sql, params.id, await ctx.settings.device());
       if (!device)
         throw new AppError(404, "device_not_found", "This device does not exist, or it was deleted.");
       const batches = keysetBatches(

@@ -6,7 +6,6 @@ import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject, readJsonBody } from "../platform/json-body";
 import { jsonApiErrorReplies, NoContent } from "../platform/schemas";
-import { deviceSettings } from "../settings/service";
 import {
   CommandCreateDocument,
   CommandDocument,
@@ -31,7 +30,7 @@ function commandResource(command: ReturnType<typeof commandJson>) {
 
 /** The JSON:API `pending_command` resource: list, read, queue, withdraw. */
 export function commandJsonApiRoutes(ctx: AppContext) {
-  const { config, database } = ctx;
+  const { database } = ctx;
   const sql = database.sql;
 
   return new Elysia({ name: "commands-jsonapi", prefix: JSONAPI_PREFIX })
@@ -86,7 +85,7 @@ export function commandJsonApiRoutes(ctx: AppContext) {
             field: "device_id",
           });
         }
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const ttl = attributes.ttl_seconds ?? settings.commandTtlSeconds;
         const command = await queueCommand(sql, {
           deviceId,

@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
 import { csvResponse, keysetBatches } from "../platform/csv";
-import { deviceSettings } from "../settings/service";
 import { DevicePageQuery } from "./model";
 import { listFilters, parseDeviceQuery } from "./pages/list/query";
 import { consoleFilters, listConsoleDevices } from "./queries";
@@ -29,7 +28,7 @@ export function deviceCsvRoutes(ctx: AppContext) {
     "/devices.csv",
     async ({ query }) => {
       const listQuery = parseDeviceQuery(query);
-      const { onlineWindowSeconds } = await deviceSettings(ctx.config);
+      const { onlineWindowSeconds } = await ctx.settings.device();
       const filters = await consoleFilters(sql, { ...listFilters(listQuery), onlineWindowSeconds });
       const batches = keysetBatches(
         async (after: string | undefined) => {

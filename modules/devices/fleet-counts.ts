@@ -8,6 +8,7 @@
  * scan of a large fleet; the live updates count afresh after every change they hear of. The choice
  * is by size, not by a timing, so a busy moment never turns a small fleet's counts stale.
  */
+import type { Clock } from "../platform/clock";
 import type { Sql } from "../platform/database";
 
 export interface FleetCounts {
@@ -29,11 +30,8 @@ interface Remembered {
   refreshing?: Promise<FleetCounts>;
 }
 
-/** Per database and online window (one process may serve several apps in tests). */
-const remembered = new WeakMap<Sql, Map<number, Remembered>>();
-
-/** Counts now, exactly, and remembers the result. */
-export async function countFleet(sql: Sql, onlineWindowSeconds: number): Promise<FleetCounts> {
+/** Counts now, exactly. */
+async function countNow(sql: Sql, onlineWindowSeconds: number): Promise<FleetCounts> {
   const [row] = await sql<FleetCounts[]>`
     select count(*)::int as total,
       count(*) filter (where approval_status = 'pending')::int as pending,
@@ -44,28 +42,39 @@ export async function countFleet(sql: Sql, onlineWindowSeconds: number): Promise
       count(*) filter (where approval_status = 'approved'
         and (last_seen_at is null or last_seen_at < now() - make_interval(secs => ${onlineWindowSeconds})))::int as offline
     from devices`;
-  const byWindow = remembered.get(sql) ?? new Map<number, Remembered>();
-  remembered.set(sql, byWindow);
-  byWindow.set(onlineWindowSeconds, { counts: row!, at: Date.now() });
   return row!;
 }
 
-/** Totals; online/offline count approved devices only. Exact while counting is cheap (see above). */
-export async function fleetCounts(
-  sql: Sql,
-  onlineWindowSeconds: number,
-  { exactUpTo = EXACT_UP_TO, refreshMs = REFRESH_MS } = {},
-): Promise<FleetCounts> {
-  const last = remembered.get(sql)?.get(onlineWindowSeconds);
-  if (!last || last.counts.total <= exactUpTo) return countFleet(sql, onlineWindowSeconds);
-  if (Date.now() - last.at >= refreshMs && !last.refreshing) {
-    last.refreshing = countFleet(sql, onlineWindowSeconds);
-    // A failed refresh is retried by the next reader; the last counts stay meanwhile.
-    last.refreshing
-      .catch(() => {})
-      .finally(() => {
-        last.refreshing = undefined;
-      });
+/** The fleet's totals for one process (built once by createServices), remembered per online window. */
+export class FleetCounter {
+  private readonly remembered = new Map<number, Remembered>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: Clock,
+    private readonly limits = { exactUpTo: EXACT_UP_TO, refreshMs: REFRESH_MS },
+  ) {}
+
+  /** Counts now, exactly, and remembers the result. */
+  async count(onlineWindowSeconds: number): Promise<FleetCounts> {
+    const counts = await countNow(this.sql, onlineWindowSeconds);
+    this.remembered.set(onlineWindowSeconds, { counts, at: this.clock.now() });
+    return counts;
   }
-  return last.counts;
+
+  /** Totals; online/offline count approved devices only. Exact while counting is cheap (see above). */
+  async counts(onlineWindowSeconds: number): Promise<FleetCounts> {
+    const last = this.remembered.get(onlineWindowSeconds);
+    if (!last || last.counts.total <= this.limits.exactUpTo) return this.count(onlineWindowSeconds);
+    if (this.clock.now() - last.at >= this.limits.refreshMs && !last.refreshing) {
+      last.refreshing = this.count(onlineWindowSeconds);
+      // A failed refresh is retried by the next reader; the last counts stay meanwhile.
+      last.refreshing
+        .catch(() => {})
+        .finally(() => {
+          last.refreshing = undefined;
+        });
+    }
+    return last.counts;
+  }
 }

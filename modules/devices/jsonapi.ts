@@ -7,7 +7,6 @@ import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { readJsonBody } from "../platform/json-body";
 import { jsonApiErrorReplies, NoContent } from "../platform/schemas";
-import { deviceSettings } from "../settings/service";
 import {
   DeviceDocument,
   DeviceListDocument,
@@ -55,11 +54,11 @@ export interface DeviceResourceHooks {
 
 /** The JSON:API `device` resource: list, read, change, delete. */
 export function deviceJsonApiRoutes(ctx: AppContext, hooks: DeviceResourceHooks) {
-  const { config, database } = ctx;
+  const { database } = ctx;
   const sql = database.sql;
 
   const deviceOrThrow = async (id: string) => {
-    const settings = await deviceSettings(config);
+    const settings = await ctx.settings.device();
     const device = await getDevice(sql, id, settings);
     if (!device) throw new AppError(404, "not_found", "Device not found");
     return device;
@@ -70,7 +69,7 @@ export function deviceJsonApiRoutes(ctx: AppContext, hooks: DeviceResourceHooks)
     .get(
       "/devices",
       async ({ query, request }) => {
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const filters = normaliseDeviceFilters({
           approval_status: query["filter[approval_status]"],
           connectivity_status: query["filter[connectivity_status]"],
@@ -114,7 +113,7 @@ export function deviceJsonApiRoutes(ctx: AppContext, hooks: DeviceResourceHooks)
         const { id, attributes = {} } = body.data;
         if (id !== undefined && id !== params.id)
           throw new AppError(409, "id_mismatch", "data.id does not match the URL");
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const before = await getDevice(sql, params.id, settings);
         const device = await updateDevice(
           sql,
@@ -145,7 +144,7 @@ export function deviceJsonApiRoutes(ctx: AppContext, hooks: DeviceResourceHooks)
     .delete(
       "/devices/:id",
       async ({ params, request }) => {
-        const device = await getDevice(sql, params.id, await deviceSettings(config));
+        const device = await getDevice(sql, params.id, await ctx.settings.device());
         if (!device || !(await deleteDevice(sql, params.id)))
           throw new AppError(404, "not_found", "Device not found");
         noteAudit(request, { details: { mac_address: device.macAddress, name: device.name } });

@@ -4,7 +4,6 @@ import type { AppContext } from "../platform/context";
 import { clientAddress } from "../platform/http";
 import { readJsonBody } from "../platform/json-body";
 import { errorReplies } from "../platform/schemas";
-import { deviceSettings } from "../settings/service";
 import {
   ApprovalBody,
   ApprovalReply,
@@ -35,7 +34,7 @@ export function deviceRoutes(ctx: AppContext) {
     .post(
       "/api/v1/devices/register",
       async ({ body, request, server, set }) => {
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const { device, apiToken } = await registerDevice(sql, body, {
           ...settings,
           address: clientAddress(request, server),
@@ -61,7 +60,7 @@ export function deviceRoutes(ctx: AppContext) {
     .get(
       "/api/v1/devices",
       async ({ query }) => {
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const list = await listDevices(sql, {
           ...normaliseDeviceFilters(query),
           onlineWindowSeconds: settings.onlineWindowSeconds,

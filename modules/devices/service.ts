@@ -3,7 +3,7 @@
  * logic lives in the files named below, one concern each.
  */
 export { apiKeyOf, authenticateDevice } from "./device-auth";
-export { countFleet, type FleetCounts, fleetCounts } from "./fleet-counts";
+export { FleetCounter, type FleetCounts } from "./fleet-counts";
 // The devices side of the heartbeat statement (composed in modules/heartbeat/service.ts).
 export {
   acceptHeartbeats,
@@ -62,4 +62,4 @@ export {
   type SchemaProduct,
 } from "./telemetry-schemas";
 export { type AnnouncedSchema, announcedSchema, TELEMETRY_LIMITS } from "./validation";
-export { deviceWaitsFor, wakeDevice } from "./wake";
+export { DeviceWaits, wakeDevice } from "./wake";

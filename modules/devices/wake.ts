@@ -9,6 +9,7 @@
  * read or heard): it answers at once when the device already has queued commands or its remote-access
  * state differs from what the agent holds.
  */
+import type { Clock, ClockTimer } from "../platform/clock";
 import type { Database, Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
 import type { Logger } from "../platform/logger";
@@ -16,16 +17,6 @@ import { deviceWaitsHeld } from "../platform/metrics";
 import { type AuthRow, checkCredentials, deviceNotFound } from "./device-auth";
 
 const WAKE_CHANNEL = "outpost_device_wake";
-
-/** Every open set of waits in this process (an app each; tests run several). */
-const openWaits = new Set<DeviceWaits>();
-
-/** Waits this process holds for one device, across its apps (tests wait on it). */
-export function heldWaits(deviceId: string): number {
-  let held = 0;
-  for (const waits of openWaits) held += waits.heldFor(deviceId);
-  return held;
-}
 
 /** Why a wait answered early; `notified`: woken, but the work was gone by the time it looked. */
 export type WakeReason = "remote_access" | "commands" | "notified";
@@ -84,9 +75,8 @@ export class DeviceWaits {
   constructor(
     private readonly database: Database,
     private readonly logger: Logger,
-  ) {
-    openWaits.add(this);
-  }
+    private readonly clock: Clock,
+  ) {}
 
   /** Waits held for one device. */
   heldFor(deviceId: string): number {
@@ -119,22 +109,23 @@ export class DeviceWaits {
     set.add(wake);
     this.waiters.set(input.deviceId, set);
     deviceWaitsHeld.inc();
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    // The timeout runs from the moment the wait is held (a test moving the clock on ends it).
+    let timer: ClockTimer | undefined;
     let onAbort: (() => void) | undefined;
+    const gaveUp = new Promise<boolean>((resolve) => {
+      timer = this.clock.setTimeout(() => resolve(false), input.timeoutMs);
+      onAbort = () => resolve(false);
+      input.signal?.addEventListener("abort", onAbort, { once: true });
+    });
     try {
       const now = await workNow(this.database.sql, input);
       if (now) return { wake: now };
-      const gaveUp = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), input.timeoutMs);
-        onAbort = () => resolve(false);
-        input.signal?.addEventListener("abort", onAbort, { once: true });
-      });
       if (!(await Promise.race([woken, gaveUp]))) return { wake: undefined };
       // Say why: the agent polls either way, the reason is for its log.
       const reason = await workNow(this.database.sql, input);
       return { wake: reason ?? "notified" };
     } finally {
-      clearTimeout(timer);
+      timer?.clear();
       if (onAbort) input.signal?.removeEventListener("abort", onAbort);
       set.delete(wake);
       if (set.size === 0 && this.waiters.get(input.deviceId) === set) this.waiters.delete(input.deviceId);
@@ -149,7 +140,6 @@ export class DeviceWaits {
   /** Answers every held wait (`wake` unset: poll when you like) and stops listening: shutdown. */
   async close(): Promise<void> {
     this.closed = true;
-    openWaits.delete(this);
     for (const set of this.waiters.values()) for (const wake of set) wake(false);
     const listening = this.listening;
     this.listening = undefined;
@@ -159,23 +149,4 @@ export class DeviceWaits {
     );
     this.logger.debug("device waits closed");
   }
-}
-
-const registry = new WeakMap<Database, DeviceWaits>();
-
-/** The one set of waits of this process for a database (created on first use). */
-export function deviceWaitsFor(database: Database, logger: Logger): DeviceWaits {
-  let waits = registry.get(database);
-  if (!waits) {
-    waits = new DeviceWaits(database, logger);
-    registry.set(database, waits);
-  }
-  return waits;
-}
-
-/** Answers the held waits of a database's process, if any (app shutdown, before HTTP drains). */
-export async function closeDeviceWaits(database: Database): Promise<void> {
-  const waits = registry.get(database);
-  registry.delete(database);
-  await waits?.close();
 }

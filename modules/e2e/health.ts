@@ -1,5 +1,6 @@
 import { type TSchema, Type } from "@sinclair/typebox";
 import { allDocument } from "../jsonapi/model";
+import type { Clock } from "../platform/clock";
 import type { Database } from "../platform/database";
 
 /**
@@ -91,9 +92,6 @@ export function assessJourney(
   };
 }
 
-type PairCache = Map<string, { version: string; at: number; health: JourneyHealth[] }>;
-/** Per database: each pair's health with the version of its window of runs it was computed from. */
-const caches = new WeakMap<Database, PairCache>();
 const CACHED_PAIRS = 1000;
 /**
  * A result corrected on a finished run leaves the run's row (and so the version) alone; the
@@ -102,45 +100,49 @@ const CACHED_PAIRS = 1000;
 export const HEALTH_REUSE_MS = 60_000;
 
 /**
- * Health of every journey of the given suite/environment pairs over their latest `runs` finished
- * runs, in the order of `pairs` and then of the suite. A pair is recomputed when its window changed
- * (a run finished, changed status or was deleted: the ids and `updated_at` of the window's runs, read
- * from the (suite, environment, started_at) index) or HEALTH_REUSE_MS passed; else it is reused.
+ * Journey health for one process (built once by createServices): each pair's health with the version
+ * of its window of runs it was computed from.
  */
-export async function journeyHealth(
-  database: Database,
-  pairs: SuiteEnvironment[],
-  runs = HEALTH_RUNS,
-): Promise<JourneyHealth[]> {
-  if (pairs.length === 0) return [];
-  let cache = caches.get(database);
-  if (!cache) {
-    cache = new Map();
-    caches.set(database, cache);
-  }
-  const known = cache;
-  const key = (p: SuiteEnvironment) => JSON.stringify([p.suite_id, p.environment_label, runs]);
-  const versions = await windowVersions(database, pairs, runs);
-  const now = Date.now();
-  const stale = pairs.filter((p, i) => {
-    const hit = known.get(key(p));
-    return versions[i] !== undefined && (hit?.version !== versions[i] || now - hit.at > HEALTH_REUSE_MS);
-  });
-  const fresh = await computeHealth(database, stale, runs);
-  for (const [i, pair] of pairs.entries()) {
-    const version = versions[i];
-    if (version === undefined || !stale.includes(pair)) continue;
-    known.delete(key(pair));
-    known.set(key(pair), {
-      version,
-      at: now,
-      health: fresh.filter(
-        (h) => h.suite_id === pair.suite_id && h.environment_label === pair.environment_label,
-      ),
+export class JourneyHealthCache {
+  private readonly known = new Map<string, { version: string; at: number; health: JourneyHealth[] }>();
+
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Health of every journey of the given suite/environment pairs over their latest `runs` finished
+   * runs, in the order of `pairs` and then of the suite. A pair is recomputed when its window changed
+   * (a run finished, changed status or was deleted: the ids and `updated_at` of the window's runs, read
+   * from the (suite, environment, started_at) index) or HEALTH_REUSE_MS passed; else it is reused.
+   */
+  async get(pairs: SuiteEnvironment[], runs = HEALTH_RUNS): Promise<JourneyHealth[]> {
+    if (pairs.length === 0) return [];
+    const { database, known } = this;
+    const key = (p: SuiteEnvironment) => JSON.stringify([p.suite_id, p.environment_label, runs]);
+    const versions = await windowVersions(database, pairs, runs);
+    const now = this.clock.now();
+    const stale = pairs.filter((p, i) => {
+      const hit = known.get(key(p));
+      return versions[i] !== undefined && (hit?.version !== versions[i] || now - hit.at > HEALTH_REUSE_MS);
     });
-    if (known.size > CACHED_PAIRS) known.delete(known.keys().next().value!);
+    const fresh = await computeHealth(database, stale, runs);
+    for (const [i, pair] of pairs.entries()) {
+      const version = versions[i];
+      if (version === undefined || !stale.includes(pair)) continue;
+      known.delete(key(pair));
+      known.set(key(pair), {
+        version,
+        at: now,
+        health: fresh.filter(
+          (h) => h.suite_id === pair.suite_id && h.environment_label === pair.environment_label,
+        ),
+      });
+      if (known.size > CACHED_PAIRS) known.delete(known.keys().next().value!);
+    }
+    return pairs.flatMap((p, i) => (versions[i] === undefined ? [] : (known.get(key(p))?.health ?? [])));
   }
-  return pairs.flatMap((p, i) => (versions[i] === undefined ? [] : (known.get(key(p))?.health ?? [])));
 }
 
 /** Each pair's window of finished runs as a version string; undefined for a pair without one. */

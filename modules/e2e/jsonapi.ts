@@ -9,7 +9,6 @@ import {
   type JourneyHealth,
   JourneyHealthDocument,
   JourneyHealthQuery,
-  journeyHealth,
   journeyHealthJson,
 } from "./health";
 
@@ -44,7 +43,7 @@ export function e2eJsonApiRoutes(ctx: AppContext) {
             .filter((e) => !environment || e === environment)
             .map((environment_label) => ({ suite_id, environment_label })),
         );
-      const health = (await journeyHealth(ctx.database, pairs)).filter(
+      const health = (await ctx.journeyHealth.get(pairs)).filter(
         (h) => flaky === undefined || h.flaky === (flaky === "true"),
       );
       return jsonApiDocument({ data: health.map(healthResource), meta: { runs_window: HEALTH_RUNS } });

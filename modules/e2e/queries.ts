@@ -2,7 +2,7 @@ import type { PendingQuery, Row } from "postgres";
 import type { Database, Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { E2EConfig } from "./config";
-import { journeyHealth, type SuiteEnvironment } from "./health";
+import type { JourneyHealthCache, SuiteEnvironment } from "./health";
 import { journeyDescription } from "./journeys";
 import { parseJourneyLog, readLog } from "./logs";
 import type { E2EPageQuery, RunRow } from "./model";
@@ -169,6 +169,7 @@ export function pageFilters(query: PageQuery): RunsPageQuery {
 /** Everything the runs page shows: a page of runs, and the selected run with its journeys and log. */
 export async function runsPageData(
   database: Database,
+  journeyHealth: JourneyHealthCache,
   e2eConfig: E2EConfig,
   query: PageQuery,
   canDelete: boolean,
@@ -182,7 +183,7 @@ export async function runsPageData(
   const pairs = new Map<string, SuiteEnvironment>();
   for (const r of query.fragment === "runs" ? [] : query.fragment === "detail" ? [run] : [...rows, run])
     if (r) pairs.set(JSON.stringify([r.suite_id, r.environment_label]), r);
-  const health = await journeyHealth(database, [...pairs.values()]);
+  const health = await journeyHealth.get([...pairs.values()]);
   const healthOf = (suite: string, environment: string, journey: string) =>
     health.find(
       (h) => h.suite_id === suite && h.environment_label === environment && h.journey_id === journey,

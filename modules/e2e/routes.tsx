@@ -241,7 +241,7 @@ export function e2eRoutes(ctx: AppContext) {
         // The menu links here on every server: when E2E is off, the page says how to turn it on (200).
         if (!e2e) return htmlPage(page, <E2EDisabledPage ctx={page} />);
         const query = parsePageQuery(raw);
-        const data = await runsPageData(database, e2e, query, principal?.role === "admin");
+        const data = await runsPageData(database, ctx.journeyHealth, e2e, query, principal?.role === "admin");
         if (query.fragment === "runs")
           return htmlPage({ flash: undefined }, <E2ERunsTable data={data} csrfToken={page.csrfToken} />);
         if (query.fragment === "detail") return htmlPage({ flash: undefined }, <E2EDetail data={data} />);

@@ -1,12 +1,11 @@
 import { Elysia } from "elysia";
-import { apiKeyOf, authenticateDevice, deviceWaitsFor } from "../devices/service";
+import { apiKeyOf, authenticateDevice } from "../devices/service";
 import type { AppContext } from "../platform/context";
 import { readJsonBody } from "../platform/json-body";
 import { commandsTotal, heartbeatsTotal } from "../platform/metrics";
 import { DeviceKeyQuery, DeviceParams, errorReplies } from "../platform/schemas";
 import { credentialsBeforeInput } from "../platform/validation";
 import { activeLeases, heartbeatRemoteAccess } from "../remote-access/service";
-import { deviceSettings } from "../settings/service";
 import { terminalHeartbeatHint } from "../terminal/service";
 import {
   HEARTBEAT_MAX_BYTES,
@@ -23,7 +22,7 @@ import { heartbeat, heartbeatBatcher } from "./service";
  */
 export function heartbeatRoutes(ctx: AppContext) {
   const sql = ctx.database.sql;
-  const batcher = heartbeatBatcher(sql, () => deviceSettings(ctx.config), {
+  const batcher = heartbeatBatcher(sql, () => ctx.settings.device(), {
     maxSize: ctx.config.heartbeatBatchSize,
     maxInFlight: ctx.config.heartbeatBatchConcurrency,
     overlap: { at: ctx.config.heartbeatBatchOverlapAt, afterMs: ctx.config.heartbeatBatchOverlapWaitMs },
@@ -38,7 +37,7 @@ export function heartbeatRoutes(ctx: AppContext) {
     .post(
       "/api/v1/devices/:device_id/heartbeat",
       async ({ body, params, query }) => {
-        const settings = await deviceSettings(ctx.config);
+        const settings = await ctx.settings.device();
         const reply = await heartbeat(sql, batcher, params.device_id, apiKeyOf(query), body, {
           settings,
           remoteAccess: async (id) => {
@@ -77,7 +76,7 @@ export function heartbeatRoutes(ctx: AppContext) {
         const seconds = Math.min(maxSeconds, Number(query.timeout_s ?? maxSeconds));
         // Bun closes a connection quiet for its idle timeout (30 s): this one is quiet on purpose.
         server?.timeout(request, seconds + 10);
-        const { wake } = await deviceWaitsFor(ctx.database, ctx.logger).wait({
+        const { wake } = await ctx.deviceWaits.wait({
           deviceId: params.device_id,
           apiKey: apiKeyOf(query),
           holdsRemoteAccess: query.remote_access === "1",

@@ -1,13 +1,7 @@
-import type { Config } from "../platform/config";
-import type { Database } from "../platform/database";
-import type { Logger } from "../platform/logger";
+import type { Services } from "../../services";
 
-/** What every durable job receives besides its payload. */
-export interface JobContext {
-  config: Config;
-  database: Database;
-  logger: Logger;
-}
+/** What every durable job receives besides its payload: the process's services (services.ts). */
+export type JobContext = Services;
 
 export interface JobDefinition<Payload = unknown> {
   /** graphile-worker task identifier, snake_case. */

@@ -12,7 +12,8 @@
  */
 
 import { countOpenAlerts } from "../alerts";
-import { countFleet, type FleetCounts } from "../devices/service";
+import type { FleetCounter, FleetCounts } from "../devices/service";
+import type { Clock, ClockTimer } from "../platform/clock";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
 
@@ -33,35 +34,19 @@ export type FleetSnapshot = FleetCounts & { alerts: number };
 export interface LiveHubOptions {
   database: Database;
   logger: Logger;
+  clock: Clock;
+  fleetCounts: FleetCounter;
   onlineWindowSeconds(): Promise<number>;
-  /** How often to re-count while browsers are connected (default TICK_MS; tests shorten it). */
-  tickMs?: number;
-}
-
-const tickOverrides = new WeakMap<object, number>();
-
-/**
- * Shortens the re-count interval of the app started with this config (tests: going offline then
- * shows within a second instead of 15 s). Takes effect for a hub created afterwards, i.e. before
- * the first browser connects.
- */
-export function setLiveTickMs(config: object, ms: number): void {
-  tickOverrides.set(config, ms);
-}
-
-/** The re-count interval for the app of this config. */
-export function liveTickMs(config: object): number {
-  return tickOverrides.get(config) ?? TICK_MS;
 }
 
 export class LiveHub {
   private clients = new Set<LiveClient>();
   private listening: Promise<{ unlisten(): Promise<void> } | undefined> | undefined;
-  private fleetTimer: ReturnType<typeof setTimeout> | undefined;
-  private deviceTimer: ReturnType<typeof setTimeout> | undefined;
+  private fleetTimer: ClockTimer | undefined;
+  private deviceTimer: ClockTimer | undefined;
   private pendingDevices = new Set<string>();
-  private tick: ReturnType<typeof setInterval> | undefined;
-  private ping: ReturnType<typeof setInterval> | undefined;
+  private tick: ClockTimer | undefined;
+  private ping: ClockTimer | undefined;
   private last = "";
   private closed = false;
 
@@ -84,10 +69,11 @@ export class LiveHub {
       this.listening = this.listen();
       void this.listening.then(() => this.flushFleet(true));
     }
-    this.tick ??= setInterval(() => {
+    const { clock } = this.options;
+    this.tick ??= clock.setInterval(() => {
       if (this.clients.size > 0) void this.flushFleet(false);
-    }, this.options.tickMs ?? TICK_MS);
-    this.ping ??= setInterval(() => {
+    }, TICK_MS);
+    this.ping ??= clock.setInterval(() => {
       for (const c of this.clients) c.comment("ping");
     }, PING_MS);
     return () => {
@@ -108,13 +94,13 @@ export class LiveHub {
   /** Handles one notification (also called directly by tests and same-process writers). */
   onNotify(payload: string): void {
     if (payload === "devices") {
-      this.fleetTimer ??= setTimeout(() => {
+      this.fleetTimer ??= this.options.clock.setTimeout(() => {
         this.fleetTimer = undefined;
         void this.flushFleet(true);
       }, THROTTLE_MS);
     } else if (payload.startsWith("device:")) {
       this.pendingDevices.add(payload.slice(7));
-      this.deviceTimer ??= setTimeout(() => {
+      this.deviceTimer ??= this.options.clock.setTimeout(() => {
         this.deviceTimer = undefined;
         const ids = [...this.pendingDevices];
         this.pendingDevices.clear();
@@ -128,7 +114,7 @@ export class LiveHub {
     if (this.closed || this.clients.size === 0) return;
     try {
       const window = await this.options.onlineWindowSeconds();
-      const counts = await countFleet(this.options.database.sql, window);
+      const counts = await this.options.fleetCounts.count(window);
       const snapshot: FleetSnapshot = { ...counts, alerts: await countOpenAlerts(this.options.database.sql) };
       const data = JSON.stringify(snapshot);
       if (!force && data === this.last) return;
@@ -152,10 +138,10 @@ export class LiveHub {
   /** Ends every stream and stops listening (before HTTP stops, so no stream holds it open). */
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.fleetTimer);
-    clearTimeout(this.deviceTimer);
-    clearInterval(this.tick);
-    clearInterval(this.ping);
+    this.fleetTimer?.clear();
+    this.deviceTimer?.clear();
+    this.tick?.clear();
+    this.ping?.clear();
     for (const client of this.clients) {
       try {
         client.close();
@@ -165,23 +151,4 @@ export class LiveHub {
     const listener = await this.listening?.catch(() => undefined);
     await listener?.unlisten().catch(() => {});
   }
-}
-
-const hubs = new WeakMap<Database, LiveHub>();
-
-/** The one hub of this process for a database (created on first use). */
-export function liveHubFor(options: LiveHubOptions): LiveHub {
-  let hub = hubs.get(options.database);
-  if (!hub) {
-    hub = new LiveHub(options);
-    hubs.set(options.database, hub);
-  }
-  return hub;
-}
-
-/** Closes the hub of a database, if one was started (app shutdown). */
-export async function closeLiveHub(database: Database): Promise<void> {
-  const hub = hubs.get(database);
-  hubs.delete(database);
-  await hub?.close();
 }

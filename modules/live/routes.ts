@@ -1,19 +1,11 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
-import { deviceSettings } from "../settings/service";
-import { type LiveClient, liveHubFor, liveTickMs } from "./hub";
+import type { LiveClient } from "./hub";
 
 const encoder = new TextEncoder();
 
 /** GET /live/events: the console's Server-Sent Events stream (events `fleet` and `device`). */
 export function liveRoutes(ctx: AppContext) {
-  const hub = () =>
-    liveHubFor({
-      database: ctx.database,
-      logger: ctx.logger,
-      onlineWindowSeconds: async () => (await deviceSettings(ctx.config)).onlineWindowSeconds,
-      tickMs: liveTickMs(ctx.config),
-    });
   return new Elysia({ name: "live" }).use(ctx.access).get(
     "/live/events",
     ({ request, server }) => {
@@ -38,7 +30,7 @@ export function liveRoutes(ctx: AppContext) {
             },
           };
           controller.enqueue(encoder.encode("retry: 3000\n: connected\n\n"));
-          unsubscribe = hub().subscribe(client);
+          unsubscribe = ctx.liveHub.subscribe(client);
           request.signal.addEventListener("abort", () => {
             open = false;
             unsubscribe();

@@ -36,7 +36,10 @@ export function metricsRoutes(ctx: AppContext) {
 }
 
 /** The separate metrics listener (METRICS_HOST:METRICS_PORT): `/metrics` only, no token. */
-export function startMetricsServer(ctx: Pick<AppContext, "config" | "database">, logger: Logger) {
+export function startMetricsServer(
+  ctx: Pick<AppContext, "config" | "database" | "settings" | "fleetCounts">,
+  logger: Logger,
+) {
   const server = Bun.serve({
     hostname: ctx.config.metricsHost,
     port: ctx.config.metricsPort,

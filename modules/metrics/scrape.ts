@@ -4,21 +4,19 @@
  * connections. Bounded queries (counts over indexed columns or small tables), one scrape at a time.
  */
 
-import { fleetCounts } from "../devices/service";
 import { countRunsByStatus } from "../e2e";
 import { queueDepthByTask } from "../jobs/service";
 import type { AppContext } from "../platform/context";
 import { promClient, renderMetrics } from "../platform/metrics";
 import { remoteAccessCounts } from "../remote-access/service";
-import { deviceSettings } from "../settings/service";
 
-type Ctx = Pick<AppContext, "config" | "database">;
+type Ctx = Pick<AppContext, "database" | "settings" | "fleetCounts">;
 
 export async function scrape(ctx: Ctx): Promise<string> {
   const { database } = ctx;
-  const { onlineWindowSeconds } = await deviceSettings(ctx.config);
+  const { onlineWindowSeconds } = await ctx.settings.device();
   const [fleet, queue, runs, remote, connections] = await Promise.all([
-    fleetCounts(database.sql, onlineWindowSeconds),
+    ctx.fleetCounts.counts(onlineWindowSeconds),
     queueDepthByTask(database),
     countRunsByStatus(database),
     remoteAccessCounts(database.sql),

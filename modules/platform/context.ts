@@ -1,13 +1,12 @@
+import type { Services } from "../../services";
 import type { accessPlugin } from "./access";
-import type { Config } from "./config";
-import type { Database } from "./database";
-import type { Logger } from "./logger";
 
-/** What the composition root hands every module's routes. */
-export interface AppContext {
-  config: Config;
-  database: Database;
-  logger: Logger;
+/**
+ * What the composition root hands every module's routes: the process's services (config, database,
+ * clock, settings, live hub, device waits…, built once by `createServices` in services.ts) and the
+ * web role's own parts.
+ */
+export interface AppContext extends Services {
   access: ReturnType<typeof accessPlugin>;
   /** True while this process runs the job worker (for readiness). */
   workerRunning(): boolean;

@@ -6,7 +6,6 @@ import { requireFreshFactor } from "../operators/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError, notFound } from "../platform/errors";
-import { deviceSettings } from "../settings/service";
 import { panelState } from "./console";
 import { RemoteAccessPanel } from "./device-tab";
 import { ConsoleLeaseParams, LeaseForm, LiveQuery, PanelButtonForm } from "./model";
@@ -53,7 +52,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
     leaseId?: string,
     reopen = false,
   ) {
-    const settings = await deviceSettings(config);
+    const settings = await ctx.settings.device();
     const props = await panelState(sql, {
       deviceId,
       principal,

@@ -9,7 +9,6 @@ import { badRequest } from "../platform/errors";
 import { clientAddress } from "../platform/http";
 import { readJsonBody } from "../platform/json-body";
 import { ApiErrorSchema, DeviceParams, errorReplies, NoContent, QUIET } from "../platform/schemas";
-import { deviceSettings } from "../settings/service";
 import { domainAllowed } from "./domains";
 import { deviceHost, normaliseHostname } from "./hosts";
 import {
@@ -53,7 +52,7 @@ export function remoteAccessRoutes(ctx: AppContext) {
     .post(
       "/api/v1/devices/:device_id/remote_access",
       async ({ body, params, principal, set, request }) => {
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const lease = await openLease(sql, {
           deviceId: params.device_id,
           ownerKind: "api",

@@ -43,13 +43,13 @@ export function reportApiRoutes(ctx: AppContext) {
 
   async function csvResults(id: string, query: ReportResultsQuery) {
     const report = await requireReport(sql, id);
-    return reportCsv(sql, report, viewFromQuery(query));
+    return reportCsv(sql, ctx.reportOptions, report, viewFromQuery(query));
   }
 
   async function results(id: string, query: ReportResultsQuery) {
     const report = await requireReport(sql, id);
     const view = viewFromQuery(query);
-    const page = await reportResults(sql, report, view, { strict: true });
+    const page = await reportResults(sql, ctx.reportOptions, report, view, { strict: true });
     return {
       data: { fields: page.fields, rows: page.rows },
       meta: {

@@ -4,6 +4,7 @@
  */
 import { Value } from "@sinclair/typebox/value";
 import { productOptions, type SchemaOption } from "../builder/service";
+import type { Clock } from "../platform/clock";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -47,31 +48,32 @@ export async function reportOptions(sql: Sql, schemaId: string | null): Promise<
 }
 
 const OPTIONS_TTL_MS = 10_000;
-// Per database client, so two apps in one process (tests) never share entries.
-const optionsCaches = new WeakMap<Sql, Map<string, { at: number; result: Promise<OptionsResult> }>>();
 
 /**
  * reportOptions for reading results and lists, reused for 10 s: it reads and merges every schema the
  * product's approved devices announce, too much to repeat on each page of a CSV export or results call.
- * Saving a report always checks against fresh options (validateReport). Per process; a stale type
- * only changes whether a field is treated as numeric for those seconds.
+ * Saving a report always checks against fresh options (validateReport). One per process (built by
+ * createServices); a stale type only changes whether a field is treated as numeric for those seconds.
  */
-export function cachedReportOptions(sql: Sql, schemaId: string | null) {
-  const key = JSON.stringify(schemaId);
-  const now = Date.now();
-  let optionsCache = optionsCaches.get(sql);
-  if (!optionsCache) {
-    optionsCache = new Map();
-    optionsCaches.set(sql, optionsCache);
+export class ReportOptionsCache {
+  private readonly entries = new Map<string, { at: number; result: Promise<OptionsResult> }>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: Clock,
+  ) {}
+
+  get(schemaId: string | null): Promise<OptionsResult> {
+    const key = JSON.stringify(schemaId);
+    const now = this.clock.now();
+    const hit = this.entries.get(key);
+    if (hit && now - hit.at < OPTIONS_TTL_MS) return hit.result;
+    if (this.entries.size > 500) this.entries.clear();
+    const result = reportOptions(this.sql, schemaId);
+    this.entries.set(key, { at: now, result });
+    result.catch(() => this.entries.delete(key));
+    return result;
   }
-  const hit = optionsCache.get(key);
-  if (hit && now - hit.at < OPTIONS_TTL_MS) return hit.result;
-  if (optionsCache.size > 500) optionsCache.clear();
-  const result = reportOptions(sql, schemaId);
-  optionsCache.set(key, { at: now, result });
-  const cache = optionsCache;
-  result.catch(() => cache.delete(key));
-  return result;
 }
 
 export interface Invalid {

@@ -1,5 +1,6 @@
 import { csvResponse } from "../platform/csv";
 import type { Sql } from "../platform/database";
+import type { ReportOptionsCache } from "./definitions";
 import type { Report, ResultView } from "./model";
 import { reportBatches, resolveView } from "./results";
 
@@ -10,12 +11,14 @@ import { reportBatches, resolveView } from "./results";
  */
 export async function reportCsv(
   sql: Sql,
+  reportOptions: ReportOptionsCache,
   report: Report,
   view: ResultView,
   now = new Date(),
 ): Promise<Response> {
   const { columns } = await resolveView(
     sql,
+    reportOptions,
     report,
     { ...view, cursor: undefined, limit: undefined },
     true,
@@ -25,6 +28,7 @@ export async function reportCsv(
   async function* rows() {
     for await (const batch of reportBatches(
       sql,
+      reportOptions,
       report,
       { ...view, cursor: undefined, limit: undefined },
       1000,

@@ -14,7 +14,7 @@ import {
   reportColumns,
   reportPage,
 } from "../telemetry/service";
-import { cachedReportOptions, isNumericType } from "./definitions";
+import { isNumericType, type ReportOptionsCache } from "./definitions";
 import {
   BUCKET_SECONDS,
   BUCKETS,
@@ -94,6 +94,7 @@ function decodeCursor(cursor: string, length: number): (string | number | null)[
  */
 export async function resolveView(
   sql: Sql,
+  reportOptions: ReportOptionsCache,
   report: Report,
   view: ResultView,
   strict: boolean,
@@ -141,7 +142,7 @@ export async function resolveView(
       ? new Date(fromIso)
       : new Date(now.getTime() - RANGE_SECONDS[preset as "24h"] * 1000);
 
-  const options = await cachedReportOptions(sql, config.schema_id);
+  const options = await reportOptions.get(config.schema_id);
   const types = new Map(options.ok ? options.options.map((o) => [o.key, o.value_type]) : []);
   const fieldNotices: string[] = [];
   for (const f of config.fields) {
@@ -230,11 +231,12 @@ export async function resolveView(
 /** One page of results (`cursor` from the previous page's nextCursor). */
 export async function reportResults(
   sql: Sql,
+  reportOptions: ReportOptionsCache,
   report: Report,
   view: ResultView,
   options: { strict: boolean; now?: Date } = { strict: true },
 ): Promise<ResultsPage & { problems: string[] }> {
-  const resolved = await resolveView(sql, report, view, options.strict, options.now);
+  const resolved = await resolveView(sql, reportOptions, report, view, options.strict, options.now);
   const after = view.cursor ? decodeCursor(view.cursor, resolved.cursorLength) : undefined;
   const page = await reportPage(sql, { ...resolved.spec, after });
   return {
@@ -254,12 +256,13 @@ export async function reportResults(
  */
 export async function* reportBatches(
   sql: Sql,
+  reportOptions: ReportOptionsCache,
   report: Report,
   view: ResultView,
   batch = MAX_PAGE,
   now = new Date(),
 ) {
-  const resolved = await resolveView(sql, report, { ...view, limit: batch }, true, now);
+  const resolved = await resolveView(sql, reportOptions, report, { ...view, limit: batch }, true, now);
   let after: (string | number | null)[] | undefined;
   // Bounded: each pass moves the keyset strictly forward, and stops at a short page.
   for (;;) {

@@ -7,7 +7,6 @@ import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { formList } from "../platform/schemas";
 import {
-  cachedReportOptions,
   createReport,
   deleteReport,
   getReport,
@@ -159,7 +158,7 @@ export function reportPageRoutes(ctx: AppContext) {
         const dir = firstValue(params, "sort_dir") === "desc" ? "desc" : "asc";
         const [reports, options] = await Promise.all([
           listReports(sql, { name, fields, dir }),
-          cachedReportOptions(sql, null),
+          ctx.reportOptions.get(null),
         ]);
         const page = pageContext(request, principal);
         return htmlPage(
@@ -195,7 +194,7 @@ export function reportPageRoutes(ctx: AppContext) {
       async ({ request, principal, params, query }) => {
         if (params.id.endsWith(".csv")) {
           const report = await requireReport(sql, params.id.slice(0, -4));
-          return reportCsv(sql, report, viewFromQuery(query));
+          return reportCsv(sql, ctx.reportOptions, report, viewFromQuery(query));
         }
         const report = await requireReport(sql, params.id);
         let view: ViewParams = query;
@@ -206,7 +205,9 @@ export function reportPageRoutes(ctx: AppContext) {
         if (scope && hasViewParams(view) && query.cursor === undefined)
           await savePreferences(sql, scope, key, view);
         else if (scope && !hasViewParams(view)) view = await loadPreferences(sql, scope, key);
-        const results = await reportResults(sql, report, viewFromParams(view), { strict: false });
+        const results = await reportResults(sql, ctx.reportOptions, report, viewFromParams(view), {
+          strict: false,
+        });
         const page = pageContext(request, principal);
         return htmlPage(
           page,

@@ -5,7 +5,7 @@ import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { tunnelFingerprint } from "../platform/host-key";
 import { SettingsPage, type SettingsPageProps } from "./pages/settings";
-import { deviceSettings, settingsDefaults } from "./service";
+import { settingsDefaults } from "./service";
 import { readConsoleSettings } from "./store";
 
 export type SettingsOverrides = Partial<SettingsPageProps>;
@@ -14,7 +14,7 @@ export type SettingsOverrides = Partial<SettingsPageProps>;
  * Renders the whole Settings page with `overrides` on top (a form's errors and typed values, or a
  * secret shown once): every settings form answers with it, so a refused form keeps the rest in view.
  */
-export function settingsRenderer(ctx: Pick<AppContext, "config" | "database">) {
+export function settingsRenderer(ctx: Pick<AppContext, "config" | "database" | "settings">) {
   const { pageContext, htmlPage } = consolePages(ctx.config);
   return async (
     request: Request,
@@ -23,7 +23,7 @@ export function settingsRenderer(ctx: Pick<AppContext, "config" | "database">) {
     status = 200,
   ) => {
     const page = pageContext(request, principal);
-    await deviceSettings(ctx.config); // primes the env defaults
+    await ctx.settings.device(); // records the env default of the online window
     const [consoleSettings, operators, tokens, enrolmentTokens, factors, factorPolicy] = await Promise.all([
       readConsoleSettings(ctx.database.sql, settingsDefaults(ctx.config)),
       listOperators(ctx.database.db),

@@ -5,7 +5,7 @@ import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { MonitoringForm, NotificationForm } from "./model";
 import { settingsRenderer } from "./render";
-import { saveMonitoringSettings, saveNotificationSettings } from "./store";
+import { saveNotificationSettings } from "./store";
 import type { Resolver } from "./webhook";
 
 function actor(principal: Principal | undefined): string | undefined {
@@ -26,7 +26,7 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
     .post(
       "/settings/monitoring",
       async ({ request, principal, body }) => {
-        const result = await saveMonitoringSettings(database.sql, body, actor(principal));
+        const result = await ctx.settings.saveMonitoring(body, actor(principal));
         if (!result.errors) noteChanges(request, result.before, result.after);
         if (result.errors) {
           return page(

@@ -5,9 +5,10 @@ import { type Resolver, validateWebhookUrl } from "./webhook";
 
 /**
  * Operator-edited settings in `system_settings`, layered over the environment defaults that
- * `deviceSettings()` starts from. A key without a row uses its default, so clearing a row (or never
- * saving) keeps the documented env behaviour. Values are cached per process for CACHE_MS: another
- * web instance sees a change within that time.
+ * `SettingsService.device()` starts from. A key without a row uses its default, so clearing a row (or never
+ * saving) keeps the documented env behaviour. Every read here is fresh; the hot paths (a heartbeat
+ * reads the device settings) go through the `SettingsService` of the app context, which caches them
+ * for CACHE_MS (./service.ts).
  */
 export const SETTING_KEYS = {
   onlineWindowSeconds: "online_window_seconds",
@@ -29,7 +30,6 @@ export const LIMITS = {
   offlineAlertMinutes: { min: 1, max: 10_080 },
   telemetryRetentionDays: { min: 1, max: 3650 },
 };
-const CACHE_MS = 5000;
 
 interface Stored {
   onlineWindowSeconds?: number;
@@ -39,21 +39,11 @@ interface Stored {
   terminalRecordInput?: boolean;
 }
 
-const stores = new WeakMap<object, Sql>();
-const cache = new WeakMap<Sql, { at: number; value: Stored }>();
-
-/** Lets `deviceSettings(config)` read the database this config's process uses. */
-export function attachSettingsStore(config: object, sql: Sql): void {
-  stores.set(config, sql);
-}
-
 function positiveInt(value: unknown): number | undefined {
   return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
 async function load(sql: Sql): Promise<Stored> {
-  const hit = cache.get(sql);
-  if (hit && Date.now() - hit.at < CACHE_MS) return hit.value;
   const rows = await sql<{ key: string; value: unknown }[]>`select key, value from system_settings`;
   const byKey = new Map(rows.map((r) => [r.key, r.value]));
   const notifications = byKey.get(SETTING_KEYS.notifications) as Record<string, unknown> | undefined;
@@ -69,37 +59,24 @@ async function load(sql: Sql): Promise<Stored> {
       : undefined,
     terminalRecordInput: byKey.get(SETTING_KEYS.terminalRecordInput) === true,
   };
-  cache.set(sql, { at: Date.now(), value });
   return value;
 }
 
-const recordedDefaults = new WeakMap<Sql, number>();
-
 /**
- * Records the env default of the online window (once per process and database, and again when it
- * differs). The row is no override: `load()` never reads it, so the Settings page and every reader
+ * Records the env default of the online window (the SettingsService does so once per process, and
+ * again when it differs). The row is no override: `load()` never reads it, so the Settings page and every reader
  * keep treating a missing `online_window_seconds` row as "use the default".
  */
 export async function recordOnlineWindowDefault(sql: Sql, seconds: number): Promise<void> {
-  if (recordedDefaults.get(sql) === seconds) return;
   const value = JSON.stringify(seconds);
   await sql`insert into system_settings (key, value, updated_at, updated_by)
     values (${SETTING_KEYS.onlineWindowDefault}, ${value}::jsonb, now(), 'environment')
     on conflict (key) do update set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by
     where system_settings.value is distinct from excluded.value`;
-  recordedDefaults.set(sql, seconds);
 }
 
-/** The stored overrides of the device settings for this config's database ({} when none or not attached). */
-export async function storedDeviceSettings(
-  config: object & { deviceOnlineWindowSeconds?: number },
-): Promise<Partial<DeviceSettings>> {
-  const sql = stores.get(config);
-  if (!sql) return {};
-  if (config.deviceOnlineWindowSeconds !== undefined) {
-    // Best effort: a failed write must not fail a heartbeat; the next call tries again.
-    await recordOnlineWindowDefault(sql, config.deviceOnlineWindowSeconds).catch(() => {});
-  }
+/** The stored overrides of the device settings ({} when none). */
+export async function storedDeviceSettings(sql: Sql): Promise<Partial<DeviceSettings>> {
   const stored = await load(sql);
   const result: Partial<DeviceSettings> = {};
   if (stored.onlineWindowSeconds) result.onlineWindowSeconds = stored.onlineWindowSeconds;
@@ -147,7 +124,6 @@ export async function setTerminalInputRecording(sql: Sql, on: boolean, by: strin
   await sql`insert into system_settings (key, value, updated_at, updated_by)
     values (${SETTING_KEYS.terminalRecordInput}, ${JSON.stringify(on)}::jsonb, now(), ${by})
     on conflict (key) do update set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by`;
-  cache.delete(sql);
 }
 
 /** The stored webhook URL, for the notification sender only (never rendered). */
@@ -163,7 +139,6 @@ async function put(sql: Sql, entries: [string, unknown][], by: string | undefine
         on conflict (key) do update set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by`;
     }
   });
-  cache.delete(sql);
 }
 
 export type FieldErrors = Partial<Record<string, string>>;
@@ -176,9 +151,8 @@ export type SaveOutcome =
   | { errors: FieldErrors; before?: undefined; after?: undefined }
   | { errors?: undefined; before: Record<string, unknown>; after: Record<string, unknown> };
 
-/** The stored values as a save's outcome shows them (read fresh: the cache may be another process's past). */
+/** The stored values as a save's outcome shows them. */
 async function storedNow(sql: Sql): Promise<Record<string, unknown>> {
-  cache.delete(sql);
   const stored = await load(sql);
   return {
     online_window_minutes: stored.onlineWindowSeconds === undefined ? null : stored.onlineWindowSeconds / 60,

@@ -5,7 +5,7 @@ import { requireFreshFactor } from "../operators/service";
 import { canOperate } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
-import { deviceSettings, setTerminalInputRecording, terminalInputRecording } from "../settings/service";
+import { setTerminalInputRecording, terminalInputRecording } from "../settings/service";
 import { acceptReportedHostKey } from "./host-keys";
 import {
   IdParams,
@@ -38,7 +38,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
         }
         // The role may ask for a fresh second factor first (the page's script follows details.verify_url).
         await requireFreshFactor(database.db, principal, `/devices/${params.id}?tab=terminal`);
-        const settings = await deviceSettings(config);
+        const settings = await ctx.settings.device();
         const started = await startSession(sql, {
           deviceId: params.id,
           operator: { operatorId: principal.operatorId, email: principal.email },

@@ -1,6 +1,7 @@
 import os from "node:os";
 import type ssh2 from "ssh2";
 import type { ClientChannel } from "ssh2";
+import type { Clock, ClockTimer } from "../platform/clock";
 import type { Sql } from "../platform/database";
 import type { Logger } from "../platform/logger";
 import { type EndReason, endReasonText, MESSAGES, type TerminalLimits } from "./model";
@@ -26,16 +27,18 @@ export interface TerminalEvents {
 export class TerminalRun {
   private readonly decoder = new TextDecoder("utf-8");
   private readonly recorder: Recorder;
-  private readonly startedAt = Date.now();
-  private lastInputAt = Date.now();
+  private readonly startedAt: number;
+  private lastInputAt: number;
   private warned = false;
   private finished = false;
-  private readonly timers: ReturnType<typeof setInterval>[] = [];
+  private readonly timers: ClockTimer[] = [];
 
   constructor(
     private readonly options: {
       sql: Sql;
       logger: Logger;
+      /** The idle and hard limits run on it (tests move it on). */
+      clock: Clock;
       sessionId: string;
       client: ssh2.Client;
       stream: ClientChannel;
@@ -50,6 +53,8 @@ export class TerminalRun {
       operatorActive(operatorId: string): Promise<boolean>;
     },
   ) {
+    this.startedAt = options.clock.now();
+    this.lastInputAt = this.startedAt;
     this.recorder = new Recorder(
       options.sql,
       options.sessionId,
@@ -82,8 +87,8 @@ export class TerminalRun {
     options.stream.on("close", closed);
     options.client.on("error", () => void this.lost());
     options.client.on("close", closed);
-    this.timers.push(setInterval(() => this.tick(), TICK_MS));
-    this.timers.push(setInterval(() => void this.watch(), WATCH_MS));
+    this.timers.push(options.clock.setInterval(() => this.tick(), TICK_MS));
+    this.timers.push(options.clock.setInterval(() => void this.watch(), WATCH_MS));
   }
 
   private output(data: string) {
@@ -94,7 +99,7 @@ export class TerminalRun {
 
   input(data: string) {
     if (this.finished) return;
-    this.lastInputAt = Date.now();
+    this.lastInputAt = this.options.clock.now();
     this.warned = false;
     if (this.options.recordsInput) this.recorder.input(data);
     this.options.stream.write(data);
@@ -112,7 +117,7 @@ export class TerminalRun {
   }
 
   private tick() {
-    const now = Date.now();
+    const now = this.options.clock.now();
     const { idleSeconds, maxSeconds } = this.options.limits;
     if (now - this.startedAt >= maxSeconds * 1000 || now >= this.options.expiresAt.getTime()) {
       void this.finish("max_duration", MESSAGES.maxDuration(maxSeconds));
@@ -167,7 +172,7 @@ export class TerminalRun {
       this.options.events.output(message);
     }
     this.finished = true;
-    for (const timer of this.timers) clearInterval(timer);
+    for (const timer of this.timers) timer.clear();
     this.options.stream.removeAllListeners("close");
     this.options.client.removeAllListeners("close");
     this.options.client.end();

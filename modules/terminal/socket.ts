@@ -114,6 +114,7 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
       connection.run = new TerminalRun({
         sql,
         logger,
+        clock: ctx.clock,
         sessionId: joined.sessionId,
         client: shell.client,
         stream: shell.stream,

@@ -2,17 +2,24 @@
 // heartbeats through the real worker, shows live on the dashboard and the device page, is
 // acknowledged, then resolves itself; an offline alert opens and clears with a shortened window.
 import { afterAll, describe, expect, test } from "bun:test";
+import type { Page } from "playwright-core";
 import { checkOfflineDevices } from "../../modules/alerts/evaluation";
-import { setLiveTickMs } from "../../modules/live/hub";
-import { saveMonitoringSettings } from "../../modules/settings/store";
+import { TICK_MS } from "../../modules/live/hub";
 import { signedIn } from "../console/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, screenshot } from "../helpers/browser";
+import { advancing } from "../helpers/clock";
 import { markSeen } from "../helpers/seen";
 import { beat, sensorDevice } from "./helpers";
 
 const app = await startTestApp(); // all roles: the job worker evaluates
-setLiveTickMs(app.config, 250);
+/** Alerts change no device row: the dashboard hears of them at the live hub's re-count (app clock moved on). */
+const liveAlerts = (count: string, page: Page) =>
+  advancing(
+    app.clock,
+    TICK_MS,
+    page.waitForSelector(`[data-live="alerts"]:text-is("${count}")`, { timeout: 20_000 }),
+  );
 const browser = await launchBrowser();
 afterAll(async () => {
   await browser.close();
@@ -71,7 +78,7 @@ describe("alerts in the browser", () => {
     await dashboard.waitForSelector('[data-live-status][data-state="live"]');
     expect(await dashboard.locator('[data-live="alerts"]').textContent()).toBe("0");
     await beat(app, device, { temp: 75, state: "ok" });
-    await dashboard.waitForSelector('[data-live="alerts"]:text-is("1")', { timeout: 20_000 });
+    await liveAlerts("1", dashboard);
     await screenshot(dashboard, "alerts-dashboard-live");
 
     await page.goto(`${app.url}/devices/${device.id}`);
@@ -89,7 +96,7 @@ describe("alerts in the browser", () => {
 
     // Recovery resolves it automatically (auto-resolve after 0 minutes).
     await beat(app, device, { temp: 30, state: "ok" });
-    await dashboard.waitForSelector('[data-live="alerts"]:text-is("0")', { timeout: 20_000 });
+    await liveAlerts("0", dashboard);
     await page.goto(`${app.url}/alerts?tab=history`);
     expect(await page.locator("#alert-table tbody tr").count()).toBe(1);
     await page.click("#alert-table tbody tr a:has-text('Rule Breach')");
@@ -97,19 +104,19 @@ describe("alerts in the browser", () => {
     expect(await page.locator("dd", { hasText: "fan replaced" }).count()).toBe(1);
 
     // Offline with a shortened window (1 minute): silence → alert → the next heartbeat clears it.
-    await saveMonitoringSettings(sql, {
+    await app.services.settings.saveMonitoring({
       online_window_minutes: "5",
       offline_alert_minutes: "1",
       telemetry_retention_days: "30",
     });
     await markSeen(sql, device.id, 120);
     await checkOfflineDevices(sql, app.config); // the alerts_offline task (cron waits for the minute)
-    await dashboard.waitForSelector('[data-live="alerts"]:text-is("1")', { timeout: 20_000 });
+    await liveAlerts("1", dashboard);
     await page.goto(`${app.url}/alerts`);
     await page.waitForSelector("text=Device hasn't reported in 1 minutes");
     await screenshot(page, "alerts-offline");
     await beat(app, device, { temp: 30, state: "ok" });
-    await dashboard.waitForSelector('[data-live="alerts"]:text-is("0")', { timeout: 20_000 });
+    await liveAlerts("0", dashboard);
     await page.goto(`${app.url}/alerts?tab=history&type=offline`);
     await page.waitForSelector("text=Device heartbeat resumed");
     await context.close();

@@ -4,7 +4,6 @@ import alertsRetentionJob from "../../jobs/alerts-retention";
 import { checkOfflineDevices, evaluateAlerts } from "../../modules/alerts/evaluation";
 import { changeStatus, deleteExpiredAlerts } from "../../modules/alerts/lifecycle";
 import { createRule } from "../../modules/alerts/rules";
-import { createLogger } from "../../modules/platform/logger";
 import { recordTelemetry } from "../../modules/telemetry/service";
 import { startTestApp } from "../helpers/app";
 import { markSeen } from "../helpers/seen";
@@ -193,10 +192,7 @@ describe("evaluation", () => {
     expect(await deleteExpiredAlerts(sql, 180)).toBe(0);
     await sql`update alerts set resolved_at = now() - interval '181 days' where id = ${alert!.id}::uuid`;
     // The scheduled job applies ALERT_RETENTION_DAYS (180 by default).
-    await alertsRetentionJob.run(
-      {},
-      { config: app.config, database: app.database, logger: createLogger("silent") },
-    );
+    await alertsRetentionJob.run({}, app.services);
     expect((await sql`select id from alerts where id = ${alert!.id}::uuid`).length).toBe(0);
   });
 

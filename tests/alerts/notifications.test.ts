@@ -4,7 +4,7 @@ import { Value } from "@sinclair/typebox/value";
 import { evaluateAlerts } from "../../modules/alerts/evaluation";
 import { WebhookBody } from "../../modules/alerts/model";
 import { deliverNotification } from "../../modules/alerts/notifications/deliver";
-import { postWebhook, setWebhookTestOverrides } from "../../modules/alerts/notifications/webhook";
+import { postWebhook, type WebhookTransport } from "../../modules/alerts/notifications/webhook";
 import { createRule } from "../../modules/alerts/rules";
 import { loadConfig } from "../../modules/platform/config";
 import { saveNotificationSettings } from "../../modules/settings/store";
@@ -21,13 +21,16 @@ const hook = startHttpsReceiver();
 const { cert, received, answers } = hook;
 const receiver = { port: hook.port };
 
-const app = await startTestApp({
-  OUTPOST_ROLE: "web",
-  SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
-  SMTP_FROM: "Outpost <alerts@outpost.test>",
-  ALERT_WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS: "true",
-});
-setWebhookTestOverrides(app.config, { resolve: async () => ["127.0.0.1"], ca: cert });
+const webhook: WebhookTransport = { resolve: async () => ["127.0.0.1"], ca: cert };
+const app = await startTestApp(
+  {
+    OUTPOST_ROLE: "web",
+    SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    SMTP_FROM: "Outpost <alerts@outpost.test>",
+    ALERT_WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS: "true",
+  },
+  { webhook },
+);
 afterAll(async () => {
   await app.stop();
   hook.stop();
@@ -37,7 +40,7 @@ const sql = app.database.sql;
 const hookUrl = `https://hooks.test:${receiver.port}/outpost`;
 
 // Saved as Settings saves it. Settings refuses loopback URLs (correctly): its check resolves the
-// receiver's name to a public address here, while delivery resolves it to the receiver (overrides above).
+// receiver's name to a public address here, while delivery resolves it to the receiver (`webhook` above).
 await saveNotificationSettings(
   sql,
   { notification_email: "ops@example.test, oncall@example.test", webhook_url: hookUrl },
@@ -85,20 +88,20 @@ describe("notifications", () => {
       await sql`select max_attempts from graphile_worker.jobs where task_identifier = 'alerts_notify'`;
     expect(jobs.map((j) => j.max_attempts)).toEqual([25, 25]);
 
-    expect(await deliverNotification(sql, app.config, queued[0]!.id)).toBe("sent");
+    expect(await deliverNotification(sql, app.config, queued[0]!.id, webhook)).toBe("sent");
     expect(mails).toHaveLength(1);
     expect(mails[0]!.to.sort()).toEqual(["oncall@example.test", "ops@example.test", "rule@example.test"]);
     expect(mails[0]!.raw).toContain("Subject: [critical] Rule Breach: sensor.temp > 50 on");
     expect(mails[0]!.raw).toContain("/alerts/");
 
     answers.push(500);
-    await expect(deliverNotification(sql, app.config, queued[1]!.id)).rejects.toThrow(
+    await expect(deliverNotification(sql, app.config, queued[1]!.id, webhook)).rejects.toThrow(
       "the receiver answered 500",
     );
     const [failed] =
       await sql`select status, attempts, last_error from alert_notifications where id = ${queued[1]!.id}::uuid`;
     expect(failed).toMatchObject({ status: "pending", attempts: 1, last_error: "the receiver answered 500" });
-    expect(await deliverNotification(sql, app.config, queued[1]!.id)).toBe("sent");
+    expect(await deliverNotification(sql, app.config, queued[1]!.id, webhook)).toBe("sent");
     expect(received).toHaveLength(2);
     const last = received[1]!;
     expect(last.host).toBe(`hooks.test:${receiver.port}`);
@@ -146,13 +149,14 @@ describe("notifications", () => {
       SECRET_KEY: app.config.secretKey,
     });
     expect(production.alertWebhookAllowLoopback).toBe(false);
-    setWebhookTestOverrides(production, { resolve: async () => ["127.0.0.1"], ca: cert });
-    const result = await postWebhook(production, hookUrl, "{}", "s");
+    const result = await postWebhook(production, hookUrl, "{}", "s", webhook);
     expect(result).toEqual({ ok: false, error: "hooks.test resolves to a private or reserved address" });
-    expect(await postWebhook(production, "http://example.com/x", "{}", null)).toMatchObject({ ok: false });
+    expect(await postWebhook(production, "http://example.com/x", "{}", null, webhook)).toMatchObject({
+      ok: false,
+    });
     // With the switch on: a redirect is not followed, it counts as a failure.
     answers.push(302);
-    expect(await postWebhook(app.config, hookUrl, "{}", "s")).toEqual({
+    expect(await postWebhook(app.config, hookUrl, "{}", "s", webhook)).toEqual({
       ok: false,
       error: "the receiver answered 302",
     });
@@ -211,7 +215,7 @@ describe("device text in emails", () => {
     await evaluateAlerts(sql, app.config, { settleMs: -5000 });
     const email = (await pending()).find((n) => n.channel === "email")!;
     const before = mails.length;
-    expect(await deliverNotification(sql, app.config, email.id)).toBe("sent");
+    expect(await deliverNotification(sql, app.config, email.id, webhook)).toBe("sent");
     const mail = mails[before]!;
     expect(mail.to.sort()).toEqual(["oncall@example.test", "ops@example.test"]);
     const text = plainText(mail.raw);

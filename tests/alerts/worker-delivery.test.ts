@@ -2,7 +2,6 @@
 // receiver that answers 500 once; graphile-worker retries with backoff and the second attempt lands.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { setWebhookTestOverrides } from "../../modules/alerts/notifications/webhook";
 import { createRule } from "../../modules/alerts/rules";
 import { rotateWebhookSecret, saveNotificationSettings } from "../../modules/settings/store";
 import { startTestApp } from "../helpers/app";
@@ -10,8 +9,10 @@ import { beat, sensorDevice, until } from "./helpers";
 import { startHttpsReceiver } from "./receivers";
 
 const hook = startHttpsReceiver();
-const app = await startTestApp({ ALERT_WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS: "true" });
-setWebhookTestOverrides(app.config, { resolve: async () => ["127.0.0.1"], ca: hook.cert });
+const app = await startTestApp(
+  { ALERT_WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS: "true" },
+  { webhook: { resolve: async () => ["127.0.0.1"], ca: hook.cert } },
+);
 afterAll(async () => {
   await app.stop();
   hook.stop();

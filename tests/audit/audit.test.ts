@@ -7,6 +7,7 @@ import auditRetentionJob from "../../jobs/audit-retention";
 import { AUDITED_ROUTES, NOT_AUDITED } from "../../modules/audit/actions";
 import { pruneAudit } from "../../modules/audit/service";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { approvedDevice, register } from "../devices/helpers";
 import { runnerHeaders, startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 import { form } from "../helpers/app";
@@ -22,9 +23,7 @@ const lastEvent = (action: string, since: Date) => lastEventOf(app, action, sinc
 describe("coverage", () => {
   test("every state-changing route of the app is audited or deliberately left out", () => {
     const routes = buildApp({
-      config: app.config,
-      database: app.database,
-      logger: createLogger("silent"),
+      ...createServices(app.config, app.database, createLogger("silent")),
       workerRunning: () => true,
     })
       .routes.filter((route) => !["GET", "HEAD", "OPTIONS", "WS"].includes(route.method))
@@ -222,10 +221,7 @@ describe("reading it", () => {
     // The scheduled job applies AUDIT_RETENTION_DAYS (365 by default).
     await sql`insert into audit_events (actor_kind, actor, action, status, at) values
       ('operator', 'older@example.test', 'test.retention', 200, now() - interval '366 days')`;
-    await auditRetentionJob.run(
-      {},
-      { config: app.config, database: app.database, logger: createLogger("silent") },
-    );
+    await auditRetentionJob.run({}, app.services);
     const afterJob = await sql<
       { actor: string }[]
     >`select actor from audit_events where action = 'test.retention'`;

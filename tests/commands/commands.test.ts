@@ -12,7 +12,6 @@ import {
   queueCommand,
 } from "../../modules/commands/service";
 import { rejectDevices } from "../../modules/devices/service";
-import { createLogger } from "../../modules/platform/logger";
 import { commandsTotal } from "../../modules/platform/metrics";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
@@ -199,10 +198,7 @@ describe("command queue and delivery", () => {
     const expiredSoFar = async () =>
       (await commandsTotal.get()).values.find((v) => v.labels.event === "expired")?.value ?? 0;
     const before = await expiredSoFar();
-    await expireCommandsJob.run(
-      {},
-      { config: app.config, database: app.database, logger: createLogger("silent") },
-    );
+    await expireCommandsJob.run({}, app.services);
     expect((await getCommand(sql, stale.id))!.status).toBe("expired");
     expect((await getCommand(sql, fresh.id))!.status).toBe("delivered");
     expect((await expiredSoFar()) - before).toBeGreaterThanOrEqual(1); // counted (other tests may expire too)
@@ -226,10 +222,7 @@ describe("command queue and delivery", () => {
     await age(oldUnanswered!.id, "delivered", days + 1);
     await sql`update pending_commands set queued_at = now() - make_interval(days => ${days + 1}) where id = ${oldQueued!.id}`;
     await age(recentDone!.id, "succeeded", days - 1);
-    await commandRetentionJob.run(
-      {},
-      { config: app.config, database: app.database, logger: createLogger("silent") },
-    );
+    await commandRetentionJob.run({}, app.services);
     const left = await sql<{ id: string }[]>`select id from pending_commands where device_id = ${device.id}`;
     expect(left.map((r) => r.id).sort()).toEqual([oldQueued!.id, recentDone!.id].sort());
   });

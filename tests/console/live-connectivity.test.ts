@@ -1,16 +1,14 @@
 // Online/offline changes reach an open device list without reload, and the live trigger honours
 // DEVICE_ONLINE_WINDOW_SECONDS when no operator saved a window (migration 0008).
 import { describe, expect, test } from "bun:test";
-import { setLiveTickMs } from "../../modules/live/hub";
-import { deviceSettings } from "../../modules/settings/service";
+import { TICK_MS } from "../../modules/live/hub";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, screenshot } from "../helpers/browser";
+import { advancing } from "../helpers/clock";
 import { markSeen } from "../helpers/seen";
 import { agentHeartbeat, approvedDevice, heartbeat, notificationsDuring, signedIn } from "./helpers";
 
 const app = await startTestApp({ DEVICE_ONLINE_WINDOW_SECONDS: "60" });
-// Going offline involves no write: the hub re-counts on a timer (15 s in production).
-setLiveTickMs(app.config, 250);
 const browser = await launchBrowser();
 
 const age = (id: string, seconds: number) => markSeen(app.database.sql, id, seconds);
@@ -35,7 +33,7 @@ describe("live connectivity", () => {
     // Recording the default is not an override: no online_window_seconds row, Settings shows 1 min.
     const keys = await app.database.sql<{ key: string }[]>`select key from system_settings order by key`;
     expect(keys.map((k) => k.key)).toEqual(["online_window_seconds_default"]);
-    expect((await deviceSettings(app.config)).onlineWindowSeconds).toBe(60);
+    expect((await app.services.settings.device()).onlineWindowSeconds).toBe(60);
     const admin = await app.session("admin");
     const settings = await (await app.fetch("/settings", { headers: { cookie: admin.cookie } })).text();
     expect(settings).toMatch(
@@ -68,10 +66,14 @@ describe("live connectivity", () => {
 
     // Silence: nothing is written when a device goes offline; the hub's re-count notices.
     await age(device.id, 2 * 3600);
-    // 15 s: the re-count ticks every 250 ms, but two test files share the two cores (npm test).
-    await page.waitForSelector('tbody tr:has-text("tower-3") td.c-online .badge:text-is("offline")', {
-      timeout: 15_000,
-    });
+    // The hub re-counts every TICK_MS of its clock: the test moves the app's clock on.
+    await advancing(
+      app.clock,
+      TICK_MS,
+      page.waitForSelector('tbody tr:has-text("tower-3") td.c-online .badge:text-is("offline")', {
+        timeout: 15_000,
+      }),
+    );
     await screenshot(page, "console-devices-live-offline");
 
     // A heartbeat after the silence turns it online (the trigger notifies).

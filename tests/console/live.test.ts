@@ -1,8 +1,11 @@
 // Live updates: what the database announces, and how a burst is coalesced before it reaches browsers.
 import { describe, expect, test } from "bun:test";
-import { type LiveClient, liveHubFor, THROTTLE_MS } from "../../modules/live/hub";
+import { FleetCounter } from "../../modules/devices/service";
+import { type LiveClient, LiveHub, THROTTLE_MS, TICK_MS } from "../../modules/live/hub";
 import { createLogger } from "../../modules/platform/logger";
 import { startTestApp } from "../helpers/app";
+import { TestClock } from "../helpers/clock";
+import { markSeen } from "../helpers/seen";
 import {
   agentHeartbeat,
   approve,
@@ -35,11 +38,15 @@ describe("live updates", () => {
     expect(bulk).toEqual(["devices"]); // three rows, one transaction, one notification
   }, 30_000);
 
-  test("a burst of notifications becomes one fleet event with fresh counts per instance", async () => {
-    const hub = liveHubFor({
+  /** A hub of its own on a test clock, with one browser; `fleet()` are the fleet events it got. */
+  async function subscribedHub(onlineWindowSeconds = async () => 300) {
+    const clock = new TestClock({ frozen: true });
+    const hub = new LiveHub({
       database: app.database,
       logger: createLogger("silent"),
-      onlineWindowSeconds: async () => 300,
+      clock,
+      fleetCounts: new FleetCounter(app.database.sql, clock),
+      onlineWindowSeconds,
     });
     const events: { event: string; data: string }[] = [];
     const client: LiveClient = {
@@ -47,18 +54,60 @@ describe("live updates", () => {
       comment: () => {},
       close: () => {},
     };
-    const unsubscribe = hub.subscribe(client);
-    // Once LISTEN is set up, the first browser gets a fresh count (nothing committed meanwhile is missed).
-    for (let i = 0; i < 100 && !events.some((e) => e.event === "fleet"); i++) await Bun.sleep(20);
-    expect(events.filter((e) => e.event === "fleet").length).toBe(1);
+    hub.subscribe(client);
+    const fleet = () => events.filter((e) => e.event === "fleet").map((e) => JSON.parse(e.data));
+    // Once LISTEN is set up (a real connection: polled, bounded), the first browser gets a fresh count.
+    for (let i = 0; i < 250 && fleet().length === 0; i++) await Bun.sleep(20);
+    expect(fleet()).toHaveLength(1);
+    const first = fleet()[0];
     events.length = 0;
-    for (let i = 0; i < 500; i++) hub.onNotify("devices");
-    await Bun.sleep(THROTTLE_MS + 500);
-    unsubscribe();
-    const fleet = events.filter((e) => e.event === "fleet");
-    expect(fleet.length).toBe(1);
-    const counts = JSON.parse(fleet[0]!.data);
-    const [row] = await app.database.sql<{ n: number }[]>`select count(*)::int as n from devices`;
-    expect(counts.total).toBe(row!.n);
+    return { clock, hub, fleet, first };
+  }
+
+  /** Polls (bounded) until `check` holds: the hub counts with real queries. */
+  async function eventually(check: () => boolean) {
+    for (let i = 0; i < 250 && !check(); i++) await Bun.sleep(20);
+  }
+
+  test("a burst of notifications becomes one fleet event with fresh counts per instance", async () => {
+    const { clock, hub, fleet } = await subscribedHub();
+    try {
+      for (let i = 0; i < 500; i++) hub.onNotify("devices");
+      await clock.advance(THROTTLE_MS - 1);
+      expect(fleet()).toHaveLength(0); // held for the throttle
+      await clock.advance(1);
+      await eventually(() => fleet().length > 0);
+      await clock.advance(THROTTLE_MS * 3); // nothing more was heard: nothing more is sent
+      expect(fleet()).toHaveLength(1);
+      const [row] = await app.database.sql<{ n: number }[]>`select count(*)::int as n from devices`;
+      expect(fleet()[0].total).toBe(row!.n);
+    } finally {
+      await hub.close();
+    }
+  }, 30_000);
+
+  test("going offline writes nothing: the hub's re-count on its clock's tick announces it, once", async () => {
+    const device = await approvedDevice(app, { product_name: "live-tick" });
+    await heartbeat(app, device, await agentHeartbeat({ cpu: 1, memory: 2, disk: 3 }));
+    await markSeen(app.database.sql, device.id, 60);
+    // Seen a minute ago: online under 5 minutes; then a saved window of 30 s makes it offline with
+    // no write at all (as time passing does): only the re-count can tell.
+    let window = 300;
+    const { clock, hub, fleet, first } = await subscribedHub(async () => window);
+    try {
+      window = 30;
+      await clock.advance(TICK_MS - 1);
+      await Bun.sleep(200); // (a count would be a real database round trip)
+      expect(fleet()).toHaveLength(0);
+      await clock.advance(1);
+      await eventually(() => fleet().length > 0);
+      expect(fleet()).toHaveLength(1);
+      expect(fleet()[0].offline).toBe(first.offline + 1);
+      await clock.advance(TICK_MS); // counted again, unchanged: nothing sent
+      await Bun.sleep(200); // (the count's database round trip)
+      expect(fleet()).toHaveLength(1);
+    } finally {
+      await hub.close();
+    }
   }, 30_000);
 });

@@ -1,7 +1,6 @@
 // Settings in real Chromium: monitoring values stored in PostgreSQL (and used by the device API),
 // notification validation (HTTPS, public addresses only, stored URL never shown), operators.
 import { describe, expect, test } from "bun:test";
-import { deviceSettings } from "../../modules/settings/service";
 import { validateWebhookUrl } from "../../modules/settings/webhook";
 import { form, startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
@@ -29,7 +28,7 @@ describe("settings", () => {
     expect(await page.inputValue('input[name="online_window_minutes"]')).toBe("1.5");
     expect(await page.inputValue('input[name="telemetry_retention_days"]')).toBe("90");
     await screenshot(page, "console-settings-errors");
-    expect((await deviceSettings(app.config)).telemetryRetentionDays).toBe(30);
+    expect((await app.services.settings.device()).telemetryRetentionDays).toBe(30);
 
     await page.fill('input[name="online_window_minutes"]', "2");
     await page.fill('input[name="offline_alert_minutes"]', "15");
@@ -37,8 +36,8 @@ describe("settings", () => {
     await page.waitForSelector(".flash.success");
     expect(await page.locator(".flash.success").textContent()).toBe("Monitoring settings saved.");
     expect(await page.inputValue('input[name="offline_alert_minutes"]')).toBe("15");
-    await Bun.sleep(5100); // the per-process cache
-    const settings = await deviceSettings(app.config);
+    // Seen at once by the process that saved (its cache held the value read above).
+    const settings = await app.services.settings.device();
     expect(settings.onlineWindowSeconds).toBe(120);
     expect(settings.telemetryRetentionDays).toBe(90);
     await context.close();

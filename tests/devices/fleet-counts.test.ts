@@ -1,9 +1,10 @@
 // Fleet totals and match counts at scale: exact for a small fleet, remembered and refreshed in the
 // background for a large one; filtered counts stop at a cap, and the device list says so.
 import { describe, expect, test } from "bun:test";
-import { countFleet, fleetCounts } from "../../modules/devices/fleet-counts";
+import { FleetCounter, REFRESH_MS } from "../../modules/devices/fleet-counts";
 import { countMatchingDevices } from "../../modules/devices/queries";
 import { startTestApp } from "../helpers/app";
+import { TestClock } from "../helpers/clock";
 
 const app = await startTestApp();
 const sql = app.database.sql;
@@ -18,27 +19,32 @@ async function addDevices(n: number, status: "pending" | "approved", product = "
 
 describe("fleet counts", () => {
   test("a small fleet is counted exactly on every read", async () => {
+    const fleet = new FleetCounter(sql, new TestClock({ frozen: true }));
     await addDevices(3, "pending");
-    expect((await fleetCounts(sql, WINDOW)).pending).toBe(3);
+    expect((await fleet.counts(WINDOW)).pending).toBe(3);
     await addDevices(1, "approved");
-    const counts = await fleetCounts(sql, WINDOW);
+    const counts = await fleet.counts(WINDOW);
     expect(counts).toEqual({ total: 4, pending: 3, approved: 1, rejected: 0, online: 0, offline: 1 });
   });
 
   test("a large fleet's counts are served at once and refreshed in the background", async () => {
-    const large = { exactUpTo: 2, refreshMs: 60_000 };
-    await countFleet(sql, WINDOW);
+    const clock = new TestClock({ frozen: true });
+    const fleet = new FleetCounter(sql, clock, { exactUpTo: 2, refreshMs: REFRESH_MS });
+    await fleet.count(WINDOW);
     await addDevices(2, "pending");
     // Remembered (4 devices is "large" here) and not due: the last counts, no scan.
-    expect((await fleetCounts(sql, WINDOW, large)).total).toBe(4);
+    await clock.advance(REFRESH_MS - 1);
+    expect((await fleet.counts(WINDOW)).total).toBe(4);
     // Due: this read still answers at once with the last counts; the refresh lands for the next.
-    expect((await fleetCounts(sql, WINDOW, { ...large, refreshMs: 0 })).total).toBe(4);
-    await Bun.sleep(200);
-    expect((await fleetCounts(sql, WINDOW, large)).total).toBe(6);
+    await clock.advance(1);
+    expect((await fleet.counts(WINDOW)).total).toBe(4);
+    // (The refresh is a real query: polled, bounded.)
+    for (let i = 0; i < 100 && (await fleet.counts(WINDOW)).total !== 6; i++) await Bun.sleep(20);
+    expect((await fleet.counts(WINDOW)).total).toBe(6);
     // Counting afresh (what live updates do) is always exact.
     await addDevices(1, "pending");
-    expect((await countFleet(sql, WINDOW)).total).toBe(7);
-    expect((await fleetCounts(sql, WINDOW, large)).total).toBe(7);
+    expect((await fleet.count(WINDOW)).total).toBe(7);
+    expect((await fleet.counts(WINDOW)).total).toBe(7);
   });
 
   test("matching devices are counted up to the cap; the list shows 10,000+ beyond it", async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import {
   approveDevices,
-  fleetCounts,
   getDevice,
   listDevices,
   rejectDevices,
@@ -156,11 +155,11 @@ describe("GET /api/v1/devices", () => {
   });
 
   test("fleet counts", async () => {
-    const before = await fleetCounts(sql, 300);
+    const before = await app.services.fleetCounts.counts(300);
     const id = (await register(app)).body.data.id;
     await approveDevices(sql, [id]);
     await markSeen(sql, id, 0);
-    const after = await fleetCounts(sql, 300);
+    const after = await app.services.fleetCounts.counts(300);
     expect(after.total).toBe(before.total + 1);
     expect(after.approved).toBe(before.approved + 1);
     expect(after.online).toBe(before.online + 1);

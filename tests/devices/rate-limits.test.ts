@@ -142,8 +142,7 @@ describe("counter pruning", () => {
     await sql`insert into device_api_rate_limits (key, window_started_at, count) values
       ('prune:old', now() - interval '2 hours', 3), ('prune:fresh', now() - interval '10 minutes', 3)`;
     const { default: pruneJob } = await import("../../jobs/prune-sessions");
-    const { createLogger } = await import("../../modules/platform/logger");
-    await pruneJob.run({}, { config: app.config, database: app.database, logger: createLogger("silent") });
+    await pruneJob.run({}, app.services);
     const keys = await sql<
       { key: string }[]
     >`select key from device_api_rate_limits where key like 'prune:%'`;

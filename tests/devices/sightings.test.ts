@@ -14,7 +14,6 @@ import {
   SIGHTINGS_READ_MAX,
   SIGHTINGS_RETENTION_SECONDS,
 } from "../../modules/devices/sightings";
-import { createLogger } from "../../modules/platform/logger";
 import { markSeen } from "../helpers/seen";
 import { approvedDevice, heartbeatUrl, json, register, sampleHeartbeat } from "./helpers";
 import { sightingsFleet, WINDOW } from "./sightings-fixture";
@@ -159,10 +158,7 @@ describe("pruning", () => {
   test("the device_sightings_prune job prunes", async () => {
     const device = await approvedDevice(app);
     await markSeen(sql, device.id, SIGHTINGS_RETENTION_SECONDS + 30);
-    await sightingsPrune.run(
-      {},
-      { config: app.config, database: app.database, logger: createLogger("silent") },
-    );
+    await sightingsPrune.run({}, app.services);
     const [row] = await sql<{ recent: number; kept: number }[]>`
       select (select count(*) from device_sightings where ${device.id}::uuid = any(device_ids))::int as recent,
         (select count(*) from device_last_sightings where device_id = ${device.id})::int as kept`;

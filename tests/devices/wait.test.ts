@@ -2,12 +2,13 @@ import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { queueCommand } from "../../modules/commands/service";
 import { wakeDevice } from "../../modules/devices/service";
-import { closeDeviceWaits, DeviceWaits, deviceWaitsFor, heldWaits } from "../../modules/devices/wake";
+import { DeviceWaits } from "../../modules/devices/wake";
 import { sha256Hex } from "../../modules/platform/crypto";
 import { connectDatabase } from "../../modules/platform/database";
 import { createLogger } from "../../modules/platform/logger";
 import { deviceWaitsHeld } from "../../modules/platform/metrics";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { TestClock } from "../helpers/clock";
 import { clusterUrl, databaseUrl, TEMPLATE_DATABASE } from "../helpers/cluster";
 import { approvedDevice, heartbeatUrl, json, newMac, register, sampleHeartbeat } from "./helpers";
 
@@ -36,10 +37,31 @@ function wait(id: string, query: string, target: TestApp = app) {
   }));
 }
 
+/** Waits the app holds for a device. */
+const heldWaits = (id: string, target: TestApp = app) => target.services.deviceWaits.heldFor(id);
+
 /** Resolves once the device's waits are held (registered: a wake from now on is heard). */
-async function held(id: string, count = 1) {
-  for (let i = 0; i < 500 && heldWaits(id) < count; i++) await Bun.sleep(10);
-  expect(heldWaits(id)).toBe(count);
+async function held(id: string, count = 1, target: TestApp = app) {
+  // Polled (bounded): the wait is an HTTP request on its way.
+  for (let i = 0; i < 500 && heldWaits(id, target) < count; i++) await Bun.sleep(10);
+  expect(heldWaits(id, target)).toBe(count);
+}
+
+/**
+ * A wait that no work ends: held until the app's clock (moved on by the test) passes its timeout,
+ * then answered `wake: null`.
+ */
+async function waitsOut(id: string, query: string, seconds: number, target: TestApp = app) {
+  const pending = wait(id, query, target);
+  await held(id, 1, target);
+  // (The app's clock also runs in real time: the halves leave the request's own time some room.)
+  await target.clock.advance((seconds * 1000) / 2);
+  expect(heldWaits(id, target)).toBe(1); // not early
+  await target.clock.advance((seconds * 1000) / 2);
+  const result = await pending;
+  // Answered as the clock passed the timeout, not by the same time passing for real.
+  if (seconds >= 30) expect(result.ms).toBeLessThan(10_000);
+  return result;
 }
 
 async function openLease(id: string) {
@@ -55,10 +77,9 @@ async function openLease(id: string) {
 describe("waiting for work", () => {
   test("without work the wait is held for timeout_s and answers wake: null", async () => {
     const device = await onlineDevice();
-    const result = await wait(device.id, `api_key=${device.token}&timeout_s=1&remote_access=0`);
+    const result = await waitsOut(device.id, `api_key=${device.token}&timeout_s=30&remote_access=0`, 30);
     expect(result.status).toBe(200);
     expect(result.body).toEqual({ data: { wake: null } });
-    expect(result.ms).toBeGreaterThanOrEqual(950);
   });
 
   test("opening remote access answers a held wait at once with remote_access; ending it wakes a holder of a token", async () => {
@@ -156,9 +177,8 @@ describe("waiting for work", () => {
     // Written directly: queueCommand's wake would reach this wait (as "notified") a moment later.
     await sql`insert into pending_commands (device_id, type, expires_at)
       values (${device.id}, 'list_scripts', now() - interval '1 second')`;
-    const result = await wait(device.id, `api_key=${device.token}&timeout_s=1`);
+    const result = await waitsOut(device.id, `api_key=${device.token}&timeout_s=30`, 30);
     expect(result.body).toEqual({ data: { wake: null } });
-    expect(result.ms).toBeGreaterThanOrEqual(950);
   });
 
   test("once the waits are closed (shutdown), a new wait answers at once; the process's next set holds again", async () => {
@@ -176,28 +196,33 @@ describe("waiting for work", () => {
         apiKey: device.token,
         holdsRemoteAccess: false,
         remoteAccessActive: async () => false,
-        timeoutMs: 1_000,
+        timeoutMs: 30_000,
       };
       const logger = createLogger("silent");
-      const waits = deviceWaitsFor(database, logger);
-      expect(deviceWaitsFor(database, logger)).toBe(waits); // one set per process and database
-      await closeDeviceWaits(database);
-      let started = performance.now();
+      const clock = new TestClock({ frozen: true });
+      const waits = new DeviceWaits(database, logger, clock);
+      await waits.close();
+      const started = performance.now();
       expect(await waits.wait({ ...input, apiKey: "not even checked", timeoutMs: 30_000 })).toEqual({
         wake: undefined,
       });
       expect(performance.now() - started).toBeLessThan(1_000);
       // A restarted app (same database handle) gets a set of its own that holds waits again.
-      const fresh = deviceWaitsFor(database, logger);
-      expect(fresh).not.toBe(waits);
-      started = performance.now();
-      expect(await fresh.wait(input)).toEqual({ wake: undefined });
-      expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+      const fresh = new DeviceWaits(database, logger, clock);
+      const heldAt = performance.now();
+      const pending = fresh.wait(input);
+      for (let i = 0; i < 500 && fresh.heldFor(device.id) === 0; i++) await Bun.sleep(10);
+      expect(fresh.heldFor(device.id)).toBe(1);
+      await clock.advance(input.timeoutMs - 1);
+      expect(fresh.heldFor(device.id)).toBe(1); // not a moment early
+      await clock.advance(1);
+      expect(await pending).toEqual({ wake: undefined });
+      expect(performance.now() - heldAt).toBeLessThan(10_000); // the clock's 30 s, not real ones
       expect(fresh.devicesWaiting).toBe(0); // nothing kept for a device without waits
       expect(await listeners()).toBe(appListeners + 1);
-      await closeDeviceWaits(database);
+      await fresh.close();
       expect(await listeners()).toBe(appListeners); // closing stops listening
-      await closeDeviceWaits(database); // nothing left to close: fine
+      await fresh.close(); // nothing left to close: fine
     } finally {
       await database.close();
     }
@@ -207,7 +232,7 @@ describe("waiting for work", () => {
     // A database that does not exist yet: the first wait fails (typed by PostgreSQL), then it is created.
     const name = `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
     const database = connectDatabase(databaseUrl(name), 2);
-    const waits = new DeviceWaits(database, createLogger("silent"));
+    const waits = new DeviceWaits(database, createLogger("silent"), new TestClock());
     const admin = postgres(clusterUrl(), { max: 1, onnotice: () => {} });
     try {
       const input = {
@@ -247,12 +272,11 @@ describe("waiting for work", () => {
       await sql`update devices set remote_access_requested = true where id = ${device.id}`;
       await sql`insert into remote_access_leases (id, device_id, owner_kind, holder, expires_at, max_expires_at)
         values (${leaseId}, ${device.id}, 'api', 'test', now() - interval '1 second', now() + interval '1 hour')`;
-      const result = await wait(device.id, `api_key=${device.token}&timeout_s=1&remote_access=0`);
+      const result = await waitsOut(device.id, `api_key=${device.token}&timeout_s=1&remote_access=0`, 1);
       const [lease] = await sql<{ ended: boolean }[]>`
         select end_reason is not null as ended from remote_access_leases where id = ${leaseId}`;
       if (lease!.ended && attempt < 3) continue;
       expect(result.body).toEqual({ data: { wake: null } });
-      expect(result.ms).toBeGreaterThanOrEqual(950);
       break;
     }
   });
@@ -283,10 +307,8 @@ describe("waiting for work", () => {
   test("the server caps the wait at DEVICE_WAIT_MAX_SECONDS (0: answers at once), and answers held waits when it stops", async () => {
     const capped = await startTestApp({ DEVICE_WAIT_MAX_SECONDS: "1" });
     const device = await onlineDevice(capped);
-    const result = await wait(device.id, `api_key=${device.token}&timeout_s=50`, capped);
+    const result = await waitsOut(device.id, `api_key=${device.token}&timeout_s=50`, 1, capped);
     expect(result.body.data.wake).toBeNull();
-    expect(result.ms).toBeLessThan(5_000);
-    expect(result.ms).toBeGreaterThanOrEqual(950);
 
     const off = await startTestApp({ DEVICE_WAIT_MAX_SECONDS: "0" });
     const offDevice = await onlineDevice(off);
@@ -297,7 +319,7 @@ describe("waiting for work", () => {
     const stopping = await startTestApp();
     const stoppingDevice = await onlineDevice(stopping);
     const pending = wait(stoppingDevice.id, `api_key=${stoppingDevice.token}&timeout_s=50`, stopping);
-    await held(stoppingDevice.id);
+    await held(stoppingDevice.id, 1, stopping);
     const stopped = performance.now();
     await stopping.running.stop();
     expect((await pending).body).toEqual({ data: { wake: null } });

@@ -7,11 +7,7 @@ const fixture = writeE2EFixture({ extraConfig: "run_timeout_s: 60\n" });
 const app = await startE2EApp(fixture);
 const api = e2eClient(app);
 const { sql } = app.database;
-const context = {
-  config: app.config,
-  database: app.database,
-  logger: (await import("../../modules/platform/logger")).createLogger("silent"),
-};
+const context = app.services;
 
 async function finishedRun(environment = "plain") {
   const { json } = await api.create({

@@ -3,9 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type RunningOutpost, startOutpost } from "../../app";
+import type { WebhookTransport } from "../../modules/alerts/notifications/webhook";
 import { createApiToken, type OperatorRole } from "../../modules/operators/service";
 import { type Config, loadConfig } from "../../modules/platform/config";
 import { createLogger } from "../../modules/platform/logger";
+import type { Services } from "../../services";
+import { TestClock } from "./clock";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { TUNNEL_FREE_PORTS } from "./process";
 import { operatorSession } from "./sessions";
@@ -15,6 +18,10 @@ export interface TestApp {
   config: Config;
   database: TestDatabase;
   running: RunningOutpost;
+  /** The app's services (settings, live hub, device waits…), as its routes and jobs use them. */
+  services: Services;
+  /** The app's clock: `await app.clock.advance(ms)` instead of sleeping for a cache or a timer. */
+  clock: TestClock;
   /** Setup codes the app announced (printed on the console outside tests), oldest first. */
   announcedSetupCodes: string[];
   /** Fetch relative to the app, never following redirects. */
@@ -26,8 +33,16 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  /** How alert webhooks resolve and which certificates they trust (a test receiver's). */
+  webhook?: WebhookTransport;
+}
+
 /** Starts the whole app (all roles unless env says otherwise) on a random port and a fresh database. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const database = await createTestDatabase({ dropAfterAll: false });
   const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-test-data-"));
   const config = loadConfig({
@@ -43,8 +58,11 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ...env,
   });
   const announcedSetupCodes: string[] = [];
+  const clock = new TestClock();
   const running = await startOutpost(config, createLogger(config.logLevel), {
     announceSetupCode: (code) => announcedSetupCodes.push(code),
+    clock,
+    webhook: options.webhook,
   });
   const url = running.url!;
   let counter = 0;
@@ -53,6 +71,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     config,
     database,
     running,
+    services: running.services,
+    clock,
     announcedSetupCodes,
     fetch: (pathname, init) => fetch(`${url}${pathname}`, { redirect: "manual", ...init }),
     async token(role) {

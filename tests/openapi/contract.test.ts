@@ -14,6 +14,7 @@ import { notifyPolicy } from "../../modules/alerts/notifications/queue";
 import { queueCommand } from "../../modules/commands/service";
 import { apiRoutes } from "../../modules/openapi/document";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { approvedDevice, newMac } from "../devices/helpers";
 import { RUNNER_ID, RUNNER_TOKEN, startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 import { announcedSchema, fieldsScript } from "../helpers/agent-schema";
@@ -30,9 +31,7 @@ const doc: any = await (await app.fetch("/api/openapi.json")).json();
 test("every API route declares its replies (a 2xx and a 4xx, each with a schema) in its route options", () => {
   const routes = apiRoutes(
     buildApp({
-      config: app.config,
-      database: app.database,
-      logger: createLogger("silent"),
+      ...createServices(app.config, app.database, createLogger("silent")),
       workerRunning: () => true,
     }),
   );

@@ -9,6 +9,7 @@ import { buildApp } from "../../app";
 import { approveDevices } from "../../modules/devices/service";
 import { API_PATH } from "../../modules/openapi/document";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { json, newMac, sampleHeartbeat } from "../devices/helpers";
 import { startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 import { launchBrowser, screenshot } from "../helpers/browser";
@@ -35,9 +36,7 @@ describe("the document", () => {
 
   test("lists every API route of the app, with who may call it", () => {
     const routes = buildApp({
-      config: app.config,
-      database: app.database,
-      logger: createLogger("silent"),
+      ...createServices(app.config, app.database, createLogger("silent")),
       workerRunning: () => true,
     })
       .routes.filter(

@@ -3,6 +3,7 @@ import { buildApp } from "../../app";
 import type { OperatorRole } from "../../modules/operators/service";
 import { type Access, declaredAccess } from "../../modules/platform/access";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { startTestApp } from "../helpers/app";
 
 // Walks every route of the real app against every role. A route that declares no access level
@@ -10,9 +11,7 @@ import { startTestApp } from "../helpers/app";
 const app = await startTestApp();
 const routes = declaredAccess(
   buildApp({
-    config: app.config,
-    database: app.database,
-    logger: createLogger("silent"),
+    ...createServices(app.config, app.database, createLogger("silent")),
     workerRunning: () => true,
   }),
 );

@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { buildApp } from "../../app";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { approvedDevice } from "../devices/helpers";
 import { runnerHeaders, startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 
@@ -232,9 +233,7 @@ const tokens = {
 };
 const ZERO = "00000000-0000-4000-8000-000000000000";
 const appRoutes = buildApp({
-  config: app.config,
-  database: app.database,
-  logger: createLogger("silent"),
+  ...createServices(app.config, app.database, createLogger("silent")),
   workerRunning: () => true,
 })
   .routes.filter((route) => route.method !== "WS")

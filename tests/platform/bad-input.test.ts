@@ -3,14 +3,13 @@
 import { describe, expect, test } from "bun:test";
 import { buildApp } from "../../app";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { approvedDevice } from "../devices/helpers";
 import { runnerHeaders, startE2EApp, writeE2EFixture } from "../e2e/fixtures";
 
 const app = await startE2EApp(writeE2EFixture());
 const routes = buildApp({
-  config: app.config,
-  database: app.database,
-  logger: createLogger("silent"),
+  ...createServices(app.config, app.database, createLogger("silent")),
   workerRunning: () => true,
 })
   .routes.map((route) => ({ method: route.method, path: route.path }))

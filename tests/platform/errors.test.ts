@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { buildApp } from "../../app";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { startTestApp } from "../helpers/app";
 
 const app = await startTestApp();
@@ -46,9 +47,7 @@ describe("errors", () => {
     const captured = logger.child({});
     captured.error = ((obj: unknown) => lines.push(JSON.stringify(obj))) as typeof captured.error;
     const probe = buildApp({
-      config: app.config,
-      database: app.database,
-      logger: captured,
+      ...createServices(app.config, app.database, captured),
       workerRunning: () => true,
     })
       .get("/api/v1/boom", () => {

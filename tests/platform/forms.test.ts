@@ -6,13 +6,12 @@ import { describe, expect, test } from "bun:test";
 import { buildApp } from "../../app";
 import { isApiPath } from "../../modules/platform/http";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { form, startTestApp } from "../helpers/app";
 
 const app = await startTestApp();
 const routes = buildApp({
-  config: app.config,
-  database: app.database,
-  logger: createLogger("silent"),
+  ...createServices(app.config, app.database, createLogger("silent")),
   workerRunning: () => true,
 }).routes;
 

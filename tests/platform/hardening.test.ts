@@ -4,6 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { buildApp } from "../../app";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { safeNext } from "../../ui/page";
 import { mac } from "../console/helpers";
 import { startTestApp } from "../helpers/app";
@@ -154,9 +155,7 @@ describe("secrets stay out of logs", () => {
     const lines: string[] = [];
     const logger = createLogger("debug", {}, "json", { write: (line: string) => void lines.push(line) });
     const probe = buildApp({
-      config: app.config,
-      database: app.database,
-      logger,
+      ...createServices(app.config, app.database, logger),
       workerRunning: () => true,
     }).get("/api/v1/boom", ({ request }) => {
       logger.warn(`retrying ${request.url}`);
@@ -204,9 +203,11 @@ describe("security headers", () => {
 
   test("Strict-Transport-Security when BASE_URL is https", async () => {
     const probe = buildApp({
-      config: { ...app.config, baseUrl: "https://outpost.example" },
-      database: app.database,
-      logger: createLogger("silent"),
+      ...createServices(
+        { ...app.config, baseUrl: "https://outpost.example" },
+        app.database,
+        createLogger("silent"),
+      ),
       workerRunning: () => true,
     });
     const response = await probe.handle(new Request("http://localhost/login"));

@@ -3,6 +3,7 @@ import { buildApp } from "../../app";
 import { loadConfig } from "../../modules/platform/config";
 import { connectDatabase, type Database } from "../../modules/platform/database";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { startTestApp } from "../helpers/app";
 
 const app = await startTestApp();
@@ -39,9 +40,7 @@ describe("/readyz answers 503 when a check fails", () => {
     });
     const database = connectDatabase(app.database.url, 2);
     const server = buildApp({
-      config,
-      database,
-      logger: createLogger("silent"),
+      ...createServices(config, database, createLogger("silent")),
       workerRunning: () => options.workerRunning,
     }).listen({ port: 0, hostname: "127.0.0.1" });
     let restore: void | (() => Promise<void>) | undefined;

@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import remoteAccessSweep from "../../jobs/remote-access-sweep";
 import { loadConfig } from "../../modules/platform/config";
-import { createLogger } from "../../modules/platform/logger";
 import { deviceWebUrl } from "../../modules/remote-access/routes";
 import { renewLease } from "../../modules/remote-access/service";
 import { verifyCredential } from "../../modules/remote-access/token";
@@ -154,10 +153,7 @@ describe("remote access leases through the API", () => {
     await sql`update remote_access_leases set expires_at = now() - interval '1 second' where id = ${lease.lease_id}`;
     await markSeen(sql, goingOffline.id, 86_400);
 
-    await remoteAccessSweep.run(
-      {},
-      { config: app.config, database: app.database, logger: createLogger("silent") },
-    );
+    await remoteAccessSweep.run({}, app.services);
     const reasons = await sql<{ device_id: string; end_reason: string | null }[]>`
       select device_id, end_reason from remote_access_leases
       where device_id in (${expiring.id}, ${goingOffline.id}, ${staying.id})`;

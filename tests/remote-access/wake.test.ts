@@ -5,7 +5,6 @@ import { afterAll, describe, expect, test } from "bun:test";
 import path from "node:path";
 import { saveCredentials } from "../../agent/state";
 import { queueCommand } from "../../modules/commands/service";
-import { heldWaits } from "../../modules/devices/wake";
 import { freePort, tempDir } from "../agent/helpers";
 import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
@@ -72,7 +71,7 @@ async function commandStatus(id: string) {
 describe("an agent woken between its polls", () => {
   test("lease opened → tunnel up within 6 s (not at the next poll, 60 s later); a queued command runs within seconds; the lease's end stops the tunnel", async () => {
     const device = await agentDevice(true);
-    await waitFor(() => heldWaits(device.id) > 0, 10_000, "the agent's wait");
+    await waitFor(() => app.services.deviceWaits.heldFor(device.id) > 0, 10_000, "the agent's wait");
     const opened = performance.now();
     const leaseId = await openLease(device.id);
     await waitFor(() => tunnel.registry.get(device.id) !== undefined, 6_000, "the tunnel within 6 s");
@@ -97,14 +96,14 @@ describe("an agent woken between its polls", () => {
     expect(ended.status).toBe(204);
     await waitFor(() => tunnel.registry.get(device.id) === undefined, 10_000, "the tunnel down");
     // The agent learnt it too (its wait answered, it polled): it holds no token, so it waits again.
-    await waitFor(() => heldWaits(device.id) > 0, 10_000, "the agent waiting again");
+    await waitFor(() => app.services.deviceWaits.heldFor(device.id) > 0, 10_000, "the agent waiting again");
   });
 
   test("with long_poll off the agent holds no wait and learns of a lease only at its next poll", async () => {
     const device = await agentDevice(false);
     await openLease(device.id);
     await Bun.sleep(4_000);
-    expect(heldWaits(device.id)).toBe(0);
+    expect(app.services.deviceWaits.heldFor(device.id)).toBe(0);
     expect(tunnel.registry.get(device.id)).toBeUndefined();
   });
 });

@@ -3,7 +3,6 @@
 // deleting a device deletes its rollups.
 import { describe, expect, test } from "bun:test";
 import telemetryRollupJob from "../../jobs/telemetry-rollup";
-import { createLogger } from "../../modules/platform/logger";
 import { rollUpTelemetry, SETTLE_MS } from "../../modules/telemetry/rollups";
 import { deviceChartData, fleetActivity } from "../../modules/telemetry/series";
 import { deleteDeviceTelemetry, recordTelemetry } from "../../modules/telemetry/service";
@@ -31,10 +30,7 @@ describe("charts from rollups", () => {
       await recordTelemetry(sql, d, cpu(usage), new Date(hour + offset * MINUTE));
     // The job's run with the real clock ends at its start (less the margin), however fast it folds.
     const jobStarted = Date.now();
-    await telemetryRollupJob.run(
-      {},
-      { config: app.config, database: app.database, logger: createLogger("silent") },
-    );
+    await telemetryRollupJob.run({}, app.services);
     expect(Date.now() - jobStarted).toBeLessThan(5000);
     const [progress] = await sql<{ ms: number }[]>`
       select extract(epoch from rolled_until)::float8 * 1000 as ms from telemetry_rollup_progress`;

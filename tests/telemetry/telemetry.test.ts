@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import telemetryPartitionsJob from "../../jobs/telemetry-partitions";
 import telemetryRetentionJob from "../../jobs/telemetry-retention";
-import { createLogger } from "../../modules/platform/logger";
 import {
   dropExpiredTelemetry,
   ensureTelemetryPartitions,
@@ -16,7 +15,7 @@ import { startTestApp } from "../helpers/app";
 const app = await startTestApp({ TELEMETRY_RETENTION_DAYS: "30" });
 const sql = app.database.sql;
 const DAY = 86_400_000;
-const jobContext = () => ({ config: app.config, database: app.database, logger: createLogger("silent") });
+const jobContext = () => app.services;
 const day = (offset: number) => new Date(Date.now() + offset * DAY).toISOString().slice(0, 10);
 
 async function partitionOf(id: string) {

@@ -103,11 +103,17 @@ describe("browser terminal over the socket", () => {
 
   test("idle: a warning, then the cut with the reference's messages", async () => {
     const { socket, session } = await connected(await app.session("operator"));
+    // Idle 6 s, warned 3 s before: the limits run on the app's clock, moved on here.
+    const started = performance.now();
+    await app.clock.advance(3000);
     await waitFor(() => socket.frame("session_warning"), 10_000, "the idle warning");
     expect(String(socket.frame("session_warning")!.payload.message)).toMatch(
       /^Session idle\. Disconnecting in 3 seconds\. Press any key to stay connected\.$/,
     );
+    expect(socket.frame("ended")).toBeUndefined();
+    await app.clock.advance(3000);
     await waitFor(() => socket.frame("ended"), 10_000, "the idle cut");
+    expect(performance.now() - started).toBeLessThan(6_000); // the clock's 6 s, not real ones
     expect(socket.output()).toContain("[Session idle. Disconnecting in 3s...]");
     expect(socket.output()).toContain("[Session timed out due to inactivity.]");
     expect(socket.frame("ended")!.payload).toMatchObject({ reason: "idle", label: "Idle timeout" });
@@ -119,12 +125,14 @@ describe("browser terminal over the socket", () => {
 
   test("hard limit: typing keeps it from idling, the time limit still ends it", async () => {
     const { socket } = await connected(await app.session("operator"));
-    const typing = setInterval(() => socket.send({ event: "input", payload: { data: " " } }), 1000);
-    try {
-      await waitFor(() => socket.frame("ended"), 20_000, "the time limit");
-    } finally {
-      clearInterval(typing);
+    // A key a second of the app's clock (moved on here) for the 12 s limit, and a little beyond.
+    const started = performance.now();
+    for (let second = 0; second < 14 && !socket.frame("ended"); second++) {
+      socket.send({ event: "input", payload: { data: " " } });
+      await app.clock.advance(1000);
     }
+    await waitFor(() => socket.frame("ended"), 10_000, "the time limit");
+    expect(performance.now() - started).toBeLessThan(12_000); // the clock's 12 s, not real ones
     expect(socket.frame("session_warning")).toBeUndefined();
     expect(socket.output()).toContain("[Session time limit reached (12s). Disconnecting...]");
     expect(socket.frame("ended")!.payload).toMatchObject({
@@ -214,7 +222,6 @@ describe("browser terminal over the socket", () => {
       body: new URLSearchParams({ _csrf: admin.csrf, record_input: "maybe" }).toString(),
     });
     expect(bad.status).toBe(400);
-    await Bun.sleep(5100); // the settings cache of this process
     try {
       const operator = await app.session("operator");
       const { socket, session } = await connected(operator);

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import type { BrowserContext, Page } from "playwright-core";
 import { buildApp } from "../../app";
 import { createLogger } from "../../modules/platform/logger";
+import { createServices } from "../../services";
 import { signedIn } from "../console/helpers";
 import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
 import { oidcEnv, startTestProvider } from "../oidc/provider";
@@ -37,9 +38,7 @@ const NOT_PAGES =
   /^\/(api|e2e\/|live|assets|static|healthz|readyz|metrics|favicon|logout|downloads\/|auth\/oidc\/(login|callback))|\/live$|\.(js|csv|cast|sh)$/;
 
 const pages = buildApp({
-  config: app.config,
-  database: app.database,
-  logger: createLogger("silent"),
+  ...createServices(app.config, app.database, createLogger("silent")),
   workerRunning: () => true,
 })
   .routes.filter((route) => route.method === "GET" && !NOT_PAGES.test(route.path))

@@ -7,7 +7,7 @@ import { type Alert, getAlert } from "../lifecycle";
 import type { WebhookBody } from "../model";
 import { ruleNames } from "../rules";
 import { type EmailMessage, sendEmail } from "./email";
-import { postWebhook } from "./webhook";
+import { postWebhook, type WebhookTransport } from "./webhook";
 
 /** Deliveries are retried (graphile-worker's exponential backoff) until this long after the alert changed. */
 export const RETRY_WINDOW_MS = 24 * 3600 * 1000;
@@ -94,13 +94,19 @@ export function emailFor(body: WebhookBody, event: string, baseUrl: string, to: 
   };
 }
 
-async function attempt(config: Config, sql: Sql, row: NotificationRow, alert: Alert) {
+async function attempt(
+  config: Config,
+  webhook: WebhookTransport,
+  sql: Sql,
+  row: NotificationRow,
+  alert: Alert,
+) {
   const body = await webhookBody(sql, alert);
   if (row.channel === "email")
     return sendEmail(config, emailFor(body, row.event, config.baseUrl, row.recipients));
   const url = await webhookUrl(sql);
   if (!url) return { ok: false as const, error: "no webhook URL is configured" };
-  return postWebhook(config, url, JSON.stringify(body), await webhookSecret(sql));
+  return postWebhook(config, url, JSON.stringify(body), await webhookSecret(sql), webhook);
 }
 
 /**
@@ -108,7 +114,12 @@ async function attempt(config: Config, sql: Sql, row: NotificationRow, alert: Al
  * throws so graphile-worker retries with backoff, until RETRY_WINDOW_MS has passed: then the
  * notification is marked failed and the job ends.
  */
-export async function deliverNotification(sql: Sql, config: Config, id: string): Promise<string> {
+export async function deliverNotification(
+  sql: Sql,
+  config: Config,
+  id: string,
+  webhook: WebhookTransport,
+): Promise<string> {
   const [row] = await sql<NotificationRow[]>`select * from alert_notifications where id = ${id}::uuid`;
   if (!row) return "missing";
   if (row.status !== "pending") return row.status;
@@ -117,7 +128,7 @@ export async function deliverNotification(sql: Sql, config: Config, id: string):
     await sql`update alert_notifications set status = 'failed', last_error = 'the alert no longer exists' where id = ${id}::uuid`;
     return "failed";
   }
-  const result = await attempt(config, sql, row, alert);
+  const result = await attempt(config, webhook, sql, row, alert);
   if (result.ok) {
     await sql`update alert_notifications set status = 'sent', attempts = attempts + 1, last_attempt_at = now(),
       sent_at = now(), last_error = null where id = ${id}::uuid`;
@@ -173,6 +184,7 @@ export async function sendTestNotification(
   sql: Sql,
   config: Config,
   recipients: string[],
+  webhook: WebhookTransport,
 ): Promise<{ channel: string; ok: boolean; error?: string }[]> {
   const now = new Date().toISOString();
   const body: WebhookBody = {
@@ -198,7 +210,7 @@ export async function sendTestNotification(
   }
   const url = await webhookUrl(sql);
   if (url) {
-    const posted = await postWebhook(config, url, JSON.stringify(body), await webhookSecret(sql));
+    const posted = await postWebhook(config, url, JSON.stringify(body), await webhookSecret(sql), webhook);
     results.push({ channel: "webhook", ok: posted.ok, ...(posted.ok ? {} : { error: posted.error }) });
   }
   return results;

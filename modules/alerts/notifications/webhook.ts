@@ -23,20 +23,17 @@ export function signWebhook(
   return `t=${unixSeconds},v1=${mac}`;
 }
 
-interface TestOverrides {
-  resolve?: Resolver;
-  /** PEM of a test receiver's self-signed certificate. */
+/** How webhooks reach receivers: a process's services carry one (createServices). */
+export interface WebhookTransport {
+  /** Host name → addresses (the system's resolver in production). */
+  resolve: Resolver;
+  /** PEM of certificates to trust besides the system's (none in production: NODE_EXTRA_CA_CERTS). */
   ca?: string;
 }
-const overrides = new WeakMap<object, TestOverrides>();
 
-/** Tests only: a resolver and a trusted certificate for the app of this config. */
-export function setWebhookTestOverrides(config: object, value: TestOverrides): void {
-  overrides.set(config, value);
-}
-
-const systemResolver: Resolver = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+export const systemWebhookTransport: WebhookTransport = {
+  resolve: async (host) => (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address),
+};
 
 const LOOPBACK = (a: string) => a === "::1" || a.startsWith("127.");
 
@@ -45,14 +42,14 @@ export async function postWebhook(
   target: string,
   body: string,
   secret: string | null,
+  transport: WebhookTransport,
 ): Promise<{ ok: true; status: number } | { ok: false; error: string }> {
   const url = new URL(target);
   if (url.protocol !== "https:") return { ok: false, error: "the webhook URL is not https" };
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  const test = overrides.get(config) ?? {};
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : await (test.resolve ?? systemResolver)(host);
+    addresses = isIP(host) ? [host] : await transport.resolve(host);
   } catch {
     return { ok: false, error: `could not resolve ${host}` };
   }
@@ -77,7 +74,7 @@ export async function postWebhook(
       headers,
       redirect: "manual",
       signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-      tls: { serverName: host, ...(test.ca ? { ca: test.ca } : {}) },
+      tls: { serverName: host, ...(transport.ca ? { ca: transport.ca } : {}) },
     } as RequestInit);
     await response.body?.cancel().catch(() => {});
     if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status };

@@ -1,10 +1,9 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
 import { countOpenAlerts } from "../../alerts";
-import { fleetCounts, recentDevices } from "../../devices/service";
+import { recentDevices } from "../../devices/service";
 import { canOperate } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
-import { deviceSettings } from "../../settings/service";
 import { fleetActivity } from "../../telemetry/service";
 import { DashboardPage } from "./page";
 
@@ -13,15 +12,15 @@ const RECENT_DEVICES = 8;
 /** The dashboard (`/`): fleet counts, activity over 24 h, the newest devices. */
 export function dashboardRoutes(ctx: AppContext) {
   const { pageContext, htmlPage } = consolePages(ctx.config);
-  const { config, database } = ctx;
+  const { database } = ctx;
   const sql = database.sql;
   return new Elysia({ name: "dashboard-page" }).use(ctx.access).get(
     "/",
     async ({ request, principal }) => {
       const page = pageContext(request, principal);
-      const { onlineWindowSeconds } = await deviceSettings(config);
+      const { onlineWindowSeconds } = await ctx.settings.device();
       const [counts, recent, chart, alerts] = await Promise.all([
-        fleetCounts(sql, onlineWindowSeconds),
+        ctx.fleetCounts.counts(onlineWindowSeconds),
         recentDevices(sql, RECENT_DEVICES, onlineWindowSeconds),
         fleetActivity(sql),
         countOpenAlerts(sql),

@@ -24,7 +24,6 @@ import { AppError } from "../../platform/errors";
 import { isUuid } from "../../platform/json-body";
 import { formList } from "../../platform/schemas";
 import { endDeviceLeases } from "../../remote-access/service";
-import { deviceSettings } from "../../settings/service";
 import { gaugesOf, latestTelemetry } from "../../telemetry/service";
 import { tabUrl } from "./links";
 import {
@@ -60,7 +59,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
       name: device.name,
       tab: tab.id,
       canManage: canOperate(principal),
-      onlineWindowSeconds: (await deviceSettings(config)).onlineWindowSeconds,
+      onlineWindowSeconds: (await ctx.settings.device()).onlineWindowSeconds,
       baseUrl: config.baseUrl,
       latest,
       gauges: gaugesOf(latest?.payload),
@@ -69,7 +68,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
   }
 
   async function loadDevice(id: string): Promise<Device> {
-    const { onlineWindowSeconds } = await deviceSettings(config);
+    const { onlineWindowSeconds } = await ctx.settings.device();
     const device = isUuid(id) ? await getDevice(sql, id, { onlineWindowSeconds }) : undefined;
     if (!device)
       throw new AppError(404, "device_not_found", "This device does not exist, or it was deleted.");
@@ -84,7 +83,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
     input: { type: string; args?: string[]; payload?: Record<string, unknown> },
     details: Record<string, unknown> = {},
   ) {
-    const { commandTtlSeconds } = await deviceSettings(config);
+    const { commandTtlSeconds } = await ctx.settings.device();
     const command = await queueCommand(sql, {
       deviceId: device.id,
       type: input.type,
@@ -176,7 +175,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
             kind: "info",
             text: `The device is ${device.approvalStatus}; only an approved device can be revoked.`,
           });
-        await revokeDevice(sql, device.id, await deviceSettings(config));
+        await revokeDevice(sql, device.id, await ctx.settings.device());
         const ended = await endDeviceLeases(sql, device.id, "revoked");
         noteApproval(request, device, "rejected", true);
         noteAudit(request, { details: { leases_closed: ended } });

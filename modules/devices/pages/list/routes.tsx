@@ -5,8 +5,6 @@ import { canOperate, type Principal } from "../../../platform/access";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
 import { formList } from "../../../platform/schemas";
-import { deviceSettings } from "../../../settings/service";
-import { fleetCounts } from "../../fleet-counts";
 import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../management";
 import { BulkDecisionForm, DevicePageQuery } from "../../model";
 import { consoleFilters, countMatchingDevices, listConsoleDevices } from "../../queries";
@@ -18,14 +16,14 @@ const PAGE_SIZE = 50;
 /** The device list (`/devices`) and its bulk approve/reject form. */
 export function deviceListRoutes(ctx: AppContext) {
   const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
-  const { config, database } = ctx;
+  const { database } = ctx;
   const sql = database.sql;
 
   async function devicesProps(
     principal: Principal | undefined,
     query: DeviceQuery,
   ): Promise<DevicesPageProps> {
-    const { onlineWindowSeconds } = await deviceSettings(config);
+    const { onlineWindowSeconds } = await ctx.settings.device();
     const filters = await consoleFilters(sql, { ...listFilters(query), onlineWindowSeconds });
     const filtered = Boolean(
       query.search || query.approval_status || query.connectivity_status || query.product,
@@ -39,7 +37,7 @@ export function deviceListRoutes(ctx: AppContext) {
         after: query.after,
         before: query.before,
       }),
-      fleetCounts(sql, onlineWindowSeconds),
+      ctx.fleetCounts.counts(onlineWindowSeconds),
       filtered ? countMatchingDevices(sql, filters) : undefined,
     ]);
     return {

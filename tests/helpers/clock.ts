@@ -1,0 +1,115 @@
+import { type Clock, type ClockTimer, clockSleep } from "../../modules/platform/clock";
+
+interface Entry {
+  due: number;
+  fn: () => void;
+  every: number | undefined;
+  real: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * A clock a test moves forward: `advance(ms)` runs at once every timer due within `ms` (in order) and
+ * moves `now()` on by `ms`. By default time also passes as usual and timers fire in real time too, so
+ * an app started on this clock (`startTestApp`) behaves as on the system clock when a test does not
+ * advance it. `{ frozen: true }`: only `advance` moves time (exact boundaries, for a service under test).
+ */
+export class TestClock implements Clock {
+  private offset = 0;
+  private readonly entries = new Set<Entry>();
+  private readonly frozenAt: number | undefined;
+
+  constructor(options: { frozen?: boolean } = {}) {
+    this.frozenAt = options.frozen ? Date.now() : undefined;
+  }
+
+  now(): number {
+    return (this.frozenAt ?? Date.now()) + this.offset;
+  }
+
+  setTimeout(fn: () => void, ms: number): ClockTimer {
+    return this.add(fn, ms, undefined);
+  }
+
+  setInterval(fn: () => void, ms: number): ClockTimer {
+    return this.add(fn, ms, Math.max(1, ms));
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return clockSleep(this, ms, signal);
+  }
+
+  /** Timers waiting (a test can check that code armed one before advancing). */
+  get pending(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * Moves time on by `ms`, firing what falls due (an interval once per period, at most 1,000 firings),
+   * then lets the callbacks' promptly settling work run (a few macrotask turns).
+   */
+  async advance(ms: number): Promise<void> {
+    const target = this.now() + ms;
+    for (let fired = 0; fired < 1000; fired++) {
+      const next = [...this.entries].filter((e) => e.due <= target).sort((a, b) => a.due - b.due)[0];
+      if (!next) break;
+      this.offset += Math.max(0, next.due - this.now());
+      this.fire(next);
+      await Bun.sleep(0);
+    }
+    this.offset += Math.max(0, target - this.now());
+    for (let i = 0; i < 5; i++) await Bun.sleep(1);
+  }
+
+  private add(fn: () => void, ms: number, every: number | undefined): ClockTimer {
+    const entry: Entry = { due: this.now() + Math.max(0, ms), fn, every, real: undefined };
+    this.entries.add(entry);
+    this.arm(entry);
+    return {
+      clear: () => {
+        clearTimeout(entry.real);
+        this.entries.delete(entry);
+      },
+    };
+  }
+
+  private arm(entry: Entry) {
+    clearTimeout(entry.real);
+    if (this.frozenAt !== undefined) return;
+    entry.real = setTimeout(() => this.fire(entry), Math.max(0, entry.due - this.now()));
+  }
+
+  private fire(entry: Entry) {
+    if (!this.entries.has(entry)) return;
+    if (entry.every === undefined) {
+      clearTimeout(entry.real);
+      this.entries.delete(entry);
+    } else {
+      entry.due = Math.max(entry.due + entry.every, this.now() + 1);
+      this.arm(entry);
+    }
+    entry.fn();
+  }
+}
+
+/**
+ * Settles `work` (which has its own timeout, e.g. a page's waitForSelector) while moving `clock` on by
+ * `stepMs` every `everyMs` of real time: a page waiting for what a timer of the app does next (the live
+ * hub's re-count) sees it at once, without the app's timer being shortened.
+ */
+export async function advancing<T>(
+  clock: TestClock,
+  stepMs: number,
+  work: Promise<T>,
+  everyMs = 250,
+): Promise<T> {
+  let settled = false;
+  const done = work.finally(() => {
+    settled = true;
+  });
+  // Bounded by `work`'s own timeout, and by 1,000 steps.
+  for (let i = 0; i < 1000 && !settled; i++) {
+    await clock.advance(stepMs);
+    await Promise.race([done.catch(() => {}), Bun.sleep(everyMs)]);
+  }
+  return done;
+}
