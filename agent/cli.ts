@@ -16,7 +16,14 @@ import { ScriptFormatError } from "./scripts/errors.ts";
 import { type ParsedScript, parseScript } from "./scripts/frontmatter.ts";
 import { runOptionsFromConfig, runScript } from "./scripts/runner.ts";
 import { ScriptStore, ScriptStoreError } from "./scripts/store.ts";
-import { type DeviceCredentials, loadCredentials, loadOrCreateDeviceSecret, StateError } from "./state.ts";
+import {
+  type DeviceCredentials,
+  loadCredentials,
+  loadOrCreateDeviceSecret,
+  loadSentLabels,
+  StateError,
+  sameLabels,
+} from "./state.ts";
 import { agentStatus, statusLines } from "./status-report.ts";
 import { TunnelClient } from "./tunnel-client.ts";
 import { AGENT_BUILD, AGENT_VERSION } from "./version.ts";
@@ -34,6 +41,23 @@ async function bindDeviceSecret(ctx: AgentContext, creds: DeviceCredentials): Pr
     return renewed ?? creds;
   } catch (err) {
     ctx.logger.warn(`could not bind the device secret yet: ${(err as Error).message}`);
+    return creds;
+  }
+}
+
+/**
+ * The labels in the configuration changed since the server last accepted them (or were never sent by
+ * this agent): register once to send them. A failure is logged and tried again at the next start.
+ */
+async function sendChangedLabels(ctx: AgentContext, creds: DeviceCredentials): Promise<DeviceCredentials> {
+  const sent = loadSentLabels(ctx.config.state_dir);
+  if (sent && sameLabels(sent, ctx.config.labels)) return creds;
+  try {
+    const renewed = await registerOnce(ctx, creds.uuid);
+    ctx.logger.info({ device_id: creds.uuid, labels: ctx.config.labels }, "labels sent to the server");
+    return renewed ?? creds;
+  } catch (err) {
+    ctx.logger.warn(`could not send the changed labels yet: ${(err as Error).message}`);
     return creds;
   }
 }
@@ -227,7 +251,7 @@ export function buildProgram(io: Io = defaultIo): Command {
           // now, waiting while the device is pending, then poll.
           ctx.logger.info({ server: ctx.config.server_url }, "no device identity yet: registering");
           creds = await registerDevice(ctx, { signal: signals.signal });
-        } else creds = await bindDeviceSecret(ctx, creds);
+        } else creds = await sendChangedLabels(ctx, await bindDeviceSecret(ctx, creds));
         const warmUpMs = await warmUp(ctx);
         ctx.logger.info(
           { server: ctx.config.server_url, device_id: creds.uuid, warm_up_ms: warmUpMs },

@@ -9,6 +9,7 @@ import {
   loadOrCreateDeviceSecret,
   markDeviceSecretBound,
   saveCredentials,
+  saveSentLabels,
 } from "./state.ts";
 import { buildSchemaDefinition } from "./telemetry.ts";
 import { AGENT_VERSION } from "./version.ts";
@@ -50,6 +51,8 @@ export function buildRegistrationBody(
     mac_address: identity.mac_address,
     product_name: ctx.config.product_name,
     metadata,
+    // Always sent: the server replaces the device's labels with these (an empty set clears them).
+    labels: ctx.config.labels,
     schema_definition: buildSchemaDefinition(ctx.config.product_name, ctx.store.latest()),
     // Proof of identity: the device's secret, and the token it holds (binds the secret to a device
     // registered before secrets existed).
@@ -57,6 +60,12 @@ export function buildRegistrationBody(
     ...(heldToken ? { api_token: heldToken } : {}),
     ...(ctx.config.enrolment_token ? { enrolment_token: ctx.config.enrolment_token } : {}),
   };
+}
+
+/** The server accepted a registration: it holds the secret and the labels it carried now. */
+function registrationAccepted(config: AgentContext["config"]) {
+  markDeviceSecretBound(config.state_dir);
+  saveSentLabels(config.state_dir, config.labels);
 }
 
 /** Client errors that retrying cannot fix (bad MAC, invalid schema, oversized body). */
@@ -74,7 +83,7 @@ export async function registerOnce(
   signal?: AbortSignal,
 ): Promise<DeviceCredentials | null> {
   const reply = await ctx.api.register(buildRegistrationBody(ctx, existingUuid), signal);
-  markDeviceSecretBound(ctx.config.state_dir); // accepted: the server holds the secret now
+  registrationAccepted(ctx.config);
   if (typeof reply.api_token !== "string" || reply.api_token === "") return null;
   const creds = { uuid: reply.id, token: reply.api_token };
   saveCredentials(ctx.config.state_dir, creds);
@@ -116,7 +125,7 @@ export async function registerDevice(
     let pending = false;
     try {
       const reply = await ctx.api.register(buildRegistrationBody(ctx, existing), options.signal);
-      markDeviceSecretBound(config.state_dir);
+      registrationAccepted(config);
       if (typeof reply.api_token === "string" && reply.api_token !== "") {
         const creds = { uuid: reply.id, token: reply.api_token };
         saveCredentials(config.state_dir, creds);

@@ -9,6 +9,7 @@
  * is by size, not by a timing, so a busy moment never turns a small fleet's counts stale.
  */
 import type { Sql } from "../platform/database";
+import type { DeviceCondition } from "./conditions";
 
 export interface FleetCounts {
   total: number;
@@ -34,6 +35,18 @@ const remembered = new WeakMap<Sql, Map<number, Remembered>>();
 
 /** Counts now, exactly, and remembers the result. */
 export async function countFleet(sql: Sql, onlineWindowSeconds: number): Promise<FleetCounts> {
+  const row = await countMatchingFleet(sql, onlineWindowSeconds, sql`true`);
+  const byWindow = remembered.get(sql) ?? new Map<number, Remembered>();
+  remembered.set(sql, byWindow);
+  byWindow.set(onlineWindowSeconds, { counts: row, at: Date.now() });
+  return row;
+}
+
+/**
+ * The counts of the devices matching a condition (a saved view on the dashboard), exactly, every read:
+ * a pass over the matching devices only, which the condition's indexes find (docs/fleet.md).
+ */
+export async function countMatchingFleet(sql: Sql, onlineWindowSeconds: number, where: DeviceCondition) {
   const [row] = await sql<FleetCounts[]>`
     select count(*)::int as total,
       count(*) filter (where approval_status = 'pending')::int as pending,
@@ -43,10 +56,7 @@ export async function countFleet(sql: Sql, onlineWindowSeconds: number): Promise
         and last_seen_at >= now() - make_interval(secs => ${onlineWindowSeconds}))::int as online,
       count(*) filter (where approval_status = 'approved'
         and (last_seen_at is null or last_seen_at < now() - make_interval(secs => ${onlineWindowSeconds})))::int as offline
-    from devices`;
-  const byWindow = remembered.get(sql) ?? new Map<number, Remembered>();
-  remembered.set(sql, byWindow);
-  byWindow.set(onlineWindowSeconds, { counts: row!, at: Date.now() });
+    from devices d where ${where}`;
   return row!;
 }
 

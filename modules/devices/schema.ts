@@ -23,6 +23,16 @@ export const devices = pgTable(
     ipv4Address: text("ipv4_address"),
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
     /**
+     * The `key=value` labels the device's agent declares (its `labels:` setting, sent with every
+     * registration; agent/labels.ts). GIN-indexed for `tag:` queries (docs/fleet.md); heartbeats never
+     * change it, so their updates stay heap-only.
+     */
+    labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
+    /** The name operators gave the device; null: the reported or MAC-derived name (device_display_name). */
+    displayName: text("display_name"),
+    /** Operators' notes on the device. */
+    notes: text("notes"),
+    /**
      * The telemetry schema the device announced last (registration or heartbeat meta), by its hash in
      * `telemetry_schemas`; heartbeats compare schemas by it without reading them. Null: none announced.
      */
@@ -69,6 +79,12 @@ export const devices = pgTable(
     index("devices_schema_hash_idx").on(table.schemaHash),
     index("devices_approval_status_idx").on(table.approvalStatus, table.createdAt),
     index("devices_product_name_idx").on(table.productName),
+    index("devices_labels_idx").using("gin", table.labels),
+    // The name sort (keyset pages): operators' display name, else the reported or MAC-derived name.
+    index("devices_name_idx").on(
+      sql`coalesce(${table.displayName}, device_display_name(${table.metadata}, ${table.macAddress}))`,
+      table.id,
+    ),
     // The list filtered by approval and product together (a fleet's pending devices of one model),
     // newest first, and its count: without it, the count reads every pending device to find 10,001.
     index("devices_approval_product_idx").on(

@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from "postgres";
 import type { accessPlugin } from "./access";
 import type { Config } from "./config";
 import type { Database } from "./database";
@@ -13,4 +14,13 @@ export interface AppContext {
   workerRunning(): boolean;
   /** Called after each accepted heartbeat, never awaited (alerts wake their evaluation job). */
   heartbeatAccepted?(): void;
+  /**
+   * The fleet query language (modules/fleet, docs/fleet.md) for the device lists of the devices feature,
+   * which cannot import it (fleet builds on devices): `?q=` and `?view=` as one condition over
+   * `devices d` (undefined: no query). Throws 400 invalid_query or 404 view_not_found.
+   */
+  deviceQuery?(
+    input: { q?: string; view?: string },
+    onlineWindowSeconds: number,
+  ): Promise<{ condition: PendingQuery<Row[]> | undefined; viewName: string | undefined }>;
 }
