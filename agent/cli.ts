@@ -10,20 +10,13 @@ import { type AgentConfig, ConfigError, loadConfig } from "./config.ts";
 import { daemonStatePublisher } from "./daemon-state.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type AgentContext, runPollLoop, warmUp } from "./poller.ts";
-import { PendingApprovalError, registerDevice, registerOnce } from "./register.ts";
+import { PendingApprovalError, registerDevice, registerOnce, sendChangedLabels } from "./register.ts";
 import { runRepl } from "./repl.ts";
 import { ScriptFormatError } from "./scripts/errors.ts";
 import { type ParsedScript, parseScript } from "./scripts/frontmatter.ts";
 import { runOptionsFromConfig, runScript } from "./scripts/runner.ts";
 import { ScriptStore, ScriptStoreError } from "./scripts/store.ts";
-import {
-  type DeviceCredentials,
-  loadCredentials,
-  loadOrCreateDeviceSecret,
-  loadSentLabels,
-  StateError,
-  sameLabels,
-} from "./state.ts";
+import { type DeviceCredentials, loadCredentials, loadOrCreateDeviceSecret, StateError } from "./state.ts";
 import { agentStatus, statusLines } from "./status-report.ts";
 import { TunnelClient } from "./tunnel-client.ts";
 import { AGENT_BUILD, AGENT_VERSION } from "./version.ts";
@@ -41,23 +34,6 @@ async function bindDeviceSecret(ctx: AgentContext, creds: DeviceCredentials): Pr
     return renewed ?? creds;
   } catch (err) {
     ctx.logger.warn(`could not bind the device secret yet: ${(err as Error).message}`);
-    return creds;
-  }
-}
-
-/**
- * The labels in the configuration changed since the server last accepted them (or were never sent by
- * this agent): register once to send them. A failure is logged and tried again at the next start.
- */
-async function sendChangedLabels(ctx: AgentContext, creds: DeviceCredentials): Promise<DeviceCredentials> {
-  const sent = loadSentLabels(ctx.config.state_dir);
-  if (sent && sameLabels(sent, ctx.config.labels)) return creds;
-  try {
-    const renewed = await registerOnce(ctx, creds.uuid);
-    ctx.logger.info({ device_id: creds.uuid, labels: ctx.config.labels }, "labels sent to the server");
-    return renewed ?? creds;
-  } catch (err) {
-    ctx.logger.warn(`could not send the changed labels yet: ${(err as Error).message}`);
     return creds;
   }
 }

@@ -7,7 +7,9 @@ import {
   type DeviceCredentials,
   loadCredentials,
   loadOrCreateDeviceSecret,
+  loadSentLabels,
   markDeviceSecretBound,
+  sameLabels,
   saveCredentials,
   saveSentLabels,
 } from "./state.ts";
@@ -88,6 +90,26 @@ export async function registerOnce(
   const creds = { uuid: reply.id, token: reply.api_token };
   saveCredentials(ctx.config.state_dir, creds);
   return creds;
+}
+
+/**
+ * The labels in the configuration changed since the server last accepted them (or were never sent by
+ * this agent): register once to send them. A failure is logged and tried again at the next start.
+ */
+export async function sendChangedLabels(
+  ctx: AgentContext,
+  creds: DeviceCredentials,
+): Promise<DeviceCredentials> {
+  const sent = loadSentLabels(ctx.config.state_dir);
+  if (sent && sameLabels(sent, ctx.config.labels)) return creds;
+  try {
+    const renewed = await registerOnce(ctx, creds.uuid);
+    ctx.logger.info({ device_id: creds.uuid, labels: ctx.config.labels }, "labels sent to the server");
+    return renewed ?? creds;
+  } catch (err) {
+    ctx.logger.warn(`could not send the changed labels yet: ${(err as Error).message}`);
+    return creds;
+  }
 }
 
 export interface RegisterOptions {
