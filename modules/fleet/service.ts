@@ -18,7 +18,6 @@ export {
   type Tag,
   tagFromText,
   tagSuggestions,
-  validTags,
 } from "./tags";
 export {
   checkedQuery,

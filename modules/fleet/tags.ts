@@ -12,12 +12,10 @@ export interface Tag {
 /** Most devices one bulk tag change may touch (as bulk approval). */
 export const TAG_BATCH_MAX = 1000;
 
-/** Checks and normalises tags (keys trimmed and unique: the last value of a repeated key wins). */
-export function validTags(tags: Tag[], field = "tags"): Tag[] {
+/** Checks tags and keeps one per key (the last value of a repeated key wins). */
+function validTags(tags: Tag[], field = "tags"): Tag[] {
   const byKey = new Map<string, string>();
-  for (const tag of tags) {
-    const key = tag.key.trim();
-    const value = tag.value.trim();
+  for (const { key, value } of tags) {
     const problem = labelKeyProblem(key) ?? labelValueProblem(value);
     if (problem)
       throw badRequest(`${labelKeyProblem(key) ? `Tag key "${key}"` : `The value of ${key}`} ${problem}`, {

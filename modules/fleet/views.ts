@@ -51,7 +51,9 @@ const nameTaken = (name: string) =>
 /** Two saves of one name at once: the unique index decides, with the same answer as a known name. */
 function uniqueName<T>(name: string) {
   return (error: unknown): T => {
-    if ((error as { code?: string }).code === "23505") throw nameTaken(name);
+    // drizzle wraps the driver's error: PostgreSQL's code is on its cause.
+    const { code, cause } = error as { code?: string; cause?: { code?: string } };
+    if ((code ?? cause?.code) === "23505") throw nameTaken(name);
     throw error;
   };
 }
