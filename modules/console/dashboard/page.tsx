@@ -28,7 +28,7 @@ function ViewPicker({ view, views }: Pick<DashboardProps, "view" | "views">) {
   return (
     <form method="get" action="/" class="inline-form" id="dashboard-view">
       <label for="dashboard-view-select">Count</label>
-      <select id="dashboard-view-select" name="view" onchange="this.form.submit()">
+      <select id="dashboard-view-select" name="view">
         <option value="">the whole fleet</option>
         {views.map((v) => (
           <option value={v.id} selected={v.id === view?.id} safe>
@@ -36,11 +36,9 @@ function ViewPicker({ view, views }: Pick<DashboardProps, "view" | "views">) {
           </option>
         ))}
       </select>
-      <noscript>
-        <button class="btn small" type="submit">
-          Show
-        </button>
-      </noscript>
+      <button class="btn small" type="submit">
+        Show
+      </button>
     </form>
   );
 }
