@@ -6,6 +6,8 @@
 export const LABEL_KEY_PATTERN = "^[a-z0-9][a-z0-9._/-]{0,62}$";
 /** Printable ASCII without space at the ends, at most 128 characters (may be empty). */
 export const LABEL_VALUE_MAX = 128;
+/** Longest `key=value` as typed into a form: a 63-character key, `=`, a value. */
+export const LABEL_TEXT_MAX = 64 + LABEL_VALUE_MAX;
 /** Most labels one device declares, and most tags operators set on one device. */
 export const LABELS_PER_DEVICE_MAX = 64;
 

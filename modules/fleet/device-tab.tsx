@@ -1,7 +1,7 @@
 // The "Tags & notes" tab of the device page (listed in modules/console/device-detail/tabs.ts): operators'
 // tags (editable), the agent's labels (read-only: the device declares them), display name and notes.
 
-import { LABEL_VALUE_MAX } from "../../agent/labels";
+import { LABEL_TEXT_MAX } from "../../agent/labels";
 import { Badge, CsrfField, PostButton } from "../../ui/components";
 import { Card } from "../../ui/table";
 import { DEVICE_NAME_MAX, DEVICE_NOTES_MAX } from "../devices/service";
@@ -67,7 +67,13 @@ export function FleetPanel(props: {
             <CsrfField token={props.csrfToken} />
             <label>
               <span>Add a tag</span>
-              <input name="tag" required placeholder="site=berlin" maxlength={String(64 + LABEL_VALUE_MAX)} />
+              <input
+                type="text"
+                name="tag"
+                required
+                placeholder="site=berlin"
+                maxlength={String(LABEL_TEXT_MAX)}
+              />
             </label>
             <button class="btn small primary" type="submit">
               Add tag
@@ -100,6 +106,7 @@ export function FleetPanel(props: {
             <label>
               <span>Display name</span>
               <input
+                type="text"
                 name="display_name"
                 maxlength={String(DEVICE_NAME_MAX)}
                 value={device.displayName ?? ""}

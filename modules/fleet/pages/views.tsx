@@ -18,11 +18,18 @@ function ViewForm(props: { ctx: PageContext; action: string; view?: SavedView; s
       <CsrfField token={props.ctx.csrfToken} />
       <label>
         <span>Name</span>
-        <input name="name" required maxlength={String(VIEW_NAME_MAX)} value={props.view?.name ?? ""} />
+        <input
+          type="text"
+          name="name"
+          required
+          maxlength={String(VIEW_NAME_MAX)}
+          value={props.view?.name ?? ""}
+        />
       </label>
       <label>
         <span>Query</span>
         <input
+          type="text"
           name="query"
           class="mono"
           maxlength={String(QUERY_MAX_LENGTH)}

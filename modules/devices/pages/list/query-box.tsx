@@ -1,7 +1,7 @@
 // The device list's query box companions: the syntax beside it, a query's error pointing at the bad
 // token, "Save as view", and the tag controls of the bulk bar. The language itself lives in
 // modules/fleet (docs/fleet.md); these only render its text and post to its routes.
-import { LABEL_VALUE_MAX } from "../../../../agent/labels";
+import { LABEL_TEXT_MAX } from "../../../../agent/labels";
 import { CsrfField } from "../../../../ui/components";
 
 const EXAMPLES: [string, string][] = [
@@ -21,18 +21,16 @@ export function QuerySyntax() {
   return (
     <details id="query-help" class="card query-help">
       <summary>Query syntax</summary>
-      <table class="compact">
-        <tbody>
-          {EXAMPLES.map(([example, meaning]) => (
-            <tr>
-              <td>
-                <code safe>{example}</code>
-              </td>
-              <td safe>{meaning}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <dl class="query-syntax">
+        {EXAMPLES.map(([example, meaning]) => (
+          <>
+            <dt>
+              <code safe>{example}</code>
+            </dt>
+            <dd safe>{meaning}</dd>
+          </>
+        ))}
+      </dl>
       <p class="muted small">
         Terms separated by spaces must all hold. Quote values with spaces: <code>product:"edge gw"</code>.
       </p>
@@ -71,7 +69,14 @@ export function SaveViewForm({ csrfToken, query }: { csrfToken: string; query: s
       <CsrfField token={csrfToken} />
       <input type="hidden" name="query" value={query} />
       <label for="save-view-name">Save this query as a view</label>
-      <input id="save-view-name" name="name" required maxlength="100" placeholder="Berlin gateways" />
+      <input
+        type="text"
+        id="save-view-name"
+        name="name"
+        required
+        maxlength="100"
+        placeholder="Berlin gateways"
+      />
       <button class="btn small" type="submit">
         Save view
       </button>
@@ -87,11 +92,12 @@ export function BulkTagControls() {
         Tag (key=value)
       </label>
       <input
+        type="text"
         id="bulk-tag"
         name="tag"
         placeholder="key=value"
         autocomplete="off"
-        maxlength={String(64 + LABEL_VALUE_MAX)}
+        maxlength={String(LABEL_TEXT_MAX)}
       />
       <button
         class="btn small"
