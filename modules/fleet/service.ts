@@ -5,11 +5,11 @@
 import type { DeviceCondition } from "../devices/service";
 import type { Database } from "../platform/database";
 import { compileQuery } from "./query/compile";
-import { parseQuery, type Query } from "./query/parse";
+import type { Query } from "./query/parse";
 import { checkedQuery, getView, type SavedView } from "./views";
 
 export { compileQuery } from "./query/compile";
-export { parseQuery, QUERY_KEYS, QUERY_MAX_LENGTH, type Query, QueryError } from "./query/parse";
+export { parseQuery, type Query, QueryError } from "./query/parse";
 export {
   addTags,
   deviceTagsOf,
@@ -25,12 +25,9 @@ export {
   deleteView,
   findView,
   getView,
-  invalidQuery,
   listViews,
   type SavedView,
   updateView,
-  VIEW_NAME_MAX,
-  type ViewInput,
 } from "./views";
 
 export interface DeviceMatch {
@@ -56,14 +53,4 @@ export async function deviceMatch(
   const terms: Query["terms"] = [...(saved?.terms ?? []), ...(typed?.terms ?? [])];
   if (terms.length === 0) return { condition: undefined, view };
   return { condition: compileQuery(database.sql, { terms }, options), view };
-}
-
-/** Whether the text is a valid query (no throw), for pages that show the error beside the box. */
-export function queryProblem(text: string) {
-  try {
-    parseQuery(text);
-    return undefined;
-  } catch (error) {
-    return error as Error;
-  }
 }

@@ -18,7 +18,7 @@ export interface ViewInput {
 }
 
 /** The AppError of a query that does not parse (400 invalid_query, pointing at the bad token). */
-export function invalidQuery(error: QueryError, field = "q"): AppError {
+function invalidQuery(error: QueryError, field = "q"): AppError {
   return new AppError(400, "invalid_query", error.message, {
     field,
     position: error.position,
