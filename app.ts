@@ -22,7 +22,7 @@ import { e2eRoutes } from "./modules/e2e/routes";
 import { installRoutes } from "./modules/enrolment/install-routes";
 import { fleetConsoleRoutes } from "./modules/fleet/console-routes";
 import { fleetApiRoutes } from "./modules/fleet/routes";
-import { deviceMatch } from "./modules/fleet/service";
+import { deviceMatch, syncDeclaredLabels } from "./modules/fleet/service";
 import { heartbeatRoutes } from "./modules/heartbeat/routes";
 import { jobRunCsvRoutes } from "./modules/jobs/csv-routes";
 import { jobRoutes } from "./modules/jobs/routes";
@@ -94,6 +94,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     ...deps,
     access,
     heartbeatAccepted: () => wakeAlertEvaluation(database.sql),
+    labelsDeclared: (deviceId, labels) => syncDeclaredLabels(database.sql, deviceId, labels),
     deviceQuery: async (input, onlineWindowSeconds) => {
       const match = await deviceMatch(database, input, { onlineWindowSeconds });
       return { condition: match.condition, viewName: match.view?.name };

@@ -1,9 +1,10 @@
 CREATE TABLE "device_tags" (
 	"device_id" uuid NOT NULL,
+	"source" text DEFAULT 'operator' NOT NULL,
 	"key" text NOT NULL,
 	"value" text NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
-	CONSTRAINT "device_tags_pkey" PRIMARY KEY("device_id","key")
+	CONSTRAINT "device_tags_pkey" PRIMARY KEY("device_id","source","key")
 );
 --> statement-breakpoint
 CREATE TABLE "saved_views" (
@@ -21,7 +22,6 @@ ALTER TABLE "devices" ADD COLUMN "notes" text;--> statement-breakpoint
 ALTER TABLE "device_tags" ADD CONSTRAINT "device_tags_device_id_devices_id_fk" FOREIGN KEY ("device_id") REFERENCES "public"."devices"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "device_tags_key_value_idx" ON "device_tags" USING btree ("key","value","device_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "saved_views_name_lower_idx" ON "saved_views" USING btree (lower("name"));--> statement-breakpoint
-CREATE INDEX "devices_labels_idx" ON "devices" USING gin ("labels");--> statement-breakpoint
 CREATE INDEX "devices_name_idx" ON "devices" USING btree (coalesce("display_name", device_display_name("metadata", "mac_address")),"id");--> statement-breakpoint
 -- Written by hand (docs/fleet.md): the name sort now reads devices_name_idx, which knows operators'
 -- display names; the old index on the reported name alone has no reader left.

@@ -117,6 +117,9 @@ try {
           (case when d.i % 100 = 0 then 'env' end, 'lab'),
           (case when d.i % ${Math.max(1, Math.floor(DEVICES / 50))} = 0 then 'canary' end, 'yes')) t(key, value)
         where t.key is not null`;
+      // Agents' labels, as registrations declaring them leave them (modules/fleet syncDeclaredLabels).
+      await tx`insert into device_tags (device_id, source, key, value)
+        select id, 'agent', l.key, l.value from devices, jsonb_each_text(labels) l`;
       await tx`delete from saved_views`;
       await tx`insert into saved_views (name, query, created_by) values
         ('site-3 online, not lab', 'tag:site=site-3 -tag:env=lab status:online', 'bench'),

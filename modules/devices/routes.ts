@@ -40,6 +40,8 @@ export function deviceRoutes(ctx: AppContext) {
           ...settings,
           address: clientAddress(request, server),
         });
+        // The labels it declared become queryable tags before it is answered (an absent `labels` keeps them).
+        if (body.labels !== undefined) await ctx.labelsDeclared?.(device.id, device.labels);
         set.status = 201;
         return { data: { ...deviceJson(device), ...(apiToken ? { api_token: apiToken } : {}) } };
       },

@@ -24,8 +24,8 @@ export const devices = pgTable(
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
     /**
      * The `key=value` labels the device's agent declares (its `labels:` setting, sent with every
-     * registration; agent/labels.ts). GIN-indexed for `tag:` queries (docs/fleet.md); heartbeats never
-     * change it, so their updates stay heap-only.
+     * registration; agent/labels.ts), as the device sent them. Queries read their copy in `device_tags`
+     * (modules/fleet), written by the registration route's `labelsDeclared` hook.
      */
     labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
     /** The name operators gave the device; null: the reported or MAC-derived name (device_display_name). */
@@ -79,7 +79,6 @@ export const devices = pgTable(
     index("devices_schema_hash_idx").on(table.schemaHash),
     index("devices_approval_status_idx").on(table.approvalStatus, table.createdAt),
     index("devices_product_name_idx").on(table.productName),
-    index("devices_labels_idx").using("gin", table.labels),
     // The name sort (keyset pages): operators' display name, else the reported or MAC-derived name.
     index("devices_name_idx").on(
       sql`coalesce(${table.displayName}, device_display_name(${table.metadata}, ${table.macAddress}))`,

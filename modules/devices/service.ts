@@ -2,7 +2,7 @@
  * What the devices feature offers other features and its routes (one import for callers); the
  * logic lives in the files named below, one concern each.
  */
-export { type DeviceCondition, declaredLabels, deviceConditions } from "./conditions";
+export { type DeviceCondition, deviceConditions } from "./conditions";
 export { apiKeyOf, authenticateDevice } from "./device-auth";
 export { countFleet, countMatchingFleet, type FleetCounts, fleetCounts } from "./fleet-counts";
 // The devices side of the heartbeat statement (composed in modules/heartbeat/service.ts).

@@ -3,9 +3,11 @@ import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "
 import { devices } from "../devices/schema";
 
 /**
- * Operators' `key=value` tags, one row a key per device (the labels a device's agent declares live on
- * the device row, `devices.labels`). `(key, value, device_id)` answers `tag:key=value` and `tag:key` as
- * an index range of device ids, and the suggestions of keys and values (docs/fleet.md, _Indexes_).
+ * Every `key=value` tag of every device, from both sources: `operator` (the console, the API) and
+ * `agent` (the labels its agent declares, kept in step with `devices.labels` at each registration by
+ * syncDeclaredLabels). One row a key per source and device. `(key, value, device_id)` answers
+ * `tag:key=value` and `tag:key` over both as one index range of device ids (with the planner's own
+ * estimate of how many), and the suggestions of keys and values (docs/fleet.md, _Indexes_).
  */
 export const deviceTags = pgTable(
   "device_tags",
@@ -13,12 +15,13 @@ export const deviceTags = pgTable(
     deviceId: uuid("device_id")
       .notNull()
       .references(() => devices.id, { onDelete: "cascade" }),
+    source: text("source").$type<"operator" | "agent">().notNull().default("operator"),
     key: text("key").notNull(),
     value: text("value").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().default(sql`now()`),
   },
   (table) => [
-    primaryKey({ name: "device_tags_pkey", columns: [table.deviceId, table.key] }),
+    primaryKey({ name: "device_tags_pkey", columns: [table.deviceId, table.source, table.key] }),
     index("device_tags_key_value_idx").on(table.key, table.value, table.deviceId),
   ],
 );

@@ -14,6 +14,7 @@ export {
   addTags,
   deviceTagsOf,
   removeTags,
+  syncDeclaredLabels,
   TAG_BATCH_MAX,
   type Tag,
   tagFromText,

@@ -1,6 +1,6 @@
 // Operators' tags: set and removed on one device or many at once, listed, and suggested to the search box.
 import { LABELS_PER_DEVICE_MAX, labelKeyProblem, labelValueProblem } from "../../agent/labels";
-import { declaredLabels, deviceNames } from "../devices/service";
+import { deviceNames } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 
@@ -58,15 +58,16 @@ export async function addTags(sql: Sql, ids: string[], tags: Tag[]): Promise<str
   return sql.begin(async (tx) => {
     // Rows of one device are written in key order by every writer, so concurrent changes cannot deadlock.
     await tx`
-      insert into device_tags (device_id, key, value)
-      select d.id, t.key, t.value
+      insert into device_tags (device_id, source, key, value)
+      select d.id, 'operator', t.key, t.value
       from unnest(${devices}::uuid[]) d(id)
       cross join unnest(${wanted.map((t) => t.key)}::text[], ${wanted.map((t) => t.value)}::text[]) t(key, value)
       order by d.id, t.key
-      on conflict (device_id, key) do update set value = excluded.value
+      on conflict (device_id, source, key) do update set value = excluded.value
         where device_tags.value is distinct from excluded.value`;
     const [over] = await tx<{ device_id: string; n: number }[]>`
-      select device_id, count(*)::int as n from device_tags where device_id = any(${devices}::uuid[])
+      select device_id, count(*)::int as n from device_tags
+      where device_id = any(${devices}::uuid[]) and source = 'operator'
       group by device_id having count(*) > ${LABELS_PER_DEVICE_MAX} limit 1`;
     if (over)
       throw new AppError(
@@ -85,26 +86,48 @@ export async function removeTags(sql: Sql, ids: string[], keys: string[]): Promi
   if (wanted.length === 0) throw badRequest("Give at least one tag key", { field: "keys" });
   const devices = await existingDevices(sql, ids);
   const removed = await sql`
-    delete from device_tags where device_id = any(${devices}::uuid[]) and key = any(${wanted}::text[])`;
+    delete from device_tags
+    where device_id = any(${devices}::uuid[]) and source = 'operator' and key = any(${wanted}::text[])`;
   return removed.count;
 }
 
-/** A device's tags, by key. */
+/** A device's tags (operators'), by key. */
 export async function deviceTagsOf(sql: Sql, id: string): Promise<Tag[]> {
-  return sql<Tag[]>`select key, value from device_tags where device_id = ${id}::uuid order by key`;
+  return sql<Tag[]>`
+    select key, value from device_tags where device_id = ${id}::uuid and source = 'operator' order by key`;
+}
+
+/**
+ * The labels a device's agent declared (a registration's, already checked), as its `agent` rows of
+ * device_tags: rows of keys it no longer declares go, the others are set. Idempotent: every
+ * registration brings the whole set again.
+ */
+export async function syncDeclaredLabels(sql: Sql, deviceId: string, labels: Record<string, string>) {
+  const keys = Object.keys(labels);
+  await sql.begin(async (tx) => {
+    await tx`delete from device_tags where device_id = ${deviceId}::uuid and source = 'agent'
+      and not (key = any(${keys}::text[]))`;
+    if (keys.length === 0) return;
+    await tx`
+      insert into device_tags (device_id, source, key, value)
+      select ${deviceId}::uuid, 'agent', k, v
+      from unnest(${keys}::text[], ${Object.values(labels)}::text[]) l(k, v) order by k
+      on conflict (device_id, source, key) do update set value = excluded.value
+        where device_tags.value is distinct from excluded.value`;
+  });
 }
 
 const SUGGESTIONS_MAX = 50;
 
 /**
  * Tag keys starting with `prefix` (operators' tags and agents' labels), or, with `key`, that key's
- * values starting with `prefix`: at most 50, sorted. Operators' tags are walked as a skip scan of
- * device_tags_key_value_idx (one index probe per distinct key or value, however many devices).
+ * values starting with `prefix`: at most 50, sorted. A skip scan of device_tags_key_value_idx (one
+ * index probe per distinct key or value, however many devices).
  */
 export async function tagSuggestions(sql: Sql, input: { key?: string; prefix?: string }): Promise<string[]> {
   const prefix = input.prefix ?? "";
   const upper = `${prefix}\u{10ffff}`;
-  const own = input.key
+  const rows = input.key
     ? await sql<{ v: string }[]>`
         with recursive walk(v) as (
           (select value from device_tags where key = ${input.key} and value >= ${prefix} and value < ${upper}
@@ -120,6 +143,5 @@ export async function tagSuggestions(sql: Sql, input: { key?: string; prefix?: s
           select (select key from device_tags where key > walk.v and key < ${upper} order by key limit 1)
           from walk where walk.v is not null)
         select v from walk where starts_with(v, ${prefix}) limit ${SUGGESTIONS_MAX}`;
-  const declared = await declaredLabels(sql, { key: input.key, prefix, limit: SUGGESTIONS_MAX });
-  return [...new Set([...own.map((r) => r.v), ...declared])].sort().slice(0, SUGGESTIONS_MAX);
+  return rows.map((r) => r.v);
 }

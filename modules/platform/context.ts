@@ -19,6 +19,8 @@ export interface AppContext {
    * which cannot import it (fleet builds on devices): `?q=` and `?view=` as one condition over
    * `devices d` (undefined: no query). Throws 400 invalid_query or 404 view_not_found.
    */
+  /** After a registration that declared labels (modules/fleet keeps them queryable as tags). */
+  labelsDeclared?(deviceId: string, labels: Record<string, string>): Promise<void>;
   deviceQuery?(
     input: { q?: string; view?: string },
     onlineWindowSeconds: number,

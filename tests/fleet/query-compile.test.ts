@@ -3,6 +3,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { compileQuery } from "../../modules/fleet/query/compile";
 import { type Condition, parseQuery, type Query } from "../../modules/fleet/query/parse";
+import { syncDeclaredLabels } from "../../modules/fleet/service";
 import { createTestDatabase } from "../helpers/database";
 
 const SEED = 20261128;
@@ -162,6 +163,8 @@ beforeAll(async () => {
         ${d.ip}, ${JSON.stringify(metadata)}::jsonb, ${JSON.stringify(d.labels)}::jsonb, ${d.displayName})`;
     for (const [key, value] of Object.entries(d.tags))
       await sql`insert into device_tags (device_id, key, value) values (${d.id}, ${key}, ${value})`;
+    // As a registration declaring them does (the registration route's labelsDeclared hook).
+    await syncDeclaredLabels(sql, d.id, d.labels);
   }
 });
 

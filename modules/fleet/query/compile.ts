@@ -15,16 +15,11 @@ function join(sql: Sql, parts: DeviceCondition[], operator: "and" | "or"): Devic
   return parts.slice(1).reduce((all, part) => sql`${all} ${sql.unsafe(operator)} ${part}`, parts[0]!);
 }
 
-/**
- * Devices with the tag: an operator's tag (device_tags) or a label the agent declared
- * (devices.labels). One `in (… union all …)`: the planner can start from the matching ids (a rare tag)
- * or probe their hash while walking the list's order (a common one).
- */
+/** Devices with the tag, an operator's or one their agent declared (both are rows of device_tags). */
 function tagCondition(sql: Sql, key: string, values: string[] | null): DeviceCondition {
-  const tagged = values
-    ? sql`select t.device_id from device_tags t where t.key = ${key} and t.value = any(${values}::text[])`
-    : sql`select t.device_id from device_tags t where t.key = ${key}`;
-  return sql`d.id in (${tagged} union all ${deviceConditions.labelledIds(sql, key, values)})`;
+  return values
+    ? sql`d.id in (select t.device_id from device_tags t where t.key = ${key} and t.value = any(${values}::text[]))`
+    : sql`d.id in (select t.device_id from device_tags t where t.key = ${key})`;
 }
 
 function conditionSql(sql: Sql, condition: Condition, options: CompileOptions): DeviceCondition {
