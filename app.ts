@@ -10,9 +10,11 @@ import { auditRecorder } from "./modules/audit/recorder";
 import { auditRoutes } from "./modules/audit/routes";
 import { builderRoutes } from "./modules/builder/routes";
 import { commandCsvRoutes } from "./modules/commands/csv-routes";
+import { commandJsonApiRoutes } from "./modules/commands/jsonapi";
 import { commandRoutes } from "./modules/commands/routes";
 import { consoleRoutes } from "./modules/console/routes";
 import { deviceCsvRoutes } from "./modules/devices/csv-routes";
+import { deviceJsonApiRoutes } from "./modules/devices/jsonapi";
 import { devicePageRoutes } from "./modules/devices/pages/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { closeDeviceWaits } from "./modules/devices/wake";
@@ -27,7 +29,7 @@ import { heartbeatRoutes } from "./modules/heartbeat/routes";
 import { jobRunCsvRoutes } from "./modules/jobs/csv-routes";
 import { jobRoutes } from "./modules/jobs/routes";
 import { migrateJobQueue, startJobRunner } from "./modules/jobs/runner";
-import { jsonApiErrorMapper, jsonApiRoutes } from "./modules/jsonapi/routes";
+import { jsonApiErrorMapper } from "./modules/jsonapi";
 import { closeLiveHub } from "./modules/live/hub";
 import { liveRoutes } from "./modules/live/routes";
 import { metricsRoutes, startMetricsServer } from "./modules/metrics/routes";
@@ -50,6 +52,7 @@ import { monitorEventLoop } from "./modules/platform/metrics";
 import { ssoFormTargets } from "./modules/platform/sso-config";
 import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
+import { endDeviceLeases } from "./modules/remote-access/service";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
 import { reportApiRoutes } from "./modules/reports/api";
 import { reportPageRoutes } from "./modules/reports/routes";
@@ -57,6 +60,7 @@ import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { enrolmentSettingsRoutes } from "./modules/settings/enrolment-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { attachSettingsStore } from "./modules/settings/store";
+import { telemetryJsonApiRoutes } from "./modules/telemetry/jsonapi";
 import type { MuxAddress } from "./modules/terminal/bridge";
 import { terminalRoutes } from "./modules/terminal/routes";
 import { terminalSocketRoutes } from "./modules/terminal/socket";
@@ -137,7 +141,12 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(terminalRoutes(ctx, terminalLimits))
     .use(terminalSocketRoutes(ctx, terminalLimits, () => mux))
     .use(builderRoutes(ctx))
-    .use(jsonApiRoutes(ctx))
+    // A revocation (approved → rejected) also closes the device's remote access.
+    .use(
+      deviceJsonApiRoutes(ctx, { onRejected: (sql, deviceId) => endDeviceLeases(sql, deviceId, "revoked") }),
+    )
+    .use(commandJsonApiRoutes(ctx))
+    .use(telemetryJsonApiRoutes(ctx))
     .use(alertJsonApiRoutes(ctx))
     .use(e2eJsonApiRoutes(ctx))
     .use(e2eRoutes(ctx))

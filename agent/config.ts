@@ -6,6 +6,7 @@ import path from "node:path";
 import { Type } from "@sinclair/typebox";
 import { Value, ValueErrorType } from "@sinclair/typebox/value";
 import YAML from "yaml";
+import { labelsProblem } from "../shared/labels.ts";
 import { applyEnvOverrides } from "./config-env.ts";
 import {
   currentProcessIds,
@@ -13,7 +14,6 @@ import {
   type IdentityFiles,
   resolveExecIdentity,
 } from "./exec-identity.ts";
-import { labelsProblem } from "./labels.ts";
 
 /** MQTT settings used by the `pub_and_get` script builtin. */
 export interface MqttConfig {
@@ -41,7 +41,7 @@ export interface AgentConfig {
   /** Sent with registrations: a new device follows the token's policy (Settings → Enrolment tokens). */
   enrolment_token: string | null;
   product_name: string;
-  /** `key=value` labels this device declares (agent/labels.ts rules), sent with every registration. */
+  /** `key=value` labels this device declares (shared/labels.ts rules), sent with every registration. */
   labels: Record<string, string>;
   interface: string | null;
   poll_interval_s: number;
@@ -183,7 +183,7 @@ const ConfigFileSchema = Type.Object(
     server_url: Type.Optional(Type.String({ pattern: "^https?://[^\\s]+$" })),
     enrolment_token: Type.Optional(NullableString("^[A-Za-z0-9_-]{1,256}$")),
     product_name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    // Keys and values are checked by agent/labels.ts after the shape (its messages name the label).
+    // Keys and values are checked by shared/labels.ts after the shape (its messages name the label).
     labels: Type.Optional(Type.Record(Type.String(), Type.String())),
     interface: Type.Optional(NullableString("^[A-Za-z0-9_.:@-]{1,15}$")),
     poll_interval_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400 })),

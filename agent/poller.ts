@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { compileOutputSchema } from "../shared/scripts/validation.ts";
 import { ApiError, type DeviceApiClient } from "./api-client.ts";
 import { backoffDelayMs, sleep } from "./backoff.ts";
 import { executeCommands, hydrateCommandPayloads } from "./commands/executor.ts";
@@ -14,7 +15,6 @@ import { ResultsOutbox } from "./results-outbox.ts";
 import { runOptionsFromConfig, runScript, type ScriptReport } from "./scripts/runner.ts";
 import { prewarmInstances } from "./scripts/sandbox.ts";
 import type { InstalledScript, ScriptStore } from "./scripts/store.ts";
-import { compileOutputSchema } from "./scripts/validation.ts";
 import { type DeviceCredentials, loadCredentials, saveLastPoll } from "./state.ts";
 import { buildHeartbeatBody, buildSchemaDefinition, type SchemaDefinition } from "./telemetry.ts";
 import type { TunnelController } from "./tunnel.ts";

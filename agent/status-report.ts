@@ -2,10 +2,10 @@
 // the running daemon's state file (docs/agent.md). Never includes the token.
 
 import fs from "node:fs";
+import { secretFingerprint } from "../shared/secret-fingerprint.ts";
 import { type DaemonReport, readDaemonState } from "./daemon-state.ts";
 import { detectIdentity } from "./identity.ts";
 import type { AgentContext } from "./poller.ts";
-import { secretFingerprint } from "./secret-fingerprint.ts";
 import { deviceSecretPath, loadCredentials, loadLastPoll } from "./state.ts";
 import { AGENT_VERSION } from "./version.ts";
 

@@ -1,21 +1,11 @@
-/**
- * The server's limits for a heartbeat, mirrored here because the agent is compiled on its own and must
- * not import server modules. Keep in sync with `TELEMETRY_LIMITS` in modules/devices/validation.ts,
- * `HEARTBEAT_MAX_BYTES` in modules/heartbeat/model.ts and `jsonLimitViolation` in
- * modules/platform/json-body.ts (tests/agent/telemetry-limits.test.ts fails when they drift).
- * A heartbeat breaking them is refused whole (422 `telemetry_limits_exceeded`, 413 above the byte cap),
- * which would also stop command delivery, so the agent checks before sending.
- */
-export const TELEMETRY_LIMITS = {
-  maxDepth: 10,
-  maxKeys: 4096,
-  maxKeysPerObject: 512,
-  maxArrayItems: 1024,
-  maxStringBytes: 16_384,
-};
+import { HEARTBEAT_MAX_BYTES, TELEMETRY_LIMITS } from "../shared/telemetry-limits.ts";
 
-/** Largest heartbeat body the server reads (413 `payload_too_large` above). */
-export const HEARTBEAT_MAX_BYTES = 256 * 1024;
+/**
+ * The agent's check of the heartbeat limits it shares with the server (shared/telemetry-limits.ts).
+ * The walk is the server's `jsonLimitViolation` (modules/platform/json-body.ts) plus the path of the
+ * violation, for the script author; tests/agent/telemetry-limits.test.ts fails when the two disagree.
+ */
+export { HEARTBEAT_MAX_BYTES, TELEMETRY_LIMITS };
 
 /**
  * Depth at which a script's output sits in the payload the server checks:

@@ -1,5 +1,5 @@
 import { EVALUATE_TASK, evaluateAlerts, SETTLE_MS } from "../modules/alerts/evaluation";
-import { enqueueJob } from "../modules/jobs/queue";
+import { enqueueJob } from "../modules/jobs/service";
 import { defineJob } from "../modules/jobs/task";
 
 /** How long one job keeps following the stream before it hands over to a fresh job. */

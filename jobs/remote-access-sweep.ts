@@ -1,3 +1,4 @@
+import { enqueueJob } from "../modules/jobs/service";
 import { defineJob } from "../modules/jobs/task";
 import { sweepLeases } from "../modules/remote-access/service";
 import { deviceSettings } from "../modules/settings/service";
@@ -11,9 +12,12 @@ export default defineJob<{ followUp?: boolean }>({
   description: "Ends remote-access leases that expired or whose device went offline (every 30 s)",
   async run(payload, { config, database, logger }) {
     if (!payload?.followUp) {
-      // (Raw SQL: enqueueJob's runAt is a Date, which the shared postgres.js client rejects; see CONTRIBUTING.)
-      await database.sql`select graphile_worker.add_job('remote_access_sweep', '{"followUp":true}'::json,
-        job_key => 'remote_access_sweep:half', max_attempts => 1, run_at => now() + interval '30 seconds')`;
+      await enqueueJob(
+        database.sql,
+        "remote_access_sweep",
+        { followUp: true },
+        { jobKey: "remote_access_sweep:half", maxAttempts: 1, runAt: new Date(Date.now() + 30_000) },
+      );
     }
     const settings = await deviceSettings(config);
     const ended = await sweepLeases(database.sql, settings.onlineWindowSeconds);

@@ -1,8 +1,13 @@
 /**
  * Fails when an import breaks the layout CONTRIBUTING.md describes:
  * - `ui/` is the kit: it imports only `ui/` and `modules/platform`;
- * - a feature never reaches into another feature's pages, page queries, routes or tables
- *   (a table may reference another feature's table for a foreign key, in `schema.ts` only);
+ * - a feature enters another only through its door: the `service.ts` (`index.ts` where it has no
+ *   service) and the `model.ts` of types and schemas; `modules/platform` is the shared base, not a
+ *   feature (a table may still reference another feature's table for a foreign key, `schema.ts` to `schema.ts`);
+ * - app.ts and cli/ (the composition roots) may also mount a feature's routes, never its pages,
+ *   page queries or tables;
+ * - server code never imports `agent/`, the agent never imports server code: what both speak lives
+ *   in `shared/`, which imports only itself (so the agent build pulls in no server module);
  * - features do not import each other in a cycle, and neither do `modules/jobs` and the task files
  *   in `jobs/` (the composition root, app.ts, hands the task list to the job runner).
  * Run by `npm run check`; `bun scripts/check-layout.ts --graph` prints the feature graph.
@@ -11,12 +16,15 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dir, "..");
-const SCANNED = ["app.ts", "cli", "jobs", "modules", "ui"];
+const SCANNED = ["app.ts", "cli", "jobs", "modules", "ui", "agent", "shared"];
+const SERVER = /^(app\.ts$|cli\/|jobs\/|modules\/|ui\/)/;
 /** Static, type-only, re-export, side-effect and dynamic imports alike: a type import is a dependency too. */
 const IMPORT =
   /(?:^|[\s;])(?:import|export)\s(?:[^;"'`]*?\sfrom\s*)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
-/** Feature-private files: only the feature itself may import them. */
+/** A feature's door: the only files of it another feature may import. */
+const DOOR = /^(service|index|model)\.ts$/;
+/** Feature-private files: not even the composition roots import them. */
 const PRIVATE = [/^pages(\/|\.tsx$)/, /^queries\.ts$/, /^routes\.tsx?$/, /^schema\.ts$/];
 
 interface Edge {
@@ -59,12 +67,27 @@ export function layoutViolations(edges: Edge[]): string[] {
     if (from.startsWith("modules/jobs/") && to.startsWith("jobs/")) {
       problems.push(`${from} imports ${to}: app.ts hands the task list to the job runner`);
     }
+    if (SERVER.test(from) && to.startsWith("agent/")) {
+      problems.push(`${from} imports ${to}: server code never imports the agent; share it through shared/`);
+    }
+    if (from.startsWith("agent/") && !to.startsWith("agent/") && !to.startsWith("shared/")) {
+      problems.push(`${from} imports ${to}: the agent imports only agent/ and shared/`);
+    }
+    if (from.startsWith("shared/") && !to.startsWith("shared/")) {
+      problems.push(
+        `${from} imports ${to}: shared/ imports only shared/ (both the agent and the server use it)`,
+      );
+    }
     if (!target || target.feature === "platform" || from === "modules/schema.ts") continue;
     if (source?.feature === target.feature) continue;
-    const privateFile = PRIVATE.some((pattern) => pattern.test(target.inner));
     const foreignKey = /(^|\/)schema\.ts$/.test(from) && target.inner === "schema.ts";
+    if (source && !DOOR.test(target.inner) && !foreignKey) {
+      const door = `modules/${target.feature}/service.ts (or index.ts) and model.ts`;
+      problems.push(`${from} imports ${to}: another feature is entered through its door, ${door}`);
+    }
     const composer = from === "app.ts" || from.startsWith("cli/");
-    if (privateFile && !foreignKey && !(composer && /(^|\/)routes\.tsx?$/.test(target.inner))) {
+    const privateFile = PRIVATE.some((pattern) => pattern.test(target.inner));
+    if (!source && privateFile && !(composer && /(^|\/)routes\.tsx?$/.test(target.inner))) {
       problems.push(`${from} imports ${to}: another feature's ${target.inner} is private to it`);
     }
     if (source) {

@@ -17,7 +17,7 @@ export const GROUPS: Record<string, Group> = {
       "modules/fleet/query/parse.ts",
       "modules/fleet/query/compile.ts",
       "modules/devices/conditions.ts",
-      "agent/labels.ts",
+      "shared/labels.ts",
     ],
     tests: ["tests/fleet/query-parse.test.ts", "tests/fleet/query-compile.test.ts"],
   },
@@ -136,7 +136,7 @@ export const GROUPS: Record<string, Group> = {
   },
   "tunnel-data": {
     // The tunnel's data plane: who may hold a work connection, the proofs, the agent's pool, the hand-off.
-    mutate: ["agent/tunnel-work.ts", "modules/remote-access/tunnel/data-plane.ts"],
+    mutate: ["shared/tunnel-work.ts", "agent/tunnel-work.ts", "modules/remote-access/tunnel/data-plane.ts"],
     tests: ["tests/remote-access/data-plane-pool.test.ts", "tests/remote-access/data-plane.test.ts"],
   },
   "device-sightings": {
@@ -211,6 +211,8 @@ export const GROUPS: Record<string, Group> = {
     // the per-operator and per-device limits, the key the device trusts and its revocation.
     mutate: ["modules/terminal/sessions.ts", "modules/terminal/keys.ts", "modules/terminal/service.ts"],
     tests: [
+      // The service against a test database (a few seconds), then the socket end to end (a minute).
+      "tests/terminal/service.test.ts",
       "tests/terminal/socket-refusals.test.ts",
       "tests/terminal/recording.test.ts",
       "tests/terminal/socket.test.ts",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system programs Outpost's test suite drives for real: Chromium (browser tests),
 # OpenSSH server (device sshd), Caddy (on-demand TLS), Mosquitto (MQTT), tmux (terminal tests) and
-# systemd-analyze (the deploy units are verified), qemu-user with the arm64 C library (the arm64
+# systemd-analyze (the deploy units are verified), promtool (the metrics scrape is linted), qemu-user with the arm64 C library (the arm64
 # agent build runs under it).
 # Skips whatever is already present; needs Debian/Ubuntu (apt) and root or sudo for the rest.
 set -euo pipefail
@@ -14,13 +14,14 @@ have caddy || missing+=(caddy)
 have /usr/sbin/mosquitto || missing+=(mosquitto)
 have tmux || missing+=(tmux)
 have systemd-analyze || missing+=(systemd)
+have promtool || missing+=(prometheus)
 have qemu-aarch64 || missing+=(qemu-user)
 have /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 || missing+=(libc6-arm64-cross)
 have curl || missing+=(curl) # the agent installer's test runs `curl … /install.sh | sh`
 have sudo || missing+=(sudo) # …and as another user, elevating through sudo (tests/enrolment/install-line.test.ts)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: chromium, openssh-server, caddy, mosquitto, tmux, systemd-analyze, qemu-user, curl and sudo are present"
+  echo "setup: chromium, openssh-server, caddy, mosquitto, tmux, systemd-analyze, promtool, qemu-user, curl and sudo are present"
   exit 0
 fi
 

@@ -1,3 +1,4 @@
+import type { Children } from "@kitajs/html";
 import { FieldError } from "./components";
 
 interface FieldBase {
@@ -8,29 +9,170 @@ interface FieldBase {
   help?: string;
 }
 
-/** A labelled text-like input (text, email, url, password) with its help line and error. */
-export function TextField(
-  props: FieldBase & {
-    type?: "text" | "email" | "url" | "password";
-    maxLength: number;
-    required?: boolean;
-    placeholder?: string;
-    autocomplete?: string;
+/** What an input may carry besides its name and value (script hooks go in `data`, as `data-*`). */
+export interface InputOptions {
+  placeholder?: string;
+  autocomplete?: string;
+  autofocus?: boolean;
+  required?: boolean;
+  disabled?: boolean;
+  inputmode?: "numeric" | "text" | "email";
+  pattern?: string;
+  minLength?: number;
+  spellcheck?: boolean;
+  class?: string;
+  id?: string;
+  /** The form it belongs to when outside it (a table's row checkbox). */
+  form?: string;
+  /** For an input without a visible label. */
+  ariaLabel?: string;
+  /** The id of the text that describes it (TextField's help line gets `<id>-help`). */
+  describedBy?: string;
+  data?: Record<string, string | true>;
+}
+
+type TextType = "text" | "email" | "url" | "password" | "search" | "datetime-local";
+
+function dataAttributes(data: InputOptions["data"]): Record<string, string | boolean> {
+  return Object.fromEntries(Object.entries(data ?? {}).map(([key, value]) => [`data-${key}`, value]));
+}
+
+/**
+ * A text-like input without its label (inline forms, filter bars): the one place inputs get their
+ * attributes, `aria-invalid` when `error` is set. TextField wraps it in its label.
+ */
+export function TextInput(
+  props: InputOptions & {
+    name: string;
+    value: string;
+    type?: TextType;
+    maxLength?: number;
+    error?: string | undefined;
   },
 ) {
   return (
+    <input
+      type={props.type ?? "text"}
+      id={props.id}
+      name={props.name}
+      value={props.value}
+      class={props.class}
+      form={props.form}
+      maxlength={props.maxLength === undefined ? undefined : String(props.maxLength)}
+      minlength={props.minLength === undefined ? undefined : String(props.minLength)}
+      required={props.required}
+      disabled={props.disabled}
+      autofocus={props.autofocus}
+      placeholder={props.placeholder}
+      autocomplete={props.autocomplete}
+      inputmode={props.inputmode}
+      pattern={props.pattern}
+      spellcheck={props.spellcheck === undefined ? undefined : String(props.spellcheck)}
+      aria-label={props.ariaLabel}
+      aria-describedby={props.describedBy}
+      aria-invalid={props.error ? "true" : undefined}
+      {...dataAttributes(props.data)}
+    />
+  );
+}
+
+/** A labelled text-like input (text, email, url, password, search, a UTC time) with its help line and error. */
+export function TextField(
+  props: FieldBase &
+    Omit<InputOptions, "ariaLabel"> & { type?: TextType; maxLength?: number; labelStyle?: string },
+) {
+  const { label, help, labelStyle, ...input } = props;
+  // With an id, the help line is the input's description for screen readers.
+  const helpId = help && props.id ? `${props.id}-help` : undefined;
+  return (
+    <label style={labelStyle}>
+      <span safe>{label}</span>
+      <TextInput {...input} describedBy={helpId} />
+      {help ? (
+        <span class="help" id={helpId} safe>
+          {help}
+        </span>
+      ) : (
+        ""
+      )}
+      <FieldError message={props.error} />
+    </label>
+  );
+}
+
+/** A file to upload (the form must be `multipart/form-data`). */
+export function FileField(props: { name: string; label: string; accept?: string }) {
+  return (
     <label>
       <span safe>{props.label}</span>
-      <input
-        type={props.type ?? "text"}
-        name={props.name}
-        value={props.value}
-        maxlength={String(props.maxLength)}
-        required={props.required}
-        placeholder={props.placeholder}
-        autocomplete={props.autocomplete}
-        aria-invalid={props.error ? "true" : undefined}
-      />
+      <input type="file" name={props.name} accept={props.accept} />
+    </label>
+  );
+}
+
+/** A value the form carries back as it was given (the page's state, the record it acts on). */
+export function Hidden(props: { name: string; value: string }) {
+  return <input type="hidden" name={props.name} value={props.value} />;
+}
+
+type CheckboxProps = Pick<InputOptions, "form" | "ariaLabel" | "disabled" | "data"> & {
+  name?: string;
+  value?: string;
+  checked?: boolean;
+};
+
+function CheckboxInput(props: CheckboxProps) {
+  return (
+    <input
+      type="checkbox"
+      name={props.name}
+      value={props.value}
+      checked={props.checked}
+      disabled={props.disabled}
+      form={props.form}
+      aria-label={props.ariaLabel}
+      {...dataAttributes(props.data)}
+    />
+  );
+}
+
+/** A checkbox without a visible label (a table row's): `ariaLabel` names it. Posts `value` when checked. */
+export function Checkbox(props: CheckboxProps) {
+  return <CheckboxInput {...props} />;
+}
+
+/** A checkbox in its label (class `checkbox`): the children are the label's text. */
+export function CheckboxField(props: CheckboxProps & { children: Children }) {
+  const { children: _, ...box } = props;
+  return (
+    <label class="checkbox">
+      <CheckboxInput {...box} />
+      {props.children}
+    </label>
+  );
+}
+
+/**
+ * A whole-number input with its unit; `min`/`max` come from the constant that enforces them. `optional`:
+ * it may be left empty (the help line says what empty means).
+ */
+export function NumberField(
+  props: FieldBase & { min: number; max: number; unit?: string; optional?: boolean; disabled?: boolean },
+) {
+  return (
+    // biome-ignore lint/a11y/noLabelWithoutControl: its NumberInput is there, inside its unit's span when it has one
+    <label>
+      <span safe>{props.label}</span>
+      {props.unit === undefined ? (
+        <NumberInput {...props} />
+      ) : (
+        <span class="input-unit">
+          <NumberInput {...props} />
+          <span class="muted" safe>
+            {props.unit}
+          </span>
+        </span>
+      )}
       {props.help ? (
         <span class="help" safe>
           {props.help}
@@ -43,41 +185,30 @@ export function TextField(
   );
 }
 
-/**
- * A whole-number input with its unit; `min`/`max` come from the constant that enforces them. `optional`:
- * it may be left empty (the help line says what empty means).
- */
-export function NumberField(
-  props: FieldBase & { min: number; max: number; unit: string; optional?: boolean },
+/** NumberField's input, without the label (a table cell's, named by `ariaLabel`). */
+export function NumberInput(
+  props: Pick<FieldBase, "name" | "value" | "error"> & {
+    min: number;
+    max: number;
+    optional?: boolean;
+    disabled?: boolean;
+    ariaLabel?: string;
+  },
 ) {
   return (
-    <label>
-      <span safe>{props.label}</span>
-      <span class="input-unit">
-        <input
-          type="number"
-          name={props.name}
-          value={props.value}
-          min={String(props.min)}
-          max={String(props.max)}
-          step="1"
-          required={!props.optional}
-          inputmode="numeric"
-          aria-invalid={props.error ? "true" : undefined}
-        />
-        <span class="muted" safe>
-          {props.unit}
-        </span>
-      </span>
-      {props.help ? (
-        <span class="help" safe>
-          {props.help}
-        </span>
-      ) : (
-        ""
-      )}
-      <FieldError message={props.error} />
-    </label>
+    <input
+      type="number"
+      name={props.name}
+      value={props.value}
+      min={String(props.min)}
+      max={String(props.max)}
+      step="1"
+      required={!props.optional}
+      disabled={props.disabled}
+      inputmode="numeric"
+      aria-label={props.ariaLabel}
+      aria-invalid={props.error ? "true" : undefined}
+    />
   );
 }
 

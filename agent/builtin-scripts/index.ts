@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
+import { parseScript } from "../../shared/scripts/frontmatter.ts";
 import { writeFileAtomic } from "../fs-atomic.ts";
-import { parseScript } from "../scripts/frontmatter.ts";
 import type { ScriptStore } from "../scripts/store.ts";
 import cpu from "./cpu.outpost.js" with { type: "text" };
 import disk from "./disk.outpost.js" with { type: "text" };

@@ -1,5 +1,5 @@
-import { ScriptFormatError } from "../scripts/errors.ts";
-import { parseVersion } from "../scripts/frontmatter.ts";
+import { ScriptFormatError } from "../../shared/scripts/errors.ts";
+import { parseVersion } from "../../shared/scripts/frontmatter.ts";
 import { ScriptStoreError } from "../scripts/store.ts";
 import { CommandFailure, type CommandHandler, commandFields, positionalArgs } from "./types.ts";
 

@@ -1,10 +1,10 @@
+import type { ScriptError } from "../../shared/scripts/errors.ts";
+import type { ParsedScript } from "../../shared/scripts/frontmatter.ts";
+import { compileOutputSchema, formatValidationErrors } from "../../shared/scripts/validation.ts";
 import { createBuiltins } from "../builtins/index.ts";
 import type { AgentConfig } from "../config.ts";
 import { outputLimitProblem } from "../telemetry-limits.ts";
-import type { ScriptError } from "./errors.ts";
-import type { ParsedScript } from "./frontmatter.ts";
 import { type HostBuiltins, SandboxSession } from "./sandbox.ts";
-import { compileOutputSchema, formatValidationErrors } from "./validation.ts";
 
 export interface ScriptWarning {
   type: "slow_execution";

@@ -1,5 +1,5 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten";
-import type { ScriptError } from "./errors.ts";
+import type { ScriptError } from "../../shared/scripts/errors.ts";
 import { type InstanceLease, leaseInstance, releaseInstance } from "./instance-pool.ts";
 import { dumpValue, toVm, truncate } from "./sandbox-values.ts";
 

@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import type { ScriptFormatError } from "../../shared/scripts/errors.ts";
+import { type ParsedScript, parseScript, validateScriptName } from "../../shared/scripts/frontmatter.ts";
 import { writeFileAtomic } from "../fs-atomic.ts";
-import type { ScriptFormatError } from "./errors.ts";
-import { type ParsedScript, parseScript, validateScriptName } from "./frontmatter.ts";
 
 /** An installed script file. */
 export interface InstalledScript extends ParsedScript {

@@ -1,6 +1,6 @@
 import { BUILTIN_SCRIPT_SOURCES } from "../../agent/builtin-scripts/index.ts";
-import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { buildSchemaDefinition } from "../../agent/telemetry.ts";
+import { parseScript } from "../../shared/scripts/frontmatter.ts";
 
 /**
  * The schema definition the agent announces in every heartbeat (`telemetry.meta.schema_definition`),

@@ -8,6 +8,8 @@ const ROOT = path.resolve(import.meta.dir, "../..");
 
 /** The METRICS_TOKEN a bench server is given when the benchmark reads its /metrics. */
 export const BENCH_METRICS_TOKEN = "bench-metrics-token-0123456789";
+/** The SECRET_KEY of a bench server (a benchmark that signs a session or CSRF token for it needs it). */
+export const BENCH_SECRET_KEY = "bench-secret-key-bench-secret-key-0123456789";
 
 /**
  * Outpost (web role: HTTP only, unless `extraEnv` names another) in its own process on a free loopback
@@ -46,7 +48,7 @@ export async function startBenchServer({
         // The comparison rounds add heartbeats per device and minute: never refuse them for that.
         DEVICE_HEARTBEAT_RATE_LIMIT: "1000000",
         LOG_LEVEL: "warn",
-        SECRET_KEY: "bench-secret-key-bench-secret-key-0123456789",
+        SECRET_KEY: BENCH_SECRET_KEY,
         NODE_ENV: "production",
         // As the `outpost` launcher sets it (bun is started directly here, for the profile flags).
         MIMALLOC_PURGE_DELAY: process.env.MIMALLOC_PURGE_DELAY ?? "1000",

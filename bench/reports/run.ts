@@ -97,7 +97,7 @@ async function explain(label: string, reportId: string, query: string) {
   try {
     const report = await requireReport(debug, reportId);
     captured.length = 0;
-    await reportResults(debug, report, viewFromParams(new URLSearchParams(query)));
+    await reportResults(debug, report, viewFromParams(Object.fromEntries(new URLSearchParams(query))));
     const last = captured.filter((c) => c.query.includes("telemetry_events")).at(-1)!;
     const plan = await debug.unsafe(`explain (analyze, buffers) ${last.query}`, last.params as never[]);
     console.log(`\n--- ${label}\n${plan.map((r) => r["QUERY PLAN"]).join("\n")}`);

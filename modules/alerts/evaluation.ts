@@ -1,10 +1,15 @@
-import { type DeviceSummary, deviceSummaries, silentApprovedDevices } from "../devices/summaries";
+import { type DeviceBrief, deviceSummaries, silentApprovedDevices } from "../devices/service";
+import { enqueueJob } from "../jobs/service";
 import type { Config } from "../platform/config";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
-import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/store";
-import { type FeedPosition, telemetryAfter } from "../telemetry/feed";
-import { optionKeyPath, type TelemetryEvent, valueAt } from "../telemetry/service";
+import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/service";
+import {
+  type FeedPosition,
+  optionKeyPath,
+  type TelemetryEvent,
+  telemetryAfter,
+  valueAt,
+} from "../telemetry/service";
 import { openAlert, resolveAlertsOfRemovedDevices, resolveOpen } from "./lifecycle";
 import { type NotifyPolicy, notifyPolicy } from "./notifications/queue";
 import { numericValue, RuleIndex } from "./rule-index";
@@ -101,7 +106,7 @@ function recovered(rule: CompiledRule, value: unknown): boolean {
 }
 
 /** The rules that apply to a device: its product's (schema product, else product name), in scope. */
-function rulesFor(byProduct: Map<string, CompiledRule[]>, device: DeviceSummary): CompiledRule[] {
+function rulesFor(byProduct: Map<string, CompiledRule[]>, device: DeviceBrief): CompiledRule[] {
   if (!device.approved) return [];
   const rules = byProduct.get(device.schemaProduct ?? device.productName ?? "") ?? [];
   return rules.some((r) => r.scope) ? rules.filter((r) => !r.scope || r.scope.has(device.id)) : rules;
@@ -222,7 +227,7 @@ export async function evaluateAlerts(
       values (1, now() - interval '5 minutes', '00000000-0000-0000-0000-000000000000') on conflict do nothing`;
     const [cursor] = await tx<{ recorded_at: Date; event_id: string }[]>`
       select recorded_at, event_id from alert_evaluation_cursor where id = 1 for update`;
-    const after: FeedPosition = { recordedAt: pgDate(cursor!.recorded_at), id: cursor!.event_id };
+    const after: FeedPosition = { recordedAt: cursor!.recorded_at, id: cursor!.event_id };
     const events = await telemetryAfter(tx, after, until, BATCH);
     let evaluations = 0;
     if (events.length > 0) {
@@ -238,10 +243,10 @@ export async function evaluateAlerts(
         where rule_id = any(${ruleIds}::int[]) and device_id = any(${[...devices.keys()]}::uuid[])`;
       for (const s of stateRows) {
         statesOf(s.device_id).set(s.rule_id, {
-          breachSince: pgDate(s.breach_since),
-          clearSince: pgDate(s.clear_since),
+          breachSince: s.breach_since,
+          clearSince: s.clear_since,
           alerting: s.alerting,
-          evaluatedAt: pgDate(s.evaluated_at),
+          evaluatedAt: s.evaluated_at,
         });
       }
       // A heartbeat ends the device's offline alert (reference message): one query finds them, and
@@ -368,11 +373,17 @@ export function wakeAlertEvaluation(sql: Sql): void {
   const now = Date.now();
   if (now - lastWake < WAKE_EVERY_MS) return;
   lastWake = now;
-  const runAt = new Date(now + SETTLE_MS + 100).toISOString();
-  sql`select graphile_worker.add_job(${EVALUATE_TASK}, '{}'::json, job_key => ${EVALUATE_TASK},
-      job_key_mode => 'preserve_run_at', run_at => ${runAt}::timestamptz, max_attempts => 10)`
-    .execute()
-    .catch(() => {
-      lastWake = 0; // try again with the next heartbeat
-    });
+  enqueueJob(
+    sql,
+    EVALUATE_TASK,
+    {},
+    {
+      jobKey: EVALUATE_TASK,
+      jobKeyMode: "preserve_run_at",
+      runAt: new Date(now + SETTLE_MS + 100),
+      maxAttempts: 10,
+    },
+  ).catch(() => {
+    lastWake = 0; // try again with the next heartbeat
+  });
 }

@@ -4,9 +4,9 @@ import {
   actorLabel,
   jsonApiDocument as document,
   JSONAPI_PREFIX,
+  jsonApiNextLink as nextLink,
   jsonApiPageSize as pageSize,
-  jsonApiQuery as queryOf,
-} from "../jsonapi/document";
+} from "../jsonapi";
 import { ResourceIdParams } from "../jsonapi/model";
 import type { AppContext } from "../platform/context";
 import { AppError, badRequest } from "../platform/errors";
@@ -78,9 +78,8 @@ export function alertJsonApiRoutes(ctx: AppContext) {
     .use(ctx.access)
     .get(
       "/alert_rules",
-      async ({ request }) => {
-        const params = queryOf(request);
-        const rawSort = params.get("sort") ?? "";
+      async ({ query }) => {
+        const rawSort = query.sort ?? "";
         const field = rawSort.replace(/^-/, "");
         if (rawSort && !(RULE_SORTS as readonly string[]).includes(field)) {
           throw badRequest(`sort must be one of ${RULE_SORTS.join(", ")} (prefix - for descending)`, {
@@ -88,10 +87,10 @@ export function alertJsonApiRoutes(ctx: AppContext) {
           });
         }
         const rules = await listRules(sql, {
-          filter: params.get("filter[search]") ?? undefined,
+          filter: query["filter[search]"],
           sort: (field || undefined) as RuleSort | undefined,
           order: rawSort.startsWith("-") ? "desc" : "asc",
-          limit: pageSize(params, 500, 1000),
+          limit: pageSize(query, 500, 1000),
         });
         return document({ data: rules.map((r) => ruleResource(r.rule, r.deprecated)) });
       },
@@ -170,26 +169,23 @@ export function alertJsonApiRoutes(ctx: AppContext) {
     )
     .get(
       "/alerts",
-      async ({ request }) => {
-        const params = queryOf(request);
+      async ({ query, request }) => {
         const filters = parseAlertFilters({
-          status: params.get("filter[status]") ?? undefined,
-          severity: params.get("filter[severity]") ?? undefined,
-          type: params.get("filter[type]") ?? undefined,
-          device: params.get("filter[device]") ?? undefined,
-          rule: params.get("filter[rule]") ?? undefined,
-          sort: params.get("sort") ?? undefined,
+          status: query["filter[status]"],
+          severity: query["filter[severity]"],
+          type: query["filter[type]"],
+          device: query["filter[device]"],
+          rule: query["filter[rule]"],
+          sort: query.sort,
         });
         const list = await listAlerts(sql, {
           ...filters,
-          limit: pageSize(params),
-          cursor: params.get("page[after]") || undefined,
+          limit: pageSize(query),
+          cursor: query["page[after]"] || undefined,
         });
-        const next = list.nextCursor ? new URL(request.url) : undefined;
-        next?.searchParams.set("page[after]", list.nextCursor!);
         return document({
           data: list.items.map((i) => alertResource(i.alert)),
-          links: { next: next ? `${next.pathname}${next.search}` : null },
+          links: { next: nextLink(request, list.nextCursor) },
         });
       },
       {

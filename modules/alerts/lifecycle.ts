@@ -1,5 +1,4 @@
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import type { AlertJson, AlertStatus, AlertType, Severity } from "./model";
@@ -56,11 +55,11 @@ export function toAlert(r: AlertRow): Alert {
     deviceId: r.device_id,
     ruleId: r.rule_id,
     value: r.value,
-    triggeredAt: pgDate(r.triggered_at),
-    acknowledgedAt: pgDate(r.acknowledged_at),
+    triggeredAt: r.triggered_at,
+    acknowledgedAt: r.acknowledged_at,
     acknowledgedBy: r.acknowledged_by,
     ackNote: r.ack_note,
-    resolvedAt: pgDate(r.resolved_at),
+    resolvedAt: r.resolved_at,
     resolvedBy: r.resolved_by,
     resolution: r.resolution,
   };

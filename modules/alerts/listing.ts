@@ -1,4 +1,4 @@
-import { type DeviceSummary, deviceSummaries, findDeviceIds } from "../devices/summaries";
+import { type DeviceBrief, deviceSummaries, findDeviceIds } from "../devices/service";
 import { type CsvValue, keysetBatches } from "../platform/csv";
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
@@ -33,7 +33,7 @@ export interface AlertListOptions extends AlertFilters {
 
 export interface AlertListItem {
   alert: Alert;
-  device: DeviceSummary | undefined;
+  device: DeviceBrief | undefined;
   ruleName: string | undefined;
 }
 

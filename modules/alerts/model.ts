@@ -8,6 +8,7 @@ import {
   resourceSchema,
   writeDocument,
 } from "../jsonapi/model";
+import { ButtonForm, ConsoleForm, FormList, FormText } from "../platform/schemas";
 
 /** Wire shapes of the alerts feature (JSON:API `alert_rule` and `alert`, webhook body); types derive from them. */
 
@@ -176,3 +177,52 @@ export const AlertWriteDocument = changeDocument(
     },
   }),
 );
+
+/** The console's alert pages (`/alerts`, its CSV): tab, filters, order, page; unknown values filter nothing. */
+export const AlertsPageQuery = t.Object(
+  {
+    tab: t.Optional(FormText(20)),
+    status: t.Optional(FormText(40)),
+    severity: t.Optional(FormText(40)),
+    type: t.Optional(FormText(40)),
+    sort: t.Optional(FormText(40)),
+    device: t.Optional(FormText(1000)),
+    rule: t.Optional(FormText(20)),
+    cursor: t.Optional(FormText(1000)),
+    filter: t.Optional(FormText(1000)),
+  },
+  { additionalProperties: true },
+);
+
+/**
+ * The rule form (create, edit; its GET pages take the same fields as a query to start from). `enabled`
+ * is a hidden "false" followed by the checkbox's "true": its last value counts.
+ */
+export const RuleForm = ConsoleForm({
+  name: t.Optional(FormText(1000)),
+  product_name: t.Optional(FormText(1000)),
+  condition_field: t.Optional(FormText(1000)),
+  operator: t.Optional(FormText(40)),
+  threshold_value: t.Optional(FormText(1000)),
+  clear_threshold: t.Optional(FormText(1000)),
+  for_minutes: t.Optional(FormText(40)),
+  resolve_after_minutes: t.Optional(FormText(40)),
+  severity: t.Optional(FormText(40)),
+  enabled: t.Optional(FormList(10)),
+  device_ids: t.Optional(FormText(100_000)),
+  recipients: t.Optional(FormText(10_000)),
+});
+export type RuleForm = Static<typeof RuleForm>;
+
+/** Acknowledge or resolve the alerts chosen (checkboxes), with a note; `back` is the page to return to. */
+export const AlertBulkForm = ConsoleForm({
+  ids: t.Optional(FormList(100)),
+  action: t.Optional(FormText(20)),
+  note: t.Optional(FormText(10_000)),
+  back: t.Optional(FormText(2000)),
+});
+
+export const RuleParams = t.Object({ id: t.String({ description: "The rule's id" }) });
+
+/** Delete a rule; a new webhook secret; a test notification: buttons. */
+export const AlertButtonForm = ButtonForm;

@@ -2,15 +2,17 @@ import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
 import { conflictMessage, listBuilderSchemas, productOptions } from "../builder/service";
-import { deviceSummaries } from "../devices/summaries";
-import { actorLabel } from "../jsonapi/document";
+import { deviceSummaries } from "../devices/service";
+import { actorLabel } from "../jsonapi";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { csvResponse } from "../platform/csv";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
+import { formList } from "../platform/schemas";
 import { alertNotFound, changeStatus, getAlert } from "./lifecycle";
 import { ALERT_CSV_COLUMNS, alertCsvBatches, listAlerts, parseAlertFilters } from "./listing";
+import { AlertBulkForm, AlertButtonForm, AlertsPageQuery, RuleForm, RuleParams } from "./model";
 import { alertNotifications } from "./notifications/deliver";
 import { notifyPolicy } from "./notifications/queue";
 import { AlertPage, DeviceAlertsPanel } from "./pages/alert";
@@ -34,13 +36,6 @@ import {
 } from "./rules";
 import { MESSAGES } from "./validation";
 
-type Form = Record<string, unknown>;
-/** A form value; repeated fields (hidden "false" + checkbox "true") count by their last value. */
-const field = (form: Form, name: string) => {
-  const value = form[name];
-  const last = Array.isArray(value) ? value[value.length - 1] : value;
-  return typeof last === "string" ? last : "";
-};
 const canManage = (p: Principal | undefined) => p?.role === "operator" || p?.role === "admin";
 
 const FORM_FIELDS: (keyof RuleFormValues)[] = [
@@ -107,10 +102,14 @@ export function alertRoutes(ctx: AppContext) {
     return { ...base, values, products, options, notices };
   }
 
-  const formValues = (form: Form, fallback?: RuleFormValues): RuleFormValues => {
+  const formValues = (form: RuleForm, fallback?: RuleFormValues): RuleFormValues => {
     const values = {} as RuleFormValues;
-    for (const name of FORM_FIELDS)
-      values[name] = form[name] === undefined && fallback ? fallback[name] : field(form, name);
+    for (const name of FORM_FIELDS) {
+      const given = form[name];
+      // Repeated (hidden "false" + checkbox "true"): the last value counts.
+      const value = Array.isArray(given) ? given[given.length - 1] : given;
+      values[name] = value === undefined && fallback ? fallback[name] : (value ?? "");
+    }
     return values;
   };
   const EMPTY = formValues({}, undefined);
@@ -143,15 +142,15 @@ export function alertRoutes(ctx: AppContext) {
         const page = pageContext(request, principal);
         const filters = parseAlertFilters(query);
         if (tab === "active") filters.status = "open";
-        const ruleSortRaw = typeof query.sort === "string" && tab === "rules" ? query.sort : "";
+        const ruleSortRaw = tab === "rules" ? (query.sort ?? "") : "";
         const ruleSort = RULE_SORTS.find((s) => s === ruleSortRaw.replace(/^-/, ""));
-        const ruleFilter = typeof query.filter === "string" ? query.filter.slice(0, 200) : "";
+        const ruleFilter = (query.filter ?? "").slice(0, 200);
         const [list, rules] = await Promise.all([
           tab === "rules"
             ? { items: [], nextCursor: undefined }
             : listAlerts(sql, {
                 ...filters,
-                cursor: typeof query.cursor === "string" ? query.cursor : undefined,
+                cursor: query.cursor,
               }),
           listRules(
             sql,
@@ -180,7 +179,7 @@ export function alertRoutes(ctx: AppContext) {
           />,
         );
       },
-      { access: "viewer" },
+      { access: "viewer", query: AlertsPageQuery },
     )
     .get("/alerts/rules", () => redirectWithFlash("/alerts?tab=rules"), { access: "viewer" })
     .get(
@@ -189,18 +188,18 @@ export function alertRoutes(ctx: AppContext) {
         const batches = alertCsvBatches(sql, parseAlertFilters(query));
         return csvResponse(`alerts-${new Date().toISOString().slice(0, 10)}.csv`, ALERT_CSV_COLUMNS, batches);
       },
-      { access: "viewer" },
+      { access: "viewer", query: AlertsPageQuery },
     )
     .get(
       "/alerts/new",
       ({ request, principal, query }) =>
-        render(request, principal, { mode: "create", values: formValues(query as Form, EMPTY), errors: {} }),
-      { access: "operator" },
+        render(request, principal, { mode: "create", values: formValues(query, EMPTY), errors: {} }),
+      { access: "operator", query: RuleForm },
     )
     .post(
       "/alerts/rules",
       async ({ request, principal, body }) => {
-        const values = formValues((body ?? {}) as Form);
+        const values = formValues(body);
         try {
           const rule = await createRule(sql, values, actorLabel(principal));
           noteAudit(request, { target: `alert_rule:${rule.id}` });
@@ -215,14 +214,14 @@ export function alertRoutes(ctx: AppContext) {
         }
         return redirectWithFlash("/alerts?tab=rules", { kind: "success", text: "Rule created successfully" });
       },
-      { access: "operator" },
+      { access: "operator", body: RuleForm },
     )
     .get(
       "/alerts/:id/edit",
       async ({ request, principal, params, query }) => {
         const rule = await ruleOr404(params.id);
         const blocked = (await isDeprecated(sql, rule)) ? editBlockedMessage(rule) : undefined;
-        const values = blocked ? valuesOf(rule) : formValues(query as Form, valuesOf(rule));
+        const values = blocked ? valuesOf(rule) : formValues(query, valuesOf(rule));
         values.name = rule.name;
         return render(request, principal, {
           mode: "edit",
@@ -233,13 +232,13 @@ export function alertRoutes(ctx: AppContext) {
           blocked,
         });
       },
-      { access: "operator" },
+      { access: "operator", query: RuleForm },
     )
     .post(
       "/alerts/rules/:id",
       async ({ request, principal, params, body }) => {
         const rule = await ruleOr404(params.id);
-        const values = formValues((body ?? {}) as Form, valuesOf(rule));
+        const values = formValues(body, valuesOf(rule));
         values.name = rule.name;
         try {
           const updated = await updateRule(sql, rule.id, values);
@@ -277,7 +276,7 @@ export function alertRoutes(ctx: AppContext) {
         }
         return redirectWithFlash("/alerts?tab=rules", { kind: "success", text: "Rule updated successfully" });
       },
-      { access: "operator" },
+      { access: "operator", params: RuleParams, body: RuleForm },
     )
     .post(
       "/alerts/rules/:id/delete",
@@ -292,18 +291,14 @@ export function alertRoutes(ctx: AppContext) {
             : { kind: "error", text: "Unable to delete rule" },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: RuleParams, body: AlertButtonForm },
     )
     .post(
       "/alerts/bulk",
       async ({ principal, body, request }) => {
-        const form = (body ?? {}) as Form;
-        const raw = form.ids;
-        const ids = (Array.isArray(raw) ? raw : [raw]).filter(
-          (v): v is string => typeof v === "string" && isUuid(v),
-        );
-        const action = field(form, "action");
-        const back = field(form, "back").startsWith("/alerts/") ? field(form, "back") : "/alerts";
+        const ids = formList(body.ids).filter(isUuid);
+        const { action } = body;
+        const back = body.back?.startsWith("/alerts/") ? body.back : "/alerts";
         if (ids.length === 0 || (action !== "acknowledge" && action !== "resolve")) {
           return redirectWithFlash(back, {
             kind: "error",
@@ -315,7 +310,7 @@ export function alertRoutes(ctx: AppContext) {
           ids,
           {
             status: action === "acknowledge" ? "acknowledged" : "resolved",
-            note: field(form, "note"),
+            note: body.note ?? "",
             by: actorLabel(principal) ?? "?",
           },
           await notifyPolicy(config, sql),
@@ -324,7 +319,7 @@ export function alertRoutes(ctx: AppContext) {
         const verb = action === "acknowledge" ? "acknowledged" : "resolved";
         return redirectWithFlash(back, { kind: "success", text: `${changed.length} alert(s) ${verb}.` });
       },
-      { access: "operator" },
+      { access: "operator", body: AlertBulkForm },
     )
     .get(
       "/alerts/device/:deviceId",

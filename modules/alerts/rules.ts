@@ -1,6 +1,5 @@
 import { conflictMessage, productOptions, type SchemaOption } from "../builder/service";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { AlertRuleInput, AlertRuleJson, RuleOperator, Severity } from "./model";
 import { checkRule, MESSAGES, type RuleErrors, type RuleValues } from "./validation";
@@ -46,8 +45,8 @@ function toRule(row: RuleRow): AlertRule {
     enabled: row.enabled,
     deviceIds: row.device_ids,
     recipients: row.recipients,
-    createdAt: pgDate(row.created_at),
-    updatedAt: pgDate(row.updated_at),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 

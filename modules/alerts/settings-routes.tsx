@@ -3,9 +3,10 @@ import { PageHead } from "../../ui/components";
 import { OneTimeSecret } from "../../ui/form";
 import { Layout } from "../../ui/layout";
 import { consolePages } from "../../ui/page";
-import { actorLabel } from "../jsonapi/document";
+import { actorLabel } from "../jsonapi";
 import type { AppContext } from "../platform/context";
-import { readConsoleSettings, rotateWebhookSecret } from "../settings/store";
+import { readConsoleSettings, rotateWebhookSecret } from "../settings/service";
+import { AlertButtonForm } from "./model";
 import { sendTestNotification } from "./notifications/deliver";
 import { splitRecipients } from "./notifications/queue";
 
@@ -45,7 +46,7 @@ export function alertSettingsRoutes(ctx: AppContext) {
           </Layout>,
         );
       },
-      { access: "admin" },
+      { access: "admin", body: AlertButtonForm },
     )
     .post(
       "/settings/notifications/test",
@@ -70,6 +71,6 @@ export function alertSettingsRoutes(ctx: AppContext) {
           text: `Test notification — ${text}`,
         });
       },
-      { access: "admin" },
+      { access: "admin", body: AlertButtonForm },
     );
 }

@@ -22,6 +22,11 @@ export const AuditQuery = t.Object({
 });
 export type AuditQuery = Static<typeof AuditQuery>;
 
+/** The same filters on the page (`/audit`) and its CSV; other parameters (a bookmark's) are ignored. */
+export const AuditPageQuery = t.Object(t.Omit(AuditQuery, ["limit"]).properties, {
+  additionalProperties: true,
+});
+
 export const AuditEventJson = t.Object({
   id: t.String({ format: "uuid" }),
   at: t.String({ format: "date-time" }),

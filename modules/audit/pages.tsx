@@ -1,4 +1,5 @@
 import { EmptyState, PageHead, Time } from "../../ui/components";
+import { TextField } from "../../ui/form";
 import { Layout, type PageContext } from "../../ui/layout";
 import { type Column, DataTable } from "../../ui/table";
 import type { AuditEvent, AuditFilters } from "./service";
@@ -106,26 +107,29 @@ export function AuditPage({ ctx, props }: { ctx: PageContext; props: AuditPagePr
         </a>
       </PageHead>
       <form method="get" action="/audit" class="card toolbar form-grid audit-filters">
-        <label>
-          Who
-          <input name="actor" value={filters.actor ?? ""} placeholder="email, token name or runner" />
-        </label>
-        <label>
-          Action
-          <input name="action" value={filters.action ?? ""} placeholder="e.g. device.approve" />
-        </label>
-        <label>
-          Target
-          <input name="target" value={filters.target ?? ""} placeholder="e.g. device:<id>" />
-        </label>
-        <label>
-          From (UTC)
-          <input type="datetime-local" name="from" value={dateValue(filters.from)} />
-        </label>
-        <label>
-          To (UTC)
-          <input type="datetime-local" name="to" value={dateValue(filters.to)} />
-        </label>
+        <TextField
+          name="actor"
+          label="Who"
+          value={filters.actor ?? ""}
+          maxLength={320}
+          placeholder="email, token name or runner"
+        />
+        <TextField
+          name="action"
+          label="Action"
+          value={filters.action ?? ""}
+          maxLength={320}
+          placeholder="e.g. device.approve"
+        />
+        <TextField
+          name="target"
+          label="Target"
+          value={filters.target ?? ""}
+          maxLength={320}
+          placeholder="e.g. device:<id>"
+        />
+        <TextField type="datetime-local" name="from" label="From (UTC)" value={dateValue(filters.from)} />
+        <TextField type="datetime-local" name="to" label="To (UTC)" value={dateValue(filters.to)} />
         <div class="actions">
           <button class="btn primary" type="submit">
             Filter

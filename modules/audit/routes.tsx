@@ -5,14 +5,14 @@ import type { AppContext } from "../platform/context";
 import { type CsvValue, csvResponse, keysetBatches } from "../platform/csv";
 import { badRequest } from "../platform/errors";
 import { errorReplies } from "../platform/schemas";
-import { AuditListReply, AuditQuery } from "./model";
+import { AuditListReply, AuditPageQuery, AuditQuery } from "./model";
 import { AuditPage } from "./pages";
 import { type AuditActorKind, type AuditEvent, type AuditFilters, listAudit } from "./service";
 
-const text = (value: unknown) =>
-  typeof value === "string" && value.trim() !== "" ? value.trim().slice(0, 320) : undefined;
+const text = (value: string | undefined) =>
+  value !== undefined && value.trim() !== "" ? value.trim().slice(0, 320) : undefined;
 
-function time(value: unknown, field: string): Date | undefined {
+function time(value: string | undefined, field: string): Date | undefined {
   const raw = text(value);
   if (!raw) return undefined;
   // A datetime-local value has no zone: it is UTC here, as everywhere in Outpost.
@@ -21,7 +21,7 @@ function time(value: unknown, field: string): Date | undefined {
   return date;
 }
 
-function filtersOf(query: Record<string, unknown>): AuditFilters {
+function filtersOf(query: Static<typeof AuditPageQuery>): AuditFilters {
   return {
     actor: text(query.actor),
     action: text(query.action),
@@ -47,9 +47,9 @@ const eventJson = (event: AuditEvent): Static<typeof AuditListReply>["data"][num
 const CSV_COLUMNS = ["at", "actor_kind", "actor", "action", "target", "status", "address", "details", "id"];
 
 /** The query string of the filters given (the page's next-page and CSV links carry it). */
-function filterQuery(query: Record<string, unknown>): string {
+function filterQuery(query: Static<typeof AuditPageQuery>): string {
   const params = new URLSearchParams();
-  for (const key of ["actor", "action", "target", "from", "to"]) {
+  for (const key of ["actor", "action", "target", "from", "to"] as const) {
     const value = text(query[key]);
     if (value) params.set(key, value);
   }
@@ -74,7 +74,7 @@ export function auditRoutes(ctx: AppContext) {
           <AuditPage ctx={page} props={{ filters, events, nextCursor, query: filterQuery(query) }} />,
         );
       },
-      { access: "admin" },
+      { access: "admin", query: AuditPageQuery },
     )
     .get(
       "/audit.csv",
@@ -95,7 +95,7 @@ export function auditRoutes(ctx: AppContext) {
         );
         return csvResponse(`audit-${new Date().toISOString().slice(0, 10)}.csv`, CSV_COLUMNS, batches);
       },
-      { access: "admin" },
+      { access: "admin", query: AuditPageQuery },
     )
     .get(
       "/api/v1/audit",

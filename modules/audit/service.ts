@@ -1,8 +1,8 @@
-import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import type { PendingQuery, Row } from "postgres";
 import type { Database, Sql } from "../platform/database";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 import { storableText, storableValue } from "../platform/text-input";
-import { auditEvents } from "./schema";
+import type { auditEvents } from "./schema";
 
 export {
   type AuditNote,
@@ -31,16 +31,7 @@ export type AuditEvent = typeof auditEvents.$inferSelect;
 
 /** Appends one event. Other features call this for what the HTTP recorder cannot see (sign-in). */
 export async function recordAudit(database: Database, event: AuditEventInput): Promise<void> {
-  // A refused request is recorded with what it carried, which may be text PostgreSQL cannot store.
-  await database.db.insert(auditEvents).values({
-    actorKind: event.actorKind,
-    actor: storableText(event.actor.slice(0, 320)),
-    action: event.action,
-    target: event.target ? storableText(event.target) : null,
-    status: event.status,
-    address: event.address ?? null,
-    details: storableValue(event.details ?? {}),
-  });
+  await recordAuditIn(database.sql, [event]);
 }
 
 /**
@@ -49,6 +40,7 @@ export async function recordAudit(database: Database, event: AuditEventInput): P
  */
 export async function recordAuditIn(sql: Sql, events: AuditEventInput[]): Promise<void> {
   for (const event of events) {
+    // A refused request is recorded with what it carried, which may be text PostgreSQL cannot store.
     await sql`insert into audit_events (actor_kind, actor, action, target, status, address, details)
       values (${event.actorKind}, ${storableText(event.actor.slice(0, 320))}, ${event.action},
         ${event.target ? storableText(event.target) : null}, ${event.status}, ${event.address ?? null},
@@ -80,29 +72,22 @@ export async function listAudit(
   filters: AuditFilters,
   options: { limit?: number; cursor?: string } = {},
 ): Promise<{ events: AuditEvent[]; nextCursor: string | undefined }> {
+  const sql = database.sql;
   const limit = Math.min(options.limit ?? AUDIT_PAGE, 500);
-  const conditions = [
-    filters.actor ? eq(auditEvents.actor, filters.actor) : undefined,
-    filters.action ? eq(auditEvents.action, filters.action) : undefined,
-    filters.target ? eq(auditEvents.target, filters.target) : undefined,
-    filters.from ? sql`${auditEvents.at} >= ${filters.from.toISOString()}` : undefined,
-    filters.to ? sql`${auditEvents.at} < ${filters.to.toISOString()}` : undefined,
-  ];
+  const conditions: PendingQuery<Row[]>[] = [sql`true`];
+  if (filters.actor) conditions.push(sql`and actor = ${filters.actor}`);
+  if (filters.action) conditions.push(sql`and action = ${filters.action}`);
+  if (filters.target) conditions.push(sql`and target = ${filters.target}`);
+  if (filters.from) conditions.push(sql`and at >= ${filters.from}`);
+  if (filters.to) conditions.push(sql`and at < ${filters.to}`);
   if (options.cursor) {
     const [at, id] = parseKeysetCursor(options.cursor, { time: true }) as [string, string];
-    conditions.push(
-      or(
-        sql`${auditEvents.at} < ${at}::timestamptz`,
-        and(sql`${auditEvents.at} = ${at}::timestamptz`, lt(auditEvents.id, id)),
-      ),
-    );
+    conditions.push(sql`and (at, id) < (${at}::timestamptz, ${id}::uuid)`);
   }
-  const rows = await database.db
-    .select()
-    .from(auditEvents)
-    .where(and(...conditions.filter((c) => c !== undefined)))
-    .orderBy(desc(auditEvents.at), desc(auditEvents.id))
-    .limit(limit + 1);
+  const rows = await sql<AuditEvent[]>`
+    select id, at, actor_kind as "actorKind", actor, action, target, status, address, details
+    from audit_events where ${conditions.reduce((all, condition) => sql`${all} ${condition}`)}
+    order by at desc, id desc limit ${limit + 1}`;
   const events = rows.slice(0, limit);
   const last = events.at(-1);
   return {
@@ -114,8 +99,7 @@ export async function listAudit(
 
 /** Deletes events older than `days`; returns how many. */
 export async function pruneAudit(database: Database, days: number): Promise<number> {
-  const deleted = await database.db
-    .delete(auditEvents)
-    .where(sql`${auditEvents.at} < now() - make_interval(days => ${days})`);
+  const deleted =
+    await database.sql`delete from audit_events where at < now() - make_interval(days => ${days})`;
   return deleted.count;
 }

@@ -1,6 +1,6 @@
 import type { Writable } from "node:stream";
 import type { TransactionSql } from "postgres";
-import { requeuePendingNotifications } from "../alerts/notifications/queue";
+import { requeuePendingNotifications } from "../alerts";
 import type { Sql } from "../platform/database";
 import { streamArchive } from "./archive-reader";
 import { applyInTransaction, type Migration } from "./migrations";

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import postgres from "postgres";
-import { migrateJobQueue } from "../jobs/runner";
+import { migrateJobQueue } from "../jobs/service";
 import type { Sql } from "../platform/database";
 import { startEmbeddedPostgres } from "../platform/embedded-postgres";
 import type { Logger } from "../platform/logger";

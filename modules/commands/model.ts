@@ -1,6 +1,19 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { compileSchema, QUIET } from "../platform/schemas";
+import {
+  changeDocument,
+  listDocument,
+  Nullable,
+  oneDocument,
+  pageQuery,
+  Related,
+  resourceSchema,
+  Time,
+} from "../jsonapi/model";
+import { compileSchema, JsonObject, literalUnion, QUIET } from "../platform/schemas";
 import type { Command } from "./service";
+
+export const COMMAND_STATUSES = ["queued", "delivered", "succeeded", "failed", "expired"] as const;
+export type CommandStatus = (typeof COMMAND_STATUSES)[number];
 
 /**
  * `POST /api/v1/devices/:device_id/command_results`. The list is checked first (400, before the
@@ -85,3 +98,63 @@ export function commandJson(command: Command) {
     queued_by: command.queuedBy,
   };
 }
+
+// ---------------------------------------------------------------- the JSON:API pending_command resource (jsonapi.ts)
+
+export const COMMAND_TTL_MIN_SECONDS = 10;
+export const COMMAND_TTL_MAX_SECONDS = 30 * 86_400;
+
+/** POST /pending_commands (the command's own shape is checked by the commands service). */
+export const PendingCommandAttributes = Type.Object(
+  {
+    device_id: Type.Optional(
+      Type.Unknown({ description: "The device, unless `relationships.device` names it" }),
+    ),
+    type: Type.String({ message: "must be a command type" }),
+    args: Type.Optional(Type.Unknown()),
+    payload: Type.Optional(Type.Unknown()),
+    public_key: Type.Optional(Type.Unknown()),
+    ttl_seconds: Type.Optional(
+      Type.Union(
+        [Type.Integer({ minimum: COMMAND_TTL_MIN_SECONDS, maximum: COMMAND_TTL_MAX_SECONDS }), Type.Null()],
+        { message: `must be an integer from ${COMMAND_TTL_MIN_SECONDS} to ${COMMAND_TTL_MAX_SECONDS}` },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+export const CommandListQuery = Type.Object(
+  {
+    "filter[device_id]": Type.Optional(Type.String({ description: "One device's commands" })),
+    "filter[status]": Type.Optional(
+      literalUnion(COMMAND_STATUSES, { message: `must be one of ${COMMAND_STATUSES.join(", ")}` }),
+    ),
+    ...pageQuery(500),
+  },
+  { additionalProperties: true },
+);
+
+export const CommandResource = resourceSchema(
+  "pending_command",
+  Type.Object({
+    device_id: Type.String({ format: "uuid" }),
+    type: Type.String(),
+    args: Type.Array(Type.Unknown()),
+    payload: Nullable(JsonObject),
+    payload_ref: Nullable(Type.String()),
+    public_key: Nullable(Type.String()),
+    status: literalUnion(COMMAND_STATUSES),
+    queued_at: Time,
+    expires_at: Time,
+    delivered_at: Nullable(Time),
+    completed_at: Nullable(Time),
+    output: Type.Unknown({ description: "What the device answered (null until it did)" }),
+    error: Nullable(Type.String()),
+    queued_by: Nullable(Type.String()),
+  }),
+  Type.Object({ device: Related("device") }),
+);
+export const CommandListDocument = listDocument(CommandResource);
+export const CommandDocument = oneDocument(CommandResource);
+export const CommandCreateDocument = changeDocument("pending_command", PendingCommandAttributes);

@@ -2,7 +2,6 @@
 // never costs the others. Results for a command go on its row; results for no command (no id, an id
 // never sent to this device, an id repeated in the post) are kept apart for operators to see.
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { commandsTotal } from "../platform/metrics";
@@ -196,7 +195,7 @@ export async function listUnmatchedResults(
       status: "OK" | "FAILED";
       output: unknown;
       error: string | null;
-      received_at: string;
+      received_at: Date;
       total: number;
     }[]
   >`
@@ -212,7 +211,7 @@ export async function listUnmatchedResults(
       status: row.status,
       output: row.output,
       error: row.error,
-      receivedAt: pgDate(row.received_at),
+      receivedAt: row.received_at,
     })),
   };
 }

@@ -3,11 +3,11 @@
 import { wakeDevice } from "../devices/service";
 import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 import { commandsTotal } from "../platform/metrics";
+import { COMMAND_STATUSES, type CommandStatus } from "./model";
 import { type CommandType, validateCommand } from "./validation";
 
 export {
@@ -19,17 +19,16 @@ export {
   type UnmatchedReason,
   type UnmatchedResult,
 } from "./results";
-
 export {
   COMMAND_TYPES,
   type CommandType,
   checkScript,
+  installableScript,
   MAX_PAYLOAD_BYTES,
+  SCRIPT_MAX_BYTES,
   validateCommand,
 } from "./validation";
-
-export const COMMAND_STATUSES = ["queued", "delivered", "succeeded", "failed", "expired"] as const;
-export type CommandStatus = (typeof COMMAND_STATUSES)[number];
+export { COMMAND_STATUSES, type CommandStatus };
 
 /** At most this many commands are claimed by one heartbeat. */
 export const CLAIM_LIMIT = 50;
@@ -101,10 +100,10 @@ function toCommand(row: CommandRowSql): Command {
     payloadRef: row.payload_ref,
     publicKey: row.public_key,
     status: row.status,
-    queuedAt: pgDate(row.queued_at),
-    expiresAt: pgDate(row.expires_at),
-    deliveredAt: pgDate(row.delivered_at),
-    completedAt: pgDate(row.completed_at),
+    queuedAt: row.queued_at,
+    expiresAt: row.expires_at,
+    deliveredAt: row.delivered_at,
+    completedAt: row.completed_at,
     output: row.output,
     error: row.error,
     queuedBy: row.queued_by,
@@ -185,7 +184,7 @@ export function deliveredCommand(row: ClaimedRow): DeliveredCommand {
     command_id: row.id,
     type: row.type,
     args: row.args ?? [],
-    queued_at: pgDate(row.queued_at).toISOString(),
+    queued_at: row.queued_at.toISOString(),
   };
   if (row.payload_ref) command.payload_ref = row.payload_ref;
   else if (row.payload) command.payload = row.payload;
@@ -201,6 +200,9 @@ export async function claimCommands(sql: Sql, deviceId: string): Promise<Deliver
   return rows.map(deliveredCommand);
 }
 
+/** The shape a payload ref may have (queueCommand makes `p` + a random token): not a script name. */
+const PAYLOAD_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
 /**
  * The deferred payload a delivered command refers to (newest command of this device with that
  * ref), or undefined. Queued and expired commands do not give theirs out.
@@ -210,7 +212,7 @@ export async function commandPayload(
   deviceId: string,
   ref: string,
 ): Promise<Record<string, unknown> | undefined> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(ref)) return undefined;
+  if (!PAYLOAD_REF.test(ref)) return undefined;
   const [row] = await sql<{ payload: Record<string, unknown> | null }[]>`
     select payload from pending_commands
     where device_id = ${deviceId}::uuid and payload_ref = ${ref} and status in ('delivered', 'succeeded', 'failed')
@@ -286,9 +288,7 @@ export async function listCommands(
   return {
     commands: page.map(toCommand),
     nextCursor:
-      rows.length > limit && last
-        ? encodeKeysetCursor([pgDate(last.queued_at).toISOString(), last.id])
-        : undefined,
+      rows.length > limit && last ? encodeKeysetCursor([last.queued_at.toISOString(), last.id]) : undefined,
   };
 }
 

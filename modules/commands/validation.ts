@@ -1,5 +1,5 @@
 // What a queued command may carry, checked before it is stored: its type, arguments, payload and key.
-import { parseScript, ScriptFormatError } from "../../agent/scripts/frontmatter";
+import { parseScript, ScriptFormatError, validateScriptName } from "../../shared/scripts/frontmatter";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject } from "../platform/json-body";
 
@@ -68,11 +68,14 @@ export function validateCommand(input: {
       }
       checkScript(payload.data);
       break;
-    case "remove_script":
-      if (!stringField(payload, "name") && typeof args[0] !== "string") {
+    case "remove_script": {
+      const name = stringField(payload, "name") || args[0];
+      if (typeof name !== "string" || name === "") {
         throw badRequest("remove_script needs the script name in args[0] or payload.name", { field: "args" });
       }
+      checkScriptName(name, stringField(payload, "name") ? "payload.name" : "args");
       break;
+    }
     case "ssh_authorize":
       if (!publicKey || !SSH_KEY.test(publicKey.trim())) {
         throw badRequest("ssh_authorize needs public_key, an OpenSSH public key", { field: "public_key" });
@@ -99,4 +102,31 @@ export function checkScript(text: string): { name: string; source: string } {
     if (!(error instanceof ScriptFormatError)) throw error;
     throw badRequest(`The agent would refuse this script: ${error.message}`, { field: "payload.data" });
   }
+}
+
+/** Refuses a script name the agent would refuse (the one rule, shared/scripts/frontmatter.ts). */
+function checkScriptName(name: string, field: string) {
+  try {
+    validateScriptName(name);
+  } catch (error) {
+    if (!(error instanceof ScriptFormatError)) throw error;
+    throw badRequest(`The agent would refuse this script name: ${error.message}`, { field });
+  }
+}
+
+/** Largest script an operator may install from the console (a file or pasted text). */
+export const SCRIPT_MAX_BYTES = 256 * 1024;
+
+/**
+ * A script an operator installs, as a file or pasted text: within SCRIPT_MAX_BYTES (a file's size is
+ * checked before it is read), not empty, and one the agent accepts (checkScript).
+ */
+export async function installableScript(input: string | Blob): Promise<{ name: string; source: string }> {
+  const size = typeof input === "string" ? Buffer.byteLength(input) : input.size;
+  if (size > SCRIPT_MAX_BYTES) {
+    throw badRequest(`The script is larger than ${SCRIPT_MAX_BYTES / 1024} KiB.`, { field: "payload.data" });
+  }
+  const source = typeof input === "string" ? input : await input.text();
+  if (source.trim() === "") throw badRequest("The script is empty.", { field: "payload.data" });
+  return checkScript(source);
 }

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
 import { csvResponse, keysetBatches } from "../platform/csv";
 import { deviceSettings } from "../settings/service";
+import { DevicePageQuery } from "./model";
 import { listFilters, parseDeviceQuery, queryCondition } from "./pages/list/query";
 import { consoleFilters, listConsoleDevices } from "./queries";
 
@@ -60,6 +61,6 @@ export function deviceCsvRoutes(ctx: AppContext) {
       );
       return csvResponse(`devices-${new Date().toISOString().slice(0, 10)}.csv`, COLUMNS, batches);
     },
-    { access: "viewer" },
+    { access: "viewer", query: DevicePageQuery },
   );
 }

@@ -5,7 +5,6 @@
  */
 import { sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { authRow, checkCredentials } from "./device-auth";
 import { rateLimited } from "./rate-limits";
 import { storeTelemetrySchemas } from "./telemetry-schemas";
@@ -75,8 +74,6 @@ export async function refuseHeartbeat(
 ): Promise<never> {
   const row = await authRow(sql, deviceId);
   checkCredentials(row, apiKey);
-  const started = row.heartbeat_window_started_at
-    ? pgDate(row.heartbeat_window_started_at).getTime()
-    : Date.now();
+  const started = row.heartbeat_window_started_at ? row.heartbeat_window_started_at.getTime() : Date.now();
   throw rateLimited("Heartbeat", settings.heartbeatRateLimit, settings.heartbeatRateWindowSeconds, started);
 }

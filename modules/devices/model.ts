@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { JsonObject, literalUnion, QUIET } from "../platform/schemas";
+import { listDocument, oneDocument, pageQuery, resourceSchema, writeDocument } from "../jsonapi/model";
+import { ConsoleForm, FormList, FormText, JsonObject, literalUnion, QUIET } from "../platform/schemas";
 import { DEVICE_SORTS } from "./listing";
 import type { Device } from "./rows";
 import { MAC_PATTERN, PRODUCT_NAME_MAX } from "./validation";
@@ -183,3 +184,71 @@ export const DeviceListReply = Type.Object({
     next_cursor: Type.Union([Type.String(), Type.Null()]),
   }),
 });
+
+/** The device list page's state (`/devices`): filters, order and a page cursor, all optional text. */
+export const DevicePageQuery = Type.Object(
+  {
+    search: Type.Optional(FormText(1000)),
+    /** A fleet query and a saved view (docs/fleet.md). */
+    q: Type.Optional(FormText(1000)),
+    view: Type.Optional(FormText(200)),
+    approval_status: Type.Optional(FormText(40)),
+    connectivity_status: Type.Optional(FormText(40)),
+    product: Type.Optional(FormText(1000)),
+    sort: Type.Optional(FormText(40)),
+    order: Type.Optional(FormText(10)),
+    after: Type.Optional(FormText(1000)),
+    before: Type.Optional(FormText(1000)),
+  },
+  { additionalProperties: true },
+);
+
+/** The device list's bulk approve/reject: the chosen ids (checkboxes, or one comma-separated list). */
+export const BulkDecisionForm = ConsoleForm({
+  action: Type.Optional(FormText(20)),
+  ids: Type.Optional(FormList(10_000)),
+  return_to: Type.Optional(FormText(2000)),
+});
+
+/** Add device (`/devices/new`): a MAC address, its product and name, approved now or not. */
+export const NewDeviceForm = ConsoleForm({
+  mac_address: Type.Optional(FormText(200)),
+  product_name: Type.Optional(FormText(1000)),
+  name: Type.Optional(FormText(1000)),
+  approved: Type.Optional(FormText(10)),
+});
+
+// ---------------------------------------------------------------- the JSON:API device resource (jsonapi.ts)
+
+/** PATCH /devices/:id: the attributes an operator may change; any other is refused. */
+export const DeviceAttributes = Type.Object(
+  {
+    approval_status: Type.Optional(
+      Type.String({ message: "must be a string", description: "pending, approved or rejected" }),
+    ),
+    product_name: Type.Optional(Type.Unknown({ description: "A string, or null for none" })),
+    metadata: Type.Optional(JsonObject),
+  },
+  { additionalProperties: false },
+);
+
+/** `GET /api/json/devices`. */
+export const DeviceResourceListQuery = Type.Object(
+  {
+    "filter[approval_status]": Type.Optional(Type.String({ description: "pending, approved or rejected" })),
+    "filter[connectivity_status]": Type.Optional(Type.String({ description: "online or offline" })),
+    "filter[product]": Type.Optional(Type.String({ description: "Exact product name" })),
+    "filter[search]": Type.Optional(Type.String({ description: "Part of the MAC address, product or name" })),
+    sort: Type.Optional(Type.String({ description: "A device sort, `-` before it for descending" })),
+    ...pageQuery(500),
+  },
+  { additionalProperties: true },
+);
+
+export const DeviceResource = resourceSchema("device", Type.Omit(DeviceJsonSchema, ["id"]));
+export const DeviceListDocument = listDocument(
+  DeviceResource,
+  Type.Object({ active_filters: Type.Record(Type.String(), Type.String()) }),
+);
+export const DeviceDocument = oneDocument(DeviceResource);
+export const DeviceWriteDocument = writeDocument("device", DeviceAttributes);

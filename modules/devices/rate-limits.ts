@@ -1,6 +1,5 @@
 // Rate limits of the device API: one 429 shape, fixed windows counted in PostgreSQL.
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 
 /** Window of every device API limit (heartbeats, registrations, command results and payloads). */
@@ -42,9 +41,9 @@ export async function consumeRateLimit(
     where r.window_started_at <= now() - make_interval(secs => ${window}) or r.count < ${input.limit}
     returning 1`;
   if (counted.length > 0) return;
-  const [row] = await sql<{ window_started_at: string | Date }[]>`
+  const [row] = await sql<{ window_started_at: Date }[]>`
     select window_started_at from device_api_rate_limits where key = ${input.key}`;
-  const started = row ? pgDate(row.window_started_at).getTime() : Date.now();
+  const started = row ? row.window_started_at.getTime() : Date.now();
   throw rateLimited(input.what, input.limit, window, started);
 }
 

@@ -2,9 +2,8 @@
  * How a `devices` row becomes a Device, in one place: the columns every read selects and the one
  * mapper from SQL rows (the list pages read a summary, the detail and the API the whole device).
  */
-import { fingerprintOfSecretHash } from "../../agent/secret-fingerprint";
+import { fingerprintOfSecretHash } from "../../shared/secret-fingerprint";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { schemaVersionOf } from "./telemetry-schemas";
 
 export const APPROVAL_STATUSES = ["pending", "approved", "rejected"] as const;
@@ -65,11 +64,11 @@ export type DeviceSummaryRow = {
   product_name: string | null;
   approval_status: ApprovalStatus;
   ipv4_address: string | null;
-  last_seen_at: Date | string | null;
-  last_registration_at: Date | string | null;
-  identity_conflict_at: Date | string | null;
+  last_seen_at: Date | null;
+  last_registration_at: Date | null;
+  identity_conflict_at: Date | null;
   online: boolean;
-  created_at: Date | string;
+  created_at: Date;
 };
 
 export type DeviceRow = DeviceSummaryRow & {
@@ -83,13 +82,13 @@ export type DeviceRow = DeviceSummaryRow & {
   has_secret: boolean;
   conflict_address: string | null;
   conflict_hash_prefix: string | null;
-  conflict_last_at: Date | string | null;
+  conflict_last_at: Date | null;
   conflict_refused_count: number;
-  conflict_refused_at: Date | string | null;
+  conflict_refused_at: Date | null;
   conflict_refused_address: string | null;
   awaiting_claim: boolean;
-  approval_changed_at: Date | string | null;
-  updated_at: Date | string;
+  approval_changed_at: Date | null;
+  updated_at: Date;
 };
 
 export function toDeviceSummary(row: DeviceSummaryRow): DeviceSummary {
@@ -100,11 +99,11 @@ export function toDeviceSummary(row: DeviceSummaryRow): DeviceSummary {
     productName: row.product_name,
     approvalStatus: row.approval_status,
     ipv4Address: row.ipv4_address,
-    lastSeenAt: pgDate(row.last_seen_at),
-    lastRegistrationAt: pgDate(row.last_registration_at),
+    lastSeenAt: row.last_seen_at,
+    lastRegistrationAt: row.last_registration_at,
     online: row.online,
-    identityConflictAt: row.identity_conflict_at === null ? null : pgDate(row.identity_conflict_at),
-    createdAt: pgDate(row.created_at),
+    identityConflictAt: row.identity_conflict_at,
+    createdAt: row.created_at,
   };
 }
 
@@ -122,15 +121,15 @@ export function toDevice(row: DeviceRow): Device {
     hasSecret: row.has_secret,
     conflictAddress: row.conflict_address,
     conflictFingerprint: row.conflict_hash_prefix && fingerprintOfSecretHash(row.conflict_hash_prefix),
-    conflictLastAt: row.conflict_last_at === null ? null : pgDate(row.conflict_last_at),
+    conflictLastAt: row.conflict_last_at,
     conflictRefused: {
       count: row.conflict_refused_count,
-      at: row.conflict_refused_at === null ? null : pgDate(row.conflict_refused_at),
+      at: row.conflict_refused_at,
       address: row.conflict_refused_address,
     },
     awaitingClaim: row.awaiting_claim,
-    approvalChangedAt: pgDate(row.approval_changed_at),
-    updatedAt: pgDate(row.updated_at),
+    approvalChangedAt: row.approval_changed_at,
+    updatedAt: row.updated_at,
   };
 }
 

@@ -24,7 +24,7 @@ export const devices = pgTable(
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
     /**
      * The `key=value` labels the device's agent declares (its `labels:` setting, sent with every
-     * registration; agent/labels.ts), as the device sent them. Queries read their copy in `device_tags`
+     * registration; shared/labels.ts), as the device sent them. Queries read their copy in `device_tags`
      * (modules/fleet), written by the registration route's `labelsDeclared` hook.
      */
     labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),

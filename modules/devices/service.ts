@@ -50,6 +50,7 @@ export {
   rateLimited,
 } from "./rate-limits";
 export { parseRegistration, registerDevice } from "./registration";
+export { devicesOfProduct } from "./report-scope";
 export {
   APPROVAL_STATUSES,
   type ApprovalStatus,
@@ -57,6 +58,7 @@ export {
   type DeviceSummary,
 } from "./rows";
 export { pruneSightings, recordSightings } from "./sightings";
+export { type DeviceBrief, deviceSummaries, findDeviceIds, silentApprovedDevices } from "./summaries";
 export {
   listSchemaProducts,
   productSchemas,
@@ -70,4 +72,4 @@ export {
   DEVICE_NOTES_MAX,
   TELEMETRY_LIMITS,
 } from "./validation";
-export { wakeDevice } from "./wake";
+export { deviceWaitsFor, wakeDevice } from "./wake";

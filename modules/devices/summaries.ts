@@ -1,8 +1,7 @@
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 
 /** What other features (alerts) need to know about a device, without its telemetry or secrets. */
-export interface DeviceSummary {
+export interface DeviceBrief {
   id: string;
   macAddress: string;
   productName: string | null;
@@ -24,14 +23,14 @@ type Row = {
   last_seen_at: Date | null;
 };
 
-const toSummary = (r: Row): DeviceSummary => ({
+const toSummary = (r: Row): DeviceBrief => ({
   id: r.id,
   macAddress: r.mac_address,
   productName: r.product_name,
   schemaProduct: r.schema_product,
   name: r.name,
   approved: r.approved,
-  lastSeenAt: pgDate(r.last_seen_at),
+  lastSeenAt: r.last_seen_at,
 });
 
 const COLUMNS = (
@@ -40,7 +39,7 @@ const COLUMNS = (
     as schema_product,
   coalesce(metadata->>'name', metadata->>'hostname') as name, approval_status = 'approved' as approved, last_seen_at`;
 
-export async function deviceSummaries(sql: Sql, ids: string[]): Promise<Map<string, DeviceSummary>> {
+export async function deviceSummaries(sql: Sql, ids: string[]): Promise<Map<string, DeviceBrief>> {
   if (ids.length === 0) return new Map();
   const rows = await sql<Row[]>`select ${COLUMNS(sql)} from devices where id = any(${ids}::uuid[])`;
   return new Map(rows.map((r) => [r.id, toSummary(r)]));
@@ -51,7 +50,7 @@ export async function silentApprovedDevices(
   sql: Sql,
   minutes: number,
   limit = 10_000,
-): Promise<DeviceSummary[]> {
+): Promise<DeviceBrief[]> {
   const rows = await sql<Row[]>`select ${COLUMNS(sql)} from devices
     where approval_status = 'approved' and last_seen_at < now() - make_interval(mins => ${minutes})
     order by last_seen_at limit ${limit}`;

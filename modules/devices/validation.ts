@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { labelsProblem } from "../../agent/labels";
+import { labelsProblem } from "../../shared/labels";
+import { TELEMETRY_LIMITS } from "../../shared/telemetry-limits";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject, jsonLimitViolation } from "../platform/json-body";
 
@@ -115,7 +116,7 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/** The labels a registration declares (agent/labels.ts rules): 400 naming the bad label. */
+/** The labels a registration declares (shared/labels.ts rules): 400 naming the bad label. */
 export function validateLabels(labels: Record<string, string>): Record<string, string> {
   const problem = labelsProblem(labels);
   if (problem) throw badRequest(`labels: ${problem.message}`, { field: "labels", key: problem.key });
@@ -152,10 +153,4 @@ export function ipv4From(metadata: Record<string, unknown> | undefined): string 
   return typeof value === "string" && IPV4.test(value.trim()) ? value.trim() : null;
 }
 
-export const TELEMETRY_LIMITS = {
-  maxDepth: 10,
-  maxKeys: 4096,
-  maxKeysPerObject: 512,
-  maxArrayItems: 1024,
-  maxStringBytes: 16_384,
-};
+export { TELEMETRY_LIMITS };

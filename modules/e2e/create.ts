@@ -14,7 +14,6 @@ import {
   LEGACY_CREATE_FIELDS,
   type RunRow,
   type RunView,
-  runRow,
   runView,
 } from "./model";
 import { LOCK_CHANNEL, waitForNotification } from "./notify";
@@ -104,13 +103,11 @@ function sameSelection(run: RunRow, suiteId: string, journeys: string[]): boolea
 }
 
 async function findIdempotentRun(sql: Sql, environment: string, key: string): Promise<RunRow | undefined> {
-  const [row] = await sql.unsafe<RunRow[]>(
-    `select ${RUN_COLUMNS} from e2e_runs
-     where environment_label = $1 and idempotency_key = $2 and idempotency_expires_at > now()
-     order by created_at desc limit 1`,
-    [environment, key],
-  );
-  return row && runRow(row);
+  const [row] = await sql<RunRow[]>`
+    select ${sql.unsafe(RUN_COLUMNS)} from e2e_runs
+    where environment_label = ${environment} and idempotency_key = ${key} and idempotency_expires_at > now()
+    order by created_at desc limit 1`;
+  return row;
 }
 
 function replay(run: RunRow, suiteId: string, journeys: string[]): CreateRunOutcome {
@@ -276,24 +273,15 @@ async function persistRun(
   input: NewRun & { journeys: string[]; protocolVersion: string; runnerId: string; holder: string },
 ): Promise<RunRow> {
   return sql.begin(async (tx) => {
-    const [run] = await tx.unsafe<RunRow[]>(
-      `insert into e2e_runs (suite_id, journey_ids, environment_label, trigger_source, protocol_version, runner_id,
-         idempotency_key, idempotency_expires_at, status, metadata, started_at)
-       values ($1, $2, $3, $4, $5, $6, $7, case when $7::text is null then null else now() + make_interval(secs => $8) end,
-         'queued', $9::jsonb, now())
-       returning ${RUN_COLUMNS}`,
-      [
-        input.suite_id,
-        input.journeys,
-        input.environment_label,
-        input.trigger_source,
-        input.protocolVersion,
-        input.runnerId,
-        input.idempotency_key,
-        e2e.idempotencyTtlS,
-        JSON.stringify(input.metadata),
-      ],
-    );
+    const key = input.idempotency_key;
+    const [run] = await tx<RunRow[]>`
+      insert into e2e_runs (suite_id, journey_ids, environment_label, trigger_source, protocol_version, runner_id,
+        idempotency_key, idempotency_expires_at, status, metadata, started_at)
+      values (${input.suite_id}, ${input.journeys}::text[], ${input.environment_label}, ${input.trigger_source},
+        ${input.protocolVersion}, ${input.runnerId}, ${key},
+        case when ${key}::text is null then null else now() + make_interval(secs => ${e2e.idempotencyTtlS}) end,
+        'queued', ${JSON.stringify(input.metadata)}::jsonb, now())
+      returning ${tx.unsafe(RUN_COLUMNS)}`;
     await tx`
       insert into e2e_run_results (run_id, journey_id, position)
       select ${run!.id}::uuid, journey, ordinality::int - 1
@@ -303,6 +291,6 @@ async function persistRun(
       where environment_label = ${input.environment_label} and holder = ${input.holder}`;
     if (bound.count !== 1) throw new Error("the environment lock was lost before the run was persisted");
     await tx`select pg_notify(${LOCK_CHANNEL}, ${input.environment_label})`;
-    return runRow(run!);
+    return run!;
   });
 }

@@ -12,6 +12,7 @@ export const HEALTH_RUNS = 20;
 /** Runs without a commit: an outcome that flips and flips back within this time is flaky. */
 export const FLAKY_WINDOW_MS = 24 * 3600_000;
 
+/** A fixed SQL list (no input), inlined as literals like the statements always had them. */
 const FINAL_RUN = "('passed', 'failed', 'blocked', 'cancelled')";
 
 export interface JourneyOutcome {
@@ -144,18 +145,18 @@ export async function journeyHealth(
 
 /** Each pair's window of finished runs as a version string; undefined for a pair without one. */
 async function windowVersions(database: Database, pairs: SuiteEnvironment[], runs: number) {
-  const rows = await database.sql.unsafe<{ n: number; version: string }[]>(
-    `select p.n::int as n,
+  const sql = database.sql;
+  const rows = await sql<{ n: number; version: string }[]>`
+    select p.n::int as n,
        md5(string_agg(r.id::text || '@' || r.updated_at::text, ',' order by r.started_at desc, r.id)) as version
-     from unnest($1::text[], $2::text[]) with ordinality as p(suite_id, environment_label, n)
+     from unnest(${pairs.map((p) => p.suite_id)}::text[], ${pairs.map((p) => p.environment_label)}::text[])
+       with ordinality as p(suite_id, environment_label, n)
      cross join lateral (
        select id, started_at, updated_at from e2e_runs
-       where suite_id = p.suite_id and environment_label = p.environment_label and status in ${FINAL_RUN}
-       order by started_at desc limit $3
+       where suite_id = p.suite_id and environment_label = p.environment_label and status in ${sql.unsafe(FINAL_RUN)}
+       order by started_at desc limit ${runs}
      ) r
-     group by p.n`,
-    [pairs.map((p) => p.suite_id), pairs.map((p) => p.environment_label), runs],
-  );
+     group by p.n`;
   const versions: (string | undefined)[] = pairs.map(() => undefined);
   for (const row of rows) versions[row.n - 1] = row.version;
   return versions;
@@ -170,21 +171,21 @@ async function computeHealth(
   if (pairs.length === 0) return [];
   // One row per journey with its outcomes as one JSON text: thousands of small rows cost more to
   // transfer and decode than the query takes.
-  const rows = await database.sql.unsafe<(SuiteEnvironment & { journey_id: string; outcomes: string })[]>(
-    `select p.suite_id, p.environment_label, x.journey_id,
+  const sql = database.sql;
+  const rows = await sql<(SuiteEnvironment & { journey_id: string; outcomes: string })[]>`
+    select p.suite_id, p.environment_label, x.journey_id,
        json_agg(json_build_array(r.id, x.status, x.duration_ms, r.commit, r.started_at)
          order by r.started_at desc, r.id)::text as outcomes
-     from unnest($1::text[], $2::text[]) with ordinality as p(suite_id, environment_label, n)
+     from unnest(${pairs.map((p) => p.suite_id)}::text[], ${pairs.map((p) => p.environment_label)}::text[])
+       with ordinality as p(suite_id, environment_label, n)
      cross join lateral (
        select id, started_at, left(metadata->>'commit', 64) as commit from e2e_runs
-       where suite_id = p.suite_id and environment_label = p.environment_label and status in ${FINAL_RUN}
-       order by started_at desc limit $3
+       where suite_id = p.suite_id and environment_label = p.environment_label and status in ${sql.unsafe(FINAL_RUN)}
+       order by started_at desc limit ${runs}
      ) r
      join e2e_run_results x on x.run_id = r.id
      group by p.n, p.suite_id, p.environment_label, x.journey_id
-     order by p.n, min(x.position), x.journey_id`,
-    [pairs.map((p) => p.suite_id), pairs.map((p) => p.environment_label), runs],
-  );
+     order by p.n, min(x.position), x.journey_id`;
   return rows.map((row) => {
     const outcomes = JSON.parse(row.outcomes) as [string, string, number | null, string | null, string][];
     return assessJourney(

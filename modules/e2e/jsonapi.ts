@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { JSONAPI_PREFIX, jsonApiDocument, jsonApiQuery } from "../jsonapi/document";
+import { JSONAPI_PREFIX, jsonApiDocument } from "../jsonapi";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { jsonApiErrorReplies } from "../platform/schemas";
@@ -32,12 +32,11 @@ export function e2eJsonApiRoutes(ctx: AppContext) {
   const e2e = ctx.config.e2eEnabled ? e2eConfigFor(ctx.config) : undefined;
   return new Elysia({ name: "e2e-jsonapi", prefix: JSONAPI_PREFIX }).use(ctx.access).get(
     "/e2e_journey_health",
-    async ({ request }) => {
+    async ({ query }) => {
       if (!e2e) throw new AppError(404, "not_found", "E2E runs are not enabled on this server.");
-      const params = jsonApiQuery(request);
-      const suite = params.get("filter[suite_id]") || undefined;
-      const environment = params.get("filter[environment_label]") || undefined;
-      const flaky = params.get("filter[flaky]");
+      const suite = query["filter[suite_id]"] || undefined;
+      const environment = query["filter[environment_label]"] || undefined;
+      const flaky = query["filter[flaky]"];
       const pairs = [...e2e.suites.keys()]
         .filter((s) => !suite || s === suite)
         .flatMap((suite_id) =>
@@ -46,7 +45,7 @@ export function e2eJsonApiRoutes(ctx: AppContext) {
             .map((environment_label) => ({ suite_id, environment_label })),
         );
       const health = (await journeyHealth(ctx.database, pairs)).filter(
-        (h) => flaky === null || h.flaky === (flaky === "true"),
+        (h) => flaky === undefined || h.flaky === (flaky === "true"),
       );
       return jsonApiDocument({ data: health.map(healthResource), meta: { runs_window: HEALTH_RUNS } });
     },

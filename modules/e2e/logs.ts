@@ -1,7 +1,7 @@
 import type { Database, Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isPlainObject, isUuid } from "../platform/json-body";
-import { type ResultRow, toDate } from "./model";
+import type { ResultRow } from "./model";
 import { redact, redactText } from "./redaction";
 import { RESULT_COLUMNS, runNotFound } from "./runs";
 
@@ -13,10 +13,8 @@ async function requireResult(sql: Sql, runId: string, journeyId: string): Promis
   if (!isUuid(runId)) throw runNotFound();
   const [run] = await sql`select 1 from e2e_runs where id = ${runId}`;
   if (!run) throw runNotFound();
-  const [result] = await sql.unsafe<ResultRow[]>(
-    `select ${RESULT_COLUMNS} from e2e_run_results where run_id = $1 and journey_id = $2`,
-    [runId, journeyId],
-  );
+  const [result] = await sql<ResultRow[]>`
+    select ${sql.unsafe(RESULT_COLUMNS)} from e2e_run_results where run_id = ${runId} and journey_id = ${journeyId}`;
   if (!result) throw new AppError(404, "not_found", `Run ${runId} has no journey '${journeyId}'.`);
   return result;
 }
@@ -40,7 +38,7 @@ export async function storeLog(database: Database, runId: string, journeyId: str
 /** GET …/log: 404 unknown run/result or never a log; 410 pruned or content missing. */
 export async function readLog(database: Database, runId: string, journeyId: string) {
   const result = await requireResult(database.sql, runId, journeyId);
-  const [log] = await database.sql<{ content: string | null; pruned_at: Date | string | null }[]>`
+  const [log] = await database.sql<{ content: string | null; pruned_at: Date | null }[]>`
     select content, pruned_at from e2e_journey_logs where run_id = ${runId} and journey_id = ${journeyId}`;
   if (!log) {
     if (!result.log_ref)
@@ -51,7 +49,7 @@ export async function readLog(database: Database, runId: string, journeyId: stri
   }
   if (log.content === null) {
     throw new AppError(410, "log_unavailable", "Log is unavailable: it was pruned by the retention policy.", {
-      pruned_at: toDate(log.pruned_at)?.toISOString() ?? null,
+      pruned_at: log.pruned_at?.toISOString() ?? null,
     });
   }
   return { run_id: runId, journey_id: journeyId, content: log.content };

@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { AppError } from "../platform/errors";
-import { literalUnion, QUIET } from "../platform/schemas";
+import { ConsoleForm, FormList, FormText, literalUnion, QUIET } from "../platform/schemas";
 import { type FieldError, fieldErrors } from "../platform/validation";
 import { RESULT_STATUSES, type ResultStatus, RUN_STATUSES, type RunStatus } from "./schema";
 
@@ -164,21 +164,6 @@ export function aggregateRunStatus(statuses: readonly ResultStatus[]): RunStatus
   if (statuses.some((s) => s === "blocked" || s === "skipped")) return "blocked";
   if (statuses.length > 0 && statuses.every((s) => s === "cancelled")) return "cancelled";
   return "passed";
-}
-
-/** drizzle hands postgres.js timestamps through as text ("2026-01-02 03:04:05.678+00"): make Dates. */
-export function toDate(value: Date | string | null | undefined): Date | null {
-  if (value === null || value === undefined) return null;
-  if (value instanceof Date) return value;
-  return new Date(value.replace(" ", "T").replace(/([+-]\d{2})$/, "$1:00"));
-}
-
-export function runRow<T extends RunRow>(raw: T): T {
-  return { ...raw, started_at: toDate(raw.started_at)!, finished_at: toDate(raw.finished_at) };
-}
-
-export function resultRow(raw: ResultRow): ResultRow {
-  return { ...raw, started_at: toDate(raw.started_at), finished_at: toDate(raw.finished_at) };
 }
 
 // ---------------------------------------------------------------- request bodies
@@ -385,3 +370,29 @@ export function runFilters(query: RunFiltersQuery): RunFilters {
   const { limit, ...filters } = query;
   return { ...filters, ...(limit === undefined ? {} : { limit: Number(limit) }) };
 }
+
+/** The console's E2E page: delete the runs chosen (checkboxes), at most 500 at once. */
+export const DeleteRunsForm = ConsoleForm({
+  action: literalUnion(["delete"], { message: "must be delete" }),
+  ids: Type.Optional(FormList(100, 500)),
+});
+
+/** `GET /e2e` and `/e2e.csv`: the runs page's filters, order, page, open run and journey, and fragment. */
+export const E2EPageQuery = Type.Object(
+  {
+    status: Type.Optional(FormText(50)),
+    suite: Type.Optional(FormText(200)),
+    environment: Type.Optional(FormText(200)),
+    trigger: Type.Optional(FormText(50)),
+    q: Type.Optional(FormText(200)),
+    sort: Type.Optional(FormText(50)),
+    dir: Type.Optional(FormText(4)),
+    page: Type.Optional(FormText(6)),
+    run: Type.Optional(FormText(100)),
+    journey: Type.Optional(FormText(200)),
+    history: Type.Optional(FormText(200)),
+    fragment: Type.Optional(FormText(10)),
+  },
+  { additionalProperties: true },
+);
+export type E2EPageQuery = Static<typeof E2EPageQuery>;

@@ -1,10 +1,11 @@
-import type { Database } from "../platform/database";
+import type { PendingQuery, Row } from "postgres";
+import type { Database, Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { E2EConfig } from "./config";
 import { journeyHealth, type SuiteEnvironment } from "./health";
 import { journeyDescription } from "./journeys";
 import { parseJourneyLog, readLog } from "./logs";
-import { type RunRow, runRow } from "./model";
+import type { E2EPageQuery, RunRow } from "./model";
 import type { E2EPageData } from "./pages/common";
 import { findRun, listResultRows, RUN_COLUMNS } from "./runs";
 import { RUN_STATUSES } from "./schema";
@@ -39,46 +40,39 @@ export interface RunsPageRow extends RunRow {
   journeys_failed: number;
 }
 
+type Fragment = PendingQuery<Row[]>;
+
 /**
- * The page's filters and search as a WHERE clause on `e2e_runs r` with parameters $1…$n: only the
- * filters given, so the planner sees plain conditions (an `$1 is null or …` generic plan scans them all).
+ * The page's filters and search as a condition on `e2e_runs r`: only the filters given, so the planner
+ * sees plain conditions (an `$1 is null or …` generic plan scans them all).
  */
-function runsWhere(query: RunsPageQuery): { where: string; params: string[] } {
-  const params: string[] = [];
-  const conditions: string[] = [];
-  const param = (value: string) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
-  if (query.status) conditions.push(`r.status = ${param(query.status)}`);
-  if (query.suite) conditions.push(`r.suite_id = ${param(query.suite)}`);
-  if (query.environment) conditions.push(`r.environment_label = ${param(query.environment)}`);
-  if (query.trigger) conditions.push(`r.trigger_source = ${param(query.trigger)}`);
+function runsWhere(sql: Sql, query: RunsPageQuery): Fragment {
+  const conditions: Fragment[] = [];
+  if (query.status) conditions.push(sql`r.status = ${query.status}`);
+  if (query.suite) conditions.push(sql`r.suite_id = ${query.suite}`);
+  if (query.environment) conditions.push(sql`r.environment_label = ${query.environment}`);
+  if (query.trigger) conditions.push(sql`r.trigger_source = ${query.trigger}`);
   if (query.q?.trim()) {
-    const search = param(`%${query.q.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-    conditions.push(`(r.id::text ilike ${search} or r.suite_id ilike ${search} or r.environment_label ilike ${search}
+    const search = `%${query.q.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conditions.push(sql`(r.id::text ilike ${search} or r.suite_id ilike ${search} or r.environment_label ilike ${search}
       or r.runner_id ilike ${search} or r.status ilike ${search} or array_to_string(r.journey_ids, ' ') ilike ${search})`);
   }
-  return { where: conditions.join(" and ") || "true", params };
+  return conditions.reduce((all, condition) => sql`${all} and ${condition}`, sql`true`);
 }
 
-/** A run's columns with its journey counts, from `e2e_runs r`. */
+/** A run's columns with its journey counts, from `e2e_runs r` (a fixed text, no input). */
 const PAGE_COLUMNS = `${RUN_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1r.$2")},
   (select count(*)::int from e2e_run_results x where x.run_id = r.id) as journeys_total,
   (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'passed') as journeys_passed,
   (select count(*)::int from e2e_run_results x where x.run_id = r.id and x.status = 'failed') as journeys_failed`;
-/** The page's ids first, then their columns and counts: a deep page counts no journeys of the runs it skips. */
-const pageOfRuns = (where: string, orderBy: string, limit: number, offset: number) =>
-  `select ${PAGE_COLUMNS} from (select r.id from e2e_runs r where ${where}
-     order by ${orderBy} limit ${limit} offset ${offset}) page
-   join e2e_runs r on r.id = page.id order by ${orderBy}`;
 
-function sortOf(query: RunsPageQuery) {
+/** The sort column and direction come from fixed lists, never from the request as given. */
+function sortOf(sql: Sql, query: RunsPageQuery) {
   const sort = (PAGE_SORTS as readonly string[]).includes(query.sort) ? query.sort : "started_at";
   const dir = query.dir === "asc" ? "asc" : "desc";
   // Only finished_at may be null; the others keep an order an index can give.
   const nulls = sort === "finished_at" ? " nulls last" : "";
-  return { sort, dir, orderBy: `r.${sort} ${dir}${nulls}, r.id ${dir}` };
+  return { sort, dir, orderBy: sql.unsafe(`r.${sort} ${dir}${nulls}, r.id ${dir}`) };
 }
 
 /** Runs for the operators' page: filters, search (id, suite, environment, runner, status), sort, pages. */
@@ -86,17 +80,19 @@ export async function listRunsPage(
   database: Database,
   query: RunsPageQuery,
 ): Promise<{ rows: RunsPageRow[]; total: number }> {
-  const { where, params } = runsWhere(query);
-  const { orderBy } = sortOf(query);
+  const sql = database.sql;
+  const where = runsWhere(sql, query);
+  const { orderBy } = sortOf(sql, query);
   const offset = (Math.max(query.page, 1) - 1) * query.perPage;
+  // The page's ids first, then their columns and counts: a deep page counts no journeys of the runs it skips.
   const [rows, counted] = await Promise.all([
-    database.sql.unsafe<RunsPageRow[]>(pageOfRuns(where, orderBy, query.perPage, offset), params),
-    database.sql.unsafe<{ total: number }[]>(
-      `select count(*)::int as total from e2e_runs r where ${where}`,
-      params,
-    ),
+    sql<RunsPageRow[]>`
+      select ${sql.unsafe(PAGE_COLUMNS)} from (select r.id from e2e_runs r where ${where}
+        order by ${orderBy} limit ${query.perPage} offset ${offset}) page
+      join e2e_runs r on r.id = page.id order by ${orderBy}`,
+    sql<{ total: number }[]>`select count(*)::int as total from e2e_runs r where ${where}`,
   ]);
-  return { rows: rows.map(runRow), total: counted[0]?.total ?? 0 };
+  return { rows, total: counted[0]?.total ?? 0 };
 }
 
 /** Where a walk over every matching run stands: the last run's sort value (as text) and id. */
@@ -112,49 +108,43 @@ export async function runsAfter(
   cursor: RunsCursor | undefined,
   limit: number,
 ): Promise<{ rows: RunsPageRow[]; next: RunsCursor | undefined }> {
-  const { where, params } = runsWhere(query);
-  const { sort, dir, orderBy } = sortOf(query);
-  const op = dir === "asc" ? ">" : "<";
-  const cast = sort === "started_at" || sort === "finished_at" ? "timestamptz" : "text";
+  const sql = database.sql;
+  const { sort, dir, orderBy } = sortOf(sql, query);
+  const column = sql.unsafe(`r.${sort}`);
+  const op = sql.unsafe(dir === "asc" ? ">" : "<");
+  const cast = sql.unsafe(sort === "started_at" || sort === "finished_at" ? "timestamptz" : "text");
   // Non-null values come first, then the nulls (ordered by id alone).
   const bound = !cursor
-    ? ""
+    ? sql``
     : cursor.value === null
-      ? `and r.${sort} is null and r.id ${op} $${params.length + 1}::uuid`
-      : `and ((r.${sort}, r.id) ${op} ($${params.length + 2}::${cast}, $${params.length + 1}::uuid) or r.${sort} is null)`;
-  const rows = await database.sql.unsafe<(RunsPageRow & { sort_value: string | null })[]>(
-    `select ${PAGE_COLUMNS}, r.${sort}::text as sort_value from e2e_runs r
-     where ${where} ${bound} order by ${orderBy} limit ${limit}`,
-    [...params, ...(cursor ? [cursor.id] : []), ...(cursor && cursor.value !== null ? [cursor.value] : [])],
-  );
+      ? sql`and ${column} is null and r.id ${op} ${cursor.id}::uuid`
+      : sql`and ((${column}, r.id) ${op} (${cursor.value}::${cast}, ${cursor.id}::uuid) or ${column} is null)`;
+  const rows = await sql<(RunsPageRow & { sort_value: string | null })[]>`
+    select ${sql.unsafe(PAGE_COLUMNS)}, ${column}::text as sort_value from e2e_runs r
+    where ${runsWhere(sql, query)} ${bound} order by ${orderBy} limit ${limit}`;
   const last = rows[rows.length - 1];
   return {
-    rows: rows.map(runRow),
+    rows,
     next: last && rows.length === limit ? { value: last.sort_value, id: last.id } : undefined,
   };
 }
 
 /** The runs page query, read leniently in the handler (after enablement): bad values fall back to defaults. */
-export function parsePageQuery(params: URLSearchParams) {
-  const text = (name: string, max: number) => {
-    const value = params.get(name);
-    return value === null || value.length > max ? undefined : value;
-  };
-  const page = Number(text("page", 6) ?? "1");
-  const fragment = text("fragment", 10);
+export function parsePageQuery(query: E2EPageQuery) {
+  const page = Number(query.page ?? "1");
   return {
-    status: text("status", 50),
-    suite: text("suite", 200),
-    environment: text("environment", 200),
-    trigger: text("trigger", 50),
-    q: text("q", 200),
-    sort: text("sort", 50),
-    dir: text("dir", 4),
+    status: query.status,
+    suite: query.suite,
+    environment: query.environment,
+    trigger: query.trigger,
+    q: query.q,
+    sort: query.sort,
+    dir: query.dir,
     page: Number.isInteger(page) && page >= 1 ? page : 1,
-    run: text("run", 100),
-    journey: text("journey", 200),
-    history: text("history", 200),
-    fragment: fragment === "runs" || fragment === "detail" ? fragment : undefined,
+    run: query.run,
+    journey: query.journey,
+    history: query.history,
+    fragment: query.fragment === "runs" || query.fragment === "detail" ? query.fragment : undefined,
   };
 }
 export type PageQuery = ReturnType<typeof parsePageQuery>;

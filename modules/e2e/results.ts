@@ -12,15 +12,24 @@ import {
   type ResultView,
   type RunRow,
   type RunView,
-  resultRow,
   resultView,
-  runRow,
   runView,
 } from "./model";
 import { LOCK_CHANNEL } from "./notify";
 import { RESULT_COLUMNS, RUN_COLUMNS, runNotFound } from "./runs";
 
 const MAX_TEXT = 2000;
+
+/** A result read inside the run's JSON (one round trip with the lock): JSON carries timestamps as text. */
+type ResultJson = Omit<ResultRow, "started_at" | "finished_at"> & {
+  started_at: string | null;
+  finished_at: string | null;
+};
+const resultFromJson = (r: ResultJson): ResultRow => ({
+  ...r,
+  started_at: r.started_at === null ? null : new Date(r.started_at),
+  finished_at: r.finished_at === null ? null : new Date(r.finished_at),
+});
 
 const clip = (value: string | null | undefined) =>
   typeof value === "string" ? value.slice(0, MAX_TEXT) : value;
@@ -39,15 +48,13 @@ export async function submitResults(
   if (!isUuid(runId)) throw runNotFound();
   try {
     return await database.sql.begin(async (tx) => {
-      const [run] = await tx.unsafe<(RunRow & { results: ResultRow[] })[]>(
-        `select ${RUN_COLUMNS},
-           (select coalesce(json_agg(json_build_object('id', x.id, 'run_id', x.run_id, 'journey_id', x.journey_id,
-              'position', x.position, 'status', x.status, 'failure_step', x.failure_step, 'failure_reason', x.failure_reason,
-              'log_ref', x.log_ref, 'started_at', x.started_at, 'finished_at', x.finished_at, 'duration_ms', x.duration_ms)
-              order by x.position), '[]'::json) from e2e_run_results x where x.run_id = e2e_runs.id) as results
-         from e2e_runs where id = $1 for update`,
-        [runId],
-      );
+      const [run] = await tx<(RunRow & { results: ResultJson[] })[]>`
+        select ${tx.unsafe(RUN_COLUMNS)},
+          (select coalesce(json_agg(json_build_object('id', x.id, 'run_id', x.run_id, 'journey_id', x.journey_id,
+             'position', x.position, 'status', x.status, 'failure_step', x.failure_step, 'failure_reason', x.failure_reason,
+             'log_ref', x.log_ref, 'started_at', x.started_at, 'finished_at', x.finished_at, 'duration_ms', x.duration_ms)
+             order by x.position), '[]'::json) from e2e_run_results x where x.run_id = e2e_runs.id) as results
+        from e2e_runs where id = ${runId} for update`;
       if (!run) throw runNotFound();
       if (run.status === "cancelled")
         throw invalid(`Run ${runId} was cancelled; it accepts no more results.`, { field: "results" });
@@ -58,7 +65,7 @@ export async function submitResults(
           journey_ids: unknown,
         });
       }
-      const current = new Map(run.results.map((r) => [r.journey_id, resultRow(r)]));
+      const current = new Map(run.results.map((r) => [r.journey_id, resultFromJson(r)]));
       for (const result of results) {
         const existing = current.get(result.journey_id)!;
         if (isFinalResult(existing.status) && !isFinalResult(result.status)) {
@@ -72,37 +79,28 @@ export async function submitResults(
       const keep = <K extends "failure_step" | "failure_reason" | "log_ref">(r: ResultSubmit, key: K) =>
         key in r ? (clip(r[key]) ?? null) : current.get(r.journey_id)![key];
       // The input's columns are named apart from the table's, so RESULT_COLUMNS needs no qualifier.
-      const updated = await tx.unsafe<ResultRow[]>(
-        `update e2e_run_results r set
-           status = i.new_status,
-           failure_step = i.new_failure_step,
-           failure_reason = i.new_failure_reason,
-           log_ref = i.new_log_ref,
-           started_at = case when r.started_at is null and i.new_status <> 'queued' then now() else r.started_at end,
-           finished_at = case when i.final then now() else null end,
-           duration_ms = coalesce(i.new_duration_ms,
-             case when i.final then (extract(epoch from now() - coalesce(r.started_at, now())) * 1000)::bigint end),
-           updated_at = now()
-         from (select u.*, u.duration_text::bigint as new_duration_ms,
-                 u.new_status in ('passed', 'failed', 'cancelled', 'blocked', 'skipped') as final
-               from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-                 as u(journey, new_status, new_failure_step, new_failure_reason, new_log_ref, duration_text)) i
-         where r.run_id = $1 and r.journey_id = i.journey
-         returning ${RESULT_COLUMNS}`,
-        [
-          runId,
-          results.map((r) => r.journey_id),
-          results.map((r) => r.status),
-          results.map((r) => keep(r, "failure_step")),
-          results.map((r) => keep(r, "failure_reason")),
-          results.map((r) => keep(r, "log_ref")),
-          results.map((r) =>
-            r.duration_ms === undefined || r.duration_ms === null ? null : String(r.duration_ms),
-          ),
-        ] as never[],
-      );
+      const updated = await tx<ResultRow[]>`
+        update e2e_run_results r set
+          status = i.new_status,
+          failure_step = i.new_failure_step,
+          failure_reason = i.new_failure_reason,
+          log_ref = i.new_log_ref,
+          started_at = case when r.started_at is null and i.new_status <> 'queued' then now() else r.started_at end,
+          finished_at = case when i.final then now() else null end,
+          duration_ms = coalesce(i.new_duration_ms,
+            case when i.final then (extract(epoch from now() - coalesce(r.started_at, now())) * 1000)::bigint end),
+          updated_at = now()
+        from (select u.*, u.duration_text::bigint as new_duration_ms,
+                u.new_status in ('passed', 'failed', 'cancelled', 'blocked', 'skipped') as final
+              from unnest(${results.map((r) => r.journey_id)}::text[], ${results.map((r) => r.status)}::text[],
+                ${results.map((r) => keep(r, "failure_step"))}::text[], ${results.map((r) => keep(r, "failure_reason"))}::text[],
+                ${results.map((r) => keep(r, "log_ref"))}::text[],
+                ${results.map((r) => (r.duration_ms === undefined || r.duration_ms === null ? null : String(r.duration_ms)))}::text[])
+                as u(journey, new_status, new_failure_step, new_failure_reason, new_log_ref, duration_text)) i
+        where r.run_id = ${runId} and r.journey_id = i.journey
+        returning ${tx.unsafe(RESULT_COLUMNS)}`;
       // The map keeps the run's order by position (a set() of a present key keeps its place).
-      for (const row of updated) current.set(row.journey_id, resultRow(row));
+      for (const row of updated) current.set(row.journey_id, row);
       const rows = [...current.values()];
       const aggregate = aggregateRunStatus(rows.map((r) => r.status));
       // A final run never reopens (its lock is gone and may already belong to the next run): it
@@ -136,25 +134,23 @@ export async function cancelRun(database: Database, logger: Logger, runId: strin
   if (!isUuid(runId)) throw runNotFound();
   try {
     return await database.sql.begin(async (tx) => {
-      const [run] = await tx.unsafe<RunRow[]>(
-        `select ${RUN_COLUMNS} from e2e_runs where id = $1 for update`,
-        [runId],
-      );
+      const [run] = await tx<
+        RunRow[]
+      >`select ${tx.unsafe(RUN_COLUMNS)} from e2e_runs where id = ${runId} for update`;
       if (!run) throw runNotFound();
-      if (isFinalRun(run.status)) return runView(runRow(run));
+      if (isFinalRun(run.status)) return runView(run);
       await tx`
         update e2e_run_results set status = 'cancelled', finished_at = now(), updated_at = now(),
           duration_ms = coalesce(duration_ms, case when started_at is null then null
             else (extract(epoch from now() - started_at) * 1000)::bigint end)
         where run_id = ${runId} and status in ('queued', 'running')`;
-      const [updated] = await tx.unsafe<RunRow[]>(
-        `update e2e_runs set status = 'cancelled', finished_at = now(), updated_at = now() where id = $1 returning ${RUN_COLUMNS}`,
-        [runId],
-      );
+      const [updated] = await tx<RunRow[]>`
+        update e2e_runs set status = 'cancelled', finished_at = now(), updated_at = now() where id = ${runId}
+        returning ${tx.unsafe(RUN_COLUMNS)}`;
       await tx`delete from e2e_environment_locks where run_id = ${runId}`;
       await tx`select pg_notify(${LOCK_CHANNEL}, ${run.environment_label})`;
       logger.info({ runId }, "E2E run cancelled");
-      return runView(runRow(updated!));
+      return runView(updated!);
     });
   } catch (error) {
     if (error instanceof AppError) throw error;

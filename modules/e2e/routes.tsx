@@ -5,7 +5,7 @@ import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { requestLogger } from "../platform/http";
 import { BodyError, readJsonBody } from "../platform/json-body";
-import { errorReplies } from "../platform/schemas";
+import { ButtonForm, errorReplies, formList } from "../platform/schemas";
 import { type E2EConfig, e2eConfigFor } from "./config";
 import { createPreconditions, createRun } from "./create";
 import { runsCsv } from "./csv";
@@ -13,7 +13,9 @@ import { readLog, storeLog } from "./logs";
 import {
   CreateRunBodySchema,
   CreateRunHeaders,
+  DeleteRunsForm,
   distinctResults,
+  E2EPageQuery,
   JourneyParams,
   LogReply,
   LogStoredReply,
@@ -234,37 +236,33 @@ export function e2eRoutes(ctx: AppContext) {
     .use(access)
     .get(
       "/e2e",
-      async ({ request, principal }) => {
+      async ({ request, principal, query: raw }) => {
         const page = pageContext(request, principal);
         // The menu links here on every server: when E2E is off, the page says how to turn it on (200).
         if (!e2e) return htmlPage(page, <E2EDisabledPage ctx={page} />);
-        const query = parsePageQuery(new URL(request.url).searchParams);
+        const query = parsePageQuery(raw);
         const data = await runsPageData(database, e2e, query, principal?.role === "admin");
         if (query.fragment === "runs")
           return htmlPage({ flash: undefined }, <E2ERunsTable data={data} csrfToken={page.csrfToken} />);
         if (query.fragment === "detail") return htmlPage({ flash: undefined }, <E2EDetail data={data} />);
         return htmlPage(page, <E2EPage ctx={page} data={data} />);
       },
-      { access: "viewer" },
+      { access: "viewer", query: e2e ? E2EPageQuery : undefined },
     )
     .get(
       "/e2e.csv",
-      ({ request }) => {
+      ({ query }) => {
         if (!e2e) throw new AppError(404, "not_found", "E2E runs are not enabled on this server.");
-        return runsCsv(database, parsePageQuery(new URL(request.url).searchParams));
+        return runsCsv(database, parsePageQuery(query));
       },
-      { access: "viewer" },
+      // E2E off, any address reaches the page that says so (or the 404), never a refusal of its query.
+      { access: "viewer", query: e2e ? E2EPageQuery : undefined },
     )
     .post(
       "/e2e",
       async ({ body, request }) => {
         if (!e2e) throw new AppError(404, "not_found", "E2E runs are not enabled on this server.");
-        // Checked here, after enablement (a body schema would answer 400 before the 404).
-        const form = (body ?? {}) as Record<string, unknown>;
-        const raw = form.ids === undefined ? [] : Array.isArray(form.ids) ? form.ids : [form.ids];
-        if (form.action !== "delete" || raw.some((id) => typeof id !== "string") || raw.length > 500)
-          throw new AppError(400, "invalid_request", "This form asks to delete up to 500 runs by id.");
-        const ids = raw as string[];
+        const ids = body && "ids" in body ? formList(body.ids) : [];
         if (ids.length === 0)
           return redirectWithFlash("/e2e", { kind: "error", text: "Select at least one run to delete." });
         const deleted = await deleteRuns(database, requestLogger(logger, request), ids);
@@ -275,7 +273,8 @@ export function e2eRoutes(ctx: AppContext) {
           text: `Deleted ${deleted} run${deleted === 1 ? "" : "s"} and their journey logs.`,
         });
       },
-      { access: "admin" },
+      // E2E off, any form reaches the handler's 404 (the access check first, then enablement).
+      { access: "admin", body: e2e ? DeleteRunsForm : ButtonForm },
     );
   return new Elysia({ name: "e2e" }).use(api).use(ui);
 }

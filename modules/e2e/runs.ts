@@ -1,3 +1,4 @@
+import type { TransactionSql } from "postgres";
 import type { Database, Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -8,13 +9,12 @@ import {
   type RunFilters,
   type RunRow,
   type RunView,
-  resultRow,
   resultView,
-  runRow,
   runView,
 } from "./model";
 import { RUN_STATUSES } from "./schema";
 
+/** Fixed column lists (no input), inlined into tagged templates with `sql.unsafe`. */
 export const RUN_COLUMNS = `id::text as id, suite_id, journey_ids, environment_label, trigger_source, protocol_version, runner_id,
   idempotency_key, status, metadata, started_at, finished_at`;
 export const RESULT_COLUMNS = `id::text as id, run_id::text as run_id, journey_id, position, status, failure_step, failure_reason,
@@ -30,28 +30,22 @@ export function listSuites(e2e: E2EConfig) {
 
 export async function listRuns(database: Database, filters: RunFilters = {}): Promise<RunView[]> {
   const limit = Math.min(Math.max(filters.limit ?? 50, 1), 500);
-  const rows = await database.sql.unsafe<RunRow[]>(
-    `select ${RUN_COLUMNS} from e2e_runs
-     where ($1::text is null or status = $1) and ($2::text is null or suite_id = $2)
-       and ($3::text is null or environment_label = $3) and ($4::text is null or trigger_source = $4)
-     order by started_at desc, id desc limit $5`,
-    [
-      filters.status ?? null,
-      filters.suite_id ?? null,
-      filters.environment_label ?? null,
-      filters.trigger_source ?? null,
-      limit,
-    ],
-  );
-  return rows.map((row) => runView(runRow(row)));
+  const sql = database.sql;
+  const { status = null, suite_id = null, environment_label = null, trigger_source = null } = filters;
+  const rows = await sql<RunRow[]>`
+    select ${sql.unsafe(RUN_COLUMNS)} from e2e_runs
+    where (${status}::text is null or status = ${status}) and (${suite_id}::text is null or suite_id = ${suite_id})
+      and (${environment_label}::text is null or environment_label = ${environment_label})
+      and (${trigger_source}::text is null or trigger_source = ${trigger_source})
+    order by started_at desc, id desc limit ${limit}`;
+  return rows.map(runView);
 }
 
 export async function findRun(database: Database, runId: string): Promise<RunRow | undefined> {
   if (!isUuid(runId)) return undefined;
-  const [row] = await database.sql.unsafe<RunRow[]>(`select ${RUN_COLUMNS} from e2e_runs where id = $1`, [
-    runId,
-  ]);
-  return row && runRow(row);
+  const sql = database.sql;
+  const [row] = await sql<RunRow[]>`select ${sql.unsafe(RUN_COLUMNS)} from e2e_runs where id = ${runId}`;
+  return row;
 }
 
 export async function getRun(database: Database, runId: string): Promise<RunView> {
@@ -60,12 +54,9 @@ export async function getRun(database: Database, runId: string): Promise<RunView
   return runView(run);
 }
 
-async function resultRows(sql: Sql, runId: string): Promise<ResultRow[]> {
-  const rows = await sql.unsafe<ResultRow[]>(
-    `select ${RESULT_COLUMNS} from e2e_run_results where run_id = $1 order by position`,
-    [runId],
-  );
-  return rows.map(resultRow);
+export function resultRows(sql: Sql | TransactionSql, runId: string): Promise<ResultRow[]> {
+  return sql<ResultRow[]>`
+    select ${sql.unsafe(RESULT_COLUMNS)} from e2e_run_results where run_id = ${runId} order by position`;
 }
 
 export async function listResultRows(database: Database, runId: string): Promise<ResultRow[]> {

@@ -1,13 +1,20 @@
 import { spawn } from "node:child_process";
-import { and, sql as dsql, eq } from "drizzle-orm";
-import { enqueueJob } from "../jobs/queue";
+import { enqueueJob } from "../jobs/service";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
 import type { E2EConfig, E2EEnvironment } from "./config";
 import { SEED_CHANNEL, waitForNotification } from "./notify";
-import { e2eSeedRuns } from "./schema";
 
 export const SEED_TASK = "e2e_seed";
+
+type SeedRunRow = {
+  status: "pending" | "running" | "succeeded" | "failed";
+  exit_code: number | null;
+  signal: string | null;
+  timed_out: boolean;
+  stderr_tail: string | null;
+  duration_ms: number | null;
+};
 const STDERR_TAIL_CHARS = 2000;
 /** How long a create request waits beyond the seed timeout for a worker to pick the job up. */
 
@@ -85,11 +92,9 @@ export async function executeSeedJob(
   logger: Logger,
 ): Promise<SeedOutcome | undefined> {
   // Only a pending seed runs: one the create request already gave up on must never run late.
-  const [row] = await database.db
-    .update(e2eSeedRuns)
-    .set({ status: "running" })
-    .where(and(eq(e2eSeedRuns.id, seedId), eq(e2eSeedRuns.status, "pending")))
-    .returning();
+  const [row] = await database.sql<{ environmentLabel: string }[]>`
+    update e2e_seed_runs set status = 'running' where id = ${seedId} and status = 'pending'
+    returning environment_label as "environmentLabel"`;
   if (!row) {
     logger.warn({ seedId }, "E2E seed skipped: unknown or no longer pending");
     return undefined;
@@ -140,19 +145,20 @@ export async function seedEnvironment(
   const seedId = await database.sql.begin(async (tx) => {
     const [row] = await tx<{ id: string }[]>`
       insert into e2e_seed_runs (environment_label) values (${environment.label}) returning id`;
-    await enqueueJob(tx as never, SEED_TASK, { seed_id: row!.id }, { maxAttempts: 1 });
+    await enqueueJob(tx, SEED_TASK, { seed_id: row!.id }, { maxAttempts: 1 });
     return row!.id;
   });
   const read = async (): Promise<SeedOutcome | undefined> => {
-    const [row] = await database.db.select().from(e2eSeedRuns).where(eq(e2eSeedRuns.id, seedId));
+    const [row] = await database.sql<SeedRunRow[]>`
+      select status, exit_code, signal, timed_out, stderr_tail, duration_ms from e2e_seed_runs where id = ${seedId}`;
     if (!row || (row.status !== "succeeded" && row.status !== "failed")) return undefined;
     return {
       ok: row.status === "succeeded",
-      exitCode: row.exitCode,
+      exitCode: row.exit_code,
       signal: row.signal,
-      timedOut: row.timedOut,
-      stderrTail: row.stderrTail ?? "",
-      durationMs: row.durationMs ?? 0,
+      timedOut: row.timed_out,
+      stderrTail: row.stderr_tail ?? "",
+      durationMs: row.duration_ms ?? 0,
     };
   };
   const outcome = await waitForNotification(
@@ -164,15 +170,11 @@ export async function seedEnvironment(
   );
   if (outcome) return outcome;
   // Nobody ran it in time: make sure it never runs later against a run that does not exist.
-  const abandoned = await database.db
-    .update(e2eSeedRuns)
-    .set({
-      status: "failed",
-      stderrTail: "no worker picked the seed job up in time",
-      finishedAt: dsql`now()`,
-    })
-    .where(and(eq(e2eSeedRuns.id, seedId), eq(e2eSeedRuns.status, "pending")))
-    .returning({ id: e2eSeedRuns.id });
+  const abandoned = await database.sql`
+    update e2e_seed_runs set status = 'failed', stderr_tail = 'no worker picked the seed job up in time',
+      finished_at = now()
+    where id = ${seedId} and status = 'pending'
+    returning id`;
   const late = abandoned.length === 0 ? await read() : undefined;
   if (late) return late; // it finished just after the wait ended
   return {

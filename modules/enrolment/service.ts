@@ -1,6 +1,5 @@
 import { randomToken, sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 
@@ -47,11 +46,11 @@ function toToken(row: Row): EnrolmentToken {
     productName: row.product_name,
     maxUses: row.max_uses,
     uses: row.uses,
-    expiresAt: pgDate(row.expires_at),
-    createdAt: pgDate(row.created_at),
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
     createdBy: row.created_by,
-    revokedAt: pgDate(row.revoked_at),
-    lastUsedAt: pgDate(row.last_used_at),
+    revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
   };
 }
 
@@ -136,7 +135,7 @@ export async function claimEnrolment(
       "The enrolment token is not valid (unknown or revoked)",
       FIELD,
     );
-  if (row.expires_at !== null && pgDate(row.expires_at)!.getTime() <= Date.now())
+  if (row.expires_at !== null && row.expires_at.getTime() <= Date.now())
     throw new AppError(403, "enrolment_token_expired", "The enrolment token has expired", FIELD);
   if (row.max_uses !== null && row.uses >= row.max_uses)
     throw new AppError(

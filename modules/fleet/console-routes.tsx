@@ -5,7 +5,8 @@ import { devicesReturn, setDeviceProfile } from "../devices/service";
 import { canOperate, principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
-import { formText } from "../platform/form";
+import { formList } from "../platform/schemas";
+import { BulkTagForm, ProfileForm, RemoveTagForm, TagForm, ViewButtonForm, ViewForm } from "./model";
 import { ViewsPage } from "./pages/views";
 import {
   addTags,
@@ -18,17 +19,6 @@ import {
   tagFromText,
   updateView,
 } from "./service";
-
-type Form = Record<string, unknown>;
-const formOf = (body: unknown) => (body ?? {}) as Form;
-
-/** Checked ids of the device list's bulk form (one value, a list, or comma-separated). */
-function idsOf(form: Form): string[] {
-  const raw = form.ids;
-  return (Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(",") : []).filter(
-    (id): id is string => typeof id === "string" && id.trim() !== "",
-  );
-}
 
 /**
  * The fleet's console forms: tags, name and notes on the device page, bulk tagging from the device
@@ -55,11 +45,12 @@ export function fleetConsoleRoutes(ctx: AppContext) {
     .post(
       "/devices/bulk-tags",
       async ({ body, request }) => {
-        const form = formOf(body);
-        const back = devicesReturn(form.return_to);
-        const ids = idsOf(form);
-        const tag = tagFromText(formText(form.tag));
-        const action = formText(form.action);
+        const back = devicesReturn(body.return_to);
+        const ids = formList(body.ids)
+          .flatMap((id) => id.split(","))
+          .filter((id) => id.trim() !== "");
+        const tag = tagFromText(body.tag ?? "");
+        const action = body.action ?? "";
         if (ids.length === 0)
           return redirectWithFlash(back, { kind: "error", text: "Select at least one device first." });
         if (ids.length > TAG_BATCH_MAX)
@@ -83,12 +74,12 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           return `Tag ${tag.key}=${tag.value} set on ${changed.length} ${changed.length === 1 ? "device" : "devices"}.`;
         });
       },
-      { access: "operator" },
+      { access: "operator", body: BulkTagForm },
     )
     .post(
       "/devices/:id/tags",
       async ({ params, body, request }) => {
-        const tag = tagFromText(formText(formOf(body).tag));
+        const tag = tagFromText(body.tag ?? "");
         const back = `/devices/${encodeURIComponent(params.id)}?tab=tags`;
         return attempt(back, async () => {
           const changed = await addTags(sql, [params.id], [tag]);
@@ -98,12 +89,12 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           return `Tag ${tag.key} set.`;
         });
       },
-      { access: "operator" },
+      { access: "operator", body: TagForm },
     )
     .post(
       "/devices/:id/tags/remove",
       async ({ params, body, request }) => {
-        const key = formText(formOf(body).key);
+        const key = body.key ?? "";
         const back = `/devices/${encodeURIComponent(params.id)}?tab=tags`;
         return attempt(back, async () => {
           await removeTags(sql, [params.id], [key]);
@@ -111,15 +102,14 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           return `Tag ${key} removed.`;
         });
       },
-      { access: "operator" },
+      { access: "operator", body: RemoveTagForm },
     )
     .post(
       "/devices/:id/profile",
       async ({ params, body, request }) => {
-        const form = formOf(body);
         const back = `/devices/${encodeURIComponent(params.id)}?tab=tags`;
         return attempt(back, async () => {
-          const next = { displayName: formText(form.display_name), notes: formText(form.notes) };
+          const next = { displayName: body.display_name ?? "", notes: body.notes ?? "" };
           const before = await setDeviceProfile(sql, params.id, next);
           if (!before) throw new AppError(404, "device_not_found", "This device does not exist.");
           noteChanges(
@@ -130,7 +120,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           return "Name and notes saved.";
         });
       },
-      { access: "operator" },
+      { access: "operator", body: ProfileForm },
     )
     .get(
       "/views",
@@ -144,8 +134,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
     .post(
       "/views",
       async ({ body, request, principal }) => {
-        const form = formOf(body);
-        const input = { name: formText(form.name), query: formText(form.query) };
+        const input = { name: body.name ?? "", query: body.query ?? "" };
         try {
           const view = await createView(database, input, principalLabel(principal) ?? "unknown");
           noteAudit(request, { target: `view:${view.id}`, details: { name: view.name, query: view.query } });
@@ -159,17 +148,16 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           throw error;
         }
       },
-      { access: "operator" },
+      { access: "operator", body: ViewForm },
     )
     .post(
       "/views/:view_id",
       async ({ params, body, request }) => {
-        const form = formOf(body);
         return attempt("/views", async () => {
           const before = await findView(database, params.view_id);
           const view = await updateView(database, params.view_id, {
-            name: formText(form.name),
-            query: formText(form.query),
+            name: body.name ?? "",
+            query: body.query ?? "",
           });
           noteChanges(
             request,
@@ -179,7 +167,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           return `View "${view.name}" saved.`;
         });
       },
-      { access: "operator" },
+      { access: "operator", body: ViewForm },
     )
     .post(
       "/views/:view_id/delete",
@@ -189,6 +177,6 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           noteAudit(request, { details: { name: view.name, query: view.query } });
           return `View "${view.name}" deleted.`;
         }),
-      { access: "operator" },
+      { access: "operator", body: ViewButtonForm },
     );
 }

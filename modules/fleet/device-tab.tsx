@@ -1,7 +1,7 @@
 // The "Tags & notes" tab of the device page (listed in modules/console/device-detail/tabs.ts): operators'
 // tags (editable), the agent's labels (read-only: the device declares them), display name and notes.
 
-import { LABEL_TEXT_MAX } from "../../agent/labels";
+import { LABEL_TEXT_MAX } from "../../shared/labels";
 import { Badge, CsrfField, PostButton } from "../../ui/components";
 import { Card } from "../../ui/table";
 import { DEVICE_NAME_MAX, DEVICE_NOTES_MAX } from "../devices/service";

@@ -1,8 +1,8 @@
 // Wire schemas of the fleet API (docs/fleet.md), with the types derived from them.
 import { type Static, Type } from "@sinclair/typebox";
-import { LABEL_KEY_PATTERN, LABEL_VALUE_MAX, LABELS_PER_DEVICE_MAX } from "../../agent/labels";
+import { LABEL_KEY_PATTERN, LABEL_VALUE_MAX, LABELS_PER_DEVICE_MAX } from "../../shared/labels";
 import { DEVICE_NAME_MAX, DEVICE_NOTES_MAX } from "../devices/service";
-import { QUIET } from "../platform/schemas";
+import { ButtonForm, ConsoleForm, FormList, FormText, QUIET } from "../platform/schemas";
 import { QUERY_MAX_LENGTH } from "./query/parse";
 import { TAG_BATCH_MAX } from "./tags";
 import type { SavedView } from "./views";
@@ -114,3 +114,29 @@ export function viewJson(view: SavedView): Static<typeof ViewJson> {
     updated_at: view.updatedAt.toISOString(),
   };
 }
+
+// ---- console forms (modules/fleet/console-routes.tsx)
+
+/** The device list's bulk bar: `tag` (key=value) added to or removed from the ticked devices. */
+export const BulkTagForm = ConsoleForm({
+  action: Type.Optional(FormText(20)),
+  tag: Type.Optional(FormText(400)),
+  ids: Type.Optional(FormList(10_000)),
+  return_to: Type.Optional(FormText(2000)),
+});
+
+/** The device page: add a tag (`key=value`), or remove one by key. */
+export const TagForm = ConsoleForm({ tag: Type.Optional(FormText(400)) });
+export const RemoveTagForm = ConsoleForm({ key: Type.Optional(FormText(100)) });
+
+export const ProfileForm = ConsoleForm({
+  display_name: Type.Optional(FormText(1000)),
+  notes: Type.Optional(FormText(10_000)),
+});
+
+export const ViewForm = ConsoleForm({
+  name: Type.Optional(FormText(1000)),
+  query: Type.Optional(FormText(QUERY_MAX_LENGTH)),
+});
+
+export const ViewButtonForm = ButtonForm;

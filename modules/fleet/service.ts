@@ -8,6 +8,8 @@ import { compileQuery } from "./query/compile";
 import type { Query } from "./query/parse";
 import { checkedQuery, getView, type SavedView } from "./views";
 
+// The device page's "Tags & notes" tab (modules/console/device-detail/tabs.ts).
+export { FleetPanel, type FleetTabData, loadFleetTab } from "./device-tab";
 export { compileQuery } from "./query/compile";
 export { parseQuery, type Query, QueryError } from "./query/parse";
 export {

@@ -1,5 +1,5 @@
 // Operators' tags: set and removed on one device or many at once, listed, and suggested to the search box.
-import { LABELS_PER_DEVICE_MAX, labelKeyProblem, labelValueProblem } from "../../agent/labels";
+import { LABELS_PER_DEVICE_MAX, labelKeyProblem, labelValueProblem } from "../../shared/labels";
 import { deviceNames } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { HEARTBEAT_MAX_BYTES } from "../../shared/telemetry-limits";
 import { DeviceKeyQuery, JsonObject, QUIET } from "../platform/schemas";
 
 /** The heartbeat body (reference "Era B"): `{telemetry:{device,scripts,meta}, connection_status}`. */
@@ -40,8 +41,8 @@ export const HeartbeatBody = Type.Object(
 );
 export type HeartbeatBody = Static<typeof HeartbeatBody>;
 
-/** Largest heartbeat body accepted (the agent keeps the same figure). */
-export const HEARTBEAT_MAX_BYTES = 256 * 1024;
+/** Largest heartbeat body accepted (shared/telemetry-limits.ts: the agent checks the same figure). */
+export { HEARTBEAT_MAX_BYTES };
 
 /** A command as the device receives it in the heartbeat reply. */
 export const DeliveredCommandSchema = Type.Object({

@@ -1,6 +1,5 @@
 import { Elysia } from "elysia";
-import { apiKeyOf, authenticateDevice } from "../devices/service";
-import { deviceWaitsFor } from "../devices/wake";
+import { apiKeyOf, authenticateDevice, deviceWaitsFor } from "../devices/service";
 import type { AppContext } from "../platform/context";
 import { readJsonBody } from "../platform/json-body";
 import { commandsTotal, heartbeatsTotal } from "../platform/metrics";

@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
 import { csvResponse, keysetBatches } from "../platform/csv";
-import { pgDate } from "../platform/database";
 
 const COLUMNS = [
   "id",
@@ -21,7 +20,7 @@ type RunRow = {
   status: string;
   attempt: number;
   started_at: string;
-  finished_at: string | null;
+  finished_at: Date | null;
   duration_ms: number | null;
   worker_id: string | null;
   error: string | null;
@@ -57,7 +56,7 @@ export function jobRunCsvRoutes(ctx: AppContext) {
           r.status,
           r.attempt,
           r.started_at,
-          r.finished_at === null ? null : pgDate(r.finished_at),
+          r.finished_at,
           r.duration_ms,
           r.worker_id,
           r.error,

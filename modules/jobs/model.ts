@@ -1,4 +1,5 @@
 import { type TSchema, Type } from "@sinclair/typebox";
+import { ConsoleForm, FormText } from "../platform/schemas";
 import type { JobOverview, JobRun, QueuedJob } from "./service";
 
 const Time = Type.String({ format: "date-time" });
@@ -80,3 +81,6 @@ export function jobsJson(overview: JobOverview, queue: QueuedJob[], runs: JobRun
     })),
   };
 }
+
+/** The jobs page's "Run now": the task to queue. */
+export const RunJobForm = ConsoleForm({ task: FormText(100) });

@@ -1,18 +1,29 @@
+import type { TransactionSql } from "postgres";
 import type { Sql } from "../platform/database";
 
 export interface EnqueueOptions {
-  /** Replaces a not-yet-started job with the same key instead of adding another. */
+  /** At most one pending job per key: a second add with the same key updates the pending one. */
   jobKey?: string;
-  maxAttempts?: number;
+  /**
+   * With a jobKey: `replace` (graphile-worker's default) overwrites the pending job's payload and run_at;
+   * `preserve_run_at` keeps its run_at, so a stream of adds cannot postpone it forever.
+   */
+  jobKeyMode?: "replace" | "preserve_run_at";
+  /** When to run; now when absent. */
   runAt?: Date;
+  /** graphile-worker's own default (25) when absent. */
+  maxAttempts?: number;
+  /** Jobs of one named queue run one at a time, in order. */
+  queue?: string;
 }
 
 /**
- * Adds a job through SQL so it commits or rolls back with the caller's transaction, and so web
- * processes can enqueue without a worker pool of their own.
+ * Adds a graphile-worker job through SQL: given a transaction (`sql.begin(tx => …)`), the job exists only
+ * if that transaction commits; web processes enqueue without a worker pool of their own. The one way
+ * the app adds jobs. Returns the job's id.
  */
 export async function enqueueJob(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   task: string,
   payload: unknown = {},
   options: EnqueueOptions = {},
@@ -21,9 +32,11 @@ export async function enqueueJob(
     select (graphile_worker.add_job(
       ${task},
       ${JSON.stringify(payload)}::json,
+      queue_name => ${options.queue ?? null},
+      run_at => ${options.runAt ?? null}::timestamptz,
+      max_attempts => ${options.maxAttempts ?? null}::int,
       job_key => ${options.jobKey ?? null},
-      max_attempts => ${options.maxAttempts ?? null},
-      run_at => ${options.runAt?.toISOString() ?? null}::timestamptz
+      job_key_mode => ${options.jobKeyMode ?? "replace"}
     )).id::text as id`;
   return row!.id;
 }

@@ -3,8 +3,8 @@ import { consolePages } from "../../ui/page";
 import { noteAudit } from "../audit/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
-import { errorReplies, QUIET } from "../platform/schemas";
-import { JobQueuedReply, JobsReply, JobTaskParams, jobsJson } from "./model";
+import { errorReplies } from "../platform/schemas";
+import { JobQueuedReply, JobsReply, JobTaskParams, jobsJson, RunJobForm } from "./model";
 import { JobsActivity, JobsPage, type JobsPageProps } from "./pages";
 import { jobOverview, knownTasks, listQueuedJobs, listRecentRuns, runJobNow } from "./service";
 import type { JobCatalog } from "./task";
@@ -44,10 +44,7 @@ export function jobRoutes(ctx: AppContext, catalog: JobCatalog) {
       },
       {
         access: "admin",
-        body: t.Object(
-          { task: t.String({ maxLength: 100 }), _csrf: t.Optional(t.String()) },
-          { ...QUIET, additionalProperties: true },
-        ),
+        body: RunJobForm,
       },
     )
     .get(

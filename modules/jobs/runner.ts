@@ -1,10 +1,8 @@
 import { hostname } from "node:os";
-import { eq } from "drizzle-orm";
 import { type Runner, run, runMigrations, type TaskList, Logger as WorkerLogger } from "graphile-worker";
 import pg from "pg";
 import type { Logger } from "../platform/logger";
 import { jobDuration, zeroJobDurations } from "../platform/metrics";
-import { jobRuns } from "./schema";
 import type { JobCatalog, JobContext } from "./task";
 
 export const WORKER_SCHEMA = "graphile_worker";
@@ -30,22 +28,17 @@ function recordedTaskList(context: JobContext, catalog: JobCatalog, workerId: st
   for (const job of catalog.jobs) {
     tasks[job.identifier] = async (payload, helpers) => {
       const startedAt = Date.now();
-      const [runRow] = await context.database.db
-        .insert(jobRuns)
-        .values({
-          jobId: helpers.job.id,
-          taskIdentifier: job.identifier,
-          attempt: helpers.job.attempts,
-          status: "running",
-          workerId,
-        })
-        .returning({ id: jobRuns.id });
+      const sql = context.database.sql;
+      const [runRow] = await sql<{ id: string }[]>`
+        insert into job_runs (job_id, task_identifier, attempt, status, worker_id)
+        values (${helpers.job.id}, ${job.identifier}, ${helpers.job.attempts}, 'running', ${workerId})
+        returning id`;
       const finish = (status: "succeeded" | "failed", error?: string) => {
         jobDuration.observe({ task: job.identifier, status }, (Date.now() - startedAt) / 1000);
-        return context.database.db
-          .update(jobRuns)
-          .set({ status, error, finishedAt: new Date(), durationMs: Date.now() - startedAt })
-          .where(eq(jobRuns.id, runRow!.id));
+        return sql`
+          update job_runs set status = ${status}, error = ${error ?? null}, finished_at = ${new Date()},
+            duration_ms = ${Date.now() - startedAt}
+          where id = ${runRow!.id}`;
       };
       const logger = context.logger.child({ job: job.identifier, jobId: helpers.job.id });
       try {

@@ -1,9 +1,10 @@
-import { desc, lt, sql } from "drizzle-orm";
 import type { Database } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { enqueueJob } from "./queue";
-import { jobRuns } from "./schema";
+
+export { type EnqueueOptions, enqueueJob } from "./queue";
+
+import type { jobRuns } from "./schema";
 import type { JobCatalog, JobSchedule } from "./task";
 
 export interface QueuedJob {
@@ -47,13 +48,10 @@ export async function jobOverview(database: Database): Promise<JobOverview> {
       count(*) filter (where locked_at is not null)::int as running,
       count(*) filter (where attempts >= max_attempts)::int as failed
     from graphile_worker.jobs`;
-  const [runs] = await database.db
-    .select({
-      succeeded: sql<number>`count(*) filter (where ${jobRuns.status} = 'succeeded')::int`,
-      failed: sql<number>`count(*) filter (where ${jobRuns.status} = 'failed')::int`,
-    })
-    .from(jobRuns)
-    .where(sql`${jobRuns.startedAt} > now() - interval '24 hours'`);
+  const [runs] = await database.sql<{ succeeded: number; failed: number }[]>`
+    select count(*) filter (where status = 'succeeded')::int as succeeded,
+      count(*) filter (where status = 'failed')::int as failed
+    from job_runs where started_at > now() - interval '24 hours'`;
   return {
     queued: queue?.queued ?? 0,
     running: queue?.running ?? 0,
@@ -65,7 +63,6 @@ export async function jobOverview(database: Database): Promise<JobOverview> {
 
 /** Jobs graphile-worker still holds: waiting, running, or failed for good. */
 export async function listQueuedJobs(database: Database, limit = 50): Promise<QueuedJob[]> {
-  // Raw postgres.js hands timestamps back as text on the shared client (CONTRIBUTING, pitfalls).
   const rows = await database.sql<QueuedJob[]>`
     select id::text as id, task_identifier as "taskIdentifier", run_at as "runAt", attempts,
            max_attempts as "maxAttempts", last_error as "lastError", locked_at as "lockedAt",
@@ -75,16 +72,19 @@ export async function listQueuedJobs(database: Database, limit = 50): Promise<Qu
     limit ${limit}`;
   return rows.map((row) => ({
     ...row,
-    runAt: pgDate(row.runAt),
-    lockedAt: row.lockedAt === null ? null : pgDate(row.lockedAt),
-    createdAt: pgDate(row.createdAt),
+    runAt: row.runAt,
+    lockedAt: row.lockedAt,
+    createdAt: row.createdAt,
   }));
 }
 
 export type JobRun = typeof jobRuns.$inferSelect;
 
 export async function listRecentRuns(database: Database, limit = 50): Promise<JobRun[]> {
-  return database.db.select().from(jobRuns).orderBy(desc(jobRuns.startedAt)).limit(limit);
+  return database.sql<JobRun[]>`
+    select id, job_id as "jobId", task_identifier as "taskIdentifier", attempt, status, started_at as "startedAt",
+      finished_at as "finishedAt", duration_ms as "durationMs", error, worker_id as "workerId"
+    from job_runs order by started_at desc limit ${limit}`;
 }
 
 /** Queues a known task to run as soon as a worker is free. */
@@ -100,9 +100,8 @@ export const JOB_HISTORY_DAYS = 30;
 
 /** Deletes job runs older than `JOB_HISTORY_DAYS`; returns how many went. */
 export async function pruneJobHistory(database: Database): Promise<number> {
-  const runs = await database.db
-    .delete(jobRuns)
-    .where(lt(jobRuns.startedAt, sql`now() - make_interval(days => ${JOB_HISTORY_DAYS})`));
+  const runs = await database.sql`
+    delete from job_runs where started_at < now() - make_interval(days => ${JOB_HISTORY_DAYS})`;
   return runs.count;
 }
 
@@ -112,3 +111,5 @@ export async function queueDepthByTask(database: Database): Promise<{ task: stri
     select task_identifier as task, count(*)::int as waiting from graphile_worker.jobs
     where locked_at is null and attempts < max_attempts group by task_identifier`;
 }
+
+export { migrateJobQueue } from "./runner";

@@ -11,7 +11,7 @@
  * announces only a change. Heartbeats never notify unless a device turns online.
  */
 
-import { countOpenAlerts } from "../alerts/lifecycle";
+import { countOpenAlerts } from "../alerts";
 import { countFleet, type FleetCounts } from "../devices/service";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";

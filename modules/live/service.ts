@@ -9,3 +9,5 @@ import { LIVE_CHANNEL } from "./hub";
 export async function announceDevice(sql: Sql, deviceId: string): Promise<void> {
   await sql`select pg_notify(${LIVE_CHANNEL}, ${`device:${deviceId}`})`;
 }
+
+export type { FleetSnapshot } from "./hub";

@@ -5,7 +5,7 @@
  */
 
 import { fleetCounts } from "../devices/service";
-import { countRunsByStatus } from "../e2e/runs";
+import { countRunsByStatus } from "../e2e";
 import { queueDepthByTask } from "../jobs/service";
 import type { AppContext } from "../platform/context";
 import { promClient, renderMetrics } from "../platform/metrics";

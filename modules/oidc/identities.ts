@@ -3,9 +3,16 @@
  * linked to its (issuer, subject), or a new one on first sign-in.
  */
 import { and, eq, sql } from "drizzle-orm";
-import { createExternalOperator, findOperator, markSignedIn } from "../operators/external";
-import { changeOperatorRole } from "../operators/management";
-import { normaliseEmail, type OperatorRole, type OperatorView, roleAllows } from "../operators/service";
+import {
+  changeOperatorRole,
+  createExternalOperator,
+  findOperator,
+  markExternalSignIn,
+  normaliseEmail,
+  type OperatorRole,
+  type OperatorView,
+  roleAllows,
+} from "../operators/service";
 import type { Db } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { OidcConfig } from "../platform/sso-config";
@@ -119,7 +126,7 @@ export async function signInIdentity(
   }
   if (link) await db.update(oidcIdentities).set({ lastSignInAt: sql`now()` }).where(key);
   else await linkOperator(db, claims, operator.id);
-  await markSignedIn(db, operator.id);
+  await markExternalSignIn(db, operator.id);
   return { ...(await followMapping(db, operator, role)), created: false, linked: !link };
 }
 
@@ -171,6 +178,6 @@ async function createLinked(db: Db, claims: OidcClaims, role: OperatorRole): Pro
       .values({ issuer: claims.iss, subject: claims.sub, operatorId: created.id, lastSignInAt: sql`now()` });
     return created;
   });
-  await markSignedIn(db, operator.id);
+  await markExternalSignIn(db, operator.id);
   return { operator, created: true };
 }

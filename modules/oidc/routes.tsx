@@ -4,7 +4,7 @@ import { consoleCookie, consoleCookieName, readCookie, sessionCookie } from "../
 import type { AppContext } from "../platform/context";
 import { AppError, notFound } from "../platform/errors";
 import { clientAddress } from "../platform/http";
-import { SignInQuery } from "./model";
+import { LinkForm, SignInQuery } from "./model";
 import { LinkPage, SignedOutPage, SignInRefusedPage } from "./pages";
 import {
   CALLBACK_PATH,
@@ -120,7 +120,7 @@ export function oidcRoutes(ctx: AppContext) {
           return refusedPage(error);
         }
       },
-      { access: "viewer" },
+      { access: "viewer", body: LinkForm },
     )
     .get(
       "/auth/oidc/signed-out",

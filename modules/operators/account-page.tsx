@@ -1,4 +1,5 @@
-import { PageHead, PostButton, Time } from "../../ui/components";
+import { CsrfField, PageHead, PostButton, Time } from "../../ui/components";
+import { TextInput } from "../../ui/form";
 import { Layout, type PageContext } from "../../ui/layout";
 import { Card, DataTable } from "../../ui/table";
 import {
@@ -57,13 +58,12 @@ export function AccountPage({ ctx, props }: { ctx: PageContext; props: AccountPa
               header: "Name",
               render: (factor) => (
                 <form method="post" action={`/account/factors/${factor.id}/rename`} class="inline-form">
-                  <input type="hidden" name="_csrf" value={ctx.csrfToken} />
-                  <input
-                    type="text"
+                  <CsrfField token={ctx.csrfToken} />
+                  <TextInput
                     name="name"
                     value={factor.name}
-                    maxlength={String(FACTOR_NAME_MAX)}
-                    aria-label="Name"
+                    maxLength={FACTOR_NAME_MAX}
+                    ariaLabel="Name"
                     required
                   />
                   <button type="submit" class="btn small">

@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import { consolePages, safeNext } from "../../ui/page";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
@@ -8,13 +8,12 @@ import { AccountPage, VerifyPage } from "./account-page";
 import { type EnrolStep, enrolmentSteps, type FactorHolder } from "./enrolment";
 import type { EnrolProps } from "./factor-pages";
 import { generateRecoveryCodes, listFactors, recoveryCodesLeft, removeFactor, renameFactor } from "./factors";
+import { AccountButtonForm, EnrolForm, FactorParams, NextQuery, RenameFactorForm, VerifyForm } from "./model";
 import { passkeyAuthenticationOptions, relyingParty } from "./passkeys";
 import { readFactorPolicy } from "./policy";
 import { markFactorVerified, verifySecondFactor } from "./sign-in";
 
 type SessionPrincipal = Extract<Principal, { kind: "session" }>;
-type Body = Record<string, unknown>;
-const text = (value: unknown) => (typeof value === "string" ? value : "");
 
 /** An account is a person's: API tokens have none (403 `session_required`). */
 function sessionOf(principal: Principal | undefined): SessionPrincipal {
@@ -32,8 +31,6 @@ const holderOf = (principal: SessionPrincipal): FactorHolder => ({
   operator: { id: principal.operatorId, email: principal.email, role: principal.role },
   idHash: principal.sessionIdHash,
 });
-
-const FactorParams = t.Object({ id: t.String({ format: "uuid" }) });
 
 /** The account page (second factors, recovery codes) and the fresh-factor prompt before devices. */
 export function accountRoutes(ctx: AppContext) {
@@ -81,10 +78,10 @@ export function accountRoutes(ctx: AppContext) {
     path: EnrolStep,
     request: Request,
     principal: Principal | undefined,
-    body: unknown,
+    body: EnrolForm,
   ) {
     const session = sessionOf(principal);
-    const outcome = await enrol.step(path, holderOf(session), (body ?? {}) as Body);
+    const outcome = await enrol.step(path, holderOf(session), body);
     if ("show" in outcome) return accountPage(request, session, outcome.show, { status: outcome.status });
     if (outcome.codes) return accountPage(request, session, {}, { status: 201, newCodes: outcome.codes });
     return redirectWithFlash("/account", { kind: "success", text: `${outcome.enrolled.name} added.` });
@@ -135,18 +132,17 @@ export function accountRoutes(ctx: AppContext) {
     })
     .post("/account/totp", ({ request, principal, body }) => enrolStep("totp", request, principal, body), {
       access: "viewer",
+      body: EnrolForm,
     })
     .post(
       "/account/totp/confirm",
       ({ request, principal, body }) => enrolStep("totp/confirm", request, principal, body),
-      { access: "viewer" },
+      { access: "viewer", body: EnrolForm },
     )
     .post(
       "/account/passkeys",
       ({ request, principal, body }) => enrolStep("passkeys", request, principal, body),
-      {
-        access: "viewer",
-      },
+      { access: "viewer", body: EnrolForm },
     )
     .post(
       "/account/factors/:id/rename",
@@ -155,11 +151,11 @@ export function accountRoutes(ctx: AppContext) {
           const factor = await renameFactor(db, {
             operatorId: sessionOf(principal).operatorId,
             factorId: params.id,
-            name: text((body as Body | undefined)?.name),
+            name: body.name ?? "",
           });
           return `Renamed to ${factor.name}.`;
         }),
-      { access: "viewer", params: FactorParams },
+      { access: "viewer", params: FactorParams, body: RenameFactorForm },
     )
     .post(
       "/account/factors/:id/delete",
@@ -174,7 +170,7 @@ export function accountRoutes(ctx: AppContext) {
           });
           return `${factor.name} removed.`;
         }),
-      { access: "viewer", params: FactorParams },
+      { access: "viewer", params: FactorParams, body: AccountButtonForm },
     )
     .post(
       "/account/recovery-codes",
@@ -186,19 +182,18 @@ export function accountRoutes(ctx: AppContext) {
         const codes = await generateRecoveryCodes(db, session.operatorId);
         return accountPage(request, session, {}, { status: 201, newCodes: codes });
       },
-      { access: "viewer" },
+      { access: "viewer", body: AccountButtonForm },
     )
     .get(
       "/account/verify",
       ({ request, principal, query }) => verifyPage(request, sessionOf(principal), safeNext(query.next)),
-      { access: "viewer", query: t.Object({ next: t.Optional(t.String()) }) },
+      { access: "viewer", query: NextQuery },
     )
     .post(
       "/account/verify",
       async ({ request, principal, body, server }) => {
         const session = sessionOf(principal);
-        const form = (body ?? {}) as Body;
-        const next = safeNext(form.next);
+        const next = safeNext(body.next);
         try {
           await verifySecondFactor(
             db,
@@ -206,9 +201,9 @@ export function accountRoutes(ctx: AppContext) {
             {
               operator: holderOf(session).operator,
               sessionIdHash: session.sessionIdHash,
-              method: text(form.method),
-              code: text(form.code),
-              response: text(form.response),
+              method: body.method ?? "",
+              code: body.code ?? "",
+              response: body.response ?? "",
               address: clientAddress(request, server),
             },
           );
@@ -221,6 +216,6 @@ export function accountRoutes(ctx: AppContext) {
         await markFactorVerified(db, session.sessionIdHash);
         return redirectWithFlash(next, { kind: "success", text: "Confirmed. Go ahead." });
       },
-      { access: "viewer" },
+      { access: "viewer", body: VerifyForm },
     );
 }

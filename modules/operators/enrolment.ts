@@ -6,6 +6,7 @@ import type { Db } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { EnrolProps } from "./factor-pages";
 import { generateRecoveryCodes, recoveryCodesLeft } from "./factors";
+import type { EnrolForm } from "./model";
 import { passkeyRegistrationOptions, type RelyingParty, registerPasskey } from "./passkeys";
 import type { OperatorView } from "./service";
 import { markFactorVerified } from "./sign-in";
@@ -24,8 +25,6 @@ export type EnrolOutcome =
   | { show: Pick<EnrolProps, "pendingTotp" | "error">; status: number }
   /** A factor was added; `codes` when new recovery codes were made (shown once). */
   | { enrolled: { kind: "totp" | "webauthn"; name: string }; codes?: string[] };
-
-const text = (value: unknown) => (typeof value === "string" ? value : "");
 
 export function enrolmentSteps(deps: { db: Db; secretKey: string; rp: RelyingParty }) {
   const { db, secretKey, rp } = deps;
@@ -55,28 +54,24 @@ export function enrolmentSteps(deps: { db: Db; secretKey: string; rp: RelyingPar
     return { enrolled: factor, codes };
   }
 
-  async function step(
-    path: EnrolStep,
-    holder: FactorHolder,
-    body: Record<string, unknown>,
-  ): Promise<EnrolOutcome> {
+  async function step(path: EnrolStep, holder: FactorHolder, body: EnrolForm): Promise<EnrolOutcome> {
     const operatorId = holder.operator.id;
     try {
       if (path === "totp") {
         const pendingTotp = await startTotpEnrolment(db, secretKey, {
           operatorId,
           email: holder.operator.email,
-          name: text(body.name),
+          name: body.name ?? "",
         });
         return { show: { pendingTotp }, status: 200 };
       }
       if (path === "totp/confirm") {
-        const factorId = text(body.factor_id);
+        const factorId = body.factor_id ?? "";
         try {
           const factor = await confirmTotpEnrolment(db, secretKey, {
             operatorId,
             factorId,
-            code: text(body.code),
+            code: body.code ?? "",
           });
           return added(holder, { kind: "totp", name: factor.name });
         } catch (error) {
@@ -92,8 +87,8 @@ export function enrolmentSteps(deps: { db: Db; secretKey: string; rp: RelyingPar
       const factor = await registerPasskey(db, rp, {
         operatorId,
         sessionIdHash: holder.idHash,
-        name: text(body.name),
-        response: text(body.response),
+        name: body.name ?? "",
+        response: body.response ?? "",
       });
       return added(holder, { kind: "webauthn", name: factor.name });
     } catch (error) {

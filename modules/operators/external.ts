@@ -38,6 +38,6 @@ export async function findOperator(
 }
 
 /** Records a sign-in that did not go through `authenticate` (which records its own). */
-export async function markSignedIn(db: Db, id: string): Promise<void> {
+export async function markExternalSignIn(db: Db, id: string): Promise<void> {
   await db.update(operators).set({ lastLoginAt: new Date() }).where(eq(operators.id, id));
 }

@@ -2,6 +2,7 @@
 // (account page and required enrolment at sign-in) and the recovery codes shown once.
 import { assetUrl } from "../../ui/assets";
 import { CsrfField } from "../../ui/components";
+import { Hidden, TextField } from "../../ui/form";
 import { AuthLayout } from "../../ui/layout";
 import { FACTOR_NAME_MAX } from "./factors";
 import type { TotpEnrolment } from "./totp";
@@ -52,9 +53,9 @@ export function FactorPrompt(props: PromptProps) {
           data-options={JSON.stringify(props.passkeyOptions)}
         >
           <CsrfField token={props.csrfToken} />
-          <input type="hidden" name="next" value={props.next} />
-          <input type="hidden" name="method" value="passkey" />
-          <input type="hidden" name="response" value="" />
+          <Hidden name="next" value={props.next} />
+          <Hidden name="method" value="passkey" />
+          <Hidden name="response" value="" />
           <button type="submit" class="btn primary" data-passkey-start>
             Use a passkey or security key
           </button>
@@ -66,21 +67,19 @@ export function FactorPrompt(props: PromptProps) {
       {props.hasTotp ? (
         <form method="post" action={props.action} class="stacked" data-totp-form>
           <CsrfField token={props.csrfToken} />
-          <input type="hidden" name="next" value={props.next} />
-          <input type="hidden" name="method" value="totp" />
-          <label>
-            Code from your authenticator app
-            <input
-              type="text"
-              name="code"
-              inputmode="numeric"
-              autocomplete="one-time-code"
-              pattern="[0-9 ]{6,7}"
-              maxlength="7"
-              required
-              autofocus
-            />
-          </label>
+          <Hidden name="next" value={props.next} />
+          <Hidden name="method" value="totp" />
+          <TextField
+            name="code"
+            label="Code from your authenticator app"
+            value=""
+            inputmode="numeric"
+            autocomplete="one-time-code"
+            pattern="[0-9 ]{6,7}"
+            maxLength={7}
+            required
+            autofocus
+          />
           <button type="submit" class="btn primary">
             Verify
           </button>
@@ -93,12 +92,16 @@ export function FactorPrompt(props: PromptProps) {
           <summary>Use a recovery code</summary>
           <form method="post" action={props.action} class="stacked" data-recovery-form>
             <CsrfField token={props.csrfToken} />
-            <input type="hidden" name="next" value={props.next} />
-            <input type="hidden" name="method" value="recovery" />
-            <label>
-              Recovery code
-              <input type="text" name="code" autocomplete="off" maxlength="64" required />
-            </label>
+            <Hidden name="next" value={props.next} />
+            <Hidden name="method" value="recovery" />
+            <TextField
+              name="code"
+              label="Recovery code"
+              value=""
+              autocomplete="off"
+              maxLength={64}
+              required
+            />
             <button type="submit" class="btn">
               Use recovery code
             </button>
@@ -137,7 +140,7 @@ export interface EnrolProps {
 }
 
 function NextField({ next }: { next: string | undefined }) {
-  return next ? <input type="hidden" name="next" value={next} /> : "";
+  return next ? <Hidden name="next" value={next} /> : "";
 }
 
 /** Adding a factor: an authenticator app (QR code and secret, then a first code) or a passkey. */
@@ -168,19 +171,17 @@ export function EnrolForms(props: EnrolProps) {
           <form method="post" action={`${props.base}/totp/confirm`} class="stacked">
             <CsrfField token={props.csrfToken} />
             <NextField next={props.next} />
-            <input type="hidden" name="factor_id" value={pending.factorId} />
-            <label>
-              Code from the app
-              <input
-                type="text"
-                name="code"
-                inputmode="numeric"
-                autocomplete="one-time-code"
-                maxlength="7"
-                required
-                autofocus
-              />
-            </label>
+            <Hidden name="factor_id" value={pending.factorId} />
+            <TextField
+              name="code"
+              label="Code from the app"
+              value=""
+              inputmode="numeric"
+              autocomplete="one-time-code"
+              maxLength={7}
+              required
+              autofocus
+            />
             <button type="submit" class="btn primary">
               Confirm the authenticator app
             </button>
@@ -190,15 +191,13 @@ export function EnrolForms(props: EnrolProps) {
         <form method="post" action={`${props.base}/totp`} class="inline-form" data-totp-start>
           <CsrfField token={props.csrfToken} />
           <NextField next={props.next} />
-          <label>
-            Name
-            <input
-              type="text"
-              name="name"
-              maxlength={String(FACTOR_NAME_MAX)}
-              placeholder="Authenticator app"
-            />
-          </label>
+          <TextField
+            name="name"
+            label="Name"
+            value=""
+            maxLength={FACTOR_NAME_MAX}
+            placeholder="Authenticator app"
+          />
           <button type="submit" class="btn">
             Add an authenticator app
           </button>
@@ -213,11 +212,8 @@ export function EnrolForms(props: EnrolProps) {
       >
         <CsrfField token={props.csrfToken} />
         <NextField next={props.next} />
-        <input type="hidden" name="response" value="" />
-        <label>
-          Name
-          <input type="text" name="name" maxlength={String(FACTOR_NAME_MAX)} placeholder="Passkey" />
-        </label>
+        <Hidden name="response" value="" />
+        <TextField name="name" label="Name" value="" maxLength={FACTOR_NAME_MAX} placeholder="Passkey" />
         <button type="submit" class="btn" data-passkey-start>
           Add a passkey or security key
         </button>

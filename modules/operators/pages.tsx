@@ -1,5 +1,6 @@
-import { CsrfField, FieldError } from "../../ui/components";
+import { CsrfField } from "../../ui/components";
 import type { Flash } from "../../ui/flash";
+import { Hidden, TextField } from "../../ui/form";
 import { AuthLayout, FlashMessage } from "../../ui/layout";
 import type { SsoConfig } from "../platform/sso-config";
 
@@ -41,22 +42,26 @@ export function LoginPage(props: {
       )}
       <form method="post" action="/login" class="stacked">
         <CsrfField token={props.csrfToken} />
-        <input type="hidden" name="next" value={props.next} />
-        <label>
-          Email
-          <input
-            type="email"
-            name="email"
-            autocomplete="username"
-            required
-            autofocus
-            value={props.email ?? ""}
-          />
-        </label>
-        <label>
-          Password
-          <input type="password" name="password" autocomplete="current-password" required />
-        </label>
+        <Hidden name="next" value={props.next} />
+        <TextField
+          type="email"
+          name="email"
+          label="Email"
+          value={props.email ?? ""}
+          maxLength={254}
+          autocomplete="username"
+          required
+          autofocus
+        />
+        <TextField
+          type="password"
+          name="password"
+          label="Password"
+          value=""
+          maxLength={1024}
+          autocomplete="current-password"
+          required
+        />
         <button type="submit" class={oidc ? "btn" : "btn primary"}>
           Sign in
         </button>
@@ -89,41 +94,37 @@ export function SetupPage(props: { csrfToken: string; email?: string; errors?: S
       )}
       <form method="post" action="/setup" class="stacked">
         <CsrfField token={props.csrfToken} />
-        <label>
-          Setup code
-          <input
-            type="text"
-            name="code"
-            required
-            autocomplete="off"
-            aria-invalid={errors.code ? "true" : undefined}
-          />
-          <FieldError message={errors.code} />
-        </label>
-        <label>
-          Your email
-          <input
-            type="email"
-            name="email"
-            required
-            autocomplete="username"
-            value={props.email ?? ""}
-            aria-invalid={errors.email ? "true" : undefined}
-          />
-          <FieldError message={errors.email} />
-        </label>
-        <label>
-          Password <span class="help">At least 10 characters.</span>
-          <input
-            type="password"
-            name="password"
-            required
-            minlength="10"
-            autocomplete="new-password"
-            aria-invalid={errors.password ? "true" : undefined}
-          />
-          <FieldError message={errors.password} />
-        </label>
+        <TextField
+          name="code"
+          label="Setup code"
+          value=""
+          maxLength={100}
+          autocomplete="off"
+          required
+          error={errors.code}
+        />
+        <TextField
+          type="email"
+          name="email"
+          label="Your email"
+          value={props.email ?? ""}
+          maxLength={254}
+          autocomplete="username"
+          required
+          error={errors.email}
+        />
+        <TextField
+          type="password"
+          name="password"
+          label="Password"
+          help="At least 10 characters."
+          value=""
+          maxLength={1024}
+          minLength={10}
+          autocomplete="new-password"
+          required
+          error={errors.password}
+        />
         <button type="submit" class="btn primary">
           Create administrator
         </button>

@@ -8,6 +8,7 @@ import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
 import { QUIET } from "../platform/schemas";
 import { passwordSignInAllowed } from "../platform/sso-config";
+import { AccountButtonForm, LoginForm, SetupForm } from "./model";
 import { LoginPage, type SetupErrors, SetupPage } from "./pages";
 import {
   authenticate,
@@ -18,26 +19,6 @@ import {
   markSignedIn,
 } from "./service";
 import { beginSignIn, PENDING_SIGN_IN_MINUTES } from "./sign-in";
-
-const LoginForm = t.Object(
-  {
-    email: t.String({ maxLength: 254 }),
-    password: t.String({ maxLength: 1024 }),
-    next: t.Optional(t.String({ maxLength: 2000 })),
-    _csrf: t.Optional(t.String()),
-  },
-  { ...QUIET, additionalProperties: true },
-);
-
-const SetupForm = t.Object(
-  {
-    code: t.String({ maxLength: 100 }),
-    email: t.String({ maxLength: 254 }),
-    password: t.String({ maxLength: 1024 }),
-    _csrf: t.Optional(t.String()),
-  },
-  { ...QUIET, additionalProperties: true },
-);
 
 export function operatorRoutes(ctx: AppContext) {
   const { config, database, access } = ctx;
@@ -158,7 +139,7 @@ export function operatorRoutes(ctx: AppContext) {
           sessionCookie(undefined, cookieOptions),
         ]);
       },
-      { access: "viewer" },
+      { access: "viewer", body: AccountButtonForm },
     )
     .get(
       "/setup",

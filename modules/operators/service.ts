@@ -360,3 +360,13 @@ export async function pruneExpiredSessions(db: Db): Promise<{ sessions: number; 
     .where(lt(loginThrottle.windowStartedAt, sql`now() - interval '1 day'`));
   return { sessions: sessions.count, throttles: throttles.count };
 }
+export { createExternalOperator, findOperator, markExternalSignIn } from "./external";
+export { factorCounts, resetFactors } from "./factors";
+export { changeOperatorRole, inviteOperator, setOperatorDisabled } from "./management";
+export {
+  type FactorPolicy,
+  FRESH_FACTOR_LIMITS,
+  readFactorPolicy,
+  requireFreshFactor,
+  saveFactorPolicy,
+} from "./policy";

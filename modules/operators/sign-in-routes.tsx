@@ -8,26 +8,10 @@ import { clientAddress } from "../platform/http";
 import { type EnrolStep, enrolmentSteps } from "./enrolment";
 import { EnrolledPage, RequiredEnrolmentPage, SecondFactorPage } from "./factor-pages";
 import { listFactors } from "./factors";
+import { EnrolForm, FactorForm } from "./model";
 import { passkeyAuthenticationOptions, relyingParty } from "./passkeys";
 import { sessionCookies } from "./session-cookie";
 import { completeSignIn, type PendingSignIn, resolvePendingSignIn, verifySecondFactor } from "./sign-in";
-
-const FactorForm = t.Object({
-  method: t.String({ maxLength: 20 }),
-  code: t.Optional(t.String({ maxLength: 64 })),
-  response: t.Optional(t.String({ maxLength: 20_000 })),
-  next: t.Optional(t.String({ maxLength: 2000 })),
-  _csrf: t.Optional(t.String()),
-});
-
-const EnrolForm = t.Object({
-  name: t.Optional(t.String({ maxLength: 200 })),
-  factor_id: t.Optional(t.String({ maxLength: 100 })),
-  code: t.Optional(t.String({ maxLength: 64 })),
-  response: t.Optional(t.String({ maxLength: 20_000 })),
-  next: t.Optional(t.String({ maxLength: 2000 })),
-  _csrf: t.Optional(t.String()),
-});
 
 /**
  * The second step of sign-in, under the pending cookie `POST /login` set: the second factor, or the

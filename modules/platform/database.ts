@@ -17,7 +17,42 @@ export interface Database {
 export function connectDatabase(url: string, max = 10): Database {
   const sql = postgres(url, { max, onnotice: () => {}, connection: { application_name: "outpost" } });
   const db = drizzle(sql, { schema });
+  useDateTypes(sql);
   return { url, sql, db, close: () => sql.end({ timeout: 5 }) };
+}
+
+const TIMESTAMPTZ = 1184;
+const TIMESTAMP = 1114;
+/** Array types drizzle also switched to text; postgres.js rebuilds them from the element types on connect. */
+const TIMESTAMP_ARRAYS = [1185, 1115];
+const FAR_FUTURE = 8.64e15; // the largest time a Date holds
+
+/** 'infinity' and '-infinity' as the furthest Dates, so they still compare and sort. */
+function parseTimestamp(text: string): Date {
+  if (text.endsWith("infinity")) return new Date(text[0] === "-" ? -FAR_FUTURE : FAR_FUTURE);
+  return new Date(text);
+}
+
+/**
+ * The one place the client's types are set. drizzle's driver, given the client, switches postgres.js's
+ * timestamp parsing and serialising to plain text (its columns map text themselves), so raw templates
+ * would read "2026-01-02 03:04:05.678+00" and refuse Date parameters. After it: timestamptz reads as a
+ * Date (drizzle's timestamp columns in mode "date", the only mode the schema uses, take a Date as it
+ * is); timestamp without time zone is read as UTC; Date parameters are sent as ISO 8601 and text passes
+ * through (drizzle sends ISO text). `date` columns stay "YYYY-MM-DD" text: a calendar day is not an
+ * instant. JSON keeps postgres.js's own parsing.
+ */
+function useDateTypes(sql: Sql): void {
+  const { parsers, serializers } = sql.options;
+  const serialize = (value: unknown) => (value instanceof Date ? value.toISOString() : String(value));
+  parsers[TIMESTAMPTZ] = parseTimestamp;
+  parsers[TIMESTAMP] = (text: string) => parseTimestamp(text.endsWith("infinity") ? text : `${text}Z`);
+  serializers[TIMESTAMPTZ] = serialize;
+  serializers[TIMESTAMP] = serialize;
+  for (const oid of TIMESTAMP_ARRAYS) {
+    delete parsers[oid];
+    delete serializers[oid];
+  }
 }
 
 const JSON_TEXT_SEPARATOR = "\u001e";
@@ -54,15 +89,4 @@ export async function migrationsApplied(database: Database): Promise<boolean> {
   const [row] = await database.sql<{ count: number }[]>`
     select count(*)::int as count from drizzle.__drizzle_migrations`.catch(() => [{ count: -1 }]);
   return row?.count === journal.entries.length;
-}
-
-/**
- * A timestamp column read with raw postgres.js. drizzle's driver makes postgres.js hand
- * timestamps over as text ("2026-01-02 03:04:05.678+00"); this turns either form into a Date.
- */
-export function pgDate(value: Date | string): Date;
-export function pgDate(value: Date | string | null): Date | null;
-export function pgDate(value: Date | string | null): Date | null {
-  if (value === null || value instanceof Date) return value;
-  return new Date(value.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00"));
 }

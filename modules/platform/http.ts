@@ -5,7 +5,12 @@ import type { Logger } from "./logger";
 import { httpRequestDuration } from "./metrics";
 import { securityHeaders } from "./security-headers";
 import { checkUrlText, unstorableTextError, unstorableTextPath } from "./text-input";
-import { checkCredentialsOf, type SchemaValidation, validationFailure } from "./validation";
+import {
+  checkCredentialsOf,
+  formValidationFailure,
+  type SchemaValidation,
+  validationFailure,
+} from "./validation";
 
 /** Paths answered with JSON errors; everything else is a browser page. */
 export function isApiPath(pathname: string): boolean {
@@ -142,8 +147,13 @@ export function httpPlugin(options: {
         return respond(new AppError(404, "not_found", "There is nothing at this address."), request);
       case "PARSE":
         return respond(new AppError(400, "invalid_json", "The request body is not valid JSON"), request);
-      case "VALIDATION":
-        return respond(validationFailure(error as unknown as SchemaValidation), request);
+      case "VALIDATION": {
+        // A console page or form refused by its schema: a 400 page in words for a person.
+        const failure = error as unknown as SchemaValidation;
+        const { pathname } = new URL(request.url);
+        const page = !isApiPath(pathname) && !asksForJson(request);
+        return respond(page ? formValidationFailure(failure) : validationFailure(failure), request);
+      }
     }
     const status = (error as { status?: number }).status;
     if (status === 413)

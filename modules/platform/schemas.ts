@@ -3,7 +3,16 @@
  * route options): Elysia validates with them, validationFailure (validation.ts) turns a refusal into
  * the API's typed error, and the OpenAPI document is written from them.
  */
-import { type SchemaOptions, type TLiteral, type TSchema, type TUnion, Type } from "@sinclair/typebox";
+import {
+  type ObjectOptions,
+  type SchemaOptions,
+  type StringOptions,
+  type TLiteral,
+  type TProperties,
+  type TSchema,
+  type TUnion,
+  Type,
+} from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 
 /** Any JSON object (unknown keys kept, arrays refused). */
@@ -90,3 +99,47 @@ export function jsonApiErrorReplies<const S extends number>(
  * of CPU for a deeply nested body. validationFailure writes the answer from the schema anyway.
  */
 export const QUIET = { error: "The request is not valid" } as const;
+
+/**
+ * A console form's body (urlencoded or multipart, as Elysia parses it): its fields, each text, and
+ * the CSRF token the access check reads. Fields the form's schema does not name are ignored, not
+ * refused: a browser posts whatever a form holds (a submit button's name, a field a script added),
+ * and Django's and Rails' forms ignore them alike. Every named field is checked.
+ */
+export function ConsoleForm<const P extends TProperties>(fields: P, options: ObjectOptions = {}) {
+  return Type.Object(
+    { _csrf: Type.Optional(Type.String({ description: "The form's CSRF token" })), ...fields },
+    { ...QUIET, additionalProperties: true, ...options },
+  );
+}
+
+/** A form without fields of its own (a button): its body may be empty (an API token's call). */
+export const ButtonForm = Type.Optional(ConsoleForm({}));
+
+/** A form field's text: one value, at most `maxLength` characters (a repeated field is refused). */
+export function FormText(maxLength: number, options: StringOptions = {}) {
+  return Type.String({
+    maxLength,
+    message: "must be text",
+    tooLong: `is longer than ${maxLength} characters`,
+    ...options,
+  });
+}
+
+/**
+ * A field a form may post several times (checkboxes, a multiple select): Elysia gives one value as
+ * text and several as a list; the handler reads it as a list with `formList`.
+ */
+export function FormList(maxLength: number, maxItems = 1000, options: SchemaOptions = {}) {
+  const item = Type.String({ maxLength });
+  return Type.Union([item, Type.Array(item, { maxItems })], {
+    message: "must be one or more texts",
+    tooLong: `has a value longer than ${maxLength} characters, or more than ${maxItems} values`,
+    ...options,
+  });
+}
+
+/** A FormList value as a list (absent: empty). */
+export function formList(value: string | string[] | undefined): string[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}

@@ -180,9 +180,7 @@ const WHOLE: Record<string, string> = {
  */
 export function validationFailure(failure: SchemaValidation): AppError {
   if (failure.value instanceof BodyError) return failure.value.error;
-  const validator = failure.validator as Validator;
-  const schema = (validator.schema ?? validator.Schema?.() ?? failure.validator) as Annotated;
-  const errors = [...(validator.Errors?.(failure.value) ?? [])];
+  const { schema, errors } = schemaErrors(failure);
   if (schema.refusal) return refused(schema.refusal, fieldErrors(schema, errors, failure.value));
   const rootError =
     failure.value === undefined ||
@@ -201,6 +199,29 @@ export function validationFailure(failure: SchemaValidation): AppError {
     first.message,
     schema.reportAll ? { field: first.field, errors: fields } : { field: first.field },
   );
+}
+
+function schemaErrors(failure: SchemaValidation): { schema: Annotated; errors: ValueError[] } {
+  const validator = failure.validator as Validator;
+  const schema = (validator.schema ?? validator.Schema?.() ?? failure.validator) as Annotated;
+  return { schema, errors: [...(validator.Errors?.(failure.value) ?? [])] };
+}
+
+/**
+ * The same for a console page (a form post, a page's query): the first wrong field in its schema's
+ * words, as a sentence a person reads on the 400 page, still `invalid_request` with `{field}`.
+ */
+export function formValidationFailure(failure: SchemaValidation): AppError {
+  if (failure.value instanceof BodyError) return failure.value.error;
+  const { schema, errors } = schemaErrors(failure);
+  const [first] = failure.value === undefined ? [] : rankedFieldErrors(schema, errors, failure.value);
+  const form = failure.type === "body";
+  const what = form ? "The form was not accepted" : "The address was not understood";
+  const next = form
+    ? "Nothing was changed; go back, correct it and send it again."
+    : "Check the link or the filters and try again.";
+  if (!first) return badRequest(`${what}. ${form ? "Reload its page and try again." : next}`);
+  return badRequest(`${what}: ${first.message}. ${next}`, { field: first.field });
 }
 
 function refused({ status, code, message, errorMap }: Refusal, fields: FieldError[]): AppError {

@@ -2,13 +2,14 @@ import path from "node:path";
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit } from "../audit/service";
-import { requireFreshFactor } from "../operators/policy";
+import { requireFreshFactor } from "../operators/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError, notFound } from "../platform/errors";
 import { deviceSettings } from "../settings/service";
 import { panelState } from "./console";
 import { RemoteAccessPanel } from "./device-tab";
+import { ConsoleLeaseParams, LeaseForm, LiveQuery, PanelButtonForm } from "./model";
 import { pageStreams } from "./page-streams";
 import { deviceWebUrl, holderOf } from "./routes";
 import {
@@ -28,7 +29,6 @@ const RENEW_MS = 30_000;
 const STATE_MS = 3000;
 
 const encoder = new TextEncoder();
-const textOf = (value: unknown) => (typeof value === "string" ? value : "");
 /** Who closed remote access, as the panel and the lease record name them. */
 const actorName = (principal: Principal) => holderOf(principal).holder;
 
@@ -85,13 +85,13 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
           headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
         });
       },
-      { access: "viewer" },
+      { access: "viewer", params: ConsoleLeaseParams, body: PanelButtonForm },
     )
     .get(
       "/devices/:id/remote-access/live",
       ({ params, principal, query, request, server }) => {
         server?.timeout?.(request, 0);
-        const leaseId = textOf(query.lease) || undefined;
+        const leaseId = query.lease || undefined;
         let timers: ReturnType<typeof setInterval>[] = [];
         let held: Promise<string | undefined> | undefined;
         let stopped = false;
@@ -156,12 +156,12 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
           headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" },
         });
       },
-      { access: "viewer" },
+      { access: "viewer", params: ConsoleLeaseParams, query: LiveQuery },
     )
     .post(
       "/devices/:id/remote-access/open",
       async ({ body, params, principal, set }) => {
-        const leaseId = textOf((body as Record<string, unknown> | undefined)?.lease_id);
+        const leaseId = body.lease_id ?? "";
         if (!(await leaseIsActive(sql, params.id, leaseId))) {
           throw notFound("This remote-access lease ended. Reload the device page.", "lease_not_found");
         }
@@ -183,18 +183,18 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
         set.headers.location = `${deviceWebUrl(config, params.id)}.outpost/auth?ticket=${encodeURIComponent(ticket)}`;
         return "";
       },
-      { access: "operator" },
+      { access: "operator", params: ConsoleLeaseParams, body: LeaseForm },
     )
     .post(
       "/devices/:id/remote-access/leave",
       ({ body, params, set }) => {
         // The page went away, maybe only to another tab of the same device, whose page takes this
         // lease over (it reuses the operator's open console lease): end it only if nobody did.
-        endAfterGrace(params.id, textOf((body as Record<string, unknown> | undefined)?.lease_id));
+        endAfterGrace(params.id, body.lease_id ?? "");
         set.status = 204;
         return "";
       },
-      { access: "operator" },
+      { access: "operator", params: ConsoleLeaseParams, body: LeaseForm },
     )
     .post(
       "/devices/:id/remote-access/close",
@@ -211,7 +211,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
           request,
         );
       },
-      { access: "operator" },
+      { access: "operator", params: ConsoleLeaseParams, body: PanelButtonForm },
     )
     .post(
       "/devices/:id/remote-access/reopen",
@@ -226,6 +226,6 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
           request,
         );
       },
-      { access: "operator" },
+      { access: "operator", params: ConsoleLeaseParams, body: PanelButtonForm },
     );
 }

@@ -1,6 +1,7 @@
 // The remote access tab of the device page (listed in modules/console/device-detail/tabs.ts) and the
 // panel it loads: the part of this feature other pages may show.
 import { Badge, CsrfField, PostButton, Time } from "../../ui/components";
+import { Hidden } from "../../ui/form";
 import type { Lease, RemoteAccessClosure } from "./service";
 
 export interface RemoteAccessPanelProps {
@@ -120,7 +121,7 @@ export function RemoteAccessPanel({ props }: { props: RemoteAccessPanelProps }) 
             // biome-ignore lint/security/noBlankTarget: forms have no rel attribute
             <form method="post" action={`/devices/${props.deviceId}/remote-access/open`} target="_blank">
               <CsrfField token={props.csrfToken} />
-              <input type="hidden" name="lease_id" value={props.myLease.id} />
+              <Hidden name="lease_id" value={props.myLease.id} />
               <button class="btn small primary" type="submit" data-open-web-ui>
                 Open web UI
               </button>

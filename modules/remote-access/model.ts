@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { QUIET } from "../platform/schemas";
+import { ButtonForm, ConsoleForm, FormText, QUIET } from "../platform/schemas";
 import type { Lease } from "./service";
 
 /** Body of `POST /api/v1/devices/{id}/remote_access` (optional; `{}` or no body is fine). */
@@ -45,3 +45,18 @@ export const CheckDomainRefusal = Type.Object({ error: Type.Literal("The host is
 export function leaseJson(lease: Lease, webUrl: string) {
   return { lease_id: lease.id, expires_at: lease.expiresAt.toISOString(), web_url: webUrl };
 }
+
+/** The device page's remote-access panel (console): its device. */
+export const ConsoleLeaseParams = Type.Object({ id: Type.String({ description: "The device's id" }) });
+
+/** Open the device's web UI through the lease the panel showed, or leave it (the page's beacon). */
+export const LeaseForm = ConsoleForm({
+  lease_id: Type.Optional(FormText(100)),
+  beacon: Type.Optional(FormText(10)),
+});
+
+/** The panel's live updates, for the lease the page holds. */
+export const LiveQuery = Type.Object({ lease: Type.Optional(FormText(100)) });
+
+/** Load the panel, close or reopen remote access: buttons. */
+export const PanelButtonForm = ButtonForm;

@@ -1,7 +1,6 @@
 import type { Sql, TransactionSql } from "postgres";
 import { getDevice, setRemoteAccessRequested, wakeDevice } from "../devices/service";
 import type { Config } from "../platform/config";
-import { pgDate } from "../platform/database";
 import { AppError, notFound } from "../platform/errors";
 import { tunnelFingerprint } from "../platform/host-key";
 import { isUuid } from "../platform/json-body";
@@ -75,11 +74,11 @@ function toLease(row: LeaseRow): Lease {
     operatorId: row.operator_id,
     apiTokenId: row.api_token_id,
     holder: row.holder,
-    createdAt: pgDate(row.created_at),
-    renewedAt: pgDate(row.renewed_at),
-    expiresAt: pgDate(row.expires_at),
-    maxExpiresAt: pgDate(row.max_expires_at),
-    endedAt: pgDate(row.ended_at),
+    createdAt: row.created_at,
+    renewedAt: row.renewed_at,
+    expiresAt: row.expires_at,
+    maxExpiresAt: row.max_expires_at,
+    endedAt: row.ended_at,
     endReason: row.end_reason,
     endedBy: row.ended_by,
   };
@@ -270,7 +269,7 @@ export async function remoteAccessClosure(
   const [row] = await sql<LeaseRow[]>`select * from remote_access_leases where device_id = ${deviceId}::uuid
     order by created_at desc limit 1`;
   if (!row || row.end_reason !== "operator_closed" || !row.ended_at) return undefined;
-  return { by: row.ended_by ?? "an operator", at: pgDate(row.ended_at) };
+  return { by: row.ended_by ?? "an operator", at: row.ended_at };
 }
 
 /** Active leases of a device, newest first. */
@@ -301,11 +300,11 @@ export async function heartbeatRemoteAccess(
   config: Pick<Config, "secretKey" | "dataDir">,
   deviceId: string,
 ): Promise<{ token: string; pollIntervalSeconds: number; hostKey: string } | undefined> {
-  const [row] = await sql<{ until: Date | string | null }[]>`
+  const [row] = await sql<{ until: Date | null }[]>`
     select max(max_expires_at) as until from remote_access_leases
     where device_id = ${deviceId}::uuid and ended_at is null and expires_at > now()`;
   if (!row?.until) return undefined;
-  const untilMs = Math.min(pgDate(row.until).getTime(), Date.now() + TOKEN_MAX_SECONDS * 1000);
+  const untilMs = Math.min(row.until.getTime(), Date.now() + TOKEN_MAX_SECONDS * 1000);
   const token = signCredential(config.secretKey, "tunnel", { d: deviceId, exp: Math.floor(untilMs / 1000) });
   return { token, pollIntervalSeconds: FAST_POLL_SECONDS, hostKey: tunnelFingerprint(config.dataDir) };
 }
@@ -317,3 +316,8 @@ export async function remoteAccessCounts(sql: Sql): Promise<{ leases: number; tu
       (select count(*)::int from tunnel_connections) as tunnels`;
   return row!;
 }
+
+export { RemoteAccessKeeper, RemoteAccessSlot } from "./device-tab";
+export { deviceHost } from "./hosts";
+export { verifyCredential } from "./token";
+export { signCredential };

@@ -1,6 +1,5 @@
 import type { Sql } from "postgres";
 import { randomToken, sha256Hex } from "../platform/crypto";
-import { pgDate } from "../platform/database";
 import { isUuid } from "../platform/json-body";
 import { type Claims, signCredential, verifyCredential } from "./token";
 
@@ -34,14 +33,14 @@ export async function redeemTicket(
   deviceId: string,
 ): Promise<{ cookie: string; maxAgeSeconds: number } | undefined> {
   if (!ticket || ticket.length > 256) return undefined;
-  const [row] = await sql<{ lease_id: string; operator_id: string | null; until: string }[]>`
+  const [row] = await sql<{ lease_id: string; operator_id: string | null; until: Date }[]>`
     update remote_access_tickets t set used_at = now()
     from remote_access_leases l
     where t.ticket_hash = ${sha256Hex(ticket)} and t.used_at is null and t.expires_at > now()
       and t.device_id = ${deviceId}::uuid and l.id = t.lease_id and l.ended_at is null and l.expires_at > now()
-    returning t.lease_id::text, t.operator_id::text, l.max_expires_at::text as until`;
+    returning t.lease_id::text, t.operator_id::text, l.max_expires_at as until`;
   if (!row) return undefined;
-  const untilMs = pgDate(row.until).getTime();
+  const untilMs = row.until.getTime();
   const claims: Claims = { d: deviceId, l: row.lease_id, exp: Math.floor(untilMs / 1000) };
   if (row.operator_id) claims.o = row.operator_id;
   return {

@@ -28,7 +28,7 @@ import {
   ReportResultsReply,
   reportJson,
 } from "./model";
-import { reportResults, viewFromParams } from "./results";
+import { reportResults, viewFromQuery } from "./results";
 
 const BODY_MAX = 256 * 1024;
 const JSONAPI = "application/vnd.api+json";
@@ -41,14 +41,14 @@ export function reportApiRoutes(ctx: AppContext) {
   const sql = ctx.database.sql;
   const parse = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX);
 
-  async function csvResults(request: Request, id: string) {
+  async function csvResults(id: string, query: ReportResultsQuery) {
     const report = await requireReport(sql, id);
-    return reportCsv(sql, report, viewFromParams(new URL(request.url).searchParams));
+    return reportCsv(sql, report, viewFromQuery(query));
   }
 
-  async function results(request: Request, id: string) {
+  async function results(id: string, query: ReportResultsQuery) {
     const report = await requireReport(sql, id);
-    const view = viewFromParams(new URL(request.url).searchParams);
+    const view = viewFromQuery(query);
     const page = await reportResults(sql, report, view, { strict: true });
     return {
       data: { fields: page.fields, rows: page.rows },
@@ -69,8 +69,8 @@ export function reportApiRoutes(ctx: AppContext) {
   }
 
   /** The page, or every row as CSV; two promises, not one of a union, for the route's reply types. */
-  const resultsOf = (request: Request, id: string, format: "csv" | undefined) =>
-    format === "csv" ? csvResults(request, id) : results(request, id);
+  const resultsOf = (id: string, query: ReportResultsQuery) =>
+    query.format === "csv" ? csvResults(id, query) : results(id, query);
 
   const resource = (report: Parameters<typeof reportJson>[0]) => {
     const { id, ...attributes } = reportJson(report);
@@ -163,19 +163,15 @@ export function reportApiRoutes(ctx: AppContext) {
         response: { 204: NoContent, ...errorReplies(401, 403, 404) },
       },
     )
-    .get(
-      "/api/v1/reports/:id/results",
-      ({ request, params, query }) => resultsOf(request, params.id, query.format),
-      {
-        access: "viewer",
-        detail: {
-          summary: "A page of a report's rows in a view (or every row as CSV with `format=csv`)",
-        },
-        params: ReportParams,
-        query: ReportResultsQuery,
-        response: { 200: ReportResultsReply, ...errorReplies(400, 401, 403, 404) },
+    .get("/api/v1/reports/:id/results", ({ params, query }) => resultsOf(params.id, query), {
+      access: "viewer",
+      detail: {
+        summary: "A page of a report's rows in a view (or every row as CSV with `format=csv`)",
       },
-    )
+      params: ReportParams,
+      query: ReportResultsQuery,
+      response: { 200: ReportResultsReply, ...errorReplies(400, 401, 403, 404) },
+    })
     .get("/api/json/custom_reports", async () => doc({ data: (await listReports(sql)).map(resource) }), {
       access: "viewer",
       detail: { summary: "List report definitions by name" },

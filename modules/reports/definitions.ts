@@ -4,7 +4,7 @@
  */
 import { Value } from "@sinclair/typebox/value";
 import { productOptions, type SchemaOption } from "../builder/service";
-import { pgDate, type Sql } from "../platform/database";
+import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import {
@@ -204,13 +204,13 @@ export async function validateReport(
   };
 }
 
-type Row = { id: string; name: string; config: ReportConfig; created_at: string; updated_at: string };
+type Row = { id: string; name: string; config: ReportConfig; created_at: Date; updated_at: Date };
 const toReport = (r: Row): Report => ({
   id: r.id,
   name: r.name,
   config: r.config,
-  createdAt: pgDate(r.created_at),
-  updatedAt: pgDate(r.updated_at),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 export const isInvalid = (v: unknown): v is Invalid => typeof v === "object" && v !== null && "errors" in v;

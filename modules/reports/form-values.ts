@@ -1,8 +1,6 @@
 /** The report form's fields ↔ a definition (ReportInput), and validation errors back onto the form. */
-import type { Report } from "./model";
+import { REPORT_FORM_ROWS, type Report, type ReportForm } from "./model";
 import type { ReportFormValues } from "./pages/form";
-
-const MAX_ROWS = 60;
 
 /** The form's value for a report's product ("__all__": every product). */
 export function schemaValue(schemaId: string | null): string {
@@ -20,14 +18,14 @@ export function parseSchemaValue(value: string): string | null {
   }
 }
 
-export function formValues(params: URLSearchParams): ReportFormValues {
-  const get = (name: string) => params.get(name) ?? "";
+export function formValues(form: ReportForm): ReportFormValues {
+  const get = (name: keyof ReportForm) => form[name] ?? "";
+  const has = (name: keyof ReportForm) => form[name] !== undefined;
   const fields: ReportFormValues["fields"] = [];
   const filters: ReportFormValues["filters"] = [];
-  for (let i = 0; i < MAX_ROWS; i++) {
-    if (params.has(`field_path_${i}`))
-      fields.push({ path: get(`field_path_${i}`), alias: get(`field_alias_${i}`) });
-    if (params.has(`filter_target_${i}`))
+  for (let i = 0; i < REPORT_FORM_ROWS; i++) {
+    if (has(`field_path_${i}`)) fields.push({ path: get(`field_path_${i}`), alias: get(`field_alias_${i}`) });
+    if (has(`filter_target_${i}`))
       filters.push({
         target: get(`filter_target_${i}`),
         operator: get(`filter_operator_${i}`),

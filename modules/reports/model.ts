@@ -1,6 +1,6 @@
 import { type Static, Type as T } from "@sinclair/typebox";
 import { allDocument, changeDocument, oneDocument, writeDocument } from "../jsonapi/model";
-import { literalUnion, QUIET } from "../platform/schemas";
+import { ButtonForm, ConsoleForm, FormList, FormText, literalUnion, QUIET } from "../platform/schemas";
 
 /** Limits of a report definition (the form shows them; validation enforces them). */
 export const REPORT_LIMITS = { nameMax: 120, fields: 30, filters: 20, aliasMax: 80, valueMax: 200 };
@@ -200,6 +200,24 @@ export const ReportResultsQuery = T.Object(
   },
   { additionalProperties: true },
 );
+export type ReportResultsQuery = Static<typeof ReportResultsQuery>;
+
+/** `GET /reports/:id`: a results view, or `reset` (the report's own view, forgetting the saved one). */
+export const ReportPageQuery = T.Object(
+  { ...ReportResultsQuery.properties, reset: view("Any value: show the report's own view") },
+  { additionalProperties: true },
+);
+
+/** `GET /reports`: the list's name filter, its field filters (repeated) and its order. */
+export const ReportListPageQuery = T.Object(
+  {
+    name: T.Optional(FormText(200)),
+    field: T.Optional(FormList(200, 50)),
+    sort_dir: T.Optional(FormText(4)),
+    reset: view("Any value: forget the saved list view"),
+  },
+  { additionalProperties: true },
+);
 
 const StoredConfig = T.Object({
   source: T.Literal("telemetry"),
@@ -292,3 +310,36 @@ export const CustomReportUpdateDocument = writeDocument(
   T.Partial(T.Object(ReportInputSchema.properties), { additionalProperties: false, refusal: invalidReport }),
   { typeOptional: true },
 );
+
+/** The report form's rows: at most this many field rows and filter rows are read from a post. */
+export const REPORT_FORM_ROWS = 60;
+
+type RowName =
+  `${"field_path" | "field_alias" | "filter_target" | "filter_operator" | "filter_value"}_${number}`;
+const rowText = T.Optional(FormText(1000));
+const rows = Object.fromEntries(
+  ["field_path", "field_alias", "filter_target", "filter_operator", "filter_value"].flatMap((name) =>
+    Array.from({ length: REPORT_FORM_ROWS }, (_, i) => [`${name}_${i}`, rowText]),
+  ),
+) as Record<RowName, typeof rowText>;
+
+/**
+ * The report form (create, edit): its name, product, numbered field and filter rows, range and mode.
+ * `reload` (the "Load this schema's fields" button) shows the chosen schema's options, saving nothing.
+ */
+export const ReportForm = ConsoleForm({
+  name: T.Optional(FormText(1000)),
+  schema: T.Optional(FormText(1000)),
+  range: T.Optional(FormText(20)),
+  from: T.Optional(FormText(100)),
+  to: T.Optional(FormText(100)),
+  mode: T.Optional(FormText(20)),
+  bucket: T.Optional(FormText(20)),
+  reload: T.Optional(FormText(10)),
+  ...rows,
+});
+/** Static drops the rows' template-literal keys: they are added back. */
+export type ReportForm = Static<typeof ReportForm> & Partial<Record<RowName, string>>;
+
+/** Delete a report: a button. */
+export const ReportButtonForm = ButtonForm;

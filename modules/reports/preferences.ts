@@ -4,6 +4,7 @@
  */
 import type { Principal } from "../platform/access";
 import type { Sql } from "../platform/database";
+import { formList } from "../platform/schemas";
 
 /** Parameters a view may remember; anything else in a URL is not saved. */
 export const REMEMBERED = [
@@ -30,23 +31,27 @@ export function preferenceScope(principal: Principal | undefined): string | unde
 export const listViewKey = "reports:index";
 export const reportViewKey = (reportId: string) => `reports:show:${reportId}`;
 
-export async function loadPreferences(sql: Sql, scope: string, viewKey: string): Promise<URLSearchParams> {
-  const [row] = await sql<{ preferences: Record<string, string | string[]> }[]>`
+/** A page's view parameters as its validated query holds them (a repeated one as a list). */
+export type ViewParams = Record<string, string | string[] | undefined>;
+
+/** The remembered parameters of a viewer's last view, or none. */
+export async function loadPreferences(sql: Sql, scope: string, viewKey: string): Promise<ViewParams> {
+  const [row] = await sql<{ preferences: Record<string, unknown> }[]>`
     select preferences from report_view_preferences where scope = ${scope} and view_key = ${viewKey}`;
-  const params = new URLSearchParams();
+  const params: ViewParams = {};
   for (const [name, value] of Object.entries(row?.preferences ?? {})) {
     if (!(REMEMBERED as readonly string[]).includes(name)) continue;
-    for (const v of Array.isArray(value) ? value : [value]) if (typeof v === "string") params.append(name, v);
+    const values = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === "string");
+    if (values.length > 0) params[name] = values.length === 1 ? values[0] : values;
   }
   return params;
 }
 
 /** Stores the remembered parameters of `params` (an empty set clears them). */
-export async function savePreferences(sql: Sql, scope: string, viewKey: string, params: URLSearchParams) {
+export async function savePreferences(sql: Sql, scope: string, viewKey: string, params: ViewParams) {
   const kept: Record<string, string | string[]> = {};
   for (const name of REMEMBERED) {
-    const values = params
-      .getAll(name)
+    const values = formList(params[name])
       .filter((v) => v.length <= 200)
       .slice(0, 20);
     if (values.length === 1) kept[name] = values[0]!;
@@ -58,6 +63,11 @@ export async function savePreferences(sql: Sql, scope: string, viewKey: string, 
 }
 
 /** True when the URL carries any view parameter (then it wins over the saved view). */
-export function hasViewParams(params: URLSearchParams): boolean {
-  return REMEMBERED.some((name) => params.has(name)) || params.has("reset");
+export function hasViewParams(params: ViewParams): boolean {
+  return REMEMBERED.some((name) => params[name] !== undefined) || params.reset !== undefined;
+}
+
+/** A parameter's first value (a page reads one where the URL may repeat it). */
+export function firstValue(params: ViewParams, name: string): string | undefined {
+  return formList(params[name])[0];
 }

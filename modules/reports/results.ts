@@ -3,7 +3,7 @@
  * turned into one keyset page from modules/telemetry's report query, or every page in turn for CSV.
  */
 import { conflictMessage } from "../builder/service";
-import { devicesOfProduct } from "../devices/report-scope";
+import { devicesOfProduct } from "../devices/service";
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -13,7 +13,7 @@ import {
   type ReportQuerySpec,
   reportColumns,
   reportPage,
-} from "../telemetry/report-query";
+} from "../telemetry/service";
 import { cachedReportOptions, isNumericType } from "./definitions";
 import {
   BUCKET_SECONDS,
@@ -25,8 +25,10 @@ import {
   type RangePreset,
   type Report,
   type ReportMode,
+  type ReportResultsQuery,
   type ResultView,
 } from "./model";
+import { firstValue, type ViewParams } from "./preferences";
 
 export const DEFAULT_PAGE = 100;
 export const MAX_PAGE = 1000;
@@ -294,21 +296,28 @@ export function viewQuery(view: Partial<AppliedView> & { cursor?: string }): URL
 }
 
 /** ResultView from URL parameters (the names the reference uses). */
-export function viewFromParams(params: URLSearchParams): ResultView {
-  const get = (name: string) => params.get(name) ?? undefined;
-  const limit = get("limit");
+/** The view a page's parameters ask for (its query, or the viewer's saved view): each one's first value. */
+export function viewFromParams(params: ViewParams): ResultView {
+  return viewFromQuery(
+    Object.fromEntries(Object.keys(params).map((name) => [name, firstValue(params, name)])),
+  );
+}
+
+/** The view a results query asks for (the API's validated query, or a page's parameters). */
+export function viewFromQuery(query: ReportResultsQuery): ResultView {
+  const { limit, sort_dir } = query;
   return {
-    mode: get("mode") as ReportMode | undefined,
-    bucket: get("bucket") as Bucket | undefined,
-    sortBy: get("sort_by"),
-    sortDir: get("sort_dir") === "asc" ? "asc" : get("sort_dir") === "desc" ? "desc" : undefined,
-    filterColumn: get("filter_column"),
-    filterOperator: get("filter_operator"),
-    filterValue: get("filter_value"),
-    range: get("range") as RangePreset | undefined,
-    from: get("from"),
-    to: get("to"),
-    cursor: get("cursor"),
+    mode: query.mode as ReportMode | undefined,
+    bucket: query.bucket as Bucket | undefined,
+    sortBy: query.sort_by,
+    sortDir: sort_dir === "asc" || sort_dir === "desc" ? sort_dir : undefined,
+    filterColumn: query.filter_column,
+    filterOperator: query.filter_operator,
+    filterValue: query.filter_value,
+    range: query.range as RangePreset | undefined,
+    from: query.from,
+    to: query.to,
+    cursor: query.cursor,
     limit: limit === undefined ? undefined : Number(limit),
   };
 }

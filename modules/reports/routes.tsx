@@ -5,6 +5,7 @@ import { listBuilderSchemas } from "../builder/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
+import { formList } from "../platform/schemas";
 import {
   cachedReportOptions,
   createReport,
@@ -26,26 +27,28 @@ import {
   reportValues,
   schemaValue,
 } from "./form-values";
-import { auditedReport } from "./model";
+import {
+  auditedReport,
+  ReportButtonForm,
+  ReportForm,
+  ReportListPageQuery,
+  ReportPageQuery,
+  ReportParams,
+} from "./model";
 import { ReportDetailPage } from "./pages/detail";
 import { ReportFormPage, type ReportFormProps, type ReportFormValues } from "./pages/form";
 import { DeleteReportPage, ReportListPage } from "./pages/list";
 import {
+  firstValue,
   hasViewParams,
   listViewKey,
   loadPreferences,
   preferenceScope,
   reportViewKey,
   savePreferences,
+  type ViewParams,
 } from "./preferences";
-import { reportResults, viewFromParams } from "./results";
-
-/** Urlencoded form bodies as all their pairs (repeated names kept); `_csrf` where access reads it. */
-async function readForm({ request }: { request: Request }) {
-  const params = new URLSearchParams(await request.text());
-  return { _csrf: params.get("_csrf") ?? undefined, params };
-}
-type FormBody = Awaited<ReturnType<typeof readForm>>;
+import { reportResults, viewFromParams, viewFromQuery } from "./results";
 
 /**
  * Selections the chosen schema does not offer (after a schema change): the select can no longer
@@ -107,13 +110,13 @@ export function reportPageRoutes(ctx: AppContext) {
     return htmlPage(page, <ReportFormPage ctx={page} props={props} />, status);
   }
 
-  async function save(request: Request, principal: Principal | undefined, body: FormBody, id?: string) {
-    const values = formValues(body.params);
+  async function save(request: Request, principal: Principal | undefined, body: ReportForm, id?: string) {
+    const values = formValues(body);
     const base = id
       ? ({ title: "Edit Report", action: `/reports/${id}` } as const)
       : ({ title: "New Report", action: "/reports" } as const);
     // "Load this schema's fields": show the chosen schema's options, save nothing.
-    if (body.params.has("reload")) return formPage(request, principal, base, values);
+    if (body.reload !== undefined) return formPage(request, principal, base, values);
     const before = id ? await getReport(sql, id) : undefined;
     const result = id
       ? await updateReport(sql, id, formInput(values))
@@ -140,22 +143,20 @@ export function reportPageRoutes(ctx: AppContext) {
     .use(ctx.access)
     .get(
       "/reports",
-      async ({ request, principal }) => {
-        const url = new URL(request.url);
-        let params = url.searchParams;
+      async ({ request, principal, query }) => {
+        let params: ViewParams = query;
         const scope = preferenceScope(principal);
         if (scope && hasViewParams(params)) await savePreferences(sql, scope, listViewKey, params);
         else if (scope) params = await loadPreferences(sql, scope, listViewKey);
-        const name = (params.get("name") ?? "").trim().slice(0, 120);
+        const name = (firstValue(params, "name") ?? "").trim().slice(0, 120);
         const fields = [
           ...new Set(
-            params
-              .getAll("field")
+            formList(params.field)
               .map((f) => f.trim().toLowerCase())
               .filter(Boolean),
           ),
         ].slice(0, 20);
-        const dir = params.get("sort_dir") === "desc" ? "desc" : "asc";
+        const dir = firstValue(params, "sort_dir") === "desc" ? "desc" : "asc";
         const [reports, options] = await Promise.all([
           listReports(sql, { name, fields, dir }),
           cachedReportOptions(sql, null),
@@ -177,41 +178,35 @@ export function reportPageRoutes(ctx: AppContext) {
           />,
         );
       },
-      { access: "viewer" },
+      { access: "viewer", query: ReportListPageQuery },
     )
     .get(
       "/reports/new",
       ({ request, principal }) =>
-        formPage(
-          request,
-          principal,
-          { title: "New Report", action: "/reports" },
-          formValues(new URLSearchParams()),
-        ),
+        formPage(request, principal, { title: "New Report", action: "/reports" }, formValues({})),
       { access: "operator" },
     )
-    .post("/reports", ({ request, principal, body }) => save(request, principal, body as FormBody), {
+    .post("/reports", ({ request, principal, body }) => save(request, principal, body), {
       access: "operator",
-      parse: readForm,
+      body: ReportForm,
     })
     .get(
       "/reports/:id",
-      async ({ request, principal, params }) => {
-        const url = new URL(request.url);
+      async ({ request, principal, params, query }) => {
         if (params.id.endsWith(".csv")) {
           const report = await requireReport(sql, params.id.slice(0, -4));
-          return reportCsv(sql, report, viewFromParams(url.searchParams));
+          return reportCsv(sql, report, viewFromQuery(query));
         }
         const report = await requireReport(sql, params.id);
-        let query = url.searchParams;
+        let view: ViewParams = query;
         const scope = preferenceScope(principal);
         const key = reportViewKey(report.id);
-        const fromSaved = Boolean(scope) && !hasViewParams(query);
+        const fromSaved = Boolean(scope) && !hasViewParams(view);
         // A page of a paged walk (cursor) is not a new preference.
-        if (scope && hasViewParams(query) && !query.has("cursor"))
-          await savePreferences(sql, scope, key, query);
-        else if (scope && !hasViewParams(query)) query = await loadPreferences(sql, scope, key);
-        const results = await reportResults(sql, report, viewFromParams(query), { strict: false });
+        if (scope && hasViewParams(view) && query.cursor === undefined)
+          await savePreferences(sql, scope, key, view);
+        else if (scope && !hasViewParams(view)) view = await loadPreferences(sql, scope, key);
+        const results = await reportResults(sql, report, viewFromParams(view), { strict: false });
         const page = pageContext(request, principal);
         return htmlPage(
           page,
@@ -228,7 +223,7 @@ export function reportPageRoutes(ctx: AppContext) {
           />,
         );
       },
-      { access: "viewer" },
+      { access: "viewer", params: ReportParams, query: ReportPageQuery },
     )
     .get(
       "/reports/:id/edit",
@@ -245,11 +240,8 @@ export function reportPageRoutes(ctx: AppContext) {
     )
     .post(
       "/reports/:id",
-      ({ request, principal, body, params }) => save(request, principal, body as FormBody, params.id),
-      {
-        access: "operator",
-        parse: readForm,
-      },
+      ({ request, principal, body, params }) => save(request, principal, body, params.id),
+      { access: "operator", params: ReportParams, body: ReportForm },
     )
     .get(
       "/reports/:id/delete",
@@ -273,6 +265,6 @@ export function reportPageRoutes(ctx: AppContext) {
             : { kind: "error", text: "Failed to delete report." },
         );
       },
-      { access: "operator", parse: readForm },
+      { access: "operator", params: ReportParams, body: ReportButtonForm },
     );
 }

@@ -1,19 +1,31 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
-import { resetFactors } from "../operators/factors";
-import { changeOperatorRole, inviteOperator, setOperatorDisabled } from "../operators/management";
-import { saveFactorPolicy } from "../operators/policy";
-import { createApiToken, isOperatorRole, operatorById, revokeApiToken } from "../operators/service";
+import {
+  changeOperatorRole,
+  createApiToken,
+  inviteOperator,
+  isOperatorRole,
+  operatorById,
+  resetFactors,
+  revokeApiToken,
+  saveFactorPolicy,
+  setOperatorDisabled,
+} from "../operators/service";
 import { principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
-import { QUIET } from "../platform/schemas";
+import {
+  FactorPolicyForm,
+  IdParams,
+  InviteForm,
+  RoleForm,
+  SettingsButtonForm,
+  TokenForm,
+  UuidParams,
+} from "./model";
 import { settingsRenderer } from "./render";
-
-type Body = Record<string, unknown>;
-const str = (value: unknown) => (typeof value === "string" ? value : "");
 
 /** Who may sign in and call the API: the Operators and API tokens sections of Settings (admins only). */
 export function accessSettingsRoutes(ctx: AppContext) {
@@ -50,8 +62,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
     .post(
       "/settings/operators",
       async ({ request, principal, body }) => {
-        const form = (body ?? {}) as Body;
-        const values = { email: str(form.email).trim(), role: str(form.role) || "viewer" };
+        const values = { email: (body.email ?? "").trim(), role: body.role || "viewer" };
         try {
           const { operator, password } = await inviteOperator(db, values);
           noteAudit(request, { target: `operator:${operator.id}`, details: { email: operator.email } });
@@ -68,7 +79,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
           throw error;
         }
       },
-      { access: "admin" },
+      { access: "admin", body: InviteForm },
     )
     .post(
       "/settings/operators/:id/role",
@@ -76,17 +87,13 @@ export function accessSettingsRoutes(ctx: AppContext) {
         operatorChange(
           request,
           async () => {
-            const changed = await changeOperatorRole(
-              db,
-              operatorId(params.id),
-              str(((body ?? {}) as Body).role),
-            );
+            const changed = await changeOperatorRole(db, operatorId(params.id), body.role ?? "");
             noteChanges(request, { role: changed.previousRole }, { role: changed.role });
             return changed;
           },
-          (email) => `${email} now has the role ${str(((body ?? {}) as Body).role)}.`,
+          (email) => `${email} now has the role ${body.role ?? ""}.`,
         ),
-      { access: "admin" },
+      { access: "admin", params: IdParams, body: RoleForm },
     )
     .post(
       "/settings/operators/:id/disable",
@@ -101,7 +108,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
           },
           (email) => `${email} is disabled and signed out.`,
         ),
-      { access: "admin" },
+      { access: "admin", params: IdParams, body: SettingsButtonForm },
     )
     .post(
       "/settings/operators/:id/enable",
@@ -111,7 +118,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
           () => setOperatorDisabled(db, operatorId(params.id), false),
           (email) => `${email} can sign in again.`,
         ),
-      { access: "admin" },
+      { access: "admin", params: IdParams, body: SettingsButtonForm },
     )
     .post(
       "/settings/operators/:id/reset-factors",
@@ -125,13 +132,13 @@ export function accessSettingsRoutes(ctx: AppContext) {
           },
           (email) => `Every second factor of ${email} was removed.`,
         ),
-      { access: "admin" },
+      { access: "admin", params: IdParams, body: SettingsButtonForm },
     )
     .post(
       "/settings/second-factor",
       async ({ principal, body }) => {
         try {
-          await saveFactorPolicy(db, (body ?? {}) as Body, principalLabel(principal) ?? "admin");
+          await saveFactorPolicy(db, body, principalLabel(principal) ?? "admin");
           return redirectWithFlash("/settings#second-factor", {
             kind: "success",
             text: "Second-factor settings saved.",
@@ -143,7 +150,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
           throw error;
         }
       },
-      { access: "admin" },
+      { access: "admin", body: FactorPolicyForm },
     )
     .post(
       "/settings/tokens",
@@ -165,14 +172,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
       },
       {
         access: "admin",
-        body: t.Object(
-          {
-            name: t.String({ maxLength: 200 }),
-            role: t.String(),
-            _csrf: t.Optional(t.String()),
-          },
-          { ...QUIET, additionalProperties: true },
-        ),
+        body: TokenForm,
       },
     )
     .post(
@@ -187,6 +187,6 @@ export function accessSettingsRoutes(ctx: AppContext) {
             : { kind: "error", text: "That token was already revoked." },
         );
       },
-      { access: "admin", params: t.Object({ id: t.String({ format: "uuid" }) }) },
+      { access: "admin", params: UuidParams, body: SettingsButtonForm },
     );
 }

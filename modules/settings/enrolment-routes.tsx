@@ -4,10 +4,9 @@ import { noteAudit } from "../audit/service";
 import { createEnrolmentToken, installLine, revokeEnrolmentToken } from "../enrolment/service";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
+import { EnrolmentTokenForm, IdParams, SettingsButtonForm } from "./model";
 import { settingsRenderer } from "./render";
 
-type Form = Record<string, unknown>;
-const text = (form: Form, name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
 /** "" → null (unlimited / never); anything else a number (its checks are the service's). */
 const optionalNumber = (value: string) => (value.trim() === "" ? null : Number(value));
 
@@ -21,13 +20,12 @@ export function enrolmentSettingsRoutes(ctx: AppContext) {
     .post(
       "/settings/enrolment-tokens",
       async ({ body, principal, request }) => {
-        const form = (body ?? {}) as Form;
         const values = {
-          name: text(form, "name"),
-          product_name: text(form, "product_name"),
-          max_uses: text(form, "max_uses"),
-          expires_in_days: text(form, "expires_in_days"),
-          approve: text(form, "approve") === "true" ? "true" : "false",
+          name: body.name ?? "",
+          product_name: body.product_name ?? "",
+          max_uses: body.max_uses ?? "",
+          expires_in_days: body.expires_in_days ?? "",
+          approve: body.approve === "true" ? "true" : "false",
         };
         try {
           const { token, record } = await createEnrolmentToken(sql, {
@@ -56,7 +54,7 @@ export function enrolmentSettingsRoutes(ctx: AppContext) {
           );
         }
       },
-      { access: "admin" },
+      { access: "admin", body: EnrolmentTokenForm },
     )
     .post(
       "/settings/enrolment-tokens/:id/revoke",
@@ -71,6 +69,6 @@ export function enrolmentSettingsRoutes(ctx: AppContext) {
           request,
         );
       },
-      { access: "admin" },
+      { access: "admin", params: IdParams, body: SettingsButtonForm },
     );
 }

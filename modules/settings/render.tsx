@@ -1,8 +1,6 @@
 import { consolePages } from "../../ui/page";
 import { installAdvice, listEnrolmentTokens } from "../enrolment/service";
-import { factorCounts } from "../operators/factors";
-import { readFactorPolicy } from "../operators/policy";
-import { listApiTokens, listOperators } from "../operators/service";
+import { factorCounts, listApiTokens, listOperators, readFactorPolicy } from "../operators/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { tunnelFingerprint } from "../platform/host-key";

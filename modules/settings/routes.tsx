@@ -3,12 +3,10 @@ import { consolePages } from "../../ui/page";
 import { noteChanges } from "../audit/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
+import { MonitoringForm, NotificationForm } from "./model";
 import { settingsRenderer } from "./render";
 import { saveMonitoringSettings, saveNotificationSettings } from "./store";
 import type { Resolver } from "./webhook";
-
-type Body = Record<string, unknown>;
-const str = (value: unknown) => (typeof value === "string" ? value : "");
 
 function actor(principal: Principal | undefined): string | undefined {
   if (!principal) return undefined;
@@ -28,8 +26,7 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
     .post(
       "/settings/monitoring",
       async ({ request, principal, body }) => {
-        const form = (body ?? {}) as Body;
-        const result = await saveMonitoringSettings(database.sql, form, actor(principal));
+        const result = await saveMonitoringSettings(database.sql, body, actor(principal));
         if (!result.errors) noteChanges(request, result.before, result.after);
         if (result.errors) {
           return page(
@@ -38,9 +35,9 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
             {
               monitoringErrors: result.errors,
               monitoringValues: {
-                online_window_minutes: str(form.online_window_minutes),
-                offline_alert_minutes: str(form.offline_alert_minutes),
-                telemetry_retention_days: str(form.telemetry_retention_days),
+                online_window_minutes: body.online_window_minutes ?? "",
+                offline_alert_minutes: body.offline_alert_minutes ?? "",
+                telemetry_retention_days: body.telemetry_retention_days ?? "",
               },
             },
             400,
@@ -51,13 +48,12 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
           text: "Monitoring settings saved.",
         });
       },
-      { access: "admin" },
+      { access: "admin", body: MonitoringForm },
     )
     .post(
       "/settings/notifications",
       async ({ request, principal, body }) => {
-        const form = (body ?? {}) as Body;
-        const result = await saveNotificationSettings(database.sql, form, actor(principal), options.resolve);
+        const result = await saveNotificationSettings(database.sql, body, actor(principal), options.resolve);
         if (!result.errors) noteChanges(request, result.before, result.after);
         if (result.errors) {
           return page(
@@ -66,8 +62,8 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
             {
               notificationErrors: result.errors,
               notificationValues: {
-                notification_email: str(form.notification_email),
-                webhook_url: str(form.webhook_url),
+                notification_email: body.notification_email ?? "",
+                webhook_url: body.webhook_url ?? "",
               },
             },
             400,
@@ -78,6 +74,6 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
           text: "Notification settings saved.",
         });
       },
-      { access: "admin" },
+      { access: "admin", body: NotificationForm },
     );
 }

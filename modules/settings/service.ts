@@ -51,3 +51,12 @@ export async function deviceSettings(config: SettingsSource): Promise<DeviceSett
   const stored = await storedDeviceSettings(config);
   return Object.keys(stored).length === 0 ? settings : { ...settings, ...stored };
 }
+
+export {
+  DEFAULT_OFFLINE_ALERT_MINUTES,
+  readConsoleSettings,
+  rotateWebhookSecret,
+  webhookSecret,
+  webhookUrl,
+} from "./store";
+export { isPublicAddress, type Resolver } from "./webhook";

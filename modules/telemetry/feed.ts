@@ -1,5 +1,4 @@
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import type { TelemetryEvent } from "./service";
 
 export interface FeedPosition {
@@ -36,7 +35,7 @@ export async function telemetryAfter(
   return rows.map((r) => ({
     id: r.id,
     deviceId: r.device_id,
-    recordedAt: pgDate(r.recorded_at),
+    recordedAt: r.recorded_at,
     payload: r.payload,
   }));
 }

@@ -175,8 +175,8 @@ async function nextDevices(
                 order by e.device_id limit 1), c.n + 1
       from cand c where c.device_id is not null and c.n < ${take}
     )
-    select device_id::text from cand where device_id is not null`;
-  return rows.map((r) => r.device_id).sort();
+    select device_id::text from cand where device_id is not null order by n`;
+  return rows.map((r) => r.device_id);
 }
 
 /** One page of a report. Unknown sort/filter columns fall back to the mode's default. */
@@ -212,7 +212,7 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
   // `devices`: an explicit list of device ids already within the scope (device-order pages), which
   // replaces the scope subquery so the planner reads just those devices' index ranges.
   const baseFor = (devices?: PendingQuery<Row[]>) => sql`from telemetry_events e
-    cross join lateral (select ${values.length ? values.flatMap((v, i) => (i ? [sql`,`, v] : [v])) : sql`1 as none`}
+    cross join lateral (select ${values.flatMap((v, i) => (i ? [sql`,`, v] : [v]))}
       from (select e.payload::jsonb as p offset 0) j) v
     where ${devices ? sql`${range} ${devices}` : inRange}
       ${eventFilters.length ? eventFilters.map((f) => sql`and ${f}`) : sql``}`;
@@ -226,19 +226,20 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
       ? sql`and ${comparison(sql, view.expr, view.type, spec.viewFilter.op, spec.viewFilter.value)}`
       : sql``;
   const sortColumn = spec.sort ? byKey.get(spec.sort.column) : undefined;
-  const direction = spec.sort?.direction === "asc" ? "asc" : "desc";
+  const ascending = spec.sort?.direction === "asc";
   // The tie-breaker makes every order total, so keyset pages never skip or repeat a row.
   const tie =
     spec.mode === "raw"
-      ? [{ expr: sql`e.id`, type: "uuid" as ColumnType, key: "id" }]
+      ? [{ expr: sql`e.id`, type: "uuid" as ColumnType, key: "tie0" }]
       : spec.mode === "per_device"
         ? [{ expr: sql`r.device_id`, type: "uuid" as ColumnType, key: "device_id" }]
         : [
             { expr: sql`r.device_id`, type: "uuid" as ColumnType, key: "device_id" },
             { expr: sql`r.bucket`, type: "time" as ColumnType, key: "bucket" },
           ];
-  const tieDirection = sortColumn ? direction : spec.mode === "raw" ? "desc" : "asc";
-  const dir = (d: string) => (d === "asc" ? sql`asc` : sql`desc`);
+  // Without a sort column: raw rows newest first, aggregated rows in device (and bucket) order.
+  const tieAscending = sortColumn ? ascending : spec.mode !== "raw";
+  const dir = (up: boolean) => (up ? sql`asc` : sql`desc`);
   const tieList = (f: (t: (typeof tie)[number]) => PendingQuery<Row[]>): PendingQuery<Row[]>[] =>
     tie.flatMap((t, i) => (i ? [sql`,`, f(t)] : [f(t)]));
   const tieExpr = sql`(${tieList((t) => t.expr)})`;
@@ -246,7 +247,7 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
   if (spec.after) {
     const tieValues = spec.after.slice(sortColumn ? 1 : 0);
     const tieValue = sql`(${tieList((t) => cast(sql, t.type, tieValues[tie.indexOf(t)] ?? null))})`;
-    const after = tieDirection === "asc" ? sql`${tieExpr} > ${tieValue}` : sql`${tieExpr} < ${tieValue}`;
+    const after = tieAscending ? sql`${tieExpr} > ${tieValue}` : sql`${tieExpr} < ${tieValue}`;
     if (!sortColumn) keyset = sql`and ${after}`;
     else {
       const value = spec.after[0] ?? null;
@@ -255,24 +256,24 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
       keyset =
         value === null
           ? sql`and (${e} is null and ${after})`
-          : direction === "asc"
+          : ascending
             ? sql`and (${e} > ${v} or (${e} = ${v} and ${after}) or ${e} is null)`
             : sql`and (${e} < ${v} or (${e} = ${v} and ${after}) or ${e} is null)`;
     }
   }
   const order = sortColumn
-    ? sql`order by ${sortColumn.expr} ${dir(direction)} nulls last, ${tieList((t) => sql`${t.expr} ${dir(tieDirection)}`)}`
-    : sql`order by ${tieList((t) => sql`${t.expr} ${dir(tieDirection)}`)}`;
+    ? sql`order by ${sortColumn.expr} ${dir(ascending)} nulls last, ${tieList((t) => sql`${t.expr} ${dir(tieAscending)}`)}`
+    : sql`order by ${tieList((t) => sql`${t.expr} ${dir(tieAscending)}`)}`;
   const select = columns.map((c, i) => {
     const expr = c.type === "time" ? sql`to_char(${c.expr} at time zone 'UTC', ${sql.unsafe(ISO)})` : c.expr;
     return sql`${expr} as ${sql(`c${i}`)}`;
   });
   const selectList = select.flatMap((s, i) => (i ? [sql`,`, s] : [s]));
-  const extras = spec.mode === "raw" ? sql`, e.id as tie0` : sql``;
   const limit = spec.limit + 1;
   let rows: Row[];
   if (spec.mode === "raw") {
-    rows = await sql`select ${selectList} ${extras} ${base} ${viewWhere} ${keyset} ${order} limit ${limit}`;
+    rows =
+      await sql`select ${selectList}, e.id as tie0 ${base} ${viewWhere} ${keyset} ${order} limit ${limit}`;
   } else {
     const aggregates = spec.fields.flatMap((f, i) => {
       if (!f.numeric) {
@@ -334,7 +335,8 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
     const record: Record<string, string | number | null> = {};
     columns.forEach((c, i) => {
       const v = row[`c${i}`];
-      record[c.key] = v === null || v === undefined ? null : c.type === "number" ? Number(v) : String(v);
+      // Numbers arrive as numbers (float8, int), everything else as text (times via to_char).
+      record[c.key] = (v ?? null) as string | number | null;
     });
     return record;
   });
@@ -342,7 +344,8 @@ export async function reportPage(sql: Sql, spec: ReportQuerySpec): Promise<Repor
   const last = page[page.length - 1];
   if (rows.length > spec.limit && last) {
     const lastOut = out[out.length - 1]!;
-    const tieValues = spec.mode === "raw" ? [String(last.tie0)] : tie.map((t) => lastOut[t.key] ?? null);
+    // The tie's values: raw rows carry theirs (tie0, not an output column), aggregates are output columns.
+    const tieValues = tie.map((t) => (lastOut[t.key] ?? last[t.key] ?? null) as string | number | null);
     next = sortColumn ? [lastOut[sortColumn.key] ?? null, ...tieValues] : tieValues;
   }
   return { columns: columns.map(({ key, type }) => ({ key, type })), rows: out, next };

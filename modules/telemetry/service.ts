@@ -1,5 +1,4 @@
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { isUuid } from "../platform/json-body";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
 
@@ -58,7 +57,7 @@ export async function recordTelemetry(
 type EventRow = { id: string; device_id: string; recorded_at: Date; payload: Record<string, unknown> };
 
 function toEvent(row: EventRow): TelemetryEvent {
-  return { id: row.id, deviceId: row.device_id, recordedAt: pgDate(row.recorded_at), payload: row.payload };
+  return { id: row.id, deviceId: row.device_id, recordedAt: row.recorded_at, payload: row.payload };
 }
 
 /** The newest event of a device, or undefined. */
@@ -77,10 +76,10 @@ export async function firstTelemetrySince(
   since: Date,
 ): Promise<Date | undefined> {
   if (!isUuid(deviceId)) return undefined;
-  const [row] = await sql<{ first: Date | string | null }[]>`
+  const [row] = await sql<{ first: Date | null }[]>`
     select min(recorded_at) as first from telemetry_events
     where device_id = ${deviceId}::uuid and recorded_at >= ${since.toISOString()}::timestamptz`;
-  return row?.first ? pgDate(row.first) : undefined;
+  return row?.first ?? undefined;
 }
 
 export interface TelemetryListOptions {
@@ -114,9 +113,7 @@ export async function listTelemetryEvents(
   return {
     events: page.map(toEvent),
     nextCursor:
-      rows.length > limit && last
-        ? encodeKeysetCursor([pgDate(last.recorded_at).toISOString(), last.id])
-        : undefined,
+      rows.length > limit && last ? encodeKeysetCursor([last.recorded_at.toISOString(), last.id]) : undefined,
   };
 }
 
@@ -188,3 +185,22 @@ export async function listTelemetryPartitions(sql: Sql): Promise<string[]> {
     return `${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}`;
   });
 }
+
+export { type FeedPosition, telemetryAfter } from "./feed";
+export { numericFields } from "./numeric-fields";
+export {
+  type CompareOp,
+  type ReportColumn,
+  type ReportQuerySpec,
+  reportColumns,
+  reportPage,
+} from "./report-query";
+export {
+  type ChartData,
+  chartPriority,
+  deviceChartData,
+  fleetActivity,
+  type Gauges,
+  gaugesOf,
+  MAX_CHART_FIELDS,
+} from "./series";

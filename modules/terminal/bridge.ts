@@ -1,8 +1,7 @@
 import net from "node:net";
 import ssh2, { type ClientChannel } from "ssh2";
 import { fingerprintOf } from "../platform/host-key";
-import { deviceHost } from "../remote-access/hosts";
-import { signCredential } from "../remote-access/token";
+import { deviceHost, signCredential } from "../remote-access/service";
 import type { HostKeyCheck } from "./host-keys";
 import { JoinError } from "./model";
 

@@ -1,5 +1,4 @@
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { isUuid } from "../platform/json-body";
 import { parseHostKey } from "./keys";
 
@@ -107,9 +106,9 @@ export async function hostKeyView(sql: Sql, deviceId: string): Promise<HostKeyVi
   if (!row) return undefined;
   return {
     fingerprint: row.fingerprint,
-    pinnedAt: pgDate(row.pinned_at),
+    pinnedAt: row.pinned_at,
     pinnedBy: row.pinned_by,
     reportedFingerprint: row.reported_fingerprint,
-    reportedAt: pgDate(row.reported_at),
+    reportedAt: row.reported_at,
   };
 }

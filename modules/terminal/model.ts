@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { compileSchema } from "../platform/schemas";
+import { ButtonForm, ConsoleForm, compileSchema, FormText, literalUnion } from "../platform/schemas";
 
 /** TERMINAL_IDLE_SECONDS and TERMINAL_MAX_SECONDS. */
 export interface TerminalLimits {
@@ -121,3 +121,24 @@ export function endReasonText(reason: string | null, exitStatus?: number | null)
     ? `${label} (status ${exitStatus})`
     : label;
 }
+
+/** A console path holding a device id, or a terminal session id. */
+export const IdParams = Type.Object({ id: Type.String({ description: "The device's or session's id" }) });
+
+/** Open a terminal, end a session, accept a reported host key: buttons. */
+export const TerminalButtonForm = ButtonForm;
+
+/** The terminal settings: whether new sessions record keyboard input. */
+export const TerminalSettingsForm = ConsoleForm({
+  record_input: literalUnion(["on", "off"], { message: "must be on or off" }),
+});
+
+/** The sessions list's filters and page. */
+export const SessionsQuery = Type.Object(
+  {
+    device: Type.Optional(FormText(100)),
+    operator: Type.Optional(FormText(1000)),
+    before: Type.Optional(FormText(1000)),
+  },
+  { additionalProperties: true },
+);

@@ -1,19 +1,23 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
-import { requireFreshFactor } from "../operators/policy";
+import { requireFreshFactor } from "../operators/service";
 import { canOperate } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { deviceSettings, setTerminalInputRecording, terminalInputRecording } from "../settings/service";
 import { acceptReportedHostKey } from "./host-keys";
-import type { TerminalLimits } from "./model";
+import {
+  IdParams,
+  SessionsQuery,
+  TerminalButtonForm,
+  type TerminalLimits,
+  TerminalSettingsForm,
+} from "./model";
 import { PlaybackPage, SessionsPage } from "./pages/sessions";
 import { readRecording } from "./recording";
 import { endSession, sessionNotFound, startSession } from "./service";
 import { getSession, listSessions } from "./sessions";
-
-const text = (value: unknown) => (typeof value === "string" ? value : "");
 
 /** Console routes of the browser terminal: open a session, the sessions list, playback, host keys. */
 export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
@@ -58,20 +62,20 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
           },
         };
       },
-      { access: "operator" },
+      { access: "operator", params: IdParams, body: TerminalButtonForm },
     )
     .get(
       "/terminal/sessions",
       async ({ principal, query, request }) => {
         const page = pageContext(request, principal);
         const filter = {
-          device: text(query.device) || undefined,
-          operator: text(query.operator) || undefined,
+          device: query.device || undefined,
+          operator: query.operator || undefined,
         };
         const list = await listSessions(sql, {
           deviceId: filter.device,
           operator: filter.operator,
-          before: text(query.before) || undefined,
+          before: query.before || undefined,
         });
         return htmlPage(
           page,
@@ -85,7 +89,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
           />,
         );
       },
-      { access: "viewer" },
+      { access: "viewer", query: SessionsQuery },
     )
     .get(
       "/terminal/sessions/:id",
@@ -125,17 +129,12 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
           request,
         );
       },
-      { access: "operator" },
+      { access: "operator", params: IdParams, body: TerminalButtonForm },
     )
     .post(
       "/terminal/settings",
       async ({ body, principal, request }) => {
-        const value = text((body as Record<string, unknown> | undefined)?.record_input);
-        if (value !== "on" && value !== "off") {
-          throw new AppError(400, "invalid_request", "record_input must be on or off", {
-            field: "record_input",
-          });
-        }
+        const value = body.record_input;
         const before = await terminalInputRecording(sql);
         await setTerminalInputRecording(
           sql,
@@ -152,7 +151,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
           request,
         );
       },
-      { access: "admin" },
+      { access: "admin", body: TerminalSettingsForm },
     )
     .post(
       "/devices/:id/host-key/accept",
@@ -168,6 +167,6 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
           request,
         );
       },
-      { access: "admin" },
+      { access: "admin", params: IdParams, body: TerminalButtonForm },
     );
 }

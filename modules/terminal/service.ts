@@ -2,11 +2,16 @@ import { getCommand, queueCommand } from "../commands/service";
 import { getDevice } from "../devices/service";
 import { announceDevice } from "../live/service";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { AppError, notFound } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
-import { deviceOffline, endLease, leaseIsActive, openLease } from "../remote-access/service";
-import { signCredential, verifyCredential } from "../remote-access/token";
+import {
+  deviceOffline,
+  endLease,
+  leaseIsActive,
+  openLease,
+  signCredential,
+  verifyCredential,
+} from "../remote-access/service";
 import { terminalInputRecording } from "../settings/service";
 import { checkHostKey, type HostKeyCheck } from "./host-keys";
 import { decryptPrivateKey, encryptPrivateKey, ephemeralKey, newSessionRef, refHash } from "./keys";
@@ -122,8 +127,8 @@ type SessionRow = {
   operator_id: string;
   command_id: string | null;
   private_key: Buffer | null;
-  expires_at: Date | string;
-  ended_at: Date | string | null;
+  expires_at: Date;
+  ended_at: Date | null;
   records_input: boolean;
 };
 
@@ -165,7 +170,7 @@ export async function joinSession(
     select id, device_id, operator_id, command_id, private_key, expires_at, ended_at, records_input
     from terminal_sessions where ref_hash = ${refHash(input.sessionRef)}`;
   if (!row) throw new JoinError("session_not_found", "session_not_found");
-  if (row.ended_at !== null || pgDate(row.expires_at).getTime() <= Date.now() || !row.private_key) {
+  if (row.ended_at !== null || row.expires_at.getTime() <= Date.now() || !row.private_key) {
     throw new JoinError("session_expired", "session_expired");
   }
   if (row.device_id !== input.topicDeviceId || input.socket.deviceId !== input.topicDeviceId) {
@@ -202,7 +207,7 @@ export async function joinSession(
     operatorId: row.operator_id,
     privateKey: decryptPrivateKey(input.secretKey, taken.private_key),
     username,
-    expiresAt: pgDate(row.expires_at),
+    expiresAt: row.expires_at,
     recordsInput: row.records_input,
     hostKey,
   };
@@ -340,3 +345,4 @@ export async function terminalHeartbeatHint<T extends { pollIntervalSeconds: num
 export function sessionNotFound() {
   return new AppError(404, "terminal_session_not_found", "No terminal session with this id");
 }
+export { loadTerminalTab, TerminalPanel, type TerminalTabData } from "./device-tab";

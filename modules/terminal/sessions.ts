@@ -1,6 +1,5 @@
 import { deviceNames } from "../devices/service";
 import type { Sql } from "../platform/database";
-import { pgDate } from "../platform/database";
 import { isUuid } from "../platform/json-body";
 
 /** A terminal session as the sessions lists and the playback page show it. */
@@ -46,9 +45,9 @@ async function summaries(sql: Sql, rows: Row[]): Promise<SessionSummary[]> {
     deviceId: row.device_id,
     deviceName: names.get(row.device_id) ?? row.device_id,
     operatorEmail: row.operator_email,
-    createdAt: pgDate(row.created_at),
-    connectedAt: pgDate(row.connected_at),
-    endedAt: pgDate(row.ended_at),
+    createdAt: row.created_at,
+    connectedAt: row.connected_at,
+    endedAt: row.ended_at,
     endReason: row.end_reason,
     exitStatus: row.exit_status,
     recordsInput: row.records_input,

@@ -3,11 +3,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { BUILTIN_SCRIPT_SOURCES, ensureBuiltinScripts } from "../../agent/builtin-scripts/index.ts";
 import { processMemo } from "../../agent/builtins/index.ts";
-import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { runOptionsFromConfig, runScript } from "../../agent/scripts/runner.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
-import { compileOutputSchema } from "../../agent/scripts/validation.ts";
 import { AGENT_BUILTIN_SCRIPTS } from "../../modules/telemetry/series";
+import { parseScript } from "../../shared/scripts/frontmatter.ts";
+import { compileOutputSchema } from "../../shared/scripts/validation.ts";
 import { tempDir, testConfig } from "./helpers.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: script output is free-form JSON

@@ -5,8 +5,8 @@ import { createBuiltins } from "../../agent/builtins/index.ts";
 import type { AgentConfig } from "../../agent/config.ts";
 import { loadConfig } from "../../agent/config.ts";
 import { resolveExecIdentity, spawnIdentity } from "../../agent/exec-identity.ts";
-import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { runScript } from "../../agent/scripts/runner.ts";
+import { parseScript } from "../../shared/scripts/frontmatter.ts";
 import { agentBinary } from "../helpers/agent-binary.ts";
 import { AGENT_MAIN, BUN, runAgent, scriptText, tempDir, testConfig } from "./helpers.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseScript, parseVersion } from "../../agent/scripts/frontmatter.ts";
+import { parseScript, parseVersion } from "../../shared/scripts/frontmatter.ts";
 import { scriptText } from "./helpers.ts";
 
 const body = "function main() { return { ok: true }; }";

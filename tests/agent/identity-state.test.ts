@@ -90,7 +90,7 @@ describe("backoff", () => {
 describe("announced telemetry schema", () => {
   test("stays within the server's limits (depth 8, 256 keys): compact form when the full one is too big", async () => {
     const { buildSchemaDefinition, withinSchemaLimits } = await import("../../agent/telemetry.ts");
-    const { parseScript } = await import("../../agent/scripts/frontmatter.ts");
+    const { parseScript } = await import("../../shared/scripts/frontmatter.ts");
     const { BUILTIN_SCRIPT_SOURCES } = await import("../../agent/builtin-scripts/index.ts");
     const asInstalled = (text: string) => ({ ...parseScript(text), path: "/x" });
     const builtins = BUILTIN_SCRIPT_SOURCES.map(asInstalled);

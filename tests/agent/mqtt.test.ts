@@ -4,8 +4,8 @@ import path from "node:path";
 import mqtt from "mqtt";
 import { createBuiltins } from "../../agent/builtins/index.ts";
 import { topicMatches } from "../../agent/builtins/mqtt.ts";
-import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { runScript } from "../../agent/scripts/runner.ts";
+import { parseScript } from "../../shared/scripts/frontmatter.ts";
 import { type ListeningProcess, startListening } from "../helpers/listener.ts";
 import { scriptText, tempDir, testConfig, waitForFile } from "./helpers.ts";
 

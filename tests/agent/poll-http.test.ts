@@ -4,8 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { utils } from "ssh2";
 import { detectIdentity } from "../../agent/identity.ts";
-import { secretFingerprint } from "../../agent/secret-fingerprint.ts";
 import { AGENT_VERSION } from "../../agent/version.ts";
+import { secretFingerprint } from "../../shared/secret-fingerprint.ts";
 import { BUILTINS, DEVICE_ID, HOST_KEY, type Json, startFakeDeviceApi, TOKEN } from "./fake-device-api.ts";
 import { runAgent, scriptText } from "./helpers.ts";
 

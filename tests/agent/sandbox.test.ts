@@ -2,8 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
 import { createBuiltins } from "../../agent/builtins/index.ts";
-import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { type RunOptions, runScript } from "../../agent/scripts/runner.ts";
+import { parseScript } from "../../shared/scripts/frontmatter.ts";
 import { scriptText, tempDir, testConfig } from "./helpers.ts";
 
 const tmp = tempDir();

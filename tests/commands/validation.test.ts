@@ -1,7 +1,14 @@
 // The command shape rules at their edges (validateCommand is what queueCommand and the console call).
 import { describe, expect, test } from "bun:test";
-import { checkScript, MAX_PAYLOAD_BYTES, validateCommand } from "../../modules/commands/service";
+import {
+  checkScript,
+  installableScript,
+  MAX_PAYLOAD_BYTES,
+  SCRIPT_MAX_BYTES,
+  validateCommand,
+} from "../../modules/commands/service";
 import { AppError } from "../../modules/platform/errors";
+import { SCRIPT_NAME_MAX } from "../../shared/scripts/frontmatter";
 
 const SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl";
 const SCRIPT = "/*---\nname: cpu\nschema:\n  type: object\n---*/\nfunction main() { return {}; }\n";
@@ -95,6 +102,20 @@ describe("validateCommand", () => {
     expect(refusal({ type: "ssh_revoke", payload: { name: "" } })).toEqual(invalid("payload"));
   });
 
+  test("remove_script refuses a name the agent would refuse: the one rule, at most 64 characters", () => {
+    expect(SCRIPT_NAME_MAX).toBe(64);
+    const longest = `a${"b".repeat(SCRIPT_NAME_MAX - 1)}`;
+    expect(refusal({ type: "remove_script", args: [longest] })).toBe("accepted");
+    expect(refusal({ type: "remove_script", payload: { name: longest } })).toBe("accepted");
+    expect(refusal({ type: "remove_script", args: [`${longest}c`] })).toEqual(invalid("args"));
+    expect(refusal({ type: "remove_script", payload: { name: `${longest}c` } })).toEqual(
+      invalid("payload.name"),
+    );
+    for (const name of ["a..b", "-cpu", "cpu/x", "cpu x"]) {
+      expect(refusal({ type: "remove_script", args: [name] })).toEqual(invalid("args"));
+    }
+  });
+
   test("ssh_authorize needs an OpenSSH public key, stored trimmed", () => {
     expect(validateCommand({ type: "ssh_authorize", publicKey: `  ${SSH_KEY} me@host \n` }).publicKey).toBe(
       `${SSH_KEY} me@host`,
@@ -119,5 +140,32 @@ describe("validateCommand", () => {
       `${SSH_KEY}!`,
     ])
       expect(refusal({ type: "ssh_authorize", publicKey: key })).toEqual(invalid("public_key"));
+  });
+});
+
+describe("installableScript (the console's install form)", () => {
+  const refused = async (input: string | Blob) => {
+    try {
+      await installableScript(input);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      return error.message;
+    }
+    return "accepted";
+  };
+
+  test("a script the agent accepts, pasted or as a file", async () => {
+    expect(await installableScript(SCRIPT)).toEqual(checkScript(SCRIPT));
+    expect(await installableScript(new Blob([SCRIPT]))).toEqual(checkScript(SCRIPT));
+  });
+
+  test("too large (a file before it is read), empty, or one the agent refuses", async () => {
+    const large = `${SCRIPT}//${"x".repeat(SCRIPT_MAX_BYTES)}`;
+    expect(await refused(large)).toBe("The script is larger than 256 KiB.");
+    expect(await refused(new Blob([large]))).toBe("The script is larger than 256 KiB.");
+    expect(await refused(" \n ")).toBe("The script is empty.");
+    expect(await refused(SCRIPT.replace("name: cpu", `name: ${"n".repeat(SCRIPT_NAME_MAX + 1)}`))).toContain(
+      "The agent would refuse this script: invalid script name",
+    );
   });
 });

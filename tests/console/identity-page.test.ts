@@ -1,8 +1,8 @@
 // Identity conflicts and revocation in the console (Chromium): the device list flags a conflict, the
 // device page explains it and lets an operator accept the new identity; an approved device is revoked.
 import { afterAll, describe, expect, test } from "bun:test";
-import { secretFingerprint } from "../../agent/secret-fingerprint";
 import { approveDevices } from "../../modules/devices/service";
+import { secretFingerprint } from "../../shared/secret-fingerprint";
 import { json, newMac } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";

@@ -102,6 +102,7 @@ export async function countStatements(
 ): Promise<() => Promise<number>> {
   const sql = app.database.sql;
   const name = `test_statements_on_${table}`;
+  // DDL with a made-up name, several statements: only the simple protocol (unsafe) runs it.
   await sql.unsafe(`
     create table ${name} (n int not null);
     insert into ${name} values (0);
@@ -109,7 +110,7 @@ export async function countStatements(
     begin update ${name} set n = n + 1; return null; end $$;
     create trigger ${name} after ${events} on ${table} for each statement execute function ${name}();`);
   return async () => {
-    const [row] = await sql.unsafe<{ n: number }[]>(`select n from ${name}`);
+    const [row] = await sql<{ n: number }[]>`select n from ${sql(name)}`;
     return row!.n;
   };
 }

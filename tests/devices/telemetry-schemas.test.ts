@@ -70,7 +70,6 @@ describe("telemetry schemas by hash", () => {
   });
 
   test("the prune deletes schemas no device has and nobody announced within the retention, only those", async () => {
-    const old = "now() - interval '2 days'";
     const used = await register(app, { schema_definition: schemaFor("prune-used") });
     const left = await register(app, { schema_definition: schemaFor("prune-left") });
     // The second device moves on to another schema: the first one is left behind.
@@ -80,8 +79,8 @@ describe("telemetry schemas by hash", () => {
     });
     await sql`insert into telemetry_schemas (hash, schema, announced_at)
       values ('prune-recent', '{"product":"prune-recent"}', now())`;
-    await sql.unsafe(`update telemetry_schemas set announced_at = ${old}
-      where schema->>'product' in ('prune-used', 'prune-left', 'prune-new')`);
+    await sql`update telemetry_schemas set announced_at = now() - interval '2 days'
+      where schema->>'product' in ('prune-used', 'prune-left', 'prune-new')`;
     expect(await pruneTelemetrySchemas(sql, 86_400)).toBeGreaterThanOrEqual(1);
     const products = (
       await sql<{ product: string }[]>`
@@ -96,8 +95,8 @@ describe("telemetry schemas by hash", () => {
     const moveTo = (product: string) =>
       register(app, { mac_address: mover.body.data.mac_address, schema_definition: schemaFor(product) });
     await moveTo("prune-x");
-    await sql.unsafe(`update telemetry_schemas set announced_at = ${old}
-      where schema->>'product' = 'prune-again' or hash = 'prune-recent'`);
+    await sql`update telemetry_schemas set announced_at = now() - interval '2 days'
+      where schema->>'product' = 'prune-again' or hash = 'prune-recent'`;
     await moveTo("prune-again");
     await moveTo("prune-x"); // prune-again is unused again, but was announced just now
     await pruneTelemetrySchemas(sql, 86_400);

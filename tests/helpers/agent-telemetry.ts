@@ -9,12 +9,12 @@ import { BUILTIN_SCRIPT_SOURCES, ensureBuiltinScripts } from "../../agent/builti
 import { DEFAULT_READ_FILE_ALLOWLIST } from "../../agent/config.ts";
 import { silentLogger } from "../../agent/logger.ts";
 import { collectTelemetry } from "../../agent/poller.ts";
-import { parseScript } from "../../agent/scripts/frontmatter.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
 import { buildHeartbeatBody, buildSchemaDefinition, type SchemaDefinition } from "../../agent/telemetry.ts";
 import { type ConnectionStatus, DisabledTunnel } from "../../agent/tunnel.ts";
 import type { HeartbeatBody } from "../../modules/heartbeat/model";
 import { parseHeartbeat } from "../../modules/heartbeat/service";
+import { parseScript } from "../../shared/scripts/frontmatter.ts";
 import { testConfig } from "../agent/helpers";
 
 /** A script the agent runs: its name and the JSON schema of its output (front matter `schema`). */

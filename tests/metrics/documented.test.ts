@@ -42,6 +42,13 @@ test("every documented series is scraped, every scraped series documented; count
   } finally {
     expect(await outpost.interrupt()).toBe(0);
   }
+  // Prometheus's own linter over the real scrape (names, units, HELP, TYPE, histogram buckets): silent.
+  const lint = Bun.spawnSync(["promtool", "check", "metrics"], { stdin: new TextEncoder().encode(text) });
+  expect({ exit: lint.exitCode, problems: `${lint.stdout}${lint.stderr}`.trim() }).toEqual({
+    exit: 0,
+    problems: "",
+  });
+
   const scraped = [...text.matchAll(/^# TYPE (\S+) \S+$/gm)].map((m) => m[1]!).sort();
   expect(scraped.length).toBeGreaterThan(10);
   const documented = documentedSeries();

@@ -4,8 +4,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import net from "node:net";
 import tls from "node:tls";
-import { LineTimeout, readLine, WORK_POOL_SIZE, WorkPool, workProof } from "../../agent/tunnel-work";
+import { WORK_POOL_SIZE, WorkPool } from "../../agent/tunnel-work";
 import { selfSignedCertificate } from "../../modules/remote-access/tunnel/certificate";
+import { LineTimeout, readLine, workProof } from "../../shared/tunnel-work";
 import { startTestApp } from "../helpers/app";
 import { deviceWithLease, startDeviceWeb, waitFor } from "./helpers";
 

@@ -5,9 +5,10 @@ import { createHmac } from "node:crypto";
 import net from "node:net";
 import tls from "node:tls";
 import type { TunnelClient } from "../../agent/tunnel-client";
-import { readLine, WORK_GREETING, WORK_POOL_SIZE, WorkPool, workProof } from "../../agent/tunnel-work";
+import { WORK_POOL_SIZE, WorkPool } from "../../agent/tunnel-work";
 import { signCredential } from "../../modules/remote-access/token";
 import { selfSignedCertificate } from "../../modules/remote-access/tunnel/certificate";
+import { readLine, WORK_GREETING, workProof } from "../../shared/tunnel-work";
 import { startTestApp } from "../helpers/app";
 import {
   connectTunnel,

@@ -3,6 +3,7 @@
 // (the detail page's view filter). Each operator is checked against the same predicate computed in
 // JavaScript over the same readings, so a mis-compiled operator (`!=` as `=`) fails here.
 import { describe, expect, test } from "bun:test";
+import postgres from "postgres";
 import {
   type CompareOp,
   type ReportQuerySpec,
@@ -93,6 +94,21 @@ const NUMBER_OPS: [CompareOp, (a: number, b: number) => boolean][] = [
   ["<", (a, b) => a < b],
   ["<=", (a, b) => a <= b],
 ];
+
+/** Every page of a report, `limit` rows a page, following `next` (bounded). */
+async function walk(overrides: Partial<ReportQuerySpec>, limit: number) {
+  const rows: Record<string, string | number | null>[] = [];
+  let after: (string | number | null)[] | undefined;
+  for (let pageNo = 0; pageNo < 50; pageNo++) {
+    const page = await reportPage(sql, spec({ ...overrides, limit, after }));
+    expect(page.rows.length).toBeLessThanOrEqual(limit);
+    rows.push(...page.rows);
+    after = page.next;
+    if (!after) return rows;
+  }
+  throw new Error("paging did not end");
+}
+const timeOf = (row: Record<string, string | number | null>) => new Date(String(row.recorded_at)).getTime();
 
 describe("report filters on events", () => {
   for (const [op, holds] of NUMBER_OPS) {
@@ -258,21 +274,6 @@ describe("sorting and paging", () => {
     for (const row of page.rows) expect(new Date(String(row.bucket)).getUTCMinutes()).toBe(0);
   });
 
-  /** Every page of a report, `limit` rows a page, following `next` (bounded). */
-  async function walk(overrides: Partial<ReportQuerySpec>, limit: number) {
-    const rows: Record<string, string | number | null>[] = [];
-    let after: (string | number | null)[] | undefined;
-    for (let pageNo = 0; pageNo < 50; pageNo++) {
-      const page = await reportPage(sql, spec({ ...overrides, limit, after }));
-      expect(page.rows.length).toBeLessThanOrEqual(limit);
-      rows.push(...page.rows);
-      after = page.next;
-      if (!after) return rows;
-    }
-    throw new Error("paging did not end");
-  }
-  const timeOf = (row: Record<string, string | number | null>) => new Date(String(row.recorded_at)).getTime();
-
   test("raw default order is newest first, and three-row pages walk it without gap or repeat", async () => {
     const rows = await walk({}, 3);
     expect(rows.map(timeOf)).toEqual(READINGS.map((_, i) => at(i).getTime()).reverse());
@@ -395,4 +396,114 @@ describe("columns", () => {
       }
     });
   }
+});
+
+describe("paging edges", () => {
+  test("a field no reading has sorts as all nulls: one-row pages still walk every reading once", async () => {
+    const fields = [...FIELDS, { key: "env.absent", alias: "absent", numeric: true }];
+    for (const direction of ["asc", "desc"] as const) {
+      const rows = await walk({ fields, sort: { column: "absent", direction } }, 1);
+      expect(rows.map((r) => r.absent)).toEqual(READINGS.map(() => null));
+      expect(new Set(rows.map(timeOf)).size).toBe(READINGS.length);
+    }
+  });
+
+  test("a page that holds exactly the last rows has no next page", async () => {
+    const all = await reportPage(sql, spec({ limit: READINGS.length }));
+    expect(all.rows.length).toBe(READINGS.length);
+    expect(all.next).toBeUndefined();
+    const perDevice = await reportPage(sql, spec({ mode: "per_device", limit: devices.length }));
+    expect([perDevice.rows.length, perDevice.next]).toEqual([devices.length, undefined]);
+    const short = await reportPage(sql, spec({ limit: READINGS.length - 1 }));
+    expect(short.next).toBeDefined();
+  });
+
+  test("no fields at all, or only text fields in buckets: the counts alone", async () => {
+    const perDevice = await reportPage(sql, spec({ mode: "per_device", fields: [] }));
+    expect(perDevice.rows.map((r) => [r.device_id, r.events])).toEqual(
+      sortedDevices.map((id) => [id, READINGS.filter((r) => devices[r.device] === id).length]),
+    );
+    const textOnly = [FIELDS[1]!];
+    const buckets = await reportPage(sql, spec({ mode: "buckets", bucketSeconds: 3600, fields: textOnly }));
+    expect(buckets.columns.map((c) => c.key)).toEqual(["device_id", "bucket", "events"]);
+    expect(buckets.rows.reduce((n, r) => n + Number(r.events), 0)).toBe(READINGS.length);
+    const sortedByEvents = await reportPage(
+      sql,
+      spec({ mode: "per_device", fields: [], sort: { column: "events", direction: "desc" } }),
+    );
+    expect(sortedByEvents.rows.map((r) => r.events)).toEqual([3, 3, 2]);
+    const raw = await reportPage(sql, spec({ fields: [] }));
+    expect(raw.rows.length).toBe(READINGS.length);
+  });
+});
+
+/**
+ * What reportPage asks PostgreSQL for a page in device order: each skip scan (the device it starts
+ * after, whether that device is included, how many it takes) and each aggregate (the devices it reads).
+ */
+async function statementsOf(overrides: Partial<ReportQuerySpec>) {
+  const steps: string[] = [];
+  const traced = postgres(database.url, {
+    max: 1,
+    onnotice: () => {},
+    debug: (_connection, query, parameters) => {
+      const params = parameters as unknown[];
+      if (query.includes("with recursive cand")) {
+        const after = params.find((p) => typeof p === "string" && devices.includes(p));
+        const bound =
+          after === undefined
+            ? "start"
+            : `${query.includes("e.device_id >= $") ? ">=" : ">"} d${devices.indexOf(after as string)}`;
+        steps.push(`scan ${bound} take ${params[params.length - 1]}`);
+      } else if (query.includes("= any(")) {
+        const list = params.find((p) => typeof p === "string" && p.startsWith("{")) as string;
+        const ids = list.slice(1, -1).split(",").filter(Boolean);
+        steps.push(`aggregate ${ids.map((id) => `d${devices.indexOf(id)}`).join(",") || "none"}`);
+      } else if (query.includes("telemetry_events")) steps.push("other"); // not the client's own lookups
+    },
+  });
+  try {
+    const page = await reportPage(traced as unknown as typeof sql, spec(overrides));
+    return { steps, page };
+  } finally {
+    await traced.end();
+  }
+}
+
+describe("device order reads only the devices of its page", () => {
+  // Devices in id order, as the pages walk them (d0..d2 name `devices`' indexes).
+  const d = (i: number) => `d${devices.indexOf(sortedDevices[i]!)}`;
+
+  test("per_device, two a page: one skip scan and one aggregate of the page's devices and the next", async () => {
+    const first = await statementsOf({ mode: "per_device", limit: 2 });
+    expect(first.steps).toEqual(["scan start take 3", `aggregate ${d(0)},${d(1)},${d(2)}`]);
+    expect(first.page.next).toEqual([sortedDevices[1]!]);
+    const second = await statementsOf({ mode: "per_device", limit: 2, after: first.page.next });
+    expect(second.steps).toEqual([`scan > ${d(1)} take 3`, `aggregate ${d(2)}`]);
+    expect(second.page.next).toBeUndefined();
+  });
+
+  test("buckets: two devices, then twice as many, until the page is full or no device is left", async () => {
+    const scope = sql`select id from devices where id = any(${`{${sortedDevices.slice(0, 2).join(",")}}`}::uuid[])`;
+    const all = await statementsOf({ mode: "buckets", bucketSeconds: 3600, deviceScope: scope });
+    expect(all.steps).toEqual(["scan start take 2", `aggregate ${d(0)},${d(1)}`, `scan > ${d(1)} take 4`]);
+    expect(all.page.next).toBeUndefined();
+  });
+
+  test("buckets, one a page: the next page starts in the device the last one ended in", async () => {
+    const first = await statementsOf({ mode: "buckets", bucketSeconds: 120, limit: 1 });
+    expect(first.steps).toEqual(["scan start take 2", `aggregate ${d(0)},${d(1)}`]);
+    const second = await statementsOf({
+      mode: "buckets",
+      bucketSeconds: 120,
+      limit: 1,
+      after: first.page.next,
+    });
+    expect(second.steps[0]).toBe(`scan >= ${d(0)} take 2`);
+  });
+
+  test("sorted by a value: one statement over every device, no skip scan", async () => {
+    const sorted = await statementsOf({ mode: "per_device", sort: { column: "events", direction: "asc" } });
+    expect(sorted.steps).toEqual(["other"]);
+  });
 });

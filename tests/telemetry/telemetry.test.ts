@@ -141,10 +141,8 @@ describe("telemetry reads", () => {
     const deviceId = crypto.randomUUID();
     const from = new Date(`${day(0)}T00:00:00Z`);
     const to = new Date(from.getTime() + DAY);
-    const plan = await sql.unsafe(
-      `explain select * from telemetry_events where device_id = $1 and recorded_at >= $2 and recorded_at < $3`,
-      [deviceId, from.toISOString(), to.toISOString()],
-    );
+    const plan = await sql`
+      explain select * from telemetry_events where device_id = ${deviceId} and recorded_at >= ${from} and recorded_at < ${to}`;
     const text = plan.map((r) => r["QUERY PLAN"]).join("\n");
     expect(text).toContain(`telemetry_events_p${day(0).replaceAll("-", "")}`);
     expect(text).not.toContain(`telemetry_events_p${day(1).replaceAll("-", "")}`);

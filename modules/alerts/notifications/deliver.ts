@@ -1,9 +1,8 @@
 import { escapeHtml } from "@kitajs/html";
-import { deviceSummaries } from "../../devices/summaries";
+import { deviceSummaries } from "../../devices/service";
 import type { Config } from "../../platform/config";
 import type { Sql } from "../../platform/database";
-import { pgDate } from "../../platform/database";
-import { webhookSecret, webhookUrl } from "../../settings/store";
+import { webhookSecret, webhookUrl } from "../../settings/service";
 import { type Alert, getAlert } from "../lifecycle";
 import type { WebhookBody } from "../model";
 import { ruleNames } from "../rules";
@@ -124,7 +123,7 @@ export async function deliverNotification(sql: Sql, config: Config, id: string):
       sent_at = now(), last_error = null where id = ${id}::uuid`;
     return "sent";
   }
-  const expired = Date.now() - pgDate(row.created_at).getTime() > RETRY_WINDOW_MS;
+  const expired = Date.now() - row.created_at.getTime() > RETRY_WINDOW_MS;
   await sql`update alert_notifications set attempts = attempts + 1, last_attempt_at = now(), last_error = ${result.error},
     status = ${expired ? "failed" : "pending"} where id = ${id}::uuid`;
   if (expired) return "failed";
@@ -164,8 +163,8 @@ export async function alertNotifications(sql: Sql, alertId: string): Promise<Not
     status: r.status,
     attempts: r.attempts,
     lastError: r.last_error,
-    lastAttemptAt: pgDate(r.last_attempt_at),
-    sentAt: pgDate(r.sent_at),
+    lastAttemptAt: r.last_attempt_at,
+    sentAt: r.sent_at,
   }));
 }
 

@@ -1,7 +1,8 @@
 import type { TransactionSql } from "postgres";
+import { enqueueJob } from "../../jobs/service";
 import type { Config } from "../../platform/config";
 import type { Sql } from "../../platform/database";
-import { readConsoleSettings, webhookUrl } from "../../settings/store";
+import { readConsoleSettings, webhookUrl } from "../../settings/service";
 import type { Alert } from "../lifecycle";
 
 /** What a run that may open or resolve alerts needs to know to queue their notifications. */
@@ -76,8 +77,7 @@ export async function queueNotifications(
       values (${id}::uuid, ${alert.id}::uuid, ${channel}, ${event}, ${suppressed ? "suppressed" : "pending"},
         ${recipients}::text[])`;
     if (!suppressed) {
-      await sql`select graphile_worker.add_job(${NOTIFY_TASK}, ${JSON.stringify({ notificationId: id })}::json,
-        max_attempts => ${NOTIFY_MAX_ATTEMPTS})`;
+      await enqueueJob(sql, NOTIFY_TASK, { notificationId: id }, { maxAttempts: NOTIFY_MAX_ATTEMPTS });
     }
   }
 }
@@ -87,9 +87,9 @@ export async function queueNotifications(
  * part of a backup, alert_notifications is). Delivering one twice is harmless: a sent one is skipped.
  */
 export async function requeuePendingNotifications(sql: Sql | TransactionSql): Promise<number> {
-  const rows =
-    await sql`select graphile_worker.add_job(${NOTIFY_TASK}, json_build_object('notificationId', id),
-      max_attempts => ${NOTIFY_MAX_ATTEMPTS})
-    from alert_notifications where status = 'pending'`;
-  return rows.length;
+  const pending = await sql<{ id: string }[]>`
+    select id from alert_notifications where status = 'pending' order by created_at`;
+  for (const { id } of pending)
+    await enqueueJob(sql, NOTIFY_TASK, { notificationId: id }, { maxAttempts: NOTIFY_MAX_ATTEMPTS });
+  return pending.length;
 }

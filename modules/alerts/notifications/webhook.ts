@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import type { Config } from "../../platform/config";
-import { isPublicAddress, type Resolver } from "../../settings/webhook";
+import { isPublicAddress, type Resolver } from "../../settings/service";
 
 /**
  * Signed webhook delivery. The host is resolved and every address checked again at send time

@@ -1,14 +1,15 @@
 import { Badge, CsrfField, PageHead, PostButton, Time } from "../../../ui/components";
+import { Hidden, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";
-import type { DeviceSummary } from "../../devices/summaries";
+import type { DeviceBrief } from "../../devices/service";
 import type { Alert } from "../lifecycle";
 import type { NotificationAttempt } from "../notifications/deliver";
 import { StatusBadge, severityTone } from "./list";
 
 export interface AlertPageProps {
   alert: Alert;
-  device: DeviceSummary | undefined;
+  device: DeviceBrief | undefined;
   ruleName: string | undefined;
   notifications: NotificationAttempt[];
   canManage: boolean;
@@ -77,12 +78,9 @@ export function AlertPage({ ctx, props }: { ctx: PageContext; props: AlertPagePr
             {a.status === "active" ? (
               <form method="post" action="/alerts/bulk" class="inline-form">
                 <CsrfField token={ctx.csrfToken} />
-                <input type="hidden" name="ids" value={a.id} />
-                <input type="hidden" name="back" value={`/alerts/${a.id}`} />
-                <label>
-                  <span>Note (optional)</span>
-                  <input type="text" name="note" maxlength="1000" />
-                </label>
+                <Hidden name="ids" value={a.id} />
+                <Hidden name="back" value={`/alerts/${a.id}`} />
+                <TextField name="note" label="Note (optional)" value="" maxLength={1000} />
                 <button class="btn" type="submit" name="action" value="acknowledge">
                   Acknowledge
                 </button>

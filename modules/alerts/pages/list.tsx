@@ -1,6 +1,7 @@
 // Over 400 lines on purpose: the three alert lists (active, history, rules) share filters, bulk actions
 // and row rendering.
 import { Badge, CsrfField, PageHead, PostButton, Time } from "../../../ui/components";
+import { Checkbox, Hidden, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";
 import type { Alert } from "../lifecycle";
@@ -83,7 +84,7 @@ function AlertFiltersForm({ props }: { props: AlertsPageProps }) {
   const f = props.filters;
   return (
     <form method="get" action="/alerts" class="inline-form filters" id="alert-filters">
-      <input type="hidden" name="tab" value={props.tab} />
+      <Hidden name="tab" value={props.tab} />
       <Select name="severity" label="Severity" value={f.severity} options={SEVERITIES} />
       <Select name="type" label="Type" value={f.type} options={ALERT_TYPES} />
       {props.tab === "history" ? (
@@ -96,16 +97,14 @@ function AlertFiltersForm({ props }: { props: AlertsPageProps }) {
       ) : (
         ""
       )}
-      <label style="flex: 1 1 180px">
-        <span>Device</span>
-        <input
-          type="text"
-          name="device"
-          value={f.device ?? ""}
-          maxlength="100"
-          placeholder="MAC, product or id"
-        />
-      </label>
+      <TextField
+        name="device"
+        label="Device"
+        labelStyle="flex: 1 1 180px"
+        value={f.device ?? ""}
+        maxLength={100}
+        placeholder="MAC, product or id"
+      />
       <label style="flex: 0 1 200px">
         <span>Rule</span>
         <select name="rule">
@@ -146,13 +145,7 @@ function AlertTable({ props }: { props: AlertsPageProps }) {
                 header: "Select",
                 hiddenHeader: true,
                 render: (i: AlertListItem) => (
-                  <input
-                    type="checkbox"
-                    name="ids"
-                    value={i.alert.id}
-                    form="bulk-form"
-                    aria-label="Select alert"
-                  />
+                  <Checkbox name="ids" value={i.alert.id} form="bulk-form" ariaLabel="Select alert" />
                 ),
               },
             ]
@@ -199,10 +192,14 @@ function BulkBar({ ctx }: { ctx: PageContext }) {
   return (
     <form method="post" id="bulk-form" class="inline-form" action="/alerts/bulk">
       <CsrfField token={ctx.csrfToken} />
-      <label style="flex: 1 1 240px">
-        <span>Note (optional)</span>
-        <input type="text" name="note" maxlength="1000" placeholder="What is being done about it" />
-      </label>
+      <TextField
+        name="note"
+        label="Note (optional)"
+        labelStyle="flex: 1 1 240px"
+        value=""
+        maxLength={1000}
+        placeholder="What is being done about it"
+      />
       <div class="actions">
         <button class="btn" type="submit" name="action" value="acknowledge">
           Acknowledge selected
@@ -248,17 +245,15 @@ function RulesTab({ ctx, props }: { ctx: PageContext; props: AlertsPageProps }) 
       }
     >
       <form method="get" action="/alerts" class="inline-form">
-        <input type="hidden" name="tab" value="rules" />
-        <label style="flex: 1 1 260px">
-          <span>Filter rules</span>
-          <input
-            type="text"
-            name="filter"
-            value={props.ruleFilter}
-            maxlength="200"
-            placeholder="Filter by rule name, schema product, field, operator, or threshold"
-          />
-        </label>
+        <Hidden name="tab" value="rules" />
+        <TextField
+          name="filter"
+          label="Filter rules"
+          labelStyle="flex: 1 1 260px"
+          value={props.ruleFilter}
+          maxLength={200}
+          placeholder="Filter by rule name, schema product, field, operator, or threshold"
+        />
         <div class="actions">
           <button class="btn" type="submit">
             Filter

@@ -1,5 +1,6 @@
 import { assetUrl } from "../../../ui/assets";
 import { CsrfField, FieldError, PageHead } from "../../../ui/components";
+import { CheckboxField, Hidden, NumberField, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
 import type { SchemaOption } from "../../builder/service";
@@ -113,19 +114,15 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
             </div>
           ))}
           <div class="form-grid two-col">
-            <label>
-              <span>Rule Name</span>
-              <input
-                type="text"
-                name="name"
-                value={v.name}
-                maxlength={String(LIMITS.name)}
-                placeholder="e.g. High temperature"
-                disabled={disabled || props.mode === "edit"}
-                aria-invalid={e.name ? "true" : undefined}
-              />
-              <FieldError message={e.name} />
-            </label>
+            <TextField
+              name="name"
+              label="Rule Name"
+              value={v.name}
+              maxLength={LIMITS.name}
+              placeholder="e.g. High temperature"
+              disabled={disabled || props.mode === "edit"}
+              error={e.name}
+            />
             <label title="Select the schema context used for condition validation.">
               <span>Schema Product</span>
               <select name="product_name" disabled={disabled} {...refresh}>
@@ -162,61 +159,46 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
               </select>
               <FieldError message={e.operator} />
             </label>
-            <label>
-              <span>Threshold</span>
-              <input
-                type="text"
-                name="threshold_value"
-                value={v.threshold_value}
-                maxlength={String(LIMITS.threshold)}
-                placeholder={numeric ? "e.g. 50" : "e.g. ok42"}
-                disabled={disabled}
-                aria-invalid={e.threshold_value ? "true" : undefined}
-              />
-              <FieldError message={e.threshold_value} />
-            </label>
-            <label>
-              <span>For (minutes)</span>
-              <input
-                type="number"
-                name="for_minutes"
-                value={v.for_minutes}
-                min="0"
-                max="10080"
-                step="1"
-                disabled={disabled}
-              />
-              <span class="help">The condition must hold this long before an alert opens; 0 = at once.</span>
-              <FieldError message={e.for_minutes} />
-            </label>
-            <label>
-              <span>Auto-resolve after (minutes)</span>
-              <input
-                type="number"
-                name="resolve_after_minutes"
-                value={v.resolve_after_minutes}
-                min="0"
-                max="10080"
-                step="1"
-                disabled={disabled}
-              />
-              <span class="help">
-                Resolve once the condition has not held this long. Empty = resolve by hand.
-              </span>
-              <FieldError message={e.resolve_after_minutes} />
-            </label>
-            <label>
-              <span>Clear threshold (optional)</span>
-              <input
-                type="text"
-                name="clear_threshold"
-                value={v.clear_threshold}
-                maxlength="100"
-                disabled={disabled}
-              />
-              <span class="help">Hysteresis for number fields: recovered only past this value.</span>
-              <FieldError message={e.clear_threshold} />
-            </label>
+            <TextField
+              name="threshold_value"
+              label="Threshold"
+              value={v.threshold_value}
+              maxLength={LIMITS.threshold}
+              placeholder={numeric ? "e.g. 50" : "e.g. ok42"}
+              disabled={disabled}
+              error={e.threshold_value}
+            />
+            <NumberField
+              name="for_minutes"
+              label="For (minutes)"
+              value={v.for_minutes}
+              min={0}
+              max={10080}
+              optional
+              disabled={disabled}
+              help="The condition must hold this long before an alert opens; 0 = at once."
+              error={e.for_minutes}
+            />
+            <NumberField
+              name="resolve_after_minutes"
+              label="Auto-resolve after (minutes)"
+              value={v.resolve_after_minutes}
+              min={0}
+              max={10080}
+              optional
+              disabled={disabled}
+              help="Resolve once the condition has not held this long. Empty = resolve by hand."
+              error={e.resolve_after_minutes}
+            />
+            <TextField
+              name="clear_threshold"
+              label="Clear threshold (optional)"
+              value={v.clear_threshold}
+              maxLength={100}
+              disabled={disabled}
+              help="Hysteresis for number fields: recovered only past this value."
+              error={e.clear_threshold}
+            />
             <label>
               <span>Severity</span>
               <select name="severity" disabled={disabled}>
@@ -228,43 +210,32 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
               </select>
               <FieldError message={e.severity} />
             </label>
-            <label>
-              <span>Devices (optional)</span>
-              <input
-                type="text"
-                name="device_ids"
-                value={v.device_ids}
-                maxlength="20000"
-                placeholder="Device ids, comma-separated"
-                disabled={disabled}
-              />
-              <span class="help">Empty = every device of the product.</span>
-              <FieldError message={e.device_ids} />
-            </label>
-            <label>
-              <span>Extra email recipients (optional)</span>
-              <input
-                type="text"
-                name="recipients"
-                value={v.recipients}
-                maxlength="5000"
-                placeholder="a@example.com, b@example.com"
-                disabled={disabled}
-              />
-              <FieldError message={e.recipients} />
-            </label>
-            <label style="display: flex; gap: 0.5rem; align-items: center">
-              <input type="hidden" name="enabled" value="false" />
-              <input
-                type="checkbox"
-                name="enabled"
-                value="true"
-                checked={v.enabled !== "false"}
-                disabled={disabled}
-              />
-              <span>Enabled</span>
+            <TextField
+              name="device_ids"
+              label="Devices (optional)"
+              value={v.device_ids}
+              maxLength={20000}
+              placeholder="Device ids, comma-separated"
+              disabled={disabled}
+              help="Empty = every device of the product."
+              error={e.device_ids}
+            />
+            <TextField
+              name="recipients"
+              label="Extra email recipients (optional)"
+              value={v.recipients}
+              maxLength={5000}
+              placeholder="a@example.com, b@example.com"
+              disabled={disabled}
+              error={e.recipients}
+            />
+            <div>
+              <Hidden name="enabled" value="false" />
+              <CheckboxField name="enabled" value="true" checked={v.enabled !== "false"} disabled={disabled}>
+                <span>Enabled</span>
+              </CheckboxField>
               <FieldError message={e.enabled} />
-            </label>
+            </div>
           </div>
           <p class="muted small">Tip: Ctrl/Cmd + Enter to save.</p>
           <div class="actions">

@@ -3,7 +3,7 @@ import { EmptyState, PageHead, Time } from "../../../ui/components";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { ApprovalBadge, Chart, LiveStatus, OnlineBadge, StatCard } from "../../../ui/widgets";
 import type { DeviceSummary } from "../../devices/service";
-import type { FleetSnapshot } from "../../live/hub";
+import type { FleetSnapshot } from "../../live/service";
 
 export interface DashboardProps {
   counts: FleetSnapshot;

@@ -1,12 +1,12 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
-import { countOpenAlerts } from "../../alerts/lifecycle";
+import { countOpenAlerts } from "../../alerts";
 import { countMatchingFleet, fleetCounts, recentDevices } from "../../devices/service";
 import { deviceMatch, listViews } from "../../fleet/service";
 import { canOperate } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
 import { deviceSettings } from "../../settings/service";
-import { fleetActivity } from "../../telemetry/series";
+import { fleetActivity } from "../../telemetry/service";
 import { DashboardPage } from "./page";
 
 const RECENT_DEVICES = 8;

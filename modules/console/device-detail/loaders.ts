@@ -2,9 +2,14 @@
 import { listCommands, listUnmatchedResults } from "../../commands/service";
 import type { Device } from "../../devices/service";
 import type { Sql } from "../../platform/database";
-import { numericFields } from "../../telemetry/numeric-fields";
-import { chartPriority, deviceChartData, MAX_CHART_FIELDS } from "../../telemetry/series";
-import { firstTelemetrySince, type TelemetryEvent } from "../../telemetry/service";
+import {
+  chartPriority,
+  deviceChartData,
+  firstTelemetrySince,
+  MAX_CHART_FIELDS,
+  numericFields,
+  type TelemetryEvent,
+} from "../../telemetry/service";
 import { type ChartGroup, type DeviceDetailProps, TELEMETRY_RANGES, type TelemetryRange } from "./props";
 import { listedScripts, reportedScripts } from "./scripts";
 

@@ -3,7 +3,7 @@ import { OneTimeSecret } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { LiveStatus } from "../../../ui/widgets";
 import { installLine } from "../../enrolment/service";
-import { RemoteAccessKeeper } from "../../remote-access/device-tab";
+import { RemoteAccessKeeper } from "../../remote-access/service";
 import { tabUrl } from "./links";
 import { DeviceHeader } from "./panels/header";
 import type { DeviceDetailProps } from "./props";

@@ -1,10 +1,9 @@
 // What the device page renders: the device, and the data of the open tab (loaded by its tab's loader).
 import type { Command, UnmatchedResult } from "../../commands/service";
 import type { Device } from "../../devices/service";
-import type { FleetTabData } from "../../fleet/device-tab";
-import type { ChartData, Gauges } from "../../telemetry/series";
-import type { TelemetryEvent } from "../../telemetry/service";
-import type { TerminalTabData } from "../../terminal/device-tab";
+import type { FleetTabData } from "../../fleet/service";
+import type { ChartData, Gauges, TelemetryEvent } from "../../telemetry/service";
+import type { TerminalTabData } from "../../terminal/service";
 
 export const TELEMETRY_RANGES = [
   { id: "1h", label: "1 hour", seconds: 3600 },

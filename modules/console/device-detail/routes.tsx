@@ -1,7 +1,13 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
 import { approvalAction, noteAudit } from "../../audit/service";
-import { cancelCommand, checkScript, getCommand, queueCommand } from "../../commands/service";
+import {
+  cancelCommand,
+  getCommand,
+  installableScript,
+  queueCommand,
+  SCRIPT_MAX_BYTES,
+} from "../../commands/service";
 import {
   approveDevices,
   type Device,
@@ -15,20 +21,25 @@ import {
 import { canOperate, type Principal, principalLabel } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
 import { AppError } from "../../platform/errors";
-import { formText } from "../../platform/form";
 import { isUuid } from "../../platform/json-body";
+import { formList } from "../../platform/schemas";
 import { endDeviceLeases } from "../../remote-access/service";
 import { deviceSettings } from "../../settings/service";
-import { gaugesOf } from "../../telemetry/series";
-import { latestTelemetry } from "../../telemetry/service";
+import { gaugesOf, latestTelemetry } from "../../telemetry/service";
 import { tabUrl } from "./links";
+import {
+  CommandPathParams,
+  DeviceButtonForm,
+  DevicePageQuery,
+  DevicePathParams,
+  IdentityForm,
+  ScriptCommandForm,
+  ScriptForm,
+} from "./model";
 import { DeviceDetailPage } from "./page";
 import { DeviceLive } from "./panels/header";
 import type { DeviceDetailProps } from "./props";
 import { deviceTab } from "./tabs";
-
-const SCRIPT_MAX_BYTES = 256 * 1024;
-const SCRIPT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
 /** The device page (`/devices/:id`, its tabs and live part) and the actions it posts. */
 export function deviceDetailRoutes(ctx: AppContext) {
@@ -105,12 +116,13 @@ export function deviceDetailRoutes(ctx: AppContext) {
       async ({ request, principal, params, query }) => {
         const page = pageContext(request, principal);
         const device = await loadDevice(params.id);
-        // Repeated parameters (the chart field picker) are read from the URL as a list.
-        const fields = new URL(request.url).searchParams.getAll("field");
-        const props = await detailProps(principal, device, query.tab, { ...query, field: fields });
+        const props = await detailProps(principal, device, query.tab, {
+          ...query,
+          field: formList(query.field),
+        });
         return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />);
       },
-      { access: "viewer" },
+      { access: "viewer", params: DevicePathParams, query: DevicePageQuery },
     )
     .get(
       "/devices/:id/live",
@@ -120,7 +132,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
         const props = await detailProps(principal, device, "overview", {});
         return htmlPage({ flash: undefined }, <DeviceLive ctx={page} props={props} />);
       },
-      { access: "viewer" },
+      { access: "viewer", params: DevicePathParams },
     )
     .post(
       "/devices/:id/approve",
@@ -138,7 +150,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
             : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/reject",
@@ -153,7 +165,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
             : { kind: "info", text: `The device is ${device.approvalStatus} already; nothing changed.` },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/revoke",
@@ -173,20 +185,19 @@ export function deviceDetailRoutes(ctx: AppContext) {
           text: `Device revoked: its token no longer works${ended > 0 ? " and its remote access was closed" : ""}. It stays rejected until you delete it.`,
         });
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/identity",
       async ({ params, body, request }) => {
         const device = await loadDevice(params.id);
-        const decision = formText((body as Record<string, unknown> | undefined)?.decision);
+        const { decision } = body;
         if (decision !== "accept" && decision !== "reject")
           return redirectWithFlash(`/devices/${device.id}`, {
             kind: "error",
             text: "Choose Accept or Reject.",
           });
-        const form = body as Record<string, unknown> | undefined;
-        const resolved = await resolveIdentityConflict(sql, device.id, decision, formText(form?.fingerprint));
+        const resolved = await resolveIdentityConflict(sql, device.id, decision, body.fingerprint ?? "");
         noteAudit(request, { details: { resolved } });
         return redirectWithFlash(
           `/devices/${device.id}`,
@@ -208,7 +219,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
                   },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: IdentityForm },
     )
     .post(
       "/devices/:id/claim-token",
@@ -225,7 +236,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
         const props = await detailProps(principal, await loadDevice(device.id), "overview", {});
         return htmlPage(page, <DeviceDetailPage ctx={page} props={{ ...props, newClaimToken }} />);
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/delete",
@@ -238,14 +249,13 @@ export function deviceDetailRoutes(ctx: AppContext) {
           text: `Device ${device.name} (${device.macAddress}) deleted.`,
         });
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
     )
     .post(
       "/devices/:id/commands",
       async ({ params, principal, body, request }) => {
         const device = await loadDevice(params.id);
-        const form = (body ?? {}) as Record<string, unknown>;
-        const type = formText(form.type);
+        const { type } = body;
         if (type === "list_scripts") {
           await queue(request, device, principal, { type });
           return redirectWithFlash(tabUrl(device.id, "scripts"), {
@@ -256,14 +266,16 @@ export function deviceDetailRoutes(ctx: AppContext) {
           });
         }
         if (type === "remove_script") {
-          const name = formText(form.name).trim();
-          if (!SCRIPT_NAME.test(name)) {
+          const name = (body.name ?? "").trim();
+          try {
+            await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
+          } catch (refused) {
+            if (!(refused instanceof AppError) || refused.status !== 400) throw refused;
             return redirectWithFlash(tabUrl(device.id, "scripts"), {
               kind: "error",
               text: "That script name is not valid.",
             });
           }
-          await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
           return redirectWithFlash(tabUrl(device.id, "commands"), {
             kind: "success",
             text: `Removal of "${name}" queued for the device's next heartbeat.`,
@@ -274,31 +286,30 @@ export function deviceDetailRoutes(ctx: AppContext) {
           text: "Only list_scripts and remove_script can be queued from here.",
         });
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: ScriptCommandForm },
     )
     .post(
       "/devices/:id/scripts",
       async ({ request, params, principal, body }) => {
         const device = await loadDevice(params.id);
-        const form = (body ?? {}) as Record<string, unknown>;
-        let source = formText(form.text);
-        const file = form.file;
-        if (file instanceof Blob && file.size > 0) {
-          if (file.size > SCRIPT_MAX_BYTES) source = "\u0000too-large";
-          else source = await file.text();
-        }
+        const file = body.file && body.file.size > 0 ? body.file : undefined;
+        let source = body.text ?? "";
         let error: string | undefined;
         let script: { name: string; source: string } | undefined;
-        if (source === "\u0000too-large" || Buffer.byteLength(source) > SCRIPT_MAX_BYTES) {
-          error = "The script is larger than 256 KiB.";
-          source = "";
-        } else if (source.trim() === "") error = "Choose a script file or paste the script.";
+        if (!file && source.trim() === "") error = "Choose a script file or paste the script.";
         else {
           try {
-            script = checkScript(source);
+            script = await installableScript(file ?? source);
           } catch (refused) {
             if (!(refused instanceof AppError)) throw refused;
             error = refused.message;
+            // Shown again for correction, unless it is too large to.
+            source =
+              (file?.size ?? Buffer.byteLength(source)) > SCRIPT_MAX_BYTES
+                ? ""
+                : file
+                  ? await file.text()
+                  : source;
           }
         }
         if (!script) {
@@ -329,7 +340,7 @@ export function deviceDetailRoutes(ctx: AppContext) {
           request,
         );
       },
-      { access: "operator" },
+      { access: "operator", params: DevicePathParams, body: ScriptForm },
     )
     .post(
       "/devices/:id/commands/:commandId/cancel",
@@ -348,6 +359,6 @@ export function deviceDetailRoutes(ctx: AppContext) {
               : { kind: "error", text: "That command no longer exists." },
         );
       },
-      { access: "operator" },
+      { access: "operator", params: CommandPathParams, body: DeviceButtonForm },
     );
 }

@@ -4,9 +4,9 @@
  * open) and the panel; the page, its tab bar and its routes need no change.
  */
 import type { PageContext } from "../../../ui/layout";
-import { FleetPanel, loadFleetTab } from "../../fleet/device-tab";
-import { RemoteAccessSlot } from "../../remote-access/device-tab";
-import { loadTerminalTab, TerminalPanel } from "../../terminal/device-tab";
+import { FleetPanel, loadFleetTab } from "../../fleet/service";
+import { RemoteAccessSlot } from "../../remote-access/service";
+import { loadTerminalTab, TerminalPanel } from "../../terminal/service";
 import { loadCommandsTab, loadScriptsTab, loadTelemetryTab, type TabLoadInput } from "./loaders";
 import { CommandsPanel } from "./panels/commands";
 import { OverviewPanel } from "./panels/overview";

@@ -1,4 +1,5 @@
 import { EmptyState, PageHead } from "../../../ui/components";
+import { TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { RUN_STATUSES } from "../schema";
 import { type E2EPageData, pageUrl } from "./common";
@@ -50,15 +51,14 @@ export function E2EPage({ ctx, data }: { ctx: PageContext; data: E2EPageData }) 
           options={data.environments}
         />
         <Select name="trigger" label="Trigger" value={filters.trigger} options={["manual", "ci"]} />
-        <label>
-          Search
-          <input
-            type="search"
-            name="q"
-            value={filters.q ?? ""}
-            placeholder="run id, suite, runner, journey…"
-          />
-        </label>
+        <TextField
+          type="search"
+          name="q"
+          label="Search"
+          value={filters.q ?? ""}
+          maxLength={200}
+          placeholder="run id, suite, runner, journey…"
+        />
         <button class="btn primary" type="submit">
           Apply
         </button>

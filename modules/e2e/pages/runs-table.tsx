@@ -1,4 +1,5 @@
 import { CsrfField, EmptyState, Time } from "../../../ui/components";
+import { Checkbox, Hidden } from "../../../ui/form";
 import type { RunsPageQuery } from "../queries";
 import { durationText, type E2EPageData, pageUrl, StatusBadge } from "./common";
 
@@ -55,14 +56,14 @@ export function E2ERunsTable({ data, csrfToken }: { data: E2EPageData; csrfToken
           data-confirm="Delete the selected runs and their journey logs? This cannot be undone."
         >
           <CsrfField token={csrfToken} />
-          <input type="hidden" name="action" value="delete" />
+          <Hidden name="action" value="delete" />
           <div class="table-wrap">
             <table class="e2e-runs">
               <thead>
                 <tr>
                   {data.canDelete ? (
                     <th>
-                      <input type="checkbox" aria-label="Select all runs on this page" data-check-all="ids" />
+                      <Checkbox ariaLabel="Select all runs on this page" data={{ "check-all": "ids" }} />
                     </th>
                   ) : (
                     ""
@@ -83,12 +84,7 @@ export function E2ERunsTable({ data, csrfToken }: { data: E2EPageData; csrfToken
                   <tr class={run.id === selectedRun ? "selected" : undefined}>
                     {data.canDelete ? (
                       <td>
-                        <input
-                          type="checkbox"
-                          name="ids"
-                          value={run.id}
-                          aria-label={`Select run ${run.id}`}
-                        />
+                        <Checkbox name="ids" value={run.id} ariaLabel={`Select run ${run.id}`} />
                       </td>
                     ) : (
                       ""

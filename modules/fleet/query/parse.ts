@@ -4,7 +4,7 @@
  * ANDed; `OR` between terms of one key, or commas inside one (`tag:site=berlin,munich`), makes
  * alternatives; a leading `-` negates a term. ./compile.ts turns a Query into SQL.
  */
-import { labelKeyProblem, labelValueProblem } from "../../../agent/labels";
+import { labelKeyProblem, labelValueProblem } from "../../../shared/labels";
 
 export const QUERY_MAX_LENGTH = 1000;
 export const QUERY_TERMS_MAX = 32;

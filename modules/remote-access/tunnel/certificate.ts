@@ -30,7 +30,7 @@ function utcTime(date: Date): Buffer {
 /**
  * A throwaway self-signed ECDSA P-256 certificate (PEM key and certificate) for a TLS listener whose
  * peers do not trust certificates at all: the tunnel's work connections authenticate both ends by proofs
- * bound to the TLS session (agent/tunnel-work.ts), so the certificate only has to exist. Built here
+ * bound to the TLS session (shared/tunnel-work.ts), so the certificate only has to exist. Built here
  * because neither Bun nor node:crypto can issue one and the server must not depend on an openssl binary.
  */
 export function selfSignedCertificate(commonName: string, days = 3650): { key: string; cert: string } {

@@ -1,6 +1,6 @@
 import type { Duplex } from "node:stream";
 import tls from "node:tls";
-import { readLine, WORK_GREETING, WORK_HANDSHAKE_MS, workProof } from "../../../agent/tunnel-work";
+import { readLine, WORK_GREETING, WORK_HANDSHAKE_MS, workProof } from "../../../shared/tunnel-work";
 import { constantTimeEqual } from "../../platform/crypto";
 import type { Logger } from "../../platform/logger";
 import { signatureOf, unexpiredClaims } from "../token";
@@ -11,7 +11,7 @@ import type { TunnelRegistry } from "./registry";
 const MAX_IDLE_PER_DEVICE = 8;
 
 /**
- * A device's work connections in this process (agent/tunnel-work.ts has the protocol): idle ones wait
+ * A device's work connections in this process (shared/tunnel-work.ts has the protocol): idle ones wait
  * to carry a stream; every one, idle or carrying, is closed with the device's tunnel.
  */
 export class WorkConnections {

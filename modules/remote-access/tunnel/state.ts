@@ -28,9 +28,9 @@ export interface TunnelState {
 }
 
 export async function tunnelState(sql: Sql, deviceId: string): Promise<TunnelState | undefined> {
-  const [row] = await sql<{ instance: string; connected_at: string; forwards: string[] }[]>`
-    select instance, connected_at::text, forwards from tunnel_connections where device_id = ${deviceId}::uuid`;
-  return row && { instance: row.instance, connectedAt: new Date(row.connected_at), forwards: row.forwards };
+  const [row] = await sql<{ instance: string; connected_at: Date; forwards: string[] }[]>`
+    select instance, connected_at, forwards from tunnel_connections where device_id = ${deviceId}::uuid`;
+  return row && { instance: row.instance, connectedAt: row.connected_at, forwards: row.forwards };
 }
 
 /** Which of these devices have an active lease (one query). */

@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { LineTimeout } from "../../../agent/tunnel-work";
+import { LineTimeout } from "../../../shared/tunnel-work";
 import { openWork } from "./data-plane";
 import type { DeviceTunnel } from "./registry";
 

@@ -1,5 +1,6 @@
 import { assetUrl } from "../../../ui/assets";
 import { PageHead } from "../../../ui/components";
+import { Hidden, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
 import { Chart, type ChartSeries } from "../../../ui/widgets";
@@ -169,21 +170,21 @@ export function ReportDetailPage({ ctx, props }: { ctx: PageContext; props: Repo
         </nav>
       </div>
       <form method="get" action={`/reports/${report.id}`} class="card toolbar" id="filter-row">
-        <input type="hidden" name="mode" value={view.mode} />
-        <input type="hidden" name="bucket" value={view.bucket} />
-        <input type="hidden" name="range" value={view.range.preset} />
+        <Hidden name="mode" value={view.mode} />
+        <Hidden name="bucket" value={view.bucket} />
+        <Hidden name="range" value={view.range.preset} />
         {view.range.preset === "custom" ? (
           <>
-            <input type="hidden" name="from" value={view.range.from} />
-            <input type="hidden" name="to" value={view.range.to} />
+            <Hidden name="from" value={view.range.from} />
+            <Hidden name="to" value={view.range.to} />
           </>
         ) : (
           ""
         )}
         {view.sort ? (
           <>
-            <input type="hidden" name="sort_by" value={view.sort.by} />
-            <input type="hidden" name="sort_dir" value={view.sort.direction} />
+            <Hidden name="sort_by" value={view.sort.by} />
+            <Hidden name="sort_dir" value={view.sort.direction} />
           </>
         ) : (
           ""
@@ -208,10 +209,7 @@ export function ReportDetailPage({ ctx, props }: { ctx: PageContext; props: Repo
             ))}
           </select>
         </label>
-        <label>
-          <span>Value</span>
-          <input type="text" name="filter_value" value={view.filter?.value ?? ""} maxlength="200" />
-        </label>
+        <TextField name="filter_value" label="Value" value={view.filter?.value ?? ""} maxLength={200} />
         <div class="actions">
           <button class="btn" type="submit">
             Filter

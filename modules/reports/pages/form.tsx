@@ -1,4 +1,5 @@
 import { CsrfField, FieldError, PageHead } from "../../../ui/components";
+import { TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { describeConflict, type SchemaOption } from "../../builder/service";
 import { BUCKETS, FILTER_COLUMNS, FILTER_OPERATORS, MODES, RANGE_PRESETS, REPORT_LIMITS } from "../model";
@@ -112,18 +113,14 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
       <form method="post" action={props.action} class="stack" id="report-form">
         <CsrfField token={ctx.csrfToken} />
         <section class="card form-grid two-col">
-          <label>
-            <span>Report Name</span>
-            <input
-              type="text"
-              name="name"
-              value={values.name}
-              maxlength={String(REPORT_LIMITS.nameMax)}
-              required
-              aria-invalid={errors.name ? "true" : undefined}
-            />
-            <FieldError message={errors.name} />
-          </label>
+          <TextField
+            name="name"
+            label="Report Name"
+            value={values.name}
+            maxLength={REPORT_LIMITS.nameMax}
+            required
+            error={errors.name}
+          />
           <div>
             <Select
               name="schema"
@@ -156,17 +153,14 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
                   options={fieldOptions}
                   error={errors[`field_path_${i}`]}
                 />
-                <label>
-                  <span>Column title</span>
-                  <input
-                    type="text"
-                    name={`field_alias_${i}`}
-                    value={f.alias}
-                    maxlength={String(REPORT_LIMITS.aliasMax)}
-                    placeholder="Defaults to the field path"
-                  />
-                  <FieldError message={errors[`field_alias_${i}`]} />
-                </label>
+                <TextField
+                  name={`field_alias_${i}`}
+                  label="Column title"
+                  value={f.alias}
+                  maxLength={REPORT_LIMITS.aliasMax}
+                  placeholder="Defaults to the field path"
+                  error={errors[`field_alias_${i}`]}
+                />
               </div>
             ))}
           </div>
@@ -193,17 +187,13 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
                   options={operators}
                   error={errors[`filter_operator_${i}`]}
                 />
-                <label>
-                  <span>Value</span>
-                  <input
-                    type="text"
-                    name={`filter_value_${i}`}
-                    value={f.value}
-                    maxlength={String(REPORT_LIMITS.valueMax)}
-                    aria-invalid={errors[`filter_value_${i}`] ? "true" : undefined}
-                  />
-                  <FieldError message={errors[`filter_value_${i}`]} />
-                </label>
+                <TextField
+                  name={`filter_value_${i}`}
+                  label="Value"
+                  value={f.value}
+                  maxLength={REPORT_LIMITS.valueMax}
+                  error={errors[`filter_value_${i}`]}
+                />
               </div>
             ))}
           </div>
@@ -217,26 +207,20 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
             error={errors.range}
           />
           <div class="form-grid two-col">
-            <label>
-              <span>From (custom, UTC)</span>
-              <input
-                type="text"
-                name="from"
-                value={values.from}
-                placeholder="2026-01-31T00:00:00Z"
-                maxlength="40"
-              />
-            </label>
-            <label>
-              <span>To (custom, UTC)</span>
-              <input
-                type="text"
-                name="to"
-                value={values.to}
-                placeholder="2026-02-01T00:00:00Z"
-                maxlength="40"
-              />
-            </label>
+            <TextField
+              name="from"
+              label="From (custom, UTC)"
+              value={values.from}
+              placeholder="2026-01-31T00:00:00Z"
+              maxLength={40}
+            />
+            <TextField
+              name="to"
+              label="To (custom, UTC)"
+              value={values.to}
+              placeholder="2026-02-01T00:00:00Z"
+              maxLength={40}
+            />
           </div>
           <Select
             name="mode"

@@ -1,4 +1,5 @@
 import { Badge, CsrfField, EmptyState, PageHead } from "../../../ui/components";
+import { Hidden, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";
 import type { SchemaOption } from "../../builder/service";
@@ -50,18 +51,16 @@ export function ReportListPage({ ctx, props }: { ctx: PageContext; props: Report
         ""
       )}
       <form method="get" action="/reports" class="card toolbar filters" id="report-filters">
-        <label>
-          <span>Filter by report name</span>
-          <input
-            type="search"
-            name="name"
-            value={props.name}
-            placeholder="Fuzzy match, case-insensitive"
-            maxlength="120"
-          />
-        </label>
+        <TextField
+          type="search"
+          name="name"
+          label="Filter by report name"
+          value={props.name}
+          placeholder="Fuzzy match, case-insensitive"
+          maxLength={120}
+        />
         {props.fields.map((f) => (
-          <input type="hidden" name="field" value={f} />
+          <Hidden name="field" value={f} />
         ))}
         <label>
           <span>Filter by included schema fields</span>
@@ -74,7 +73,7 @@ export function ReportListPage({ ctx, props }: { ctx: PageContext; props: Report
               ))}
           </select>
         </label>
-        <input type="hidden" name="sort_dir" value={props.dir} />
+        <Hidden name="sort_dir" value={props.dir} />
         <div class="actions">
           <button class="btn" type="submit">
             Apply

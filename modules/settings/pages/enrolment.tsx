@@ -1,5 +1,5 @@
 import { Badge, CsrfField, PostButton, Time } from "../../../ui/components";
-import { InstallAdviceNotes, NumberField, OneTimeSecret, TextField } from "../../../ui/form";
+import { CheckboxField, InstallAdviceNotes, NumberField, OneTimeSecret, TextField } from "../../../ui/form";
 import type { PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";
 import { ENROLMENT_NAME_MAX, type EnrolmentToken, type InstallAdvice } from "../../enrolment/service";
@@ -106,10 +106,9 @@ export function EnrolmentSection({ ctx, props }: { ctx: PageContext; props: Enro
             error={errors.expires_in_days}
           />
         </div>
-        <label class="checkbox">
-          <input type="checkbox" name="approve" value="true" checked={values.approve === "true"} />
+        <CheckboxField name="approve" value="true" checked={values.approve === "true"}>
           <span>Approve devices enrolled with it at once (otherwise they wait as pending)</span>
-        </label>
+        </CheckboxField>
         <div>
           <button class="btn primary" type="submit">
             Create enrolment token

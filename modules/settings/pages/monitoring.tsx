@@ -1,5 +1,5 @@
 import { Badge, CsrfField, PostButton } from "../../../ui/components";
-import { NumberField, TextField } from "../../../ui/form";
+import { CheckboxField, NumberField, TextField } from "../../../ui/form";
 import type { PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
 import { type ConsoleSettings, LIMITS, RECIPIENTS_MAX, WEBHOOK_URL_MAX } from "../store";
@@ -103,10 +103,9 @@ function NotificationsSection({ ctx, settings, props }: SectionProps) {
           />
         </div>
         {settings.webhookConfigured ? (
-          <label class="checkbox">
-            <input type="checkbox" name="clear_webhook" value="on" />
+          <CheckboxField name="clear_webhook" value="on">
             <span>Remove the configured webhook</span>
-          </label>
+          </CheckboxField>
         ) : (
           ""
         )}

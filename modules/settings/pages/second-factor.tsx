@@ -1,8 +1,8 @@
 import { CsrfField } from "../../../ui/components";
+import { Checkbox, NumberInput } from "../../../ui/form";
 import type { PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
-import { type FactorPolicy, FRESH_FACTOR_LIMITS } from "../../operators/policy";
-import { OPERATOR_ROLES } from "../../operators/service";
+import { type FactorPolicy, FRESH_FACTOR_LIMITS, OPERATOR_ROLES } from "../../operators/service";
 
 export interface SecondFactorSectionProps {
   factorPolicy?: FactorPolicy;
@@ -36,21 +36,19 @@ export function SecondFactorSection({ ctx, props }: { ctx: PageContext; props: S
                 <tr>
                   <td data-label="Role">{role}</td>
                   <td data-label="Required at sign-in">
-                    <input
-                      type="checkbox"
+                    <Checkbox
                       name={`required_${role}`}
-                      aria-label={`Require a second factor of ${role}s`}
+                      ariaLabel={`Require a second factor of ${role}s`}
                       checked={policy[role].required}
                     />
                   </td>
                   <td data-label="Fresh factor (minutes)">
-                    <input
-                      type="number"
+                    <NumberInput
                       name={`fresh_${role}`}
-                      min={String(FRESH_FACTOR_LIMITS.min)}
-                      max={String(FRESH_FACTOR_LIMITS.max)}
-                      step="1"
-                      aria-label={`Fresh factor minutes of ${role}s`}
+                      min={FRESH_FACTOR_LIMITS.min}
+                      max={FRESH_FACTOR_LIMITS.max}
+                      optional
+                      ariaLabel={`Fresh factor minutes of ${role}s`}
                       value={
                         policy[role].freshFactorMinutes === null
                           ? ""

@@ -1,5 +1,6 @@
 import { assetUrl } from "../../../ui/assets";
 import { Badge, CsrfField, PageHead, PostButton, Time } from "../../../ui/components";
+import { Hidden, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
 import type { SessionSummary } from "../sessions";
@@ -26,17 +27,15 @@ export function SessionsPage(props: {
       />
       <Card title="Sessions">
         <form method="get" action="/terminal/sessions" class="inline-form filters">
-          {props.filter.device ? <input type="hidden" name="device" value={props.filter.device} /> : ""}
-          <label>
-            <span>Operator</span>
-            <input
-              type="search"
-              name="operator"
-              value={props.filter.operator ?? ""}
-              maxlength="254"
-              placeholder="email contains…"
-            />
-          </label>
+          {props.filter.device ? <Hidden name="device" value={props.filter.device} /> : ""}
+          <TextField
+            type="search"
+            name="operator"
+            label="Operator"
+            value={props.filter.operator ?? ""}
+            maxLength={254}
+            placeholder="email contains…"
+          />
           <button class="btn small" type="submit">
             Filter
           </button>
@@ -73,7 +72,7 @@ export function SessionsPage(props: {
         {isAdmin ? (
           <form method="post" action="/terminal/settings" class="inline-form">
             <CsrfField token={props.ctx.csrfToken} />
-            <input type="hidden" name="record_input" value={props.recordsInput ? "off" : "on"} />
+            <Hidden name="record_input" value={props.recordsInput ? "off" : "on"} />
             <button class="btn small" type="submit">
               {props.recordsInput ? "Stop recording input" : "Record input in new sessions"}
             </button>

@@ -1,5 +1,6 @@
 // Scripts tab: what the device reports running, its installed list on demand, install and remove.
 import { Badge, CsrfField, FieldError, PostButton, Time } from "../../../../ui/components";
+import { FileField } from "../../../../ui/form";
 import type { PageContext } from "../../../../ui/layout";
 import type { DeviceDetailProps } from "../props";
 import { PanelTable } from "../table";
@@ -149,10 +150,7 @@ export function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDe
             hx-swap="outerHTML"
           >
             <CsrfField token={ctx.csrfToken} />
-            <label>
-              Script file
-              <input type="file" name="file" accept=".js,.mjs,text/javascript,text/plain" />
-            </label>
+            <FileField name="file" label="Script file" accept=".js,.mjs,text/javascript,text/plain" />
             <label>
               …or paste the script
               <textarea

@@ -1,5 +1,6 @@
 // Telemetry tab: one chart per numeric field over a range, the field picker, the latest payload.
 import { EmptyState, Time } from "../../../../ui/components";
+import { CheckboxField, Hidden } from "../../../../ui/form";
 import { Chart } from "../../../../ui/widgets";
 import { Json } from "../json";
 import { tabUrl } from "../links";
@@ -32,8 +33,8 @@ export function TelemetryPanel({ props }: { props: DeviceDetailProps }) {
       </div>
       {telemetry.available.length > 0 ? (
         <form method="get" action={`/devices/${device.id}`} class="field-picker" id="chart-fields">
-          <input type="hidden" name="tab" value="telemetry" />
-          <input type="hidden" name="range" value={telemetry.range} />
+          <Hidden name="tab" value="telemetry" />
+          <Hidden name="range" value={telemetry.range} />
           <details open={telemetry.picked}>
             <summary class="picker-summary" safe>
               {`Charted fields: ${telemetry.shown.length} of ${telemetry.available.length}${telemetry.picked ? "" : " (the first ones)"}`}
@@ -44,12 +45,11 @@ export function TelemetryPanel({ props }: { props: DeviceDetailProps }) {
               </legend>
               <div class="field-picker-options">
                 {telemetry.available.map((label) => (
-                  <label class="checkbox">
-                    <input type="checkbox" name="field" value={label} checked={shown.has(label)} />
+                  <CheckboxField name="field" value={label} checked={shown.has(label)}>
                     <span class="mono" safe>
                       {label}
                     </span>
-                  </label>
+                  </CheckboxField>
                 ))}
               </div>
               <div class="actions">

@@ -2,6 +2,7 @@
 // renderer for both, so they never differ. One row of the table: row.tsx.
 import { assetUrl } from "../../../../ui/assets";
 import { CsrfField, EmptyState, PageHead } from "../../../../ui/components";
+import { Checkbox, Hidden, TextInput } from "../../../../ui/form";
 import { Layout, type PageContext } from "../../../../ui/layout";
 import { type Chip, FilterChips, LiveStatus } from "../../../../ui/widgets";
 import type { ConsoleSort } from "../../queries";
@@ -181,9 +182,9 @@ export function DeviceResults({ ctx, props }: { ctx: PageContext; props: Devices
               data-confirm="Change the selected devices? Only devices still pending approval change."
             >
               <CsrfField token={ctx.csrfToken} />
-              <input type="hidden" name="return_to" value={returnTo} />
+              <Hidden name="return_to" value={returnTo} />
               <label class="select-all">
-                <input type="checkbox" data-select-all aria-label="Select all devices on this page" />
+                <Checkbox data={{ "select-all": true }} ariaLabel="Select all devices on this page" />
                 <span data-selected-count>Select all on this page</span>
               </label>
               <div class="actions">
@@ -310,6 +311,7 @@ export function DevicesPage({ ctx, props }: { ctx: PageContext; props: DevicesPa
           <label class="visually-hidden" for="device-search">
             Search devices
           </label>
+          {/* A plain input: the kit's TextInput has no `list` (the datalist of suggestions). */}
           <input
             id="device-search"
             type="search"
@@ -325,14 +327,10 @@ export function DevicesPage({ ctx, props }: { ctx: PageContext; props: DevicesPa
           />
           <datalist id="query-suggestions"></datalist>
           {(["search", "view", ...FILTER_KEYS] as const).map((key) =>
-            query[key] ? <input type="hidden" name={key} value={query[key]} /> : "",
+            query[key] ? <Hidden name={key} value={query[key]} /> : "",
           )}
-          {query.sort !== DEFAULT_SORT ? <input type="hidden" name="sort" value={query.sort} /> : ""}
-          {query.order !== defaultOrder(query.sort) ? (
-            <input type="hidden" name="order" value={query.order} />
-          ) : (
-            ""
-          )}
+          {query.sort !== DEFAULT_SORT ? <Hidden name="sort" value={query.sort} /> : ""}
+          {query.order !== defaultOrder(query.sort) ? <Hidden name="order" value={query.order} /> : ""}
           <button class="btn" type="submit">
             Search
           </button>

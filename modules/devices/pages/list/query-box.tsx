@@ -1,7 +1,7 @@
 // The device list's query box companions: the syntax beside it, a query's error pointing at the bad
 // token, "Save as view", and the tag controls of the bulk bar. The language itself lives in
 // modules/fleet (docs/fleet.md); these only render its text and post to its routes.
-import { LABEL_TEXT_MAX } from "../../../../agent/labels";
+import { LABEL_TEXT_MAX } from "../../../../shared/labels";
 import { CsrfField } from "../../../../ui/components";
 
 const EXAMPLES: [string, string][] = [

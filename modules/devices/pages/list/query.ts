@@ -1,8 +1,9 @@
 // The device list's state, all of it in the URL: parsed from the query, written back into links.
+import type { Static } from "@sinclair/typebox";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
-import { formText } from "../../../platform/form";
 import { type DeviceFilters, normaliseDeviceFilters } from "../../listing";
+import type { DevicePageQuery } from "../../model";
 import { CONSOLE_SORTS, type ConsoleSort } from "../../queries";
 
 /** The list's state, all of it in the URL. */
@@ -71,19 +72,20 @@ export function defaultOrder(sort: ConsoleSort): "asc" | "desc" {
 }
 
 /** Only same-site /devices paths may be a return target. */
-export function devicesReturn(value: unknown): string {
-  return typeof value === "string" && /^\/devices(\?[^#\s]*)?$/.test(value) ? value : "/devices";
+export function devicesReturn(value: string | undefined): string {
+  return value !== undefined && /^\/devices(\?[^#\s]*)?$/.test(value) ? value : "/devices";
 }
 
-export function parseDeviceQuery(query: Record<string, unknown>): DeviceQuery {
+/** The list's state from its query; a value it does not know (a stale link) falls back to the default. */
+export function parseDeviceQuery(query: Static<typeof DevicePageQuery>): DeviceQuery {
   const filters = normaliseDeviceFilters(query);
-  const sort = (CONSOLE_SORTS as readonly string[]).includes(formText(query.sort))
-    ? (formText(query.sort) as ConsoleSort)
+  const sort = (CONSOLE_SORTS as readonly string[]).includes(query.sort ?? "")
+    ? (query.sort as ConsoleSort)
     : DEFAULT_SORT;
   const order = query.order === "asc" || query.order === "desc" ? query.order : defaultOrder(sort);
-  const text = (v: unknown, max: number) =>
-    typeof v === "string" && v.trim() !== "" ? v.trim().slice(0, max) : undefined;
-  const cursor = (v: unknown) => (typeof v === "string" && /^[\w-]{1,1000}$/.test(v) ? v : undefined);
+  const text = (v: string | undefined, max: number) =>
+    v !== undefined && v.trim() !== "" ? v.trim().slice(0, max) : undefined;
+  const cursor = (v: string | undefined) => (v !== undefined && /^[\w-]{1,1000}$/.test(v) ? v : undefined);
   return {
     search: filters.search,
     q: text(query.q, 1000),

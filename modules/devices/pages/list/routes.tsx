@@ -4,10 +4,11 @@ import { noteAudit } from "../../../audit/service";
 import { canOperate, type Principal } from "../../../platform/access";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
-import { formText } from "../../../platform/form";
+import { formList } from "../../../platform/schemas";
 import { deviceSettings } from "../../../settings/service";
 import { fleetCounts } from "../../fleet-counts";
 import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../management";
+import { BulkDecisionForm, DevicePageQuery } from "../../model";
 import { consoleFilters, countMatchingDevices, listConsoleDevices } from "../../queries";
 import { DeviceResults, DevicesPage, type DevicesPageProps } from "./page";
 import { type DeviceQuery, devicesReturn, listFilters, parseDeviceQuery, queryCondition } from "./query";
@@ -109,18 +110,16 @@ export function deviceListRoutes(ctx: AppContext) {
         }
         return htmlPage(page, <DevicesPage ctx={page} props={props} />);
       },
-      { access: "viewer" },
+      { access: "viewer", query: DevicePageQuery },
     )
     .post(
       "/devices/bulk",
       async ({ body, request }) => {
-        const form = (body ?? {}) as Record<string, unknown>;
-        const back = devicesReturn(form.return_to);
-        const raw = form.ids;
-        const ids = (Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(",") : []).filter(
-          (id): id is string => typeof id === "string" && id.trim() !== "",
-        );
-        const action = formText(form.action);
+        const back = devicesReturn(body.return_to);
+        const ids = formList(body.ids)
+          .flatMap((id) => id.split(","))
+          .filter((id) => id.trim() !== "");
+        const { action } = body;
         if (action !== "approve" && action !== "reject") {
           return redirectWithFlash(back, { kind: "error", text: "Choose Approve or Reject." });
         }
@@ -144,6 +143,6 @@ export function deviceListRoutes(ctx: AppContext) {
           text: text1 + text2,
         });
       },
-      { access: "operator" },
+      { access: "operator", body: BulkDecisionForm },
     );
 }

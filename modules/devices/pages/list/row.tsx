@@ -1,4 +1,5 @@
 import { Time } from "../../../../ui/components";
+import { Checkbox } from "../../../../ui/form";
 import { ApprovalBadge, OnlineBadge } from "../../../../ui/widgets";
 import type { DeviceSummary } from "../../rows";
 import { type DeviceQuery, devicesUrl } from "./query";
@@ -17,13 +18,12 @@ export function DeviceRow({
     <tr data-device-id={device.id}>
       {canManage ? (
         <td class="select-cell">
-          <input
-            type="checkbox"
+          <Checkbox
             name="ids"
             value={device.id}
             form="bulk-form"
-            data-select-row
-            aria-label={`Select ${device.name}`}
+            data={{ "select-row": true }}
+            ariaLabel={`Select ${device.name}`}
           />
         </td>
       ) : (

@@ -1,5 +1,5 @@
-import { CsrfField, FieldError, PageHead } from "../../../../ui/components";
-import { InstallAdviceNotes, OneTimeSecret } from "../../../../ui/form";
+import { CsrfField, PageHead } from "../../../../ui/components";
+import { CheckboxField, InstallAdviceNotes, OneTimeSecret, TextField } from "../../../../ui/form";
 import { Layout, type PageContext } from "../../../../ui/layout";
 import { type InstallAdvice, installLine } from "../../../enrolment/service";
 import { DEVICE_NAME_MAX, PRODUCT_NAME_MAX } from "../../validation";
@@ -102,55 +102,36 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
             )}
             <form method="post" action="/devices" class="stacked" novalidate>
               <CsrfField token={ctx.csrfToken} />
-              <label>
-                MAC address
-                <input
-                  type="text"
-                  name="mac_address"
-                  required
-                  maxlength="17"
-                  autocomplete="off"
-                  spellcheck="false"
-                  placeholder="AA:BB:CC:DD:EE:FF"
-                  class="mono"
-                  value={values.mac_address ?? ""}
-                  aria-invalid={errors.mac_address ? "true" : undefined}
-                  aria-describedby="mac-help"
-                />
-                <span class="help" id="mac-help">
-                  The primary network interface's address. Colons, dashes or none.
-                </span>
-                <FieldError message={errors.mac_address} />
-              </label>
-              <label>
-                <span>
-                  Product <span class="help">(optional)</span>
-                </span>
-                <input
-                  type="text"
-                  name="product_name"
-                  maxlength={String(PRODUCT_NAME_MAX)}
-                  value={values.product_name ?? ""}
-                  placeholder="e.g. gateway-v2"
-                  aria-invalid={errors.product_name ? "true" : undefined}
-                />
-                <FieldError message={errors.product_name} />
-              </label>
-              <label>
-                <span>
-                  Name <span class="help">(optional; the agent reports its own once it registers)</span>
-                </span>
-                <input
-                  type="text"
-                  name="name"
-                  maxlength={String(DEVICE_NAME_MAX)}
-                  value={values.name ?? ""}
-                  aria-invalid={errors.name ? "true" : undefined}
-                />
-                <FieldError message={errors.name} />
-              </label>
-              <label class="checkbox">
-                <input type="checkbox" name="approved" value="on" checked={values.approved ?? false} />
+              <TextField
+                id="mac"
+                name="mac_address"
+                label="MAC address"
+                value={values.mac_address ?? ""}
+                maxLength={17}
+                required
+                autocomplete="off"
+                spellcheck={false}
+                placeholder="AA:BB:CC:DD:EE:FF"
+                class="mono"
+                help="The primary network interface's address. Colons, dashes or none."
+                error={errors.mac_address}
+              />
+              <TextField
+                name="product_name"
+                label="Product (optional)"
+                value={values.product_name ?? ""}
+                maxLength={PRODUCT_NAME_MAX}
+                placeholder="e.g. gateway-v2"
+                error={errors.product_name}
+              />
+              <TextField
+                name="name"
+                label="Name (optional; the agent reports its own once it registers)"
+                value={values.name ?? ""}
+                maxLength={DEVICE_NAME_MAX}
+                error={errors.name}
+              />
+              <CheckboxField name="approved" value="on" checked={values.approved ?? false}>
                 <span>
                   Approve now
                   <span class="help block">
@@ -158,7 +139,7 @@ export function DeviceNewPage({ ctx, props }: { ctx: PageContext; props: DeviceN
                     API token.
                   </span>
                 </span>
-              </label>
+              </CheckboxField>
               <div class="actions">
                 <button class="btn primary" type="submit">
                   Add device

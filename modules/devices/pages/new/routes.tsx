@@ -5,7 +5,7 @@ import { noteAudit } from "../../../audit/service";
 import { installAdvice } from "../../../enrolment/service";
 import type { AppContext } from "../../../platform/context";
 import { AppError } from "../../../platform/errors";
-import { formText } from "../../../platform/form";
+import { NewDeviceForm } from "../../model";
 import { preRegisterDevice } from "../../pre-authorisation";
 import { DeviceNewPage, type DeviceNewProps } from "./page";
 
@@ -31,12 +31,11 @@ export function deviceNewRoutes(ctx: AppContext) {
     .post(
       "/devices",
       async ({ request, principal, body }) => {
-        const form = (body ?? {}) as Record<string, unknown>;
         const values = {
-          mac_address: formText(form.mac_address).trim(),
-          product_name: formText(form.product_name).trim(),
-          name: formText(form.name).trim(),
-          approved: ["on", "true", "1"].includes(formText(form.approved)),
+          mac_address: (body.mac_address ?? "").trim(),
+          product_name: (body.product_name ?? "").trim(),
+          name: (body.name ?? "").trim(),
+          approved: ["on", "true", "1"].includes(body.approved ?? ""),
         };
         try {
           const created = await preRegisterDevice(database.sql, {
@@ -60,6 +59,6 @@ export function deviceNewRoutes(ctx: AppContext) {
           return render(page, { values, errors: { [key]: message } }, error.status);
         }
       },
-      { access: "operator" },
+      { access: "operator", body: NewDeviceForm },
     );
 }

@@ -19,7 +19,13 @@ export interface ParsedScript {
   source: string;
 }
 
-export const SCRIPT_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/**
+ * The one rule for a script's name, for the agent (which stores a script under its name) and the
+ * server (which refuses at once what the agent would refuse): a letter or digit, then letters,
+ * digits, "_", "." or "-", at most SCRIPT_NAME_MAX characters, never "..".
+ */
+export const SCRIPT_NAME_MAX = 64;
+export const SCRIPT_NAME_RE = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,${SCRIPT_NAME_MAX - 1}}$`);
 const OPEN = "/*---";
 const CLOSE = "---*/";
 
@@ -39,7 +45,7 @@ export function validateScriptName(name: unknown): string {
     throw new ScriptFormatError("front-matter missing name");
   if (!SCRIPT_NAME_RE.test(name) || name.includes("..")) {
     throw new ScriptFormatError(
-      `invalid script name "${name}" (letters, digits, "_", "." and "-"; at most 64 characters)`,
+      `invalid script name "${name}" (letters, digits, "_", "." and "-"; at most ${SCRIPT_NAME_MAX} characters)`,
     );
   }
   return name;
