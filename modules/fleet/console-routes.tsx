@@ -6,7 +6,16 @@ import { canOperate, principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { formList } from "../platform/schemas";
-import { BulkTagForm, ProfileForm, RemoveTagForm, TagForm, ViewButtonForm, ViewForm } from "./model";
+import {
+  BulkTagForm,
+  DevicePagePath,
+  ProfileForm,
+  RemoveTagForm,
+  TagForm,
+  ViewButtonForm,
+  ViewForm,
+  ViewParams,
+} from "./model";
 import { ViewsPage } from "./pages/views";
 import {
   addTags,
@@ -89,7 +98,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           return `Tag ${tag.key} set.`;
         });
       },
-      { access: "operator", body: TagForm },
+      { access: "operator", params: DevicePagePath, body: TagForm },
     )
     .post(
       "/devices/:id/tags/remove",
@@ -102,7 +111,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           return `Tag ${key} removed.`;
         });
       },
-      { access: "operator", body: RemoveTagForm },
+      { access: "operator", params: DevicePagePath, body: RemoveTagForm },
     )
     .post(
       "/devices/:id/profile",
@@ -120,7 +129,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           return "Name and notes saved.";
         });
       },
-      { access: "operator", body: ProfileForm },
+      { access: "operator", params: DevicePagePath, body: ProfileForm },
     )
     .get(
       "/views",
@@ -167,7 +176,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           return `View "${view.name}" saved.`;
         });
       },
-      { access: "operator", body: ViewForm },
+      { access: "operator", params: ViewParams, body: ViewForm },
     )
     .post(
       "/views/:view_id/delete",
@@ -177,6 +186,6 @@ export function fleetConsoleRoutes(ctx: AppContext) {
           noteAudit(request, { details: { name: view.name, query: view.query } });
           return `View "${view.name}" deleted.`;
         }),
-      { access: "operator", body: ViewButtonForm },
+      { access: "operator", params: ViewParams, body: ViewButtonForm },
     );
 }

@@ -117,6 +117,9 @@ export function viewJson(view: SavedView): Static<typeof ViewJson> {
 
 // ---- console forms (modules/fleet/console-routes.tsx)
 
+/** A console path holding a device id (`/devices/:id/…`). */
+export const DevicePagePath = Type.Object({ id: Type.String({ description: "The device's id (UUID)" }) });
+
 /** The device list's bulk bar: `tag` (key=value) added to or removed from the ticked devices. */
 export const BulkTagForm = ConsoleForm({
   action: Type.Optional(FormText(20)),
