@@ -21,6 +21,9 @@ import { E2E_DEFAULTS, e2eConfigFor } from "./modules/e2e/config";
 import { e2eJsonApiRoutes } from "./modules/e2e/jsonapi";
 import { e2eRoutes } from "./modules/e2e/routes";
 import { installRoutes } from "./modules/enrolment/install-routes";
+import { fleetConsoleRoutes } from "./modules/fleet/console-routes";
+import { fleetApiRoutes } from "./modules/fleet/routes";
+import { deviceMatch, syncDeclaredLabels } from "./modules/fleet/service";
 import { heartbeatRoutes } from "./modules/heartbeat/routes";
 import { jobRunCsvRoutes } from "./modules/jobs/csv-routes";
 import { jobRoutes } from "./modules/jobs/routes";
@@ -87,7 +90,16 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     resolvePrincipal: (request) => resolvePrincipal(database.db, config.sessionTtlHours, request, https),
   });
   const { tunnelMux, ...services } = deps;
-  const ctx: AppContext = { ...services, access, heartbeatAccepted: () => wakeAlertEvaluation(database.sql) };
+  const ctx: AppContext = {
+    ...services,
+    access,
+    heartbeatAccepted: () => wakeAlertEvaluation(database.sql),
+    labelsDeclared: (deviceId, labels) => syncDeclaredLabels(database.sql, deviceId, labels),
+    deviceQuery: async (input, onlineWindowSeconds) => {
+      const match = await deviceMatch(database, input, { onlineWindowSeconds });
+      return { condition: match.condition, viewName: match.view?.name };
+    },
+  };
   const terminalLimits = { idleSeconds: config.terminalIdleSeconds, maxSeconds: config.terminalMaxSeconds };
   const mux = tunnelMux ?? configuredMux(config);
   const app = new Elysia({
@@ -117,6 +129,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(accountRoutes(ctx))
     .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))
+    .use(fleetApiRoutes(ctx))
     .use(heartbeatRoutes(ctx))
     .use(commandRoutes(ctx))
     .use(remoteAccessRoutes(ctx))
@@ -134,6 +147,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(e2eJsonApiRoutes(ctx))
     .use(e2eRoutes(ctx))
     .use(devicePageRoutes(ctx))
+    .use(fleetConsoleRoutes(ctx))
     .use(consoleRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(accessSettingsRoutes(ctx))

@@ -12,7 +12,7 @@ import { type AgentConfig, ConfigError, loadConfig } from "./config.ts";
 import { daemonStatePublisher } from "./daemon-state.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type AgentContext, runPollLoop, warmUp } from "./poller.ts";
-import { PendingApprovalError, registerDevice, registerOnce } from "./register.ts";
+import { PendingApprovalError, registerDevice, registerOnce, sendChangedLabels } from "./register.ts";
 import { runRepl } from "./repl.ts";
 import { runOptionsFromConfig, runScript } from "./scripts/runner.ts";
 import { ScriptStore, ScriptStoreError } from "./scripts/store.ts";
@@ -227,7 +227,7 @@ export function buildProgram(io: Io = defaultIo): Command {
           // now, waiting while the device is pending, then poll.
           ctx.logger.info({ server: ctx.config.server_url }, "no device identity yet: registering");
           creds = await registerDevice(ctx, { signal: signals.signal });
-        } else creds = await bindDeviceSecret(ctx, creds);
+        } else creds = await sendChangedLabels(ctx, await bindDeviceSecret(ctx, creds));
         const warmUpMs = await warmUp(ctx);
         ctx.logger.info(
           { server: ctx.config.server_url, device_id: creds.uuid, warm_up_ms: warmUpMs },

@@ -8,6 +8,7 @@ const ENV_KEYS: Record<string, JsonType> = {
   server_url: "string",
   enrolment_token: "nullable-string",
   product_name: "string",
+  labels: "object",
   interface: "nullable-string",
   poll_interval_s: "number",
   poll_max_backoff_s: "number",

@@ -6,6 +6,7 @@ import path from "node:path";
 import { Type } from "@sinclair/typebox";
 import { Value, ValueErrorType } from "@sinclair/typebox/value";
 import YAML from "yaml";
+import { labelsProblem } from "../shared/labels.ts";
 import { applyEnvOverrides } from "./config-env.ts";
 import {
   currentProcessIds,
@@ -40,6 +41,8 @@ export interface AgentConfig {
   /** Sent with registrations: a new device follows the token's policy (Settings → Enrolment tokens). */
   enrolment_token: string | null;
   product_name: string;
+  /** `key=value` labels this device declares (shared/labels.ts rules), sent with every registration. */
+  labels: Record<string, string>;
   interface: string | null;
   poll_interval_s: number;
   poll_max_backoff_s: number;
@@ -113,6 +116,7 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
     server_url: "http://localhost:4000",
     enrolment_token: null,
     product_name: "outpost-linux",
+    labels: {},
     interface: null,
     poll_interval_s: 30,
     poll_max_backoff_s: 300,
@@ -179,6 +183,8 @@ const ConfigFileSchema = Type.Object(
     server_url: Type.Optional(Type.String({ pattern: "^https?://[^\\s]+$" })),
     enrolment_token: Type.Optional(NullableString("^[A-Za-z0-9_-]{1,256}$")),
     product_name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    // Keys and values are checked by shared/labels.ts after the shape (its messages name the label).
+    labels: Type.Optional(Type.Record(Type.String(), Type.String())),
     interface: Type.Optional(NullableString("^[A-Za-z0-9_.:@-]{1,15}$")),
     poll_interval_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400 })),
     poll_max_backoff_s: Type.Optional(Type.Number({ minimum: 1, maximum: 86400 })),
@@ -314,6 +320,8 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     mqtt: { ...defaults.mqtt, ...((raw.mqtt as Partial<MqttConfig> | undefined) ?? {}) },
     tunnel: { ...defaults.tunnel, ...((raw.tunnel as Partial<TunnelConfig> | undefined) ?? {}) },
   };
+  const labelProblem = labelsProblem(config.labels);
+  if (labelProblem) throw new ConfigError(`invalid configuration: labels: ${labelProblem.message}`);
   if (config.script_warn_ms >= config.script_timeout_ms) {
     throw new ConfigError("invalid configuration: script_warn_ms must be lower than script_timeout_ms");
   }

@@ -7,8 +7,11 @@ import {
   type DeviceCredentials,
   loadCredentials,
   loadOrCreateDeviceSecret,
+  loadSentLabels,
   markDeviceSecretBound,
+  sameLabels,
   saveCredentials,
+  saveSentLabels,
 } from "./state.ts";
 import { buildSchemaDefinition } from "./telemetry.ts";
 import { AGENT_VERSION } from "./version.ts";
@@ -50,6 +53,8 @@ export function buildRegistrationBody(
     mac_address: identity.mac_address,
     product_name: ctx.config.product_name,
     metadata,
+    // Always sent: the server replaces the device's labels with these (an empty set clears them).
+    labels: ctx.config.labels,
     schema_definition: buildSchemaDefinition(ctx.config.product_name, ctx.store.latest()),
     // Proof of identity: the device's secret, and the token it holds (binds the secret to a device
     // registered before secrets existed).
@@ -57,6 +62,12 @@ export function buildRegistrationBody(
     ...(heldToken ? { api_token: heldToken } : {}),
     ...(ctx.config.enrolment_token ? { enrolment_token: ctx.config.enrolment_token } : {}),
   };
+}
+
+/** The server accepted a registration: it holds the secret and the labels it carried now. */
+function registrationAccepted(config: AgentContext["config"]) {
+  markDeviceSecretBound(config.state_dir);
+  saveSentLabels(config.state_dir, config.labels);
 }
 
 /** Client errors that retrying cannot fix (bad MAC, invalid schema, oversized body). */
@@ -74,11 +85,31 @@ export async function registerOnce(
   signal?: AbortSignal,
 ): Promise<DeviceCredentials | null> {
   const reply = await ctx.api.register(buildRegistrationBody(ctx, existingUuid), signal);
-  markDeviceSecretBound(ctx.config.state_dir); // accepted: the server holds the secret now
+  registrationAccepted(ctx.config);
   if (typeof reply.api_token !== "string" || reply.api_token === "") return null;
   const creds = { uuid: reply.id, token: reply.api_token };
   saveCredentials(ctx.config.state_dir, creds);
   return creds;
+}
+
+/**
+ * The labels in the configuration changed since the server last accepted them (or were never sent by
+ * this agent): register once to send them. A failure is logged and tried again at the next start.
+ */
+export async function sendChangedLabels(
+  ctx: AgentContext,
+  creds: DeviceCredentials,
+): Promise<DeviceCredentials> {
+  const sent = loadSentLabels(ctx.config.state_dir);
+  if (sent && sameLabels(sent, ctx.config.labels)) return creds;
+  try {
+    const renewed = await registerOnce(ctx, creds.uuid);
+    ctx.logger.info({ device_id: creds.uuid, labels: ctx.config.labels }, "labels sent to the server");
+    return renewed ?? creds;
+  } catch (err) {
+    ctx.logger.warn(`could not send the changed labels yet: ${(err as Error).message}`);
+    return creds;
+  }
 }
 
 export interface RegisterOptions {
@@ -116,7 +147,7 @@ export async function registerDevice(
     let pending = false;
     try {
       const reply = await ctx.api.register(buildRegistrationBody(ctx, existing), options.signal);
-      markDeviceSecretBound(config.state_dir);
+      registrationAccepted(config);
       if (typeof reply.api_token === "string" && reply.api_token !== "") {
         const creds = { uuid: reply.id, token: reply.api_token };
         saveCredentials(config.state_dir, creds);

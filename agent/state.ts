@@ -131,3 +131,29 @@ export function markDeviceSecretBound(stateDir: string): void {
   const current = loadOrCreateDeviceSecret(stateDir);
   if (!current.bound) writeDeviceSecret(stateDir, { ...current, bound: true });
 }
+
+export function sentLabelsPath(stateDir: string): string {
+  return path.join(stateDir, "labels-sent.json");
+}
+
+/** The labels the server last accepted in a registration (null when none was recorded). */
+export function loadSentLabels(stateDir: string): Record<string, string> | null {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(sentLabelsPath(stateDir), "utf8")) as unknown;
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, string>)
+      : null;
+  } catch {
+    return null; // absent or unreadable: the next start sends the labels again
+  }
+}
+
+export function saveSentLabels(stateDir: string, labels: Record<string, string>): void {
+  writeFileAtomic(sentLabelsPath(stateDir), `${JSON.stringify(labels)}\n`, { mode: 0o600, dirMode: 0o700 });
+}
+
+/** Whether two label sets hold the same pairs (the order of keys does not matter). */
+export function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => b[k] === a[k]);
+}

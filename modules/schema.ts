@@ -6,6 +6,7 @@ export * from "./commands/schema";
 export * from "./devices/schema";
 export * from "./e2e/schema";
 export * from "./enrolment/schema";
+export * from "./fleet/schema";
 export * from "./jobs/schema";
 export * from "./oidc/schema";
 export * from "./operators/schema";

@@ -11,6 +11,16 @@ export interface Group {
 }
 
 export const GROUPS: Record<string, Group> = {
+  "fleet-query": {
+    // The device query language (docs/fleet.md): its parser, its SQL, the label rules it checks.
+    mutate: [
+      "modules/fleet/query/parse.ts",
+      "modules/fleet/query/compile.ts",
+      "modules/devices/conditions.ts",
+      "shared/labels.ts",
+    ],
+    tests: ["tests/fleet/query-parse.test.ts", "tests/fleet/query-compile.test.ts"],
+  },
   access: {
     // Roles, CSRF and cookies, the sign-in page's CSRF binding and `next` (not declaredAccess, which
     // only reports the levels, nor htmlPage).

@@ -16,6 +16,7 @@ const FILES: Record<string, { file: string; type: string; prefix?: string }> = {
   "uplot.min.css": { file: "node_modules/uplot/dist/uPlot.min.css", type: "text/css; charset=utf-8" },
   "charts.js": { file: "ui/static/charts.js", type: "text/javascript; charset=utf-8" },
   "console.js": { file: "ui/static/console.js", type: "text/javascript; charset=utf-8" },
+  "fleet.js": { file: "modules/fleet/static/fleet.js", type: "text/javascript; charset=utf-8" },
   "favicon.svg": { file: "ui/static/favicon.svg", type: "image/svg+xml" },
   "xterm.js": {
     file: "node_modules/@xterm/xterm/lib/xterm.js",

@@ -9,6 +9,8 @@
  * on a backlog), starts the web role against the same
  * database (an embedded PostgreSQL in a temp dir, or DATABASE_URL), signs in, and times each page from
  * request to the last byte over loopback: p50 / p95 / max after warm-up. Target: p95 < 50 ms.
+ * The fleet is tagged (docs/fleet.md): every device `site=site-<i % 10>` (10 % each), 1 % `env=lab`,
+ * 50 devices `canary=yes`, and every agent declares `rack=r<i % 20>` (5 % each); two saved views.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -92,18 +94,36 @@ try {
         select 'bench-schema-' || k, jsonb_set(${JSON.stringify(SCHEMA_DEFINITION)}::jsonb, '{product}', to_jsonb('product-' || k))
         from generate_series(0, 7) k`;
       await tx`
-        insert into devices (mac_address, product_name, approval_status, ipv4_address, metadata, last_seen_at, created_at, approval_changed_at, schema_hash)
+        insert into devices (mac_address, product_name, approval_status, ipv4_address, metadata, labels, last_seen_at, created_at, approval_changed_at, schema_hash)
         select
           upper(regexp_replace(lpad(to_hex(i), 12, '0'), '(..)(?!$)', '\\1:', 'g')),
           'product-' || (i % 8),
           (case when i % 10 < 7 then 'approved' when i % 10 < 9 then 'pending' else 'rejected' end)::device_approval_status,
           '10.' || (i / 65536) % 256 || '.' || (i / 256) % 256 || '.' || i % 256,
           jsonb_build_object('name', 'dev-' || i, 'hostname', 'host-' || i),
+          jsonb_build_object('rack', 'r' || i % 20),
           case when i % 10 < 7 then now() - make_interval(secs => (i % 600)) end,
           now() - make_interval(secs => (${DEVICES} - i) * 60),
           case when i % 10 < 7 then now() - interval '1 day' end,
           'bench-schema-' || (i % 8)
         from generate_series(1, ${DEVICES}) as i`;
+      // Operators' tags: a site for everyone, a 1 % lab, 50 canaries (by the MAC's number).
+      await tx`
+        insert into device_tags (device_id, key, value)
+        select id, t.key, t.value from (
+          select id, ('x' || replace(mac_address, ':', ''))::bit(48)::bigint as i from devices) d
+        cross join lateral (values
+          ('site', 'site-' || d.i % 10),
+          (case when d.i % 100 = 0 then 'env' end, 'lab'),
+          (case when d.i % ${Math.max(1, Math.floor(DEVICES / 50))} = 0 then 'canary' end, 'yes')) t(key, value)
+        where t.key is not null`;
+      // Agents' labels, as registrations declaring them leave them (modules/fleet syncDeclaredLabels).
+      await tx`insert into device_tags (device_id, source, key, value)
+        select id, 'agent', l.key, l.value from devices, jsonb_each_text(labels) l`;
+      await tx`delete from saved_views`;
+      await tx`insert into saved_views (name, query, created_by) values
+        ('site-3 online, not lab', 'tag:site=site-3 -tag:env=lab status:online', 'bench'),
+        ('canaries', 'tag:canary=yes', 'bench')`;
     }),
   );
   // 100 payload variants shaped like the agent's built-in scripts, reused round-robin.
@@ -201,8 +221,8 @@ try {
       Object.values(
         (
           await sql<{ k: string; id: string }[]>`
-          select device_display_name(d.metadata, d.mac_address) as k, d.id from devices d
-          order by device_display_name(d.metadata, d.mac_address), d.id offset ${Math.floor(DEVICES * 0.8)} limit 1`
+          select coalesce(d.display_name, device_display_name(d.metadata, d.mac_address)) as k, d.id from devices d
+          order by coalesce(d.display_name, device_display_name(d.metadata, d.mac_address)), d.id offset ${Math.floor(DEVICES * 0.8)} limit 1`
         )[0]!,
       ),
     ),
@@ -250,6 +270,26 @@ try {
   const lastSeenPage2 = await cursorAt(49, lastSeenKey);
   const deepPage = Math.min(100, Math.floor(DEVICES / 100)); // 50 devices a page
   const lastSeenPage100 = await cursorAt(deepPage * 50 - 1, lastSeenKey);
+  /** The fleet's queries (docs/fleet.md): tags of every frequency, an agent label, views. */
+  async function fleetPages(): Promise<[string, string][]> {
+    const views = await sql<{ id: string; name: string }[]>`select id, name from saved_views order by name`;
+    const q = (query: string) => `q=${encodeURIComponent(query)}`;
+    return [
+      ["/devices tag (10 %: tag:site=site-3)", `/devices?${q("tag:site=site-3")}`],
+      ["/devices tag (1 %: tag:env=lab)", `/devices?${q("tag:env=lab")}`],
+      ["/devices tag (50 devices: tag:canary=yes)", `/devices?${q("tag:canary=yes")}`],
+      ["/devices agent label (5 %: tag:rack=r7)", `/devices?${q("tag:rack=r7")}`],
+      [
+        "/devices tag, negated (-tag:env=lab tag:site=site-3)",
+        `/devices?${q("-tag:env=lab tag:site=site-3")}`,
+      ],
+      ["/devices tag OR (tag:site=site-1,site-2)", `/devices?${q("tag:site=site-1,site-2")}`],
+      ...views.map((v): [string, string] => [`/devices?view= (${v.name})`, `/devices?view=${v.id}`]),
+      ...views.map((v): [string, string] => [`/?view= dashboard (${v.name})`, `/?view=${v.id}`]),
+      ["/api/v1/devices?q=tag:site=site-3", `/api/v1/devices?${q("tag:site=site-3")}`],
+    ];
+  }
+
   /** Times each page over loopback: p50 / p95 / max after 5 warm-up runs. */
   async function timePages(pages: [string, string][]) {
     console.log(`\nserver time over loopback, ${RUNS} runs each after 5 warm-up runs (ms)`);
@@ -296,6 +336,7 @@ try {
     [`/devices/{id} telemetry tab (30 d, ${HEAVY_ROWS} rows)`, `/devices/${heavy}?tab=telemetry&range=30d`],
     ["/devices/{id} overview", `/devices/${busy}`],
     ["/ dashboard", "/"],
+    ...(await fleetPages()),
   ];
   await timePages(pages);
 

@@ -111,6 +111,21 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   "POST /reports": { action: "report.create", fields: ["name"] },
   "POST /reports/:id": { action: "report.update", target: "report:id" },
   "POST /reports/:id/delete": { action: "report.delete", target: "report:id" },
+  // Fleet (docs/fleet.md): tags, names and notes, saved views.
+  "POST /api/v1/devices/:device_id/tags": { action: "device.tags.set", target: "device:device_id" },
+  "DELETE /api/v1/devices/:device_id/tags/:key": { action: "device.tags.remove", target: "device:device_id" },
+  "POST /api/v1/devices/tags": { action: "device.tags.bulk" },
+  "PATCH /api/v1/devices/:device_id/profile": { action: "device.profile", target: "device:device_id" },
+  "POST /devices/bulk-tags": { action: "device.tags.bulk", fields: ["action", "tag", "ids"] },
+  "POST /devices/:id/tags": { action: "device.tags.set", target: "device:id", fields: ["tag"] },
+  "POST /devices/:id/tags/remove": { action: "device.tags.remove", target: "device:id", fields: ["key"] },
+  "POST /devices/:id/profile": { action: "device.profile", target: "device:id" },
+  "POST /api/v1/views": { action: "view.create", fields: ["name", "query"] },
+  "PUT /api/v1/views/:view_id": { action: "view.update", target: "view:view_id" },
+  "DELETE /api/v1/views/:view_id": { action: "view.delete", target: "view:view_id" },
+  "POST /views": { action: "view.create", fields: ["name", "query"] },
+  "POST /views/:view_id": { action: "view.update", target: "view:view_id" },
+  "POST /views/:view_id/delete": { action: "view.delete", target: "view:view_id" },
 };
 
 /**

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../platform/context";
 import { csvResponse, keysetBatches } from "../platform/csv";
 import { DevicePageQuery } from "./model";
-import { listFilters, parseDeviceQuery } from "./pages/list/query";
+import { listFilters, parseDeviceQuery, queryCondition } from "./pages/list/query";
 import { consoleFilters, listConsoleDevices } from "./queries";
 
 const COLUMNS = [
@@ -19,7 +19,7 @@ const COLUMNS = [
 
 /**
  * `GET /devices.csv`: every device the device list (`/devices`) shows for the same query — its search,
- * filters (`approval_status`, `connectivity_status`, `product`) and sort (`sort`, `order`), read by the
+ * query and view (`q`, `view`), filters (`approval_status`, `connectivity_status`, `product`) and sort (`sort`, `order`), read by the
  * list's own query — on all its pages, streamed 200 at a time by keyset (paging cursors are ignored).
  */
 export function deviceCsvRoutes(ctx: AppContext) {
@@ -29,7 +29,12 @@ export function deviceCsvRoutes(ctx: AppContext) {
     async ({ query }) => {
       const listQuery = parseDeviceQuery(query);
       const { onlineWindowSeconds } = await ctx.settings.device();
-      const filters = await consoleFilters(sql, { ...listFilters(listQuery), onlineWindowSeconds });
+      const { condition } = await queryCondition(ctx, listQuery, onlineWindowSeconds);
+      const filters = await consoleFilters(sql, {
+        ...listFilters(listQuery),
+        matching: condition,
+        onlineWindowSeconds,
+      });
       const batches = keysetBatches(
         async (after: string | undefined) => {
           const page = await listConsoleDevices(sql, {

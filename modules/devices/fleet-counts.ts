@@ -10,6 +10,7 @@
  */
 import type { Clock } from "../platform/clock";
 import type { Sql } from "../platform/database";
+import type { DeviceCondition } from "./conditions";
 
 export interface FleetCounts {
   total: number;
@@ -30,8 +31,12 @@ interface Remembered {
   refreshing?: Promise<FleetCounts>;
 }
 
-/** Counts now, exactly. */
-async function countNow(sql: Sql, onlineWindowSeconds: number): Promise<FleetCounts> {
+/**
+ * The counts of the devices matching a condition (the whole fleet, or a saved view on the dashboard),
+ * exactly, every read: a pass over the matching devices only, which the condition's indexes find
+ * (docs/fleet.md).
+ */
+export async function countMatchingFleet(sql: Sql, onlineWindowSeconds: number, where: DeviceCondition) {
   const [row] = await sql<FleetCounts[]>`
     select count(*)::int as total,
       count(*) filter (where approval_status = 'pending')::int as pending,
@@ -41,7 +46,7 @@ async function countNow(sql: Sql, onlineWindowSeconds: number): Promise<FleetCou
         and last_seen_at >= now() - make_interval(secs => ${onlineWindowSeconds}))::int as online,
       count(*) filter (where approval_status = 'approved'
         and (last_seen_at is null or last_seen_at < now() - make_interval(secs => ${onlineWindowSeconds})))::int as offline
-    from devices`;
+    from devices d where ${where}`;
   return row!;
 }
 
@@ -57,7 +62,7 @@ export class FleetCounter {
 
   /** Counts now, exactly, and remembers the result. */
   async count(onlineWindowSeconds: number): Promise<FleetCounts> {
-    const counts = await countNow(this.sql, onlineWindowSeconds);
+    const counts = await countMatchingFleet(this.sql, onlineWindowSeconds, this.sql`true`);
     this.remembered.set(onlineWindowSeconds, { counts, at: this.clock.now() });
     return counts;
   }

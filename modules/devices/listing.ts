@@ -3,9 +3,11 @@ import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
+import type { DeviceCondition } from "./conditions";
 import {
   APPROVAL_STATUSES,
   type ApprovalStatus,
+  DEVICE_NAME_SQL,
   type Device,
   type DeviceRow,
   deviceColumns,
@@ -29,7 +31,7 @@ export async function deviceNames(sql: Sql, ids: string[]): Promise<Map<string, 
   const wanted = [...new Set(ids.filter(isUuid))];
   if (wanted.length === 0) return new Map();
   const rows = await sql<{ id: string; name: string }[]>`
-    select d.id, device_display_name(d.metadata, d.mac_address) as name from devices d
+    select d.id, ${sql.unsafe(DEVICE_NAME_SQL)} as name from devices d
     where d.id = any(${wanted}::uuid[])`;
   return new Map(rows.map((r) => [r.id, r.name]));
 }
@@ -60,6 +62,11 @@ export interface DeviceFilters {
   product?: string;
   /** Substring of MAC address, product name, IPv4 address or id. */
   search?: string;
+  /**
+   * A condition over `devices d` built from deviceConditions by the fleet query language
+   * (`?q=` / `?view=`, docs/fleet.md), ANDed with the filters above.
+   */
+  matching?: DeviceCondition;
 }
 
 export interface DeviceListOptions extends DeviceFilters {
@@ -120,7 +127,8 @@ export function filterConditions(sql: Sql, filters: DeviceFilters, onlineWindowS
     ${filters.connectivityStatus === "online" ? sql`and d.last_seen_at >= now() - make_interval(secs => ${window})` : sql``}
     ${filters.connectivityStatus === "offline" ? sql`and (d.last_seen_at is null or d.last_seen_at < now() - make_interval(secs => ${window}))` : sql``}
     ${filters.product ? sql`and d.product_name = ${filters.product}` : sql``}
-    ${filters.remoteAccessRequested !== undefined ? sql`and d.remote_access_requested = ${filters.remoteAccessRequested}` : sql``}`;
+    ${filters.remoteAccessRequested !== undefined ? sql`and d.remote_access_requested = ${filters.remoteAccessRequested}` : sql``}
+    ${filters.matching ? sql`and (${filters.matching})` : sql``}`;
 }
 
 /** Devices with filters, a sort and keyset pagination (stable under inserts). */

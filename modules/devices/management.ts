@@ -2,6 +2,7 @@
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
+import { isOneLine } from "../platform/text-input";
 import { deleteDeviceTelemetry } from "../telemetry/service";
 import {
   APPROVAL_STATUSES,
@@ -11,7 +12,13 @@ import {
   deviceColumns,
   toDevice,
 } from "./rows";
-import { ipv4From, PRODUCT_NAME_MAX, validateMetadata } from "./validation";
+import {
+  DEVICE_NAME_MAX,
+  DEVICE_NOTES_MAX,
+  ipv4From,
+  PRODUCT_NAME_MAX,
+  validateMetadata,
+} from "./validation";
 
 /** Most devices one approval or rejection may change. */
 export const APPROVAL_BATCH_MAX = 1000;
@@ -125,6 +132,36 @@ export async function updateDevice(
       select ${deviceColumns(tx as unknown as Sql, options.onlineWindowSeconds)} from devices d where d.id = ${id}::uuid`;
     return toDevice(row!);
   });
+}
+
+/**
+ * Sets operators' display name and notes (undefined: unchanged; null or blank: cleared, so the
+ * reported or MAC-derived name shows again). Returns the previous values, or undefined when the
+ * device does not exist.
+ */
+export async function setDeviceProfile(
+  sql: Sql,
+  id: string,
+  profile: { displayName?: string | null; notes?: string | null },
+): Promise<{ displayName: string | null; notes: string | null } | undefined> {
+  if (!isUuid(id)) return undefined;
+  const name = profile.displayName?.trim() || null;
+  const notes = profile.notes?.trim() || null;
+  if (name !== null && (name.length > DEVICE_NAME_MAX || !isOneLine(name)))
+    throw badRequest(`The display name must be at most ${DEVICE_NAME_MAX} characters on one line`, {
+      field: "display_name",
+    });
+  if (notes !== null && notes.length > DEVICE_NOTES_MAX)
+    throw badRequest(`Notes must be at most ${DEVICE_NOTES_MAX} characters`, { field: "notes" });
+  const [row] = await sql<{ display_name: string | null; notes: string | null }[]>`
+    with before as (select id, display_name, notes from devices where id = ${id}::uuid for update)
+    update devices d set
+      display_name = case when ${profile.displayName !== undefined} then ${name} else d.display_name end,
+      notes = case when ${profile.notes !== undefined} then ${notes} else d.notes end,
+      updated_at = now()
+    from before where d.id = before.id
+    returning before.display_name, before.notes`;
+  return row && { displayName: row.display_name, notes: row.notes };
 }
 
 /** Deletes a device, its commands (cascade) and its telemetry. */

@@ -31,6 +31,13 @@ export const RegistrationBody = Type.Object(
       }),
     ),
     metadata: Type.Optional(Type.Union([JsonObject, Type.Null()], { message: "must be a JSON object" })),
+    labels: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          "The device's own `key=value` labels (docs/fleet.md): replace those it declared before; absent keeps them",
+        message: "must be an object of string values",
+      }),
+    ),
     schema_definition: Type.Optional(
       Type.Unknown({ description: "The device's telemetry JSON Schema (422 when not usable)" }),
     ),
@@ -52,6 +59,7 @@ export const RegistrationBody = Type.Object(
         mac_address: "02:AB:00:00:00:01",
         product_name: "edge-gateway",
         metadata: { hostname: "pump7", ip_address: "192.0.2.10", name: "pump-station-7" },
+        labels: { site: "berlin", "hw.rev": "b2" },
         device_secret: "x3Jq1v8Zr0mYkP2tA7cN5wE9uH4sL6dB0fG1hK3jM5n",
       },
     ],
@@ -91,6 +99,12 @@ export const DeviceJsonSchema = Type.Object({
   approval_status: Type.Union([Type.Literal("pending"), Type.Literal("approved"), Type.Literal("rejected")]),
   ipv4_address: Nullable(Type.String()),
   metadata: JsonObject,
+  /** The labels the device's agent declares (operators' tags: `GET /api/v1/devices/{id}/tags`). */
+  labels: Type.Record(Type.String(), Type.String()),
+  /** The name shown: operators' display name, else the reported name, else derived from the MAC. */
+  name: Type.String(),
+  display_name: Nullable(Type.String()),
+  notes: Nullable(Type.String()),
   schema: Type.Optional(JsonObject),
   schema_version: Nullable(Type.String()),
   last_seen_at: Nullable(Time),
@@ -115,6 +129,10 @@ export function deviceJson(device: Device, options: { schema?: boolean } = {}) {
     approval_status: device.approvalStatus,
     ipv4_address: device.ipv4Address,
     metadata: device.metadata,
+    labels: device.labels,
+    name: device.name,
+    display_name: device.displayName,
+    notes: device.notes,
     ...(options.schema === false ? {} : { schema: device.schema }),
     schema_version: device.schemaVersion,
     last_seen_at: device.lastSeenAt?.toISOString() ?? null,
@@ -136,6 +154,13 @@ export const DeviceListQuery = Type.Object(
     remote_access_requested: Type.Optional(Type.String({ description: "true or false" })),
     product: Type.Optional(Type.String({ description: "Exact product name" })),
     search: Type.Optional(Type.String({ description: "Part of the MAC address, product or metadata name" })),
+    q: Type.Optional(
+      Type.String({
+        maxLength: 1000,
+        description: 'A query: `tag:site=berlin status:online -tag:env=lab "text"` (docs/fleet.md)',
+      }),
+    ),
+    view: Type.Optional(Type.String({ description: "A saved view, by id or name (its query applies)" })),
     sort: Type.Optional(literalUnion(DEVICE_SORTS, { message: `must be one of ${DEVICE_SORTS.join(", ")}` })),
     order: Type.Optional(
       Type.Union([Type.Literal("asc"), Type.Literal("desc")], { message: "must be asc or desc" }),
@@ -164,6 +189,9 @@ export const DeviceListReply = Type.Object({
 export const DevicePageQuery = Type.Object(
   {
     search: Type.Optional(FormText(1000)),
+    /** A fleet query and a saved view (docs/fleet.md). */
+    q: Type.Optional(FormText(1000)),
+    view: Type.Optional(FormText(200)),
     approval_status: Type.Optional(FormText(40)),
     connectivity_status: Type.Optional(FormText(40)),
     product: Type.Optional(FormText(1000)),

@@ -15,6 +15,7 @@ import { decodeKeysetCursor, encodeKeysetCursor } from "../platform/keyset-curso
 import { type DeviceFilters, filterConditions, likeContains } from "./listing";
 import {
   type ApprovalStatus,
+  DEVICE_NAME_SQL,
   type DeviceSummary,
   type DeviceSummaryRow,
   summaryColumns,
@@ -37,7 +38,7 @@ export type ConsoleSort = (typeof CONSOLE_SORTS)[number];
 const SORT_KEYS: Record<ConsoleSort, { expr: string; cast: string }[]> = {
   created_at: [{ expr: "d.created_at", cast: "timestamptz" }],
   mac_address: [{ expr: "d.mac_address", cast: "text" }],
-  name: [{ expr: "device_display_name(d.metadata, d.mac_address)", cast: "text" }],
+  name: [{ expr: DEVICE_NAME_SQL, cast: "text" }],
   product_name: [{ expr: "coalesce(d.product_name, '')", cast: "text" }],
   approval_status: [
     { expr: "d.approval_status", cast: "device_approval_status" },

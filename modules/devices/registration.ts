@@ -9,7 +9,7 @@ import { assertValidBody } from "../platform/validation";
 import { RegistrationBody } from "./model";
 import { type Device, type DeviceRow, deviceColumns, toDevice } from "./rows";
 import { storeTelemetrySchemas } from "./telemetry-schemas";
-import { announcedSchema, ipv4From, normaliseMac, validateMetadata } from "./validation";
+import { announcedSchema, ipv4From, normaliseMac, validateLabels, validateMetadata } from "./validation";
 
 const registrationBody = compileSchema(RegistrationBody);
 
@@ -22,11 +22,13 @@ export function parseRegistration(body: unknown) {
   assertValidBody(registrationBody, body);
   const productName = body.product_name?.trim() || null;
   const metadata = body.metadata == null ? undefined : validateMetadata(body.metadata);
+  const labels = body.labels === undefined ? undefined : validateLabels(body.labels);
   const schema = body.schema_definition == null ? undefined : announcedSchema(body.schema_definition);
   return {
     macAddress: normaliseMac(body.mac_address),
     productName,
     metadata,
+    labels,
     schema,
     deviceSecret: body.device_secret,
     apiToken: body.api_token,
@@ -123,16 +125,17 @@ export async function registerDevice(
     if (input.schema) await storeTelemetrySchemas(tx, [input.schema]);
     const [row] = await tx<(DeviceRow & { created: boolean; token_issued: boolean })[]>`
     with upserted as (
-      insert into devices as d (mac_address, product_name, metadata, schema_hash, ipv4_address,
+      insert into devices as d (mac_address, product_name, metadata, labels, schema_hash, ipv4_address,
         last_registration_at, secret_hash, approval_status, api_token_hash, token_issued_at)
       values (${input.macAddress}, ${input.productName}, ${JSON.stringify(input.metadata ?? {})}::jsonb,
-        ${hash}, ${ipv4From(input.metadata)}, now(), ${secretHash},
+        ${JSON.stringify(input.labels ?? {})}::jsonb, ${hash}, ${ipv4From(input.metadata)}, now(), ${secretHash},
         ${approveNew ? "approved" : "pending"}::device_approval_status, ${approveNew ? tokenHash : null},
         case when ${approveNew} then now() end)
       on conflict (mac_address) do update set
         product_name = coalesce(excluded.product_name, d.product_name),
         metadata = case when ${input.metadata !== undefined} then excluded.metadata else d.metadata end,
         ipv4_address = case when ${input.metadata !== undefined} then excluded.ipv4_address else d.ipv4_address end,
+        labels = case when ${input.labels !== undefined} then excluded.labels else d.labels end,
         schema_hash = coalesce(excluded.schema_hash, d.schema_hash),
         api_token_hash = case when d.approval_status = 'approved' then ${tokenHash} else d.api_token_hash end,
         token_issued_at = case when d.approval_status = 'approved' then now() else d.token_issued_at end,

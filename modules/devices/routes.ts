@@ -39,6 +39,8 @@ export function deviceRoutes(ctx: AppContext) {
           ...settings,
           address: clientAddress(request, server),
         });
+        // The labels it declared become queryable tags before it is answered (an absent `labels` keeps them).
+        if (body.labels !== undefined) await ctx.labelsDeclared?.(device.id, device.labels);
         set.status = 201;
         return { data: { ...deviceJson(device), ...(apiToken ? { api_token: apiToken } : {}) } };
       },
@@ -61,8 +63,10 @@ export function deviceRoutes(ctx: AppContext) {
       "/api/v1/devices",
       async ({ query }) => {
         const settings = await ctx.settings.device();
+        const match = await ctx.deviceQuery?.({ q: query.q, view: query.view }, settings.onlineWindowSeconds);
         const list = await listDevices(sql, {
           ...normaliseDeviceFilters(query),
+          matching: match?.condition,
           onlineWindowSeconds: settings.onlineWindowSeconds,
           sort: query.sort,
           order: query.order,
@@ -71,14 +75,21 @@ export function deviceRoutes(ctx: AppContext) {
         });
         return {
           data: list.devices.map((d) => deviceJson(d, { schema: false })),
-          meta: { active_filters: list.activeFilters, next_cursor: list.nextCursor ?? null },
+          meta: {
+            active_filters: {
+              ...list.activeFilters,
+              ...(query.q?.trim() ? { q: query.q.trim() } : {}),
+              ...(match?.viewName ? { view: match.viewName } : {}),
+            },
+            next_cursor: list.nextCursor ?? null,
+          },
         };
       },
       {
         access: "viewer",
         detail: { summary: "List devices, filtered and sorted, a keyset page at a time" },
         query: DeviceListQuery,
-        response: { 200: DeviceListReply, ...errorReplies(400, 401, 403) },
+        response: { 200: DeviceListReply, ...errorReplies(400, 401, 403, 404) },
       },
     )
     .post(

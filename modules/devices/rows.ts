@@ -30,6 +30,11 @@ export interface DeviceSummary {
 
 export interface Device extends DeviceSummary {
   metadata: Record<string, unknown>;
+  /** The labels its agent declares (not editable in the console). */
+  labels: Record<string, string>;
+  /** Operators' name for it (null: `name` is the reported or MAC-derived one). */
+  displayName: string | null;
+  notes: string | null;
   /** The telemetry schema last announced ({} when none). */
   schema: Record<string, unknown>;
   /** `schema.version`, "v1" when the schema has none; null without a schema. */
@@ -68,6 +73,9 @@ export type DeviceSummaryRow = {
 
 export type DeviceRow = DeviceSummaryRow & {
   metadata: Record<string, unknown>;
+  labels: Record<string, string>;
+  display_name: string | null;
+  notes: string | null;
   schema: Record<string, unknown>;
   remote_access_requested: boolean;
   has_api_token: boolean;
@@ -103,6 +111,9 @@ export function toDevice(row: DeviceRow): Device {
   return {
     ...toDeviceSummary(row),
     metadata: row.metadata,
+    labels: row.labels,
+    displayName: row.display_name,
+    notes: row.notes,
     schema: row.schema,
     schemaVersion: schemaVersionOf(row.schema),
     remoteAccessRequested: row.remote_access_requested,
@@ -122,16 +133,22 @@ export function toDevice(row: DeviceRow): Device {
   };
 }
 
+/**
+ * The name a device is shown and sorted by: operators' display name, else device_display_name (the
+ * reported name, else derived from the MAC). Indexed with the id for the name sort (docs/fleet.md).
+ */
+export const DEVICE_NAME_SQL = "coalesce(d.display_name, device_display_name(d.metadata, d.mac_address))";
+
 /** Columns of a DeviceSummary, for a `devices d` row; `online` needs the window in seconds. */
 export function summaryColumns(sql: Sql, onlineWindowSeconds: number) {
-  return sql`d.id, d.mac_address, device_display_name(d.metadata, d.mac_address) as name, d.product_name,
+  return sql`d.id, d.mac_address, ${sql.unsafe(DEVICE_NAME_SQL)} as name, d.product_name,
     d.approval_status, d.ipv4_address, d.last_seen_at, d.last_registration_at, d.identity_conflict_at,
     coalesce(d.last_seen_at >= now() - make_interval(secs => ${onlineWindowSeconds}), false) as online, d.created_at`;
 }
 
 /** Columns of a Device, for a `devices d` row (its schema looked up by hash: a page of devices' worth). */
 export function deviceColumns(sql: Sql, onlineWindowSeconds: number) {
-  return sql`${summaryColumns(sql, onlineWindowSeconds)}, d.metadata,
+  return sql`${summaryColumns(sql, onlineWindowSeconds)}, d.metadata, d.labels, d.display_name, d.notes,
     coalesce((select s.schema from telemetry_schemas s where s.hash = d.schema_hash), '{}'::jsonb) as schema,
     d.remote_access_requested, d.api_token_hash is not null as has_api_token,
     d.secret_hash is not null as has_secret, d.conflict_address,

@@ -23,6 +23,16 @@ export const devices = pgTable(
     ipv4Address: text("ipv4_address"),
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
     /**
+     * The `key=value` labels the device's agent declares (its `labels:` setting, sent with every
+     * registration; shared/labels.ts), as the device sent them. Queries read their copy in `device_tags`
+     * (modules/fleet), written by the registration route's `labelsDeclared` hook.
+     */
+    labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
+    /** The name operators gave the device; null: the reported or MAC-derived name (device_display_name). */
+    displayName: text("display_name"),
+    /** Operators' notes on the device. */
+    notes: text("notes"),
+    /**
      * The telemetry schema the device announced last (registration or heartbeat meta), by its hash in
      * `telemetry_schemas`; heartbeats compare schemas by it without reading them. Null: none announced.
      */
@@ -69,6 +79,11 @@ export const devices = pgTable(
     index("devices_schema_hash_idx").on(table.schemaHash),
     index("devices_approval_status_idx").on(table.approvalStatus, table.createdAt),
     index("devices_product_name_idx").on(table.productName),
+    // The name sort (keyset pages): operators' display name, else the reported or MAC-derived name.
+    index("devices_name_idx").on(
+      sql`coalesce(${table.displayName}, device_display_name(${table.metadata}, ${table.macAddress}))`,
+      table.id,
+    ),
     // The list filtered by approval and product together (a fleet's pending devices of one model),
     // newest first, and its count: without it, the count reads every pending device to find 10,001.
     index("devices_approval_product_idx").on(

@@ -2,8 +2,9 @@
  * What the devices feature offers other features and its routes (one import for callers); the
  * logic lives in the files named below, one concern each.
  */
+export { type DeviceCondition, deviceConditions } from "./conditions";
 export { apiKeyOf, authenticateDevice } from "./device-auth";
-export { FleetCounter, type FleetCounts } from "./fleet-counts";
+export { countMatchingFleet, FleetCounter, type FleetCounts } from "./fleet-counts";
 // The devices side of the heartbeat statement (composed in modules/heartbeat/service.ts).
 export {
   acceptHeartbeats,
@@ -34,9 +35,12 @@ export {
   resolveIdentityConflict,
   revokeDevice,
   setApprovalStatus,
+  setDeviceProfile,
   setRemoteAccessRequested,
   updateDevice,
 } from "./management";
+// Where a form posted from the device list may send the operator back to (same-site /devices paths only).
+export { devicesReturn } from "./pages/list/query";
 export { type PreRegistration, preRegisterDevice, reissueClaimToken } from "./pre-authorisation";
 export { recentDevices } from "./queries";
 export {
@@ -61,5 +65,11 @@ export {
   pruneTelemetrySchemas,
   type SchemaProduct,
 } from "./telemetry-schemas";
-export { type AnnouncedSchema, announcedSchema, TELEMETRY_LIMITS } from "./validation";
+export {
+  type AnnouncedSchema,
+  announcedSchema,
+  DEVICE_NAME_MAX,
+  DEVICE_NOTES_MAX,
+  TELEMETRY_LIMITS,
+} from "./validation";
 export { DeviceWaits, wakeDevice } from "./wake";

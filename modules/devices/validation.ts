@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { labelsProblem } from "../../shared/labels";
 import { TELEMETRY_LIMITS } from "../../shared/telemetry-limits";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject, jsonLimitViolation } from "../platform/json-body";
@@ -114,6 +115,16 @@ function canonicalJson(value: unknown): string {
   }
   return JSON.stringify(value) ?? "null";
 }
+
+/** The labels a registration declares (shared/labels.ts rules): 400 naming the bad label. */
+export function validateLabels(labels: Record<string, string>): Record<string, string> {
+  const problem = labelsProblem(labels);
+  if (problem) throw badRequest(`labels: ${problem.message}`, { field: "labels", key: problem.key });
+  return labels;
+}
+
+/** Longest operator notes on a device. */
+export const DEVICE_NOTES_MAX = 4000;
 
 export const METADATA_LIMITS = { maxBytes: 16_384, maxDepth: 6, maxKeys: 256 };
 

@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from "postgres";
 import type { Services } from "../../services";
 import type { accessPlugin } from "./access";
 
@@ -12,4 +13,15 @@ export interface AppContext extends Services {
   workerRunning(): boolean;
   /** Called after each accepted heartbeat, never awaited (alerts wake their evaluation job). */
   heartbeatAccepted?(): void;
+  /**
+   * The fleet query language (modules/fleet, docs/fleet.md) for the device lists of the devices feature,
+   * which cannot import it (fleet builds on devices): `?q=` and `?view=` as one condition over
+   * `devices d` (undefined: no query). Throws 400 invalid_query or 404 view_not_found.
+   */
+  /** After a registration that declared labels (modules/fleet keeps them queryable as tags). */
+  labelsDeclared?(deviceId: string, labels: Record<string, string>): Promise<void>;
+  deviceQuery?(
+    input: { q?: string; view?: string },
+    onlineWindowSeconds: number,
+  ): Promise<{ condition: PendingQuery<Row[]> | undefined; viewName: string | undefined }>;
 }

@@ -120,3 +120,9 @@ export function checkUrlText(urlText: string): void {
     if (!isStorableText(name) || !isStorableText(value)) throw unstorableTextError(name);
   }
 }
+
+/** Whether a text holds no control characters (names shown on one line). */
+export function isOneLine(text: string): boolean {
+  for (const c of text) if (c < " " || c === "\x7f") return false;
+  return true;
+}

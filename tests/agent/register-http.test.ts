@@ -27,6 +27,7 @@ describe("agent registration against a fake device API", () => {
     const body = regs[0].body;
     expect(Object.keys(body).sort()).toEqual([
       "device_secret",
+      "labels",
       "mac_address",
       "metadata",
       "product_name",
@@ -43,6 +44,7 @@ describe("agent registration against a fake device API", () => {
     expect(fs.statSync(path.join(fake.dir, "state", "device-secret.json")).mode & 0o777).toBe(0o600);
     expect(body.mac_address).toBe(identity.mac_address);
     expect(body.product_name).toBe("test-gateway");
+    expect(body.labels).toEqual({}); // none configured: sent empty, which clears any the server held
     expect(body.metadata).toEqual({
       hostname: os.hostname(),
       ip_address: identity.ip_address,

@@ -122,12 +122,10 @@ describe("device list", () => {
     const page = await context.newPage();
     await page.goto(`${app.url}/devices`);
     await page.fill("#device-search", "boiler");
-    await page.waitForURL(/search=boiler/);
+    await page.waitForURL(/q=boiler/);
     await page.waitForFunction(() => document.querySelectorAll("#device-results tbody tr").length === 1);
     expect(await page.locator("#device-results tbody tr .device-link").textContent()).toBe("boiler-room");
-    expect(await page.locator(".chip").allTextContents()).toEqual([
-      expect.stringContaining("Search: boiler"),
-    ]);
+    expect(await page.locator(".chip").allTextContents()).toEqual([expect.stringContaining("Query: boiler")]);
 
     // Click a product cell: adds the filter, keeps the rest.
     await page.goto(`${app.url}/devices`);

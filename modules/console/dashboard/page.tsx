@@ -10,7 +10,37 @@ export interface DashboardProps {
   recent: DeviceSummary[];
   activity: { t: number[]; devices: number[] };
   canManage: boolean;
+  /** The saved view the cards count (`?view=`); none: the whole fleet, live. */
+  view?: { id: string; name: string } | undefined;
+  views: { id: string; name: string }[];
   onlineWindowMinutes: number;
+}
+
+/** A device list link, narrowed to the view the cards count. */
+function inView(href: string, view: DashboardProps["view"]) {
+  if (!view) return href;
+  return `${href}${href.includes("?") ? "&" : "?"}view=${encodeURIComponent(view.id)}`;
+}
+
+/** Pick the saved view the cards count (a GET form: the view is in the URL). */
+function ViewPicker({ view, views }: Pick<DashboardProps, "view" | "views">) {
+  if (views.length === 0) return "";
+  return (
+    <form method="get" action="/" class="inline-form" id="dashboard-view">
+      <label for="dashboard-view-select">Count</label>
+      <select id="dashboard-view-select" name="view">
+        <option value="">the whole fleet</option>
+        {views.map((v) => (
+          <option value={v.id} selected={v.id === view?.id} safe>
+            {v.name}
+          </option>
+        ))}
+      </select>
+      <button class="btn small" type="submit">
+        Show
+      </button>
+    </form>
+  );
 }
 
 // Online and offline count approved devices only (pending ones cannot send heartbeats), so their
@@ -19,16 +49,25 @@ export const ONLINE_HREF = "/devices?approval_status=approved&connectivity_statu
 export const OFFLINE_HREF = "/devices?approval_status=approved&connectivity_status=offline";
 
 export function DashboardPage({ ctx, props }: { ctx: PageContext; props: DashboardProps }) {
-  const { counts } = props;
+  const { counts, view } = props;
   return (
     <Layout ctx={ctx} title="Dashboard">
       <link rel="stylesheet" href={assetUrl("uplot.min.css")} />
       <script src={assetUrl("uplot.min.js")} defer></script>
       <script src={assetUrl("charts.js")} defer></script>
       <script src={assetUrl("console.js")} defer></script>
-      <div data-live-page="dashboard" hidden></div>
-      <PageHead title="Dashboard" subtitle="Your fleet at a glance. Numbers update as devices check in.">
-        <LiveStatus />
+      {/* The live updates count the whole fleet: a view's cards are not updated live. */}
+      {view ? "" : <div data-live-page="dashboard" hidden></div>}
+      <PageHead
+        title={view ? `Dashboard: ${view.name}` : "Dashboard"}
+        subtitle={
+          view
+            ? "The devices of this saved view, counted when the page loaded."
+            : "Your fleet at a glance. Numbers update as devices check in."
+        }
+      >
+        <ViewPicker view={view} views={props.views} />
+        {view ? "" : <LiveStatus />}
         {props.canManage ? (
           <a class="btn primary" href="/devices/new">
             Add device
@@ -38,22 +77,22 @@ export function DashboardPage({ ctx, props }: { ctx: PageContext; props: Dashboa
         )}
       </PageHead>
       <div class="grid stats">
-        <StatCard href="/devices" label="Total devices" value={counts.total} live="total" />
+        <StatCard href={inView("/devices", view)} label="Total devices" value={counts.total} live={"total"} />
         <StatCard
-          href={ONLINE_HREF}
+          href={inView(ONLINE_HREF, view)}
           label="Online"
           value={counts.online}
-          live="online"
+          live={"online"}
           tone="ok"
           hint={`${counts.offline.toLocaleString("en-US")} offline`}
-          hintHref={OFFLINE_HREF}
-          hintLive="offline"
+          hintHref={inView(OFFLINE_HREF, view)}
+          hintLive={"offline"}
         />
         <StatCard
-          href="/devices?approval_status=pending"
+          href={inView("/devices?approval_status=pending", view)}
           label="Pending approval"
           value={counts.pending}
-          live="pending"
+          live={"pending"}
           tone={counts.pending > 0 ? "warn" : undefined}
           hint="Waiting for an operator"
         />

@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
 import { countOpenAlerts } from "../../alerts";
-import { recentDevices } from "../../devices/service";
+import { countMatchingFleet, recentDevices } from "../../devices/service";
+import { deviceMatch, listViews } from "../../fleet/service";
 import { canOperate } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
 import { fleetActivity } from "../../telemetry/service";
@@ -16,14 +17,22 @@ export function dashboardRoutes(ctx: AppContext) {
   const sql = database.sql;
   return new Elysia({ name: "dashboard-page" }).use(ctx.access).get(
     "/",
-    async ({ request, principal }) => {
+    async ({ request, principal, query }) => {
       const page = pageContext(request, principal);
       const { onlineWindowSeconds } = await ctx.settings.device();
-      const [counts, recent, chart, alerts] = await Promise.all([
-        ctx.fleetCounts.counts(onlineWindowSeconds),
+      // `?view=`: the cards count that saved view's devices (exactly, without live updates).
+      const match =
+        typeof query.view === "string" && query.view.trim() !== ""
+          ? await deviceMatch(database, { view: query.view }, { onlineWindowSeconds })
+          : undefined;
+      const [counts, recent, chart, alerts, views] = await Promise.all([
+        match
+          ? countMatchingFleet(sql, onlineWindowSeconds, match.condition ?? sql`true`)
+          : ctx.fleetCounts.counts(onlineWindowSeconds),
         recentDevices(sql, RECENT_DEVICES, onlineWindowSeconds),
         fleetActivity(sql),
         countOpenAlerts(sql),
+        listViews(database),
       ]);
       return htmlPage(
         page,
@@ -34,6 +43,8 @@ export function dashboardRoutes(ctx: AppContext) {
             recent,
             activity: chart,
             canManage: canOperate(principal),
+            view: match?.view && { id: match.view.id, name: match.view.name },
+            views: views.map((v) => ({ id: v.id, name: v.name })),
             onlineWindowMinutes: Math.round((onlineWindowSeconds / 60) * 100) / 100,
           }}
         />,

@@ -1,6 +1,7 @@
 // What the device page renders: the device, and the data of the open tab (loaded by its tab's loader).
 import type { Command, UnmatchedResult } from "../../commands/service";
 import type { Device } from "../../devices/service";
+import type { FleetTabData } from "../../fleet/service";
 import type { ChartData, Gauges, TelemetryEvent } from "../../telemetry/service";
 import type { TerminalTabData } from "../../terminal/service";
 
@@ -74,4 +75,5 @@ export interface DeviceDetailProps {
     unmatched: { results: UnmatchedResult[]; total: number };
   };
   terminal?: TerminalTabData;
+  fleet?: FleetTabData;
 }

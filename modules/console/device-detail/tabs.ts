@@ -4,6 +4,7 @@
  * open) and the panel; the page, its tab bar and its routes need no change.
  */
 import type { PageContext } from "../../../ui/layout";
+import { FleetPanel, loadFleetTab } from "../../fleet/service";
 import { RemoteAccessSlot } from "../../remote-access/service";
 import { loadTerminalTab, TerminalPanel } from "../../terminal/service";
 import { loadCommandsTab, loadScriptsTab, loadTelemetryTab, type TabLoadInput } from "./loaders";
@@ -25,6 +26,18 @@ export const DEVICE_TABS: readonly DeviceTabDefinition[] = [
   { id: "telemetry", label: "Telemetry", load: loadTelemetryTab, Panel: TelemetryPanel },
   { id: "scripts", label: "Scripts", load: loadScriptsTab, Panel: ScriptsPanel },
   { id: "commands", label: "Commands", load: loadCommandsTab, Panel: CommandsPanel },
+  {
+    id: "tags",
+    label: "Tags & notes",
+    load: loadFleetTab,
+    Panel: ({ ctx, props }) =>
+      FleetPanel({
+        device: props.device,
+        data: props.fleet ?? { tags: [] },
+        canOperate: props.canManage,
+        csrfToken: ctx.csrfToken,
+      }),
+  },
   {
     id: "remote",
     label: "Remote access",

@@ -142,6 +142,43 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
     body: { builder: "alert", schema_id: credentials.schemaProduct, selections },
   });
 
+  // ---------------------------------------------------------------- fleet: tags, names, views
+  const unknownTagged = { path: { device_id: crypto.randomUUID() } };
+  const thisTagged = { path: { device_id: deviceId } };
+  for (const params of [unknownTagged, thisTagged]) {
+    await admin.POST("/api/v1/devices/{device_id}/tags", {
+      params,
+      body: { tags: [{ key: "site", value: "berlin" }] },
+    });
+    await admin.GET("/api/v1/devices/{device_id}/tags", { params });
+    await admin.DELETE("/api/v1/devices/{device_id}/tags/{key}", {
+      params: { path: { ...params.path, key: "site" } },
+    });
+    await admin.PATCH("/api/v1/devices/{device_id}/profile", { params, body: { display_name: "Contract" } });
+  }
+  await admin.POST("/api/v1/devices/tags", {
+    body: { ids: [deviceId], add: [{ key: "Bad Key", value: "x" }] },
+  });
+  await admin.POST("/api/v1/devices/tags", {
+    body: { ids: [deviceId], add: [{ key: "env", value: "lab" }] },
+  });
+  await anonymous.GET("/api/v1/tags/suggestions", {});
+  await admin.GET("/api/v1/tags/suggestions", { params: { query: { prefix: "e" } } });
+  await anonymous.GET("/api/v1/views", {});
+  await admin.GET("/api/v1/views", {});
+  const viewBody = { name: `Contract ${credentials.mac}`, query: "tag:env=lab status:online" };
+  await admin.POST("/api/v1/views", { body: { ...viewBody, query: "status:sleeping" } });
+  const view = await admin.POST("/api/v1/views", { body: viewBody });
+  const unknownView = { path: { view_id: crypto.randomUUID() } };
+  const thisView = { path: { view_id: view.data?.data.id ?? "" } };
+  await admin.GET("/api/v1/devices", { params: { query: { view: thisView.path.view_id } } });
+  await admin.GET("/api/v1/devices", { params: { query: { q: "tag:" } } });
+  for (const params of [unknownView, thisView]) {
+    await admin.GET("/api/v1/views/{view_id}", { params });
+    await admin.PUT("/api/v1/views/{view_id}", { params, body: { ...viewBody, name: `${viewBody.name} 2` } });
+    await admin.DELETE("/api/v1/views/{view_id}", { params });
+  }
+
   // ---------------------------------------------------------------- reports
   await anonymous.GET("/api/v1/reports", {});
   await admin.GET("/api/v1/reports", {

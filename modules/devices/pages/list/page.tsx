@@ -8,9 +8,12 @@ import { type Chip, FilterChips, LiveStatus } from "../../../../ui/widgets";
 import type { ConsoleSort } from "../../queries";
 import type { DeviceSummary } from "../../rows";
 import { DEFAULT_SORT, type DeviceQuery, defaultOrder, devicesUrl, FILTER_KEYS } from "./query";
+import { BulkTagControls, QueryErrorNote, QuerySyntax, SaveViewForm } from "./query-box";
 import { DeviceRow } from "./row";
 
-const FILTER_LABELS: Record<(typeof FILTER_KEYS)[number] | "search", string> = {
+const FILTER_LABELS: Record<(typeof FILTER_KEYS)[number] | "search" | "q" | "view", string> = {
+  q: "Query",
+  view: "View",
   approval_status: "Approval",
   connectivity_status: "Connectivity",
   product: "Product",
@@ -27,6 +30,10 @@ export interface DevicesPageProps {
   prev: string | undefined;
   canManage: boolean;
   pageSize: number;
+  /** The saved view applied (`?view=`), by name. */
+  viewName: string | undefined;
+  /** Why `?q=` or `?view=` could not be applied (position: where in the query). */
+  queryError?: { message: string; position: number | undefined };
 }
 
 function SortHeader({
@@ -105,7 +112,7 @@ function QuickFilters({ query }: { query: DeviceQuery }) {
 
 function chipsOf(query: DeviceQuery): Chip[] {
   const chips: Chip[] = [];
-  for (const key of ["search", ...FILTER_KEYS] as const) {
+  for (const key of ["view", "q", "search", ...FILTER_KEYS] as const) {
     const value = query[key];
     if (value)
       chips.push({ label: FILTER_LABELS[key], value, removeHref: devicesUrl(query, { [key]: undefined }) });
@@ -116,9 +123,13 @@ function chipsOf(query: DeviceQuery): Chip[] {
 /** The part htmx swaps on search, paging and live updates. */
 export function DeviceResults({ ctx, props }: { ctx: PageContext; props: DevicesPageProps }) {
   const { query, devices, canManage } = props;
-  const chips = chipsOf(query);
+  const chips = chipsOf(query).map((chip) =>
+    chip.label === "View" && props.viewName ? { ...chip, value: props.viewName } : chip,
+  );
   const clearHref = devicesUrl(query, {
     search: undefined,
+    q: undefined,
+    view: undefined,
     approval_status: undefined,
     connectivity_status: undefined,
     product: undefined,
@@ -126,7 +137,13 @@ export function DeviceResults({ ctx, props }: { ctx: PageContext; props: Devices
   const returnTo = devicesUrl(query, { after: query.after, before: query.before });
   return (
     <div id="device-results" class="stack" data-return-to={returnTo}>
+      {props.queryError ? <QueryErrorNote query={query.q ?? ""} error={props.queryError} /> : ""}
       <FilterChips chips={chips} clearHref={clearHref} />
+      {canManage && query.q && !props.queryError ? (
+        <SaveViewForm csrfToken={ctx.csrfToken} query={query.q} />
+      ) : (
+        ""
+      )}
       {props.fleetTotal === 0 ? (
         <EmptyState
           icon="devices"
@@ -141,6 +158,8 @@ export function DeviceResults({ ctx, props }: { ctx: PageContext; props: Devices
             ""
           )}
         </EmptyState>
+      ) : devices.length === 0 && props.queryError ? (
+        ""
       ) : devices.length === 0 ? (
         <EmptyState
           icon="devices"
@@ -182,6 +201,7 @@ export function DeviceResults({ ctx, props }: { ctx: PageContext; props: Devices
                   Reject selected
                 </button>
               </div>
+              <BulkTagControls />
             </form>
           ) : (
             ""
@@ -264,6 +284,7 @@ export function DevicesPage({ ctx, props }: { ctx: PageContext; props: DevicesPa
   return (
     <Layout ctx={ctx} title="Devices">
       <script src={assetUrl("console.js")} defer></script>
+      <script src={assetUrl("fleet.js")} defer></script>
       <div data-live-page="devices" hidden></div>
       <PageHead title="Devices" subtitle="Search, filter and approve the devices of your fleet.">
         <LiveStatus />
@@ -285,21 +306,29 @@ export function DevicesPage({ ctx, props }: { ctx: PageContext; props: DevicesPa
           hx-select="#device-results"
           hx-swap="outerHTML"
           hx-push-url="true"
-          hx-trigger="input changed delay:300ms from:input[name=search], submit"
+          hx-trigger="input changed delay:300ms from:input[name=q], submit"
         >
           <label class="visually-hidden" for="device-search">
             Search devices
           </label>
-          <TextInput
+          {/* A plain input: the kit's TextInput has no `list` (the datalist of suggestions). */}
+          <input
             id="device-search"
             type="search"
-            name="search"
-            value={query.search ?? ""}
-            placeholder="Search MAC, name, IP, product…"
+            name="q"
+            value={query.q ?? ""}
+            placeholder='tag:site=berlin status:online "pump"'
             autocomplete="off"
-            maxLength={200}
+            spellcheck="false"
+            maxlength="1000"
+            list="query-suggestions"
+            aria-describedby="query-help"
+            data-query-box
           />
-          {FILTER_KEYS.map((key) => (query[key] ? <Hidden name={key} value={query[key]} /> : ""))}
+          <datalist id="query-suggestions"></datalist>
+          {(["search", "view", ...FILTER_KEYS] as const).map((key) =>
+            query[key] ? <Hidden name={key} value={query[key]} /> : "",
+          )}
           {query.sort !== DEFAULT_SORT ? <Hidden name="sort" value={query.sort} /> : ""}
           {query.order !== defaultOrder(query.sort) ? <Hidden name="order" value={query.order} /> : ""}
           <button class="btn" type="submit">
@@ -307,7 +336,11 @@ export function DevicesPage({ ctx, props }: { ctx: PageContext; props: DevicesPa
           </button>
         </form>
         <QuickFilters query={query} />
+        <a class="btn small" href="/views">
+          Saved views
+        </a>
       </div>
+      <QuerySyntax />
       <div class="live-notice" data-live-notice hidden role="status">
         The list changed.{" "}
         <button type="button" class="btn small" data-live-refresh>

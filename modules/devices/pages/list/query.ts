@@ -1,5 +1,7 @@
 // The device list's state, all of it in the URL: parsed from the query, written back into links.
 import type { Static } from "@sinclair/typebox";
+import type { AppContext } from "../../../platform/context";
+import { AppError } from "../../../platform/errors";
 import { type DeviceFilters, normaliseDeviceFilters } from "../../listing";
 import type { DevicePageQuery } from "../../model";
 import { CONSOLE_SORTS, type ConsoleSort } from "../../queries";
@@ -7,6 +9,10 @@ import { CONSOLE_SORTS, type ConsoleSort } from "../../queries";
 /** The list's state, all of it in the URL. */
 export interface DeviceQuery {
   search?: string;
+  /** A fleet query (docs/fleet.md), applied through AppContext.deviceQuery. */
+  q?: string;
+  /** A saved view (id or name). */
+  view?: string;
   approval_status?: "pending" | "approved" | "rejected";
   connectivity_status?: "online" | "offline";
   product?: string;
@@ -27,6 +33,8 @@ export function devicesUrl(
 ) {
   const merged: Record<string, string | undefined> = {
     search: query.search,
+    q: query.q,
+    view: query.view,
     approval_status: query.approval_status,
     connectivity_status: query.connectivity_status,
     product: query.product,
@@ -40,6 +48,13 @@ export function devicesUrl(
   for (const [key, value] of Object.entries(merged)) if (value) params.set(key, value);
   const text = params.toString();
   return text ? `${path}?${text}` : path;
+}
+
+/** The list's query and view as one condition (AppContext.deviceQuery: the fleet query language). */
+export async function queryCondition(ctx: AppContext, query: DeviceQuery, onlineWindowSeconds: number) {
+  if (!query.q && !query.view) return { condition: undefined, viewName: undefined };
+  if (!ctx.deviceQuery) throw new AppError(400, "invalid_query", "This server does not take queries");
+  return ctx.deviceQuery({ q: query.q, view: query.view }, onlineWindowSeconds);
 }
 
 /** The list's filters as the device queries take them. */
@@ -68,9 +83,13 @@ export function parseDeviceQuery(query: Static<typeof DevicePageQuery>): DeviceQ
     ? (query.sort as ConsoleSort)
     : DEFAULT_SORT;
   const order = query.order === "asc" || query.order === "desc" ? query.order : defaultOrder(sort);
+  const text = (v: string | undefined, max: number) =>
+    v !== undefined && v.trim() !== "" ? v.trim().slice(0, max) : undefined;
   const cursor = (v: string | undefined) => (v !== undefined && /^[\w-]{1,1000}$/.test(v) ? v : undefined);
   return {
     search: filters.search,
+    q: text(query.q, 1000),
+    view: text(query.view, 200),
     approval_status: filters.approvalStatus,
     connectivity_status: filters.connectivityStatus,
     product: filters.product,

@@ -9,7 +9,10 @@ import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../managem
 import { BulkDecisionForm, DevicePageQuery } from "../../model";
 import { consoleFilters, countMatchingDevices, listConsoleDevices } from "../../queries";
 import { DeviceResults, DevicesPage, type DevicesPageProps } from "./page";
-import { type DeviceQuery, devicesReturn, listFilters, parseDeviceQuery } from "./query";
+import { type DeviceQuery, devicesReturn, listFilters, parseDeviceQuery, queryCondition } from "./query";
+
+/** Errors of `?q=`/`?view=` the list shows beside its search box instead of an error page. */
+const QUERY_ERRORS = ["invalid_query", "view_not_found"];
 
 const PAGE_SIZE = 50;
 
@@ -24,9 +27,32 @@ export function deviceListRoutes(ctx: AppContext) {
     query: DeviceQuery,
   ): Promise<DevicesPageProps> {
     const { onlineWindowSeconds } = await ctx.settings.device();
-    const filters = await consoleFilters(sql, { ...listFilters(query), onlineWindowSeconds });
+    const canManage = canOperate(principal);
+    let match: Awaited<ReturnType<typeof queryCondition>>;
+    try {
+      match = await queryCondition(ctx, query, onlineWindowSeconds);
+    } catch (error) {
+      // A query that does not parse, or a view that is gone: said beside the box, nothing listed.
+      if (!(error instanceof AppError) || !QUERY_ERRORS.includes(error.code)) throw error;
+      const fleet = await ctx.fleetCounts.counts(onlineWindowSeconds);
+      const at = (error.details as { position?: number } | undefined)?.position;
+      return {
+        ...emptyProps(query, fleet.total, canManage),
+        queryError: { message: error.message, position: at },
+      };
+    }
+    const filters = await consoleFilters(sql, {
+      ...listFilters(query),
+      matching: match.condition,
+      onlineWindowSeconds,
+    });
     const filtered = Boolean(
-      query.search || query.approval_status || query.connectivity_status || query.product,
+      query.search ||
+        query.q ||
+        query.view ||
+        query.approval_status ||
+        query.connectivity_status ||
+        query.product,
     );
     const [list, fleet, matching] = await Promise.all([
       listConsoleDevices(sql, {
@@ -47,9 +73,15 @@ export function deviceListRoutes(ctx: AppContext) {
       prev: list.prev,
       matching: matching ?? { count: fleet.total, more: false },
       fleetTotal: fleet.total,
-      canManage: canOperate(principal),
+      canManage,
       pageSize: PAGE_SIZE,
+      viewName: match.viewName,
     };
+  }
+
+  function emptyProps(query: DeviceQuery, fleetTotal: number, canManage: boolean): DevicesPageProps {
+    const none = { devices: [], next: undefined, prev: undefined, matching: { count: 0, more: false } };
+    return { query, ...none, fleetTotal, canManage, pageSize: PAGE_SIZE, viewName: undefined };
   }
 
   return new Elysia({ name: "device-list-page" })
