@@ -1,5 +1,5 @@
 import path from "node:path";
-import { migrateJobQueue } from "../modules/jobs/runner";
+import { migrateJobQueue } from "../modules/jobs/service";
 import type { Config } from "../modules/platform/config";
 import { applyMigrations, connectDatabase, type Database } from "../modules/platform/database";
 import { startEmbeddedPostgres } from "../modules/platform/embedded-postgres";

@@ -3,12 +3,12 @@ import { Command, InvalidArgumentError } from "commander";
 import { startOutpost } from "../app";
 import { recordCliAudit } from "../modules/audit/service";
 import { BackupError } from "../modules/backup/service";
-import { resetFactorsByEmail } from "../modules/operators/factors";
 import {
   createApiToken,
   createOperator,
   isOperatorRole,
   type OperatorRole,
+  resetFactorsByEmail,
   unlockSignIn,
 } from "../modules/operators/service";
 import { type Config, ConfigError, loadConfig } from "../modules/platform/config";

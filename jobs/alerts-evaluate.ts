@@ -1,6 +1,5 @@
-import { EVALUATE_TASK, evaluateAlerts, SETTLE_MS } from "../modules/alerts/evaluation";
-import { enqueueJob } from "../modules/jobs/service";
-import { defineJob } from "../modules/jobs/task";
+import { EVALUATE_TASK, evaluateAlerts, SETTLE_MS } from "../modules/alerts";
+import { defineJob, enqueueJob } from "../modules/jobs/service";
 
 /** How long one job keeps following the stream before it hands over to a fresh job. */
 const FOLLOW_MS = 5000; // short: shutdown waits for a running job

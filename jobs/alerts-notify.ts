@@ -1,6 +1,5 @@
-import { deliverNotification } from "../modules/alerts/notifications/deliver";
-import { NOTIFY_TASK } from "../modules/alerts/notifications/queue";
-import { defineJob } from "../modules/jobs/task";
+import { deliverNotification, NOTIFY_TASK } from "../modules/alerts";
+import { defineJob } from "../modules/jobs/service";
 
 export default defineJob<{ notificationId: string }>({
   identifier: NOTIFY_TASK,

@@ -1,5 +1,5 @@
-import { checkOfflineDevices } from "../modules/alerts/evaluation";
-import { defineJob } from "../modules/jobs/task";
+import { checkOfflineDevices } from "../modules/alerts";
+import { defineJob } from "../modules/jobs/service";
 
 export default defineJob({
   identifier: "alerts_offline",

@@ -1,5 +1,5 @@
-import { deleteExpiredAlerts } from "../modules/alerts/lifecycle";
-import { defineJob } from "../modules/jobs/task";
+import { deleteExpiredAlerts } from "../modules/alerts";
+import { defineJob } from "../modules/jobs/service";
 
 export default defineJob({
   identifier: "alerts_retention",

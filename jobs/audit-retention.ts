@@ -1,5 +1,5 @@
 import { pruneAudit } from "../modules/audit/service";
-import { defineJob } from "../modules/jobs/task";
+import { defineJob } from "../modules/jobs/service";
 
 export default defineJob({
   identifier: "audit_retention",

@@ -1,5 +1,5 @@
 import { pruneSightings } from "../modules/devices/service";
-import { defineJob } from "../modules/jobs/task";
+import { defineJob } from "../modules/jobs/service";
 
 export default defineJob({
   identifier: "device_sightings_prune",

@@ -1,6 +1,5 @@
-import { e2eConfigFor } from "../modules/e2e/config";
-import { executeSeedJob, SEED_TASK } from "../modules/e2e/seed";
-import { defineJob } from "../modules/jobs/task";
+import { e2eConfigFor, executeSeedJob, SEED_TASK } from "../modules/e2e";
+import { defineJob } from "../modules/jobs/service";
 
 export default defineJob<{ seed_id: string }>({
   identifier: SEED_TASK,

@@ -1,6 +1,5 @@
-import { e2eConfigFor } from "../modules/e2e/config";
-import { cancelStaleRuns } from "../modules/e2e/retention";
-import { defineJob } from "../modules/jobs/task";
+import { cancelStaleRuns, e2eConfigFor } from "../modules/e2e";
+import { defineJob } from "../modules/jobs/service";
 
 export default defineJob({
   identifier: "e2e_cancel_stale_runs",

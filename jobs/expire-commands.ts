@@ -1,5 +1,5 @@
 import { expireCommands } from "../modules/commands/service";
-import { defineJob } from "../modules/jobs/task";
+import { defineJob } from "../modules/jobs/service";
 
 export default defineJob({
   identifier: "expire_commands",

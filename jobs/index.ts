@@ -1,4 +1,4 @@
-import type { JobCatalog, JobDefinition, JobSchedule } from "../modules/jobs/task";
+import type { JobCatalog, JobDefinition, JobSchedule } from "../modules/jobs/service";
 import alertsEvaluate from "./alerts-evaluate";
 import alertsNotify from "./alerts-notify";
 import alertsOffline from "./alerts-offline";

@@ -1,6 +1,5 @@
 import { pruneRateCounters } from "../modules/devices/service";
-import { pruneJobHistory } from "../modules/jobs/service";
-import { defineJob } from "../modules/jobs/task";
+import { defineJob, pruneJobHistory } from "../modules/jobs/service";
 import { pruneExpiredSessions } from "../modules/operators/service";
 
 export default defineJob({

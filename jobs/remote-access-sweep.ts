@@ -1,5 +1,4 @@
-import { enqueueJob } from "../modules/jobs/service";
-import { defineJob } from "../modules/jobs/task";
+import { defineJob, enqueueJob } from "../modules/jobs/service";
 import { sweepLeases } from "../modules/remote-access/service";
 
 /**

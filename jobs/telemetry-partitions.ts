@@ -1,4 +1,4 @@
-import { defineJob } from "../modules/jobs/task";
+import { defineJob } from "../modules/jobs/service";
 import { ensureTelemetryPartitions } from "../modules/telemetry/service";
 
 /** Partitions exist this many days ahead, so a stopped worker has a week before the default partition fills. */

@@ -1,6 +1,9 @@
-import { defineJob } from "../modules/jobs/task";
-import { dropExpiredRecentRollups, dropExpiredRollups } from "../modules/telemetry/rollups";
-import { dropExpiredTelemetry } from "../modules/telemetry/service";
+import { defineJob } from "../modules/jobs/service";
+import {
+  dropExpiredRecentRollups,
+  dropExpiredRollups,
+  dropExpiredTelemetry,
+} from "../modules/telemetry/service";
 
 export default defineJob({
   identifier: "telemetry_retention",

@@ -1,5 +1,5 @@
-import { defineJob } from "../modules/jobs/task";
-import { rollUpTelemetry } from "../modules/telemetry/rollups";
+import { defineJob } from "../modules/jobs/service";
+import { rollUpTelemetry } from "../modules/telemetry/service";
 
 export default defineJob({
   identifier: "telemetry_rollup",

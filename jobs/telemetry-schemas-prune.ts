@@ -1,5 +1,5 @@
 import { pruneTelemetrySchemas } from "../modules/devices/service";
-import { defineJob } from "../modules/jobs/task";
+import { defineJob } from "../modules/jobs/service";
 
 export default defineJob({
   identifier: "telemetry_schemas_prune",

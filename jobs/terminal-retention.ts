@@ -1,4 +1,4 @@
-import { defineJob } from "../modules/jobs/task";
+import { defineJob } from "../modules/jobs/service";
 import { pruneRecordings, sweepSessions } from "../modules/terminal/service";
 
 export default defineJob({

@@ -113,3 +113,4 @@ export async function queueDepthByTask(database: Database): Promise<{ task: stri
 }
 
 export { migrateJobQueue } from "./runner";
+export { defineJob, type JobCatalog, type JobDefinition, type JobSchedule } from "./task";

@@ -361,7 +361,7 @@ export async function pruneExpiredSessions(db: Db): Promise<{ sessions: number; 
   return { sessions: sessions.count, throttles: throttles.count };
 }
 export { createExternalOperator, findOperator, markExternalSignIn } from "./external";
-export { factorCounts, resetFactors } from "./factors";
+export { factorCounts, resetFactors, resetFactorsByEmail } from "./factors";
 export { changeOperatorRole, inviteOperator, setOperatorDisabled } from "./management";
 export {
   type FactorPolicy,

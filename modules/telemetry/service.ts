@@ -195,6 +195,7 @@ export {
   reportColumns,
   reportPage,
 } from "./report-query";
+export { dropExpiredRecentRollups, dropExpiredRollups, rollUpTelemetry } from "./rollups";
 export {
   type ChartData,
   chartPriority,
