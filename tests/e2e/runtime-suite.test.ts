@@ -103,7 +103,8 @@ describe("the repo's runtime suite", () => {
           if (entry.action !== "runtime_approve_device") continue;
           approveSteps += 1;
           expect(entry.action_data.body_json.data.api_token).toBe("[REDACTED]");
-          expect(entry.action_data.body_preview).toContain('"api_token":"[REDACTED]"');
+          // The preview is cut from the redacted body (the token may lie past its end).
+          expect(JSON.stringify(entry.action_data.body_json)).toStartWith(entry.action_data.body_preview);
         }
       }
       expect(approveSteps).toBeGreaterThan(0);
