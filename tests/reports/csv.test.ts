@@ -83,6 +83,20 @@ describe("CSV cells (RFC 4180, formula injection)", () => {
     expect(long.headers.get("content-disposition")).toContain(`filename="${"r".repeat(150)}"`);
   });
 
+  test("a batch of several rows is written as consecutive lines", async () => {
+    const response = csvResponse(
+      "n.csv",
+      ["n", "s"],
+      (async function* () {
+        yield [
+          [1, "a"],
+          [2, "b,c"],
+        ];
+      })(),
+    );
+    expect(await response.text()).toBe('n,s\r\n1,a\r\n2,"b,c"\r\n');
+  });
+
   test("nothing is read ahead: a batch is produced only when the reader asks for it", async () => {
     let produced = 0;
     async function* batches() {
