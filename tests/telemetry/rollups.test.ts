@@ -13,7 +13,9 @@ import { recordTelemetry } from "../../modules/telemetry/service";
 import { startTestApp } from "../helpers/app";
 import { cpu, HOUR, MINUTE, rollupReads, USAGE } from "./rollup-fixtures";
 
-const app = await startTestApp();
+// The web role only: these tests run the rollup themselves, and a worker's every-minute run of it
+// would race them for the watermark row (a run that finds it locked folds nothing).
+const app = await startTestApp({ OUTPOST_ROLE: "web" });
 const sql = app.database.sql;
 const { hourly, sixMinutes, fleetHour } = rollupReads(sql);
 // A virtual clock from yesterday 01:00 UTC (its partition exists), moving forward only.
