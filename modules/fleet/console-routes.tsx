@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
-import { devicesReturn, setDeviceProfile } from "../devices/service";
+import { devicesReturn } from "../devices/service";
 import { canOperate, principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -24,6 +24,7 @@ import {
   findView,
   listViews,
   removeTags,
+  setProfile,
   TAG_BATCH_MAX,
   tagFromText,
   updateView,
@@ -119,7 +120,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
         const back = `/devices/${encodeURIComponent(params.id)}?tab=tags`;
         return attempt(back, async () => {
           const next = { displayName: body.display_name ?? "", notes: body.notes ?? "" };
-          const before = await setDeviceProfile(sql, params.id, next);
+          const before = await setProfile(sql, params.id, next);
           if (!before) throw new AppError(404, "device_not_found", "This device does not exist.");
           noteChanges(
             request,

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { noteAudit, noteChanges } from "../audit/service";
-import { getDevice, setDeviceProfile } from "../devices/service";
+import { getDevice } from "../devices/service";
 import { principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { notFound } from "../platform/errors";
@@ -30,6 +30,7 @@ import {
   getView,
   listViews,
   removeTags,
+  setProfile,
   tagSuggestions,
   updateView,
 } from "./service";
@@ -120,7 +121,7 @@ export function fleetApiRoutes(ctx: AppContext) {
     .patch(
       "/api/v1/devices/:device_id/profile",
       async ({ params, body, request }) => {
-        const before = await setDeviceProfile(sql, params.device_id, {
+        const before = await setProfile(sql, params.device_id, {
           displayName: body.display_name,
           notes: body.notes,
         });

@@ -16,6 +16,7 @@ export {
   addTags,
   deviceTagsOf,
   removeTags,
+  setProfile,
   syncDeclaredLabels,
   TAG_BATCH_MAX,
   type Tag,

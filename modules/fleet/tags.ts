@@ -1,6 +1,7 @@
 // Operators' tags: set and removed on one device or many at once, listed, and suggested to the search box.
 import { LABELS_PER_DEVICE_MAX, labelKeyProblem, labelValueProblem } from "../../shared/labels";
-import { deviceNames } from "../devices/service";
+import { deviceNames, setDeviceProfile } from "../devices/service";
+import { announceFleet } from "../live/service";
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 
@@ -76,6 +77,7 @@ export async function addTags(sql: Sql, ids: string[], tags: Tag[]): Promise<str
         `A device may have at most ${LABELS_PER_DEVICE_MAX} tags; device ${over.device_id} would have ${over.n}`,
         { field: "tags", device_id: over.device_id },
       );
+    await announceFleet(tx as unknown as Sql);
     return devices;
   }) as Promise<string[]>;
 }
@@ -88,6 +90,7 @@ export async function removeTags(sql: Sql, ids: string[], keys: string[]): Promi
   const removed = await sql`
     delete from device_tags
     where device_id = any(${devices}::uuid[]) and source = 'operator' and key = any(${wanted}::text[])`;
+  if (removed.count > 0) await announceFleet(sql);
   return removed.count;
 }
 
@@ -105,15 +108,19 @@ export async function deviceTagsOf(sql: Sql, id: string): Promise<Tag[]> {
 export async function syncDeclaredLabels(sql: Sql, deviceId: string, labels: Record<string, string>) {
   const keys = Object.keys(labels);
   await sql.begin(async (tx) => {
-    await tx`delete from device_tags where device_id = ${deviceId}::uuid and source = 'agent'
+    const gone = await tx`delete from device_tags where device_id = ${deviceId}::uuid and source = 'agent'
       and not (key = any(${keys}::text[]))`;
-    if (keys.length === 0) return;
+    if (keys.length === 0) {
+      if (gone.count > 0) await announceFleet(tx as unknown as Sql);
+      return;
+    }
     await tx`
       insert into device_tags (device_id, source, key, value)
       select ${deviceId}::uuid, 'agent', k, v
       from unnest(${keys}::text[], ${Object.values(labels)}::text[]) l(k, v) order by k
       on conflict (device_id, source, key) do update set value = excluded.value
         where device_tags.value is distinct from excluded.value`;
+    await announceFleet(tx as unknown as Sql);
   });
 }
 
@@ -144,4 +151,14 @@ export async function tagSuggestions(sql: Sql, input: { key?: string; prefix?: s
           from walk where walk.v is not null)
         select v from walk where starts_with(v, ${prefix}) limit ${SUGGESTIONS_MAX}`;
   return rows.map((r) => r.v);
+}
+
+/**
+ * Sets a device's display name and notes (devices' `setDeviceProfile`), and refreshes open device
+ * lists: the name is what they show. Returns the values before, or undefined for no such device.
+ */
+export async function setProfile(sql: Sql, id: string, profile: Parameters<typeof setDeviceProfile>[2]) {
+  const before = await setDeviceProfile(sql, id, profile);
+  if (before) await announceFleet(sql);
+  return before;
 }

@@ -1,6 +1,7 @@
 // The fleet's routes over real HTTP: tags, names and notes, saved views and ?q=/?view= on the device
 // API, the console's forms (CSRF) and who may do what (viewers read, operators write).
 import { afterAll, describe, expect, test } from "bun:test";
+import { LIVE_CHANNEL } from "../../modules/live/hub";
 import { approvedDevice, json, register } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 
@@ -228,5 +229,34 @@ describe("console forms", () => {
     const views = await (await app.fetch("/views", { headers: { cookie: session.cookie } })).text();
     expect(views).toContain("&lt;b&gt;Lab&lt;/b&gt;");
     expect(views).not.toContain("<b>Lab</b>");
+  });
+});
+
+describe("open lists refresh", () => {
+  test("a tag set or removed, a display name changed: the live channel hears `devices`", async () => {
+    const heard: string[] = [];
+    const listener = await app.database.sql.listen(LIVE_CHANNEL, (payload) => heard.push(payload));
+    try {
+      const { id } = await approvedDevice(app);
+      const after = async (change: () => Promise<Response>) => {
+        heard.length = 0;
+        expect((await change()).status).toBeLessThan(300);
+        // Notifications arrive after the commit, on the listening connection.
+        for (let i = 0; i < 50 && !heard.includes("devices"); i++) await Bun.sleep(20);
+        return heard.includes("devices");
+      };
+      const tags = `/api/v1/devices/${id}/tags`;
+      expect(
+        await after(() => app.fetch(tags, send(operator, "POST", { tags: [{ key: "room", value: "7" }] }))),
+      ).toBe(true);
+      expect(await after(() => app.fetch(`${tags}/room`, as(operator, { method: "DELETE" })))).toBe(true);
+      expect(
+        await after(() =>
+          app.fetch(`/api/v1/devices/${id}/profile`, send(operator, "PATCH", { display_name: "Pump 7" })),
+        ),
+      ).toBe(true);
+    } finally {
+      await listener.unlisten();
+    }
   });
 });
