@@ -71,6 +71,12 @@ export const CommandResultsReply = Type.Object({
 /** `GET /api/v1/devices/{id}/command_payloads/{ref}` → 200: the payload itself, unwrapped. */
 export const CommandPayloadReply = Type.Record(Type.String(), Type.Unknown(), {
   description: "The deferred payload, as queued (unwrapped, as the agent expects)",
+  examples: [
+    {
+      name: "fan-speed",
+      data: "/*---\nname: fan-speed\nversion: 2\nschema:\n  type: object\n---*/\nfunction main() { return { rpm: 1200 }; }\n",
+    },
+  ],
 });
 
 export const CommandPayloadParams = Type.Object({

@@ -38,21 +38,84 @@ export type ResultView = Static<typeof ResultSchema>;
 
 export const SuiteSchema = Type.Object({ id: Type.String(), journey_ids: Type.Array(Type.String()) });
 
-export const RunReply = Type.Object({ data: RunSchema });
-export const RunListReply = Type.Object({ data: Type.Array(RunSchema) });
-export const ResultListReply = Type.Object({ data: Type.Array(ResultSchema) });
-export const SuiteListReply = Type.Object({ data: Type.Array(SuiteSchema) });
-export const LogReply = Type.Object({
-  data: Type.Object({ run_id: Type.String(), journey_id: Type.String(), content: Type.String() }),
-});
-export const LogStoredReply = Type.Object({
-  data: Type.Object({
-    run_id: Type.String(),
-    journey_id: Type.String(),
-    log_ref: Type.String(),
-    bytes: Type.Integer(),
-  }),
-});
+const RUN_EXAMPLE = {
+  id: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77",
+  suite_id: "smoke",
+  journey_ids: ["login", "device_list"],
+  environment_label: "staging",
+  trigger_source: "ci",
+  protocol_version: "1",
+  status: "running",
+  started_at: "2026-11-28T12:00:00.000Z",
+  finished_at: null,
+};
+export const RunReply = Type.Object({ data: RunSchema }, { examples: [{ data: RUN_EXAMPLE }] });
+export const RunListReply = Type.Object(
+  { data: Type.Array(RunSchema) },
+  { examples: [{ data: [RUN_EXAMPLE] }] },
+);
+export const ResultListReply = Type.Object(
+  { data: Type.Array(ResultSchema) },
+  {
+    examples: [
+      {
+        data: [
+          {
+            id: "0193a5c4-8f20-7d11-8a3b-5e6f7a8b9c0d",
+            journey_id: "login",
+            status: "failed",
+            failure_step: "submit credentials",
+            failure_reason: "expected 303, got 500",
+            log_ref: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77/login",
+            started_at: "2026-11-28T12:00:01.000Z",
+            finished_at: "2026-11-28T12:00:04.250Z",
+            duration_ms: 3250,
+          },
+        ],
+      },
+    ],
+  },
+);
+export const SuiteListReply = Type.Object(
+  { data: Type.Array(SuiteSchema) },
+  { examples: [{ data: [{ id: "smoke", journey_ids: ["login", "device_list"] }] }] },
+);
+export const LogReply = Type.Object(
+  { data: Type.Object({ run_id: Type.String(), journey_id: Type.String(), content: Type.String() }) },
+  {
+    examples: [
+      {
+        data: {
+          run_id: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77",
+          journey_id: "login",
+          content: '{"step":"open sign-in page","status":"passed"}\n',
+        },
+      },
+    ],
+  },
+);
+export const LogStoredReply = Type.Object(
+  {
+    data: Type.Object({
+      run_id: Type.String(),
+      journey_id: Type.String(),
+      log_ref: Type.String(),
+      bytes: Type.Integer(),
+    }),
+  },
+  {
+    examples: [
+      {
+        data: {
+          run_id: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77",
+          journey_id: "login",
+          log_ref: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77/login",
+          bytes: 48,
+        },
+      },
+    ],
+  },
+);
 
 export const RunParams = Type.Object({ runId: Type.String({ description: "The run's id" }) });
 export const JourneyParams = Type.Object({

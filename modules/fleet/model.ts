@@ -22,12 +22,15 @@ export const SetTagsBody = Type.Object(
 );
 
 /** A device's tags: operators' (editable) and its agent's labels (declared by the device). */
-export const DeviceTagsReply = Type.Object({
-  data: Type.Object({
-    tags: Type.Array(TagSchema),
-    labels: Type.Record(Type.String(), Type.String()),
-  }),
-});
+export const DeviceTagsReply = Type.Object(
+  {
+    data: Type.Object({
+      tags: Type.Array(TagSchema),
+      labels: Type.Record(Type.String(), Type.String()),
+    }),
+  },
+  { examples: [{ data: { tags: [{ key: "site", value: "berlin" }], labels: { rack: "r7" } } }] },
+);
 
 export const TagKeyParams = Type.Object({
   device_id: Type.String({ description: "The device's id (UUID)" }),

@@ -82,13 +82,16 @@ export const WaitQuery = Type.Object(
 export type WaitQuery = Static<typeof WaitQuery>;
 
 /** `GET /api/v1/devices/{id}/wait` → 200: `wake` set when the agent should poll now. */
-export const WaitReplySchema = Type.Object({
-  data: Type.Object({
-    wake: Type.Union([
-      Type.Literal("remote_access"),
-      Type.Literal("commands"),
-      Type.Literal("notified"),
-      Type.Null(),
-    ]),
-  }),
-});
+export const WaitReplySchema = Type.Object(
+  {
+    data: Type.Object({
+      wake: Type.Union([
+        Type.Literal("remote_access"),
+        Type.Literal("commands"),
+        Type.Literal("notified"),
+        Type.Null(),
+      ]),
+    }),
+  },
+  { examples: [{ data: { wake: "commands" } }, { data: { wake: null } }] },
+);

@@ -67,6 +67,52 @@ describe("the document", () => {
     expect(Object.values(registerBody).some((media) => (media as { example?: unknown }).example)).toBe(true);
   });
 
+  test("every example in the document is valid for the schema it stands in, and the device and E2E APIs have them", () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ components: doc.components }, "openapi.json");
+    const resolve = (schema: object) =>
+      JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi.json#/components/'));
+    const invalid: { at: string; errors: unknown }[] = [];
+    let checked = 0;
+    const walk = (node: unknown, at: string) => {
+      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${at}/${i}`));
+      if (typeof node !== "object" || node === null) return;
+      const record = node as Record<string, unknown>;
+      // A schema's `examples`, and a media type's `example` for its `schema`.
+      if (Array.isArray(record.examples) && (record.type || record.properties || record.anyOf)) {
+        const { examples, ...schema } = record;
+        for (const example of examples as unknown[]) {
+          checked++;
+          if (!ajv.validate(resolve(schema), example)) invalid.push({ at, errors: ajv.errors });
+        }
+      }
+      if ("example" in record && record.schema && typeof record.schema === "object") {
+        checked++;
+        if (!ajv.validate(resolve(record.schema), record.example)) invalid.push({ at, errors: ajv.errors });
+      }
+      for (const [key, value] of Object.entries(record)) if (key !== "examples") walk(value, `${at}/${key}`);
+    };
+    walk(doc.paths, "#/paths");
+    walk(doc.components, "#/components");
+    expect(invalid).toEqual([]);
+    expect(checked).toBeGreaterThan(10);
+    // The agent's calls and the CI runner's, beyond the bodies: the replies they read have examples too.
+    for (const [path, method] of [
+      ["/api/v1/devices/{device_id}/wait", "get"],
+      ["/api/v1/devices/{device_id}/command_payloads/{ref}", "get"],
+      ["/e2e/runs", "get"],
+      ["/e2e/runs/{runId}/results", "get"],
+    ] as const)
+      expect({
+        path,
+        example: JSON.stringify(doc.paths[path][method].responses[200]).includes('"example'),
+      }).toEqual({
+        path,
+        example: true,
+      });
+  });
+
   test("real replies match their documented schemas", async () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(ajv);
