@@ -76,7 +76,10 @@ describe("the document", () => {
     const invalid: { at: string; errors: unknown }[] = [];
     let checked = 0;
     const walk = (node: unknown, at: string) => {
-      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${at}/${i}`));
+      if (Array.isArray(node)) {
+        for (const [i, item] of node.entries()) walk(item, `${at}/${i}`);
+        return;
+      }
       if (typeof node !== "object" || node === null) return;
       const record = node as Record<string, unknown>;
       // A schema's `examples`, and a media type's `example` for its `schema`.
