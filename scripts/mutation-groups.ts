@@ -80,7 +80,7 @@ export const GROUPS: Record<string, Group> = {
       "modules/devices/device-auth.ts",
       "modules/devices/pre-authorisation.ts",
       // The operator's decision on an identity claim (bound to the fingerprint shown).
-      "modules/devices/management.ts:161-200",
+      "modules/devices/management.ts:198-237",
     ],
     tests: [
       "tests/devices/registration-edges.test.ts",
@@ -95,11 +95,11 @@ export const GROUPS: Record<string, Group> = {
     // Validation, queueing, the claim, results, payloads, expiry, retention and cancelling (not the
     // listing and counts the pages show).
     mutate: [
-      "modules/commands/validation.ts:18-102",
-      "modules/commands/service.ts:114-248",
+      "modules/commands/validation.ts:18-105",
+      "modules/commands/service.ts:113-250",
       "modules/commands/service.ts:295-305",
-      "modules/commands/results.ts:1-172",
-      "modules/commands/results.ts:220-226",
+      "modules/commands/results.ts:1-171",
+      "modules/commands/results.ts:219-225",
       "jobs/command-retention.ts",
     ],
     tests: [
@@ -144,10 +144,10 @@ export const GROUPS: Record<string, Group> = {
     // is trusted over the full read of the devices table.
     mutate: [
       "modules/devices/sightings.ts",
-      "modules/devices/queries.ts:49-75", // sortKeys (never-seen last), consoleFilters
-      "modules/devices/queries.ts:101-101", // filterSql: the sighted-only condition
-      "modules/devices/queries.ts:150-158", // when a page is read from the sightings
-      "modules/devices/queries.ts:193-228", // sightingsPage, sightedPageIsCertain
+      "modules/devices/queries.ts:50-76", // sortKeys (never-seen last), consoleFilters
+      "modules/devices/queries.ts:102-102", // filterSql: the sighted-only condition
+      "modules/devices/queries.ts:151-159", // when a page is read from the sightings
+      "modules/devices/queries.ts:194-229", // sightingsPage, sightedPageIsCertain
     ],
     tests: [
       "tests/devices/sightings.test.ts",
@@ -160,10 +160,10 @@ export const GROUPS: Record<string, Group> = {
     // their aggregation into the run's status.
     mutate: [
       "modules/e2e/locks.ts",
-      "modules/e2e/create.ts:97-217",
-      "modules/e2e/create.ts:243-305",
+      "modules/e2e/create.ts:96-214",
+      "modules/e2e/create.ts:240-293",
       "modules/e2e/results.ts",
-      "modules/e2e/model.ts:102-120",
+      "modules/e2e/statuses.ts",
     ],
     tests: [
       "tests/e2e/locks-and-results.test.ts",
@@ -224,8 +224,8 @@ export const GROUPS: Record<string, Group> = {
     mutate: [
       "modules/alerts/evaluation.ts",
       "modules/alerts/rule-index.ts",
-      "modules/alerts/lifecycle.ts:1-197",
-      "modules/alerts/lifecycle.ts:207-227",
+      "modules/alerts/lifecycle.ts:1-196",
+      "modules/alerts/lifecycle.ts:206-226",
       "modules/alerts/notifications/webhook.ts",
     ],
     tests: [
@@ -251,11 +251,10 @@ export const GROUPS: Record<string, Group> = {
   },
   retention: {
     mutate: [
-      "modules/telemetry/service.ts:132-134",
-      "modules/telemetry/service.ts:154-166",
+      "modules/telemetry/service.ts:158-175", // dropExpiredTelemetry
       "modules/e2e/retention.ts",
-      "modules/audit/service.ts:101-106",
-      "modules/alerts/lifecycle.ts:198-206",
+      "modules/audit/service.ts:101-105",
+      "modules/alerts/lifecycle.ts:197-205",
       "jobs/telemetry-retention.ts",
       "jobs/e2e-retention.ts",
       "jobs/audit-retention.ts",

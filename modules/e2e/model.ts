@@ -3,6 +3,7 @@ import { Value } from "@sinclair/typebox/value";
 import { AppError } from "../platform/errors";
 import { ConsoleForm, FormList, FormText, literalUnion, QUIET } from "../platform/schemas";
 import { type FieldError, fieldErrors } from "../platform/validation";
+import { LOG_EXAMPLE, LOG_STORED_EXAMPLE, RESULT_EXAMPLE, RUN_EXAMPLE } from "./examples";
 import { RESULT_STATUSES, type ResultStatus, RUN_STATUSES, type RunStatus } from "./schema";
 
 const Time = Type.String({ format: "date-time" });
@@ -38,17 +39,6 @@ export type ResultView = Static<typeof ResultSchema>;
 
 export const SuiteSchema = Type.Object({ id: Type.String(), journey_ids: Type.Array(Type.String()) });
 
-const RUN_EXAMPLE = {
-  id: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77",
-  suite_id: "smoke",
-  journey_ids: ["login", "device_list"],
-  environment_label: "staging",
-  trigger_source: "ci",
-  protocol_version: "1",
-  status: "running",
-  started_at: "2026-11-28T12:00:00.000Z",
-  finished_at: null,
-};
 export const RunReply = Type.Object({ data: RunSchema }, { examples: [{ data: RUN_EXAMPLE }] });
 export const RunListReply = Type.Object(
   { data: Type.Array(RunSchema) },
@@ -56,25 +46,7 @@ export const RunListReply = Type.Object(
 );
 export const ResultListReply = Type.Object(
   { data: Type.Array(ResultSchema) },
-  {
-    examples: [
-      {
-        data: [
-          {
-            id: "0193a5c4-8f20-7d11-8a3b-5e6f7a8b9c0d",
-            journey_id: "login",
-            status: "failed",
-            failure_step: "submit credentials",
-            failure_reason: "expected 303, got 500",
-            log_ref: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77/login",
-            started_at: "2026-11-28T12:00:01.000Z",
-            finished_at: "2026-11-28T12:00:04.250Z",
-            duration_ms: 3250,
-          },
-        ],
-      },
-    ],
-  },
+  { examples: [{ data: [RESULT_EXAMPLE] }] },
 );
 export const SuiteListReply = Type.Object(
   { data: Type.Array(SuiteSchema) },
@@ -82,17 +54,7 @@ export const SuiteListReply = Type.Object(
 );
 export const LogReply = Type.Object(
   { data: Type.Object({ run_id: Type.String(), journey_id: Type.String(), content: Type.String() }) },
-  {
-    examples: [
-      {
-        data: {
-          run_id: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77",
-          journey_id: "login",
-          content: '{"step":"open sign-in page","status":"passed"}\n',
-        },
-      },
-    ],
-  },
+  { examples: [{ data: LOG_EXAMPLE }] },
 );
 export const LogStoredReply = Type.Object(
   {
@@ -103,18 +65,7 @@ export const LogStoredReply = Type.Object(
       bytes: Type.Integer(),
     }),
   },
-  {
-    examples: [
-      {
-        data: {
-          run_id: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77",
-          journey_id: "login",
-          log_ref: "0193a5c4-7b1e-7c6a-9f0e-2d4b8c1a9e77/login",
-          bytes: 48,
-        },
-      },
-    ],
-  },
+  { examples: [{ data: LOG_STORED_EXAMPLE }] },
 );
 
 export const RunParams = Type.Object({ runId: Type.String({ description: "The run's id" }) });
@@ -198,35 +149,6 @@ export function resultView(row: ResultRow): ResultView {
     finished_at: iso(row.finished_at),
     duration_ms: row.duration_ms === null ? null : Number(row.duration_ms),
   };
-}
-
-export const FINAL_RUN_STATUSES: readonly RunStatus[] = ["passed", "failed", "cancelled", "blocked"];
-export const FINAL_RESULT_STATUSES: readonly ResultStatus[] = [
-  "passed",
-  "failed",
-  "cancelled",
-  "blocked",
-  "skipped",
-];
-
-export function isFinalRun(status: string): boolean {
-  return (FINAL_RUN_STATUSES as readonly string[]).includes(status);
-}
-
-export function isFinalResult(status: string): boolean {
-  return (FINAL_RESULT_STATUSES as readonly string[]).includes(status);
-}
-
-/**
- * A run's status from its journeys: any failed → failed; else any queued/running → running;
- * else any blocked/skipped → blocked; else all cancelled → cancelled; else passed.
- */
-export function aggregateRunStatus(statuses: readonly ResultStatus[]): RunStatus {
-  if (statuses.includes("failed")) return "failed";
-  if (statuses.some((s) => s === "queued" || s === "running")) return "running";
-  if (statuses.some((s) => s === "blocked" || s === "skipped")) return "blocked";
-  if (statuses.length > 0 && statuses.every((s) => s === "cancelled")) return "cancelled";
-  return "passed";
 }
 
 // ---------------------------------------------------------------- request bodies

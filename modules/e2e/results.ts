@@ -3,10 +3,7 @@ import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import type { Logger } from "../platform/logger";
 import {
-  aggregateRunStatus,
   invalidRequest as invalid,
-  isFinalResult,
-  isFinalRun,
   type ResultRow,
   type ResultSubmit,
   type ResultView,
@@ -17,6 +14,7 @@ import {
 } from "./model";
 import { LOCK_CHANNEL } from "./notify";
 import { RESULT_COLUMNS, RUN_COLUMNS, runNotFound } from "./runs";
+import { aggregateRunStatus, isFinalResult, isFinalRun } from "./statuses";
 
 const MAX_TEXT = 2000;
 

@@ -3,8 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import { loadE2EConfig } from "../../modules/e2e/config";
 import { clearStaleLocks, releaseLockHeldBy } from "../../modules/e2e/locks";
-import { aggregateRunStatus } from "../../modules/e2e/model";
 import { LOCK_CHANNEL } from "../../modules/e2e/notify";
+import { aggregateRunStatus } from "../../modules/e2e/statuses";
 import { e2eClient, startE2EApp, writeE2EFixture } from "./fixtures";
 
 const fixture = writeE2EFixture();
