@@ -110,17 +110,14 @@ export async function syncDeclaredLabels(sql: Sql, deviceId: string, labels: Rec
   await sql.begin(async (tx) => {
     const gone = await tx`delete from device_tags where device_id = ${deviceId}::uuid and source = 'agent'
       and not (key = any(${keys}::text[]))`;
-    if (keys.length === 0) {
-      if (gone.count > 0) await announceFleet(tx as unknown as Sql);
-      return;
-    }
-    await tx`
+    // Only labels that changed (a row written): a registration repeating the same set refreshes nothing.
+    const set = await tx`
       insert into device_tags (device_id, source, key, value)
       select ${deviceId}::uuid, 'agent', k, v
       from unnest(${keys}::text[], ${Object.values(labels)}::text[]) l(k, v) order by k
       on conflict (device_id, source, key) do update set value = excluded.value
         where device_tags.value is distinct from excluded.value`;
-    await announceFleet(tx as unknown as Sql);
+    if (gone.count + set.count > 0) await announceFleet(tx as unknown as Sql);
   });
 }
 
