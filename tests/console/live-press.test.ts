@@ -1,6 +1,7 @@
 // A live refresh never swaps the part of a page under a pressed pointer (ui/static/app.js): in real
 // Chromium, a queued command's own event refreshes the device's Commands tab while its Cancel button is
-// held down; the release still cancels, and what the refresh brought is put in after it.
+// held down; the release still cancels, and what the refresh brought is put in after it. The device list
+// holds its refresh while rows are ticked or a name is typed in its forms.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { queueCommand } from "../../modules/commands/service";
@@ -108,6 +109,27 @@ describe("a live refresh under a pressed pointer", () => {
     await page.locator("[data-live-notice]:not([hidden])").waitFor({ timeout: 5_000 });
     expect(await box.isChecked()).toBe(true); // the list was not swapped under the selection
     expect(await page.locator("[data-select-row]:checked").count()).toBe(1);
+    await context.close();
+  }, 60_000);
+
+  test("a live refresh waits while a view's name is being typed; the Refresh button then brings the list", async () => {
+    await approvedDevice(app);
+    const context = await signedIn(browser, app, "operator");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/devices?q=${encodeURIComponent("-tag:env=nowhere")}`);
+    await page.waitForSelector('[data-live-status][data-state="live"]');
+    await page.fill("#save-view-name", "Half a na");
+    await page.locator("body").click({ position: { x: 1, y: 1 } }); // typed, then looked away
+    const before = await page.locator("#device-results tbody tr").count();
+    await registerDevice(app); // a fleet event: the list would refresh
+    await page.locator("[data-live-notice]:not([hidden])").waitFor({ timeout: 5_000 });
+    expect(await page.inputValue("#save-view-name")).toBe("Half a na");
+    await page.click("[data-live-refresh]");
+    await page.waitForFunction(
+      (n) => document.querySelectorAll("#device-results tbody tr").length === n + 1,
+      before,
+    );
+    expect(await page.inputValue("#save-view-name")).toBe("");
     await context.close();
   }, 60_000);
 });

@@ -59,39 +59,47 @@
   function offerRefresh() {
     document.querySelector("[data-live-notice]")?.removeAttribute("hidden");
   }
-  /** Never pull the list from under a selection: true (and a refresh offered) when rows are ticked. */
-  function keepSelection() {
-    if (!rows().some((box) => box.checked)) return false;
+  /** Someone is typing in the list's own forms (a view's name, a tag for the selection). */
+  function typingInList() {
+    const results = document.getElementById("device-results");
+    if (!results) return false;
+    const fields = [...results.querySelectorAll("input[type=text], input[type=search], textarea")];
+    return fields.some((field) => field === document.activeElement || field.value !== field.defaultValue);
+  }
+  /** Never pull the list from under a selection or typed text: true (and a refresh offered) then. */
+  function keepWork() {
+    if (!rows().some((box) => box.checked) && !typingInList()) return false;
     offerRefresh();
     return true;
   }
-  function refreshDeviceList() {
+  /** A live refresh yields to what someone is doing; one they asked for (the Refresh button) does not. */
+  function refreshDeviceList({ asked = false } = {}) {
     if (!window.htmx || !document.getElementById("device-results")) return;
-    if (keepSelection()) return;
-    liveRefreshInFlight = true;
+    if (!asked && keepWork()) return;
+    liveRefreshInFlight = !asked;
     window.htmx.ajax("GET", location.pathname + location.search, {
       target: "#device-results",
       select: "#device-results",
       swap: "outerHTML",
     });
   }
-  // Someone may select rows while a live refresh is on its way: keep their selection then.
+  // Someone may select rows or type while a live refresh is on its way: keep what they did then.
   document.addEventListener("htmx:beforeSwap", (event) => {
     if (!liveRefreshInFlight || event.detail.target?.id !== "device-results") return;
     liveRefreshInFlight = false;
-    if (keepSelection()) event.detail.shouldSwap = false;
+    if (keepWork()) event.detail.shouldSwap = false;
   });
   // A refresh held back while a pointer was pressed in the list (ui/static/app.js): not over a selection
   // the press made either.
   document.addEventListener("outpost:replay-swap", (event) => {
-    if (event.target.id === "device-results" && keepSelection()) event.preventDefault();
+    if (event.target.id === "device-results" && keepWork()) event.preventDefault();
   });
   document.addEventListener("click", (event) => {
     if (!event.target.closest("[data-live-refresh]")) return;
     document.querySelector("[data-live-notice]")?.setAttribute("hidden", "");
     for (const box of rows()) box.checked = false;
     updateSelection();
-    refreshDeviceList();
+    refreshDeviceList({ asked: true });
   });
 
   const source = new EventSource("/live/events");
