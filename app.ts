@@ -2,7 +2,7 @@ import path from "node:path";
 import { html } from "@elysiajs/html";
 import { type AnyElysia, Elysia } from "elysia";
 import { JOB_CATALOG } from "./jobs";
-import { wakeAlertEvaluation } from "./modules/alerts/evaluation";
+import { alertEvaluationWake } from "./modules/alerts";
 import { alertJsonApiRoutes } from "./modules/alerts/jsonapi";
 import { alertRoutes } from "./modules/alerts/routes";
 import { alertSettingsRoutes } from "./modules/alerts/settings-routes";
@@ -93,7 +93,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
   const ctx: AppContext = {
     ...services,
     access,
-    heartbeatAccepted: () => wakeAlertEvaluation(database.sql),
+    heartbeatAccepted: alertEvaluationWake(database.sql, services.clock),
     labelsDeclared: (deviceId, labels) => syncDeclaredLabels(database.sql, deviceId, labels),
     deviceQuery: async (input, onlineWindowSeconds) => {
       const match = await deviceMatch(database, input, { onlineWindowSeconds });
