@@ -1,10 +1,10 @@
-import { type Clock, type ClockTimer, clockSleep } from "../../modules/platform/clock";
+import { type Clock, type ClockTimer, clockSleep, type TimerCallback } from "../../modules/platform/clock";
 
 interface Entry {
   due: number;
   /** The delay or period the code asked for. */
   ms: number;
-  fn: () => unknown;
+  fn: TimerCallback;
   every: number | undefined;
   real: ReturnType<typeof setTimeout> | undefined;
 }
@@ -28,11 +28,11 @@ export class TestClock implements Clock {
     return (this.frozenAt ?? Date.now()) + this.offset;
   }
 
-  setTimeout(fn: () => void, ms: number): ClockTimer {
+  setTimeout(fn: TimerCallback, ms: number): ClockTimer {
     return this.add(fn, ms, undefined);
   }
 
-  setInterval(fn: () => void, ms: number): ClockTimer {
+  setInterval(fn: TimerCallback, ms: number): ClockTimer {
     return this.add(fn, ms, Math.max(1, ms));
   }
 
@@ -75,7 +75,7 @@ export class TestClock implements Clock {
     for (let i = 0; i < 5; i++) await Bun.sleep(1);
   }
 
-  private add(fn: () => unknown, ms: number, every: number | undefined): ClockTimer {
+  private add(fn: TimerCallback, ms: number, every: number | undefined): ClockTimer {
     const entry: Entry = { due: this.now() + Math.max(0, ms), ms, fn, every, real: undefined };
     this.entries.add(entry);
     this.arm(entry);
