@@ -11,9 +11,9 @@
  * announces only a change. Heartbeats never notify unless a device turns online.
  */
 
+import type { Clock, ClockTimer } from "../../shared/clock";
 import { countOpenAlerts } from "../alerts";
 import type { FleetCounter, FleetCounts } from "../devices/service";
-import type { Clock, ClockTimer } from "../platform/clock";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
 

@@ -1,10 +1,10 @@
 import path from "node:path";
 import { Elysia } from "elysia";
+import type { ClockTimer } from "../../shared/clock";
 import { consolePages } from "../../ui/page";
 import { noteAudit } from "../audit/service";
 import { requireFreshFactor } from "../operators/service";
 import type { Principal } from "../platform/access";
-import type { ClockTimer } from "../platform/clock";
 import type { AppContext } from "../platform/context";
 import { AppError, notFound } from "../platform/errors";
 import { panelState } from "./console";

@@ -1,4 +1,4 @@
-import { type Clock, type ClockTimer, clockSleep, type TimerCallback } from "../../modules/platform/clock";
+import { type Clock, type ClockTimer, clockSleep, type TimerCallback } from "../../shared/clock";
 
 interface Entry {
   due: number;

@@ -1,7 +1,7 @@
 /**
- * Time as the code sees it. Code with caches or timers takes a Clock (from the app context) instead of
- * calling Date.now()/setTimeout itself, so tests can move time forward instead of sleeping
- * (tests/helpers/clock.ts). Production uses `systemClock`.
+ * Time as the code sees it. Code with caches or timers takes a Clock (the server's from the app context,
+ * the agent's where a part needs one) instead of calling Date.now()/setTimeout itself, so tests can move
+ * time forward instead of sleeping (tests/helpers/clock.ts). Production uses `systemClock`.
  */
 export interface ClockTimer {
   clear(): void;
