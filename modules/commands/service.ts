@@ -1,7 +1,13 @@
 // The command lifecycle (queue, claim, results, payloads, expiry, retention): one row shape and its
 // status rules. What a command may carry: validation.ts.
 
-import type { RunScriptOutput } from "../../shared/scripts/run-once";
+import {
+  RUN_SCRIPT_NAME_MAX,
+  RUN_SCRIPT_STREAM_MAX_BYTES,
+  RUN_SCRIPT_TIMEOUT_MAX_S,
+  RUN_SCRIPT_TIMEOUT_MIN_S,
+  type RunScriptOutput,
+} from "../../shared/scripts/run-once";
 import { wakeDevice } from "../devices/service";
 import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
@@ -318,6 +324,14 @@ export async function commandCounts(sql: Sql, deviceId: string): Promise<Record<
 }
 
 // ---------------------------------------------------------------- run_script, for other features (rollouts)
+
+/** run_script's bounds, for forms (shared/scripts/run-once.ts holds them for the agent and the server). */
+export const RUN_SCRIPT_LIMITS = {
+  nameMax: RUN_SCRIPT_NAME_MAX,
+  timeoutMinSeconds: RUN_SCRIPT_TIMEOUT_MIN_S,
+  timeoutMaxSeconds: RUN_SCRIPT_TIMEOUT_MAX_S,
+  streamMaxBytes: RUN_SCRIPT_STREAM_MAX_BYTES,
+} as const;
 
 /** What queueing a run_script needs; the script is checked as validateCommand checks it. */
 export interface RunScriptInput {

@@ -2,7 +2,9 @@ import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
 import { approvalAction, noteAudit } from "../../audit/service";
 import {
+  type Command,
   cancelCommand,
+  commandScript,
   getCommand,
   installableScript,
   queueCommand,
@@ -32,6 +34,7 @@ import {
   DevicePageQuery,
   DevicePathParams,
   IdentityForm,
+  RunOnceForm,
   ScriptCommandForm,
   ScriptForm,
 } from "./model";
@@ -340,6 +343,52 @@ export function deviceDetailRoutes(ctx: AppContext) {
         );
       },
       { access: "operator", params: DevicePathParams, body: ScriptForm },
+    )
+    .post(
+      "/devices/:id/run-once",
+      async ({ request, params, principal, body }) => {
+        const device = await loadDevice(params.id);
+        const values = {
+          script: body.script ?? "",
+          name: body.name ?? "",
+          timeout_seconds: body.timeout_seconds ?? "",
+        };
+        const timeout = values.timeout_seconds.trim();
+        let command: Command;
+        try {
+          command = await queue(request, device, principal, {
+            type: "run_script",
+            payload: {
+              data: values.script,
+              name: values.name.trim() || undefined,
+              timeout_seconds: timeout === "" ? undefined : Number(timeout),
+            },
+          });
+        } catch (refused) {
+          if (!(refused instanceof AppError) || refused.status >= 500) throw refused;
+          // As the install form: swapped in place by htmx, the script kept for correction.
+          const field = String((refused.details as { field?: string } | undefined)?.field ?? "");
+          const key = field.endsWith("name")
+            ? "name"
+            : field.endsWith("timeout_seconds")
+              ? "timeout_seconds"
+              : "script";
+          const page = pageContext(request, principal);
+          const props = await detailProps(principal, device, "scripts", {});
+          props.scripts!.runOnce = { values, errors: { [key]: refused.message } };
+          return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />, 422);
+        }
+        const what = commandScript(command) ? `"${commandScript(command)}"` : "The script";
+        return redirectWithFlash(
+          tabUrl(device.id, "commands"),
+          {
+            kind: "success",
+            text: `${what} is queued to run once: its output appears here after the device's next heartbeat.`,
+          },
+          request,
+        );
+      },
+      { access: "operator", params: DevicePathParams, body: RunOnceForm },
     )
     .post(
       "/devices/:id/commands/:commandId/cancel",
