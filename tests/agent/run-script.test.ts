@@ -144,6 +144,11 @@ describe("run_script", () => {
     expect(stdout).toStartWith(`${"é".repeat(9)}0\n`);
     expect(Buffer.byteLength(output.stderr as string)).toBe(RUN_SCRIPT_STREAM_MAX_BYTES);
 
+    // One line whose cut falls inside a two-byte character: the character is left out whole.
+    const [split] = await executeCommands([run("console.error('x' + 'é'.repeat(9000));")], ctx);
+    expect(split!.output!.stderr).toBe(`x${"é".repeat((RUN_SCRIPT_STREAM_MAX_BYTES - 2) / 2)}`);
+    expect(split!.output!.stderr_truncated).toBe(true);
+
     const [small] = await executeCommands([run("console.log('x'.repeat(100));")], ctx);
     expect(small!.output).toMatchObject({ stdout_truncated: false, stderr_truncated: false });
   });

@@ -3,10 +3,13 @@
 // escaped.
 import { afterAll, describe, expect, test } from "bun:test";
 import path from "node:path";
-import { tempDir } from "../agent/helpers";
+import { COMMAND_HANDLERS, executeCommands } from "../../agent/commands/executor";
+import { ScriptStore } from "../../agent/scripts/store";
+import { queueRunScript } from "../../modules/commands/service";
+import { logger, tempDir, testConfig } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, SCREENSHOT_DIR, screenshot } from "../helpers/browser";
-import { agentHeartbeat, agentPollAs, approvedDevice, heartbeat, signedIn } from "./helpers";
+import { agentHeartbeat, agentPollAs, approvedDevice, heartbeat, postResults, signedIn } from "./helpers";
 
 const app = await startTestApp();
 const browser = await launchBrowser();
@@ -71,6 +74,29 @@ describe("run a script once from the device page", () => {
     await screenshot(page, "console-device-run-once");
     await context.close();
   }, 90_000);
+
+  test("an agent older than run_script answers it unsupported: the Commands tab says to upgrade it", async () => {
+    const sql = app.database.sql;
+    await queueRunScript(sql, { deviceId: device.id, script: "console.log(1);", ttlSeconds: 600 });
+    const { commands } = await heartbeat(app, device, await agentHeartbeat({ cpu: 5, memory: 30, disk: 40 }));
+    // The agent's own executor, as an agent without the run_script handler runs it.
+    const { run_script: _, ...older } = COMMAND_HANDLERS;
+    const config = testConfig(agentState.dir);
+    const results = await executeCommands(
+      commands,
+      { config, store: new ScriptStore(config.scripts_dir), logger },
+      new Map(),
+      older,
+    );
+    await postResults(app, device, results);
+    const context = await signedIn(browser, app, "operator");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/devices/${device.id}?tab=commands`);
+    const row = page.locator(`tr[data-command-id="${commands[0]!.command_id}"]`);
+    expect(await row.locator(".field-error").textContent()).toBe("unsupported command: run_script");
+    expect(await row.textContent()).toContain("upgrade the agent");
+    await context.close();
+  });
 
   test("viewers see the output but not the form", async () => {
     const context = await signedIn(browser, app, "viewer");
