@@ -96,8 +96,9 @@ async function runOnce(command: ServerCommand, ctx: Parameters<CommandHandler>[1
   const stdout = new Stream();
   const stderr = new Stream();
   const started = performance.now();
+  // The run's timeout bounds its builtins as a plugin script's does (exec_cmd, pub_and_get).
   const builtins = createBuiltins(
-    ctx.config,
+    { ...ctx.config, script_timeout_ms: timeoutMs },
     `run_script:${String(command.command_id)}`,
     ctx.configSource ?? null,
     new ScriptMemo(),

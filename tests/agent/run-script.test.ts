@@ -122,6 +122,26 @@ describe("run_script", () => {
     expect(result!.output!.stderr).toContain("time limit of 400 ms");
   });
 
+  test("the run's timeout bounds exec_cmd as a plugin script's does (not the shorter script_timeout_ms)", async () => {
+    const ctx = context("exec-timeout", {
+      script_timeout_ms: 300,
+      exec_timeout_ms: 5000,
+      exec_allowlist: ["/usr/bin/sleep", "/usr/bin/echo"],
+    });
+    const [result] = await executeCommands(
+      [
+        run(
+          "async function main() { await exec_cmd('sleep', ['0.6']); return await exec_cmd('echo', ['done']); }",
+          {
+            timeout_seconds: 5,
+          },
+        ),
+      ],
+      ctx,
+    );
+    expect(result).toMatchObject({ status: "OK", output: { exit_code: 0, stdout: "done\n" } });
+  });
+
   test("stdout and stderr are cut at 16 KiB each, never inside a character, and marked truncated", async () => {
     const ctx = context("truncation");
     const [result] = await executeCommands(
