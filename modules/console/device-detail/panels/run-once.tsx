@@ -93,9 +93,7 @@ export function RunOutput({ command }: { command: Pick<Command, "error" | "outpu
           ""
         ) : (
           <>
-            <div class="muted small" safe>
-              {output[`${stream}_truncated`] ? `${stream} ${cut}` : stream}
-            </div>
+            <div class="muted small">{output[`${stream}_truncated`] ? `${stream} ${cut}` : stream}</div>
             <pre class="json" data-stream={stream} safe>
               {output[stream]}
             </pre>
