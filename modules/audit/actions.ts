@@ -32,6 +32,11 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   "POST /devices/:id/delete": { action: "device.delete", target: "device:id" },
   "POST /devices/:id/commands": { action: "command.queue", target: "device:id", fields: ["type", "name"] },
   "POST /devices/:id/scripts": { action: "script.install", target: "device:id" },
+  "POST /devices/:id/run-once": {
+    action: "script.run_once",
+    target: "device:id",
+    fields: ["name", "timeout_seconds"],
+  },
   "POST /devices/:id/commands/:commandId/cancel": { action: "command.cancel", target: "command:commandId" },
   "POST /devices/:id/terminal": { action: "terminal.start", target: "device:id" },
   "POST /terminal/sessions/:id/end": { action: "terminal.end_session", target: "terminal_session:id" },

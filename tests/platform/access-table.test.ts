@@ -142,6 +142,7 @@ const ACCESS: Record<string, Level> = {
   "POST /devices/:id/delete": "operator",
   "POST /devices/:id/commands": "operator",
   "POST /devices/:id/scripts": "operator",
+  "POST /devices/:id/run-once": "operator",
   "POST /devices/:id/commands/:commandId/cancel": "operator",
   "POST /devices/:id/revoke": "operator",
   "POST /devices/:id/identity": "operator",

@@ -362,6 +362,27 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
       },
     },
   });
+  await admin.POST("/api/json/pending_commands", {
+    body: {
+      data: {
+        type: "pending_command",
+        attributes: {
+          type: "run_script",
+          payload: { data: "console.log(1);", name: "Probe", timeout_seconds: 10 },
+        },
+        relationships: { device: related },
+      },
+    },
+  });
+  await admin.POST("/api/json/pending_commands", {
+    body: {
+      data: {
+        type: "pending_command",
+        attributes: { type: "run_script", payload: { data: "#!/bin/sh\necho no shell" } },
+        relationships: { device: related },
+      },
+    },
+  });
   await admin.PATCH("/api/json/devices/{id}", {
     params: unknownResource,
     body: { data: { type: "device", attributes: { metadata: { rack: 1 } } } },
