@@ -1,6 +1,6 @@
+import type { Clock } from "../../shared/clock";
 import { type DeviceBrief, deviceSummaries, silentApprovedDevices } from "../devices/service";
 import { enqueueJob } from "../jobs/service";
-import type { Clock } from "../platform/clock";
 import type { Config } from "../platform/config";
 import type { Sql } from "../platform/database";
 import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/service";
