@@ -313,3 +313,29 @@ export async function commandCounts(sql: Sql, deviceId: string): Promise<Record<
   for (const row of rows) counts[row.status] = row.n;
   return counts;
 }
+
+/** Where a command stands, for a feature following commands it queued (rollouts). */
+export interface CommandOutcome {
+  id: string;
+  status: CommandStatus;
+  output: unknown;
+  error: string | null;
+}
+
+/** The status of these commands (ids of commands deleted or never queued are absent). */
+export async function commandOutcomes(sql: Sql, ids: string[]): Promise<Map<string, CommandOutcome>> {
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return new Map();
+  const rows = await sql<CommandOutcome[]>`
+    select id::text as id, status, output, error from pending_commands where id = any(${wanted}::uuid[])`;
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** Withdraws (deletes) those of these commands still queued; returns the ids withdrawn. */
+export async function withdrawQueuedCommands(sql: Sql, ids: string[]): Promise<string[]> {
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    delete from pending_commands where id = any(${wanted}::uuid[]) and status = 'queued' returning id::text as id`;
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,189 @@
+// The rollout driver against a real database: waves, concurrency, the failure threshold, pause,
+// resume, cancel, the deadline and offline devices, state actions, and no device acted on twice.
+import { describe, expect, test } from "bun:test";
+import { controlRollout, createRollout, getRollout } from "../../modules/rollouts/service";
+import { createTestDatabase } from "../helpers/database";
+import {
+  answer,
+  commandsPerDevice,
+  drive,
+  insertDevices,
+  OPTIONS,
+  rolloutRow,
+  script,
+  states,
+} from "./helpers";
+
+const database = await createTestDatabase();
+const context = (now = new Date()) => ({ createdBy: "ops@example.test", now, ...OPTIONS });
+const install = (name: string) => ({ type: "install_script" as const, script: script(name) });
+
+describe("rollout driver", () => {
+  test("a canary wave, then the rest, at most K devices in flight; completed when all answered", async () => {
+    const ids = await insertDevices(database, 6);
+    const id = await createRollout(
+      database,
+      { action: install("wave"), target: { ids }, canary_count: 2, concurrency: 3 },
+      context(),
+    );
+    expect(await drive(database, id)).toBe("again");
+    const sent = await states(database, id);
+    // The canary: its two devices only, though three may be in flight.
+    expect(Object.values(sent).filter((s) => s === "queued").length).toBe(6);
+    expect((await commandsPerDevice(database)).size).toBe(2);
+    // The rest waits until the canary finished.
+    for (const device of ids.slice(0, 1)) await answer(database, device);
+    await drive(database, id);
+    expect((await commandsPerDevice(database)).size).toBe(2);
+    await answer(database, ids[1]!);
+    await drive(database, id);
+    expect((await rolloutRow(database, id)).current_wave).toBe(2);
+    await drive(database, id);
+    expect((await commandsPerDevice(database)).size).toBe(5); // 2 done + 3 in flight
+    for (let round = 0; round < 3; round++) {
+      for (const device of ids) await answer(database, device);
+      await drive(database, id);
+    }
+    const rollout = await getRollout(database.sql, id);
+    expect(rollout.status).toBe("completed");
+    expect(rollout.counts).toEqual({ queued: 0, delivered: 0, succeeded: 6, failed: 0, skipped: 0 });
+    expect([...(await commandsPerDevice(database)).values()].every((n) => n === 1)).toBe(true);
+  });
+
+  test("a wave whose failures pass the threshold pauses; resume accepts them and completes", async () => {
+    const ids = await insertDevices(database, 5);
+    const id = await createRollout(
+      database,
+      {
+        action: install("threshold"),
+        target: { ids },
+        canary_count: 2,
+        concurrency: 10,
+        failure_threshold: 20,
+      },
+      context(),
+    );
+    await drive(database, id);
+    await answer(database, ids[0]!, true);
+    await answer(database, ids[1]!);
+    await drive(database, id);
+    expect(await rolloutRow(database, id)).toMatchObject({
+      status: "paused",
+      pause_reason: "threshold",
+      current_wave: 1,
+    });
+    expect((await states(database, id))[ids[0]!]).toBe("failed");
+    // Paused: nothing more is sent.
+    await drive(database, id);
+    expect((await states(database, id))[ids[2]!]).toBe("queued");
+    expect(await answer(database, ids[2]!)).toBe(0);
+    await controlRollout(database, id, "resume", new Date());
+    await drive(database, id);
+    await drive(database, id);
+    for (const device of ids.slice(2)) expect(await answer(database, device)).toBe(1);
+    await drive(database, id);
+    await drive(database, id);
+    const rollout = await getRollout(database.sql, id);
+    expect(rollout.status).toBe("completed");
+    expect(rollout.counts).toMatchObject({ succeeded: 4, failed: 1 });
+    const [failed] = await database.sql<{ error: string }[]>`
+      select error from rollout_targets where rollout_id = ${id}::uuid and state = 'failed'`;
+    expect(failed!.error).toBe("script exited 1");
+  });
+
+  test("an operator pauses and resumes; cancel skips devices not reached and withdraws their commands", async () => {
+    const ids = await insertDevices(database, 4);
+    const id = await createRollout(
+      database,
+      { action: install("cancel"), target: { ids }, concurrency: 2 },
+      context(),
+    );
+    await controlRollout(database, id, "pause", new Date());
+    await drive(database, id);
+    expect((await commandsPerDevice(database)).has(ids[0]!)).toBe(false);
+    await expect(controlRollout(database, id, "pause", new Date())).rejects.toMatchObject({ status: 409 });
+    await controlRollout(database, id, "resume", new Date());
+    await drive(database, id);
+    await answer(database, ids[0]!); // one answered; the other's command still queued (offline)
+    await controlRollout(database, id, "cancel", new Date());
+    await drive(database, id);
+    const rollout = await getRollout(database.sql, id);
+    expect(rollout.status).toBe("cancelled");
+    expect(rollout.finished_at).not.toBeNull();
+    expect(rollout.counts).toMatchObject({ succeeded: 1, skipped: 3 });
+    // The withdrawn command never reaches the device.
+    expect(await answer(database, ids[1]!)).toBe(0);
+    await expect(controlRollout(database, id, "resume", new Date())).rejects.toMatchObject({ status: 409 });
+  });
+
+  test("an offline device's command waits; a device back in time answers, the rest are skipped at the deadline", async () => {
+    const ids = await insertDevices(database, 3);
+    const now = new Date();
+    const deadline = new Date(now.getTime() + 3_600_000);
+    const id = await createRollout(
+      database,
+      { action: install("offline"), target: { ids }, concurrency: 1, deadline: deadline.toISOString() },
+      context(now),
+    );
+    await drive(database, id, now);
+    await answer(database, ids[0]!); // came back and answered
+    await drive(database, id, now);
+    expect((await states(database, id))[ids[1]!]).toBe("queued"); // still waiting in its queue
+    await drive(database, id, new Date(deadline.getTime() + 1));
+    const rollout = await getRollout(database.sql, id);
+    expect(rollout.status).toBe("completed");
+    expect(rollout.counts).toMatchObject({ succeeded: 1, skipped: 2 });
+    const errors = await database.sql<{ error: string }[]>`
+      select error from rollout_targets where rollout_id = ${id}::uuid and state = 'skipped' order by position`;
+    expect(errors.map((e) => e.error)).toEqual([
+      "Offline until the deadline",
+      "Not started before the deadline",
+    ]);
+    expect(await answer(database, ids[1]!)).toBe(0); // its command was withdrawn
+  });
+
+  test("state actions apply at once, through their features: tags, approvals", async () => {
+    const pending = await insertDevices(database, 3, "pending");
+    const approved = await insertDevices(database, 1);
+    const tag = await createRollout(
+      database,
+      {
+        action: { type: "add_tag", tag: { key: "ring", value: "1" } },
+        target: { ids: pending },
+        concurrency: 2,
+      },
+      context(),
+    );
+    expect(await drive(database, tag)).toBe("done");
+    expect((await getRollout(database.sql, tag)).counts.succeeded).toBe(3);
+    const [tagged] = await database.sql<{ n: number }[]>`
+      select count(*)::int as n from device_tags where key = 'ring' and device_id = any(${pending}::uuid[])`;
+    expect(tagged!.n).toBe(3);
+    const approve = await createRollout(
+      database,
+      { action: { type: "approve" }, target: { ids: [...pending, ...approved] } },
+      context(),
+    );
+    expect(await drive(database, approve)).toBe("done");
+    expect((await getRollout(database.sql, approve)).counts).toMatchObject({ succeeded: 3, skipped: 1 });
+  });
+
+  test("drivers running at once, and one that died mid-run, never send a device two commands", async () => {
+    const ids = await insertDevices(database, 12);
+    const id = await createRollout(
+      database,
+      { action: install("twice"), target: { ids }, concurrency: 4 },
+      context(),
+    );
+    // Five drivers at once (five workers): one acts, the others find it busy.
+    const results = await Promise.all(Array.from({ length: 5 }, () => drive(database, id)));
+    expect(results.filter((r) => r === "busy").length).toBeGreaterThanOrEqual(1);
+    for (let round = 0; round < 6; round++) {
+      for (const device of ids) await answer(database, device);
+      await Promise.all([drive(database, id), drive(database, id)]);
+    }
+    expect((await getRollout(database.sql, id)).status).toBe("completed");
+    const perDevice = await commandsPerDevice(database);
+    expect(ids.map((d) => perDevice.get(d))).toEqual(ids.map(() => 1));
+  });
+});
