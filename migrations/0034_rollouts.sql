@@ -39,7 +39,7 @@ CREATE TABLE "rollouts" (
 --> statement-breakpoint
 ALTER TABLE "rollout_targets" ADD CONSTRAINT "rollout_targets_rollout_id_rollouts_id_fk" FOREIGN KEY ("rollout_id") REFERENCES "public"."rollouts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "rollout_targets_command_idx" ON "rollout_targets" USING btree ("command_id");--> statement-breakpoint
-CREATE INDEX "rollout_targets_order_idx" ON "rollout_targets" USING btree ("rollout_id","wave","position");--> statement-breakpoint
+CREATE INDEX "rollout_targets_order_idx" ON "rollout_targets" USING btree ("rollout_id","position");--> statement-breakpoint
 CREATE INDEX "rollout_targets_state_idx" ON "rollout_targets" USING btree ("rollout_id","state");--> statement-breakpoint
 CREATE INDEX "rollout_targets_open_idx" ON "rollout_targets" USING btree ("device_id") WHERE "rollout_targets"."state" in ('queued', 'delivered');--> statement-breakpoint
 CREATE INDEX "rollouts_created_idx" ON "rollouts" USING btree ("created_at","id");--> statement-breakpoint

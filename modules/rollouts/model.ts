@@ -50,7 +50,7 @@ export const RolloutAction = Type.Union(
       { description: "Remove a script (the remove_script command)" },
     ),
   ],
-  { discriminator: { propertyName: "type" } },
+  { description: "One action, told apart by `type`" },
 );
 export type RolloutAction = Static<typeof RolloutAction>;
 export type RolloutActionType = RolloutAction["type"];
@@ -171,7 +171,7 @@ export const TargetListReply = Type.Object({
   next_cursor: Nullable(Type.String()),
 });
 
-export const CsvReply = Type.String({ description: "CSV: one row per device" });
+export const CsvReply = Type.String({ description: "CSV: one row per device", contentMediaType: "text/csv" });
 
 // ---- console forms (console-routes.tsx)
 
