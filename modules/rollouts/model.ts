@@ -138,7 +138,9 @@ export const RolloutListQuery = Type.Object(
   {
     status: Type.Optional(literalUnion(ROLLOUT_STATUSES)),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+    limit: Type.Optional(
+      Type.String({ pattern: "^(200|1[0-9]{2}|[1-9][0-9]?)$", message: "must be an integer from 1 to 200" }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -162,7 +164,9 @@ export const TargetListQuery = Type.Object(
   {
     state: Type.Optional(literalUnion(TARGET_STATES)),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+    limit: Type.Optional(
+      Type.String({ pattern: "^(500|[1-4][0-9]{2}|[1-9][0-9]?)$", message: "must be an integer from 1 to 500" }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -89,7 +89,7 @@ export function rolloutApiRoutes(ctx: AppContext) {
     .get(
       "/api/v1/rollouts",
       async ({ query }) => {
-        const page = await listRollouts(sql, query);
+        const page = await listRollouts(sql, { ...query, limit: query.limit ? Number(query.limit) : undefined });
         return { data: page.rollouts, next_cursor: page.nextCursor };
       },
       {
@@ -113,7 +113,10 @@ export function rolloutApiRoutes(ctx: AppContext) {
       "/api/v1/rollouts/:rollout_id/results",
       async ({ params, query }) => {
         const rollout = await getRollout(sql, params.rollout_id);
-        const page = await listTargets(sql, rollout.id, query);
+        const page = await listTargets(sql, rollout.id, {
+          ...query,
+          limit: query.limit ? Number(query.limit) : undefined,
+        });
         return { data: page.targets, next_cursor: page.nextCursor };
       },
       {
