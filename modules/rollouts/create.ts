@@ -41,11 +41,11 @@ async function resolveTargets(
   if (target.ids?.length) {
     if (target.ids.length > ROLLOUT_IDS_MAX)
       throw badRequest(`At most ${ROLLOUT_IDS_MAX} ids: use a query or a view`, { field: "target.ids" });
-    const names = await deviceNames(
-      database.sql,
-      target.ids.filter(isUuid).map((id) => id.toLowerCase()),
-    );
-    return { kind: "ids", devices: [...names].map(([id, name]) => ({ id, name })) };
+    const wanted = [...new Set(target.ids.filter(isUuid).map((id) => id.toLowerCase()))];
+    const names = await deviceNames(database.sql, wanted);
+    // In the order given: the first ones are the canary.
+    const devices = wanted.flatMap((id) => (names.has(id) ? [{ id, name: names.get(id)! }] : []));
+    return { kind: "ids", devices };
   }
   if (!byQuery) throw badRequest("Say which devices: ids, a query or a view", { field: "target" });
   const devices = await deviceMembers(database, target, options, ROLLOUT_DEVICES_MAX);

@@ -165,7 +165,10 @@ export const TargetListQuery = Type.Object(
     state: Type.Optional(literalUnion(TARGET_STATES)),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
     limit: Type.Optional(
-      Type.String({ pattern: "^(500|[1-4][0-9]{2}|[1-9][0-9]?)$", message: "must be an integer from 1 to 500" }),
+      Type.String({
+        pattern: "^(500|[1-4][0-9]{2}|[1-9][0-9]?)$",
+        message: "must be an integer from 1 to 500",
+      }),
     ),
   },
   { additionalProperties: true },

@@ -89,7 +89,10 @@ export function rolloutApiRoutes(ctx: AppContext) {
     .get(
       "/api/v1/rollouts",
       async ({ query }) => {
-        const page = await listRollouts(sql, { ...query, limit: query.limit ? Number(query.limit) : undefined });
+        const page = await listRollouts(sql, {
+          ...query,
+          limit: query.limit ? Number(query.limit) : undefined,
+        });
         return { data: page.rollouts, next_cursor: page.nextCursor };
       },
       {
