@@ -14,6 +14,7 @@ import { type ProgressProps, RolloutLive, RolloutPage } from "./pages/progress";
 import {
   controlRollout,
   createRollout,
+  creationAuditDetails,
   getRollout,
   listRollouts,
   listTargets,
@@ -118,12 +119,7 @@ export function rolloutConsoleRoutes(ctx: AppContext) {
           const rollout = await getRollout(sql, id);
           noteAudit(request, {
             target: `rollout:${id}`,
-            details: {
-              name: rollout.name,
-              action: rollout.action.type,
-              target: rollout.target,
-              devices: rollout.total,
-            },
+            details: creationAuditDetails(rollout, body.confirm_overlap === "yes"),
           });
           return redirectWithFlash(`/rollouts/${id}`, {
             kind: "success",

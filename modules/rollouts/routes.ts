@@ -19,6 +19,7 @@ import {
 import {
   controlRollout,
   createRollout,
+  creationAuditDetails,
   getRollout,
   listRollouts,
   listTargets,
@@ -63,13 +64,7 @@ export function rolloutApiRoutes(ctx: AppContext) {
         const rollout = await getRollout(sql, id);
         noteAudit(request, {
           target: `rollout:${id}`,
-          details: {
-            name: rollout.name,
-            action: rollout.action.type,
-            target: rollout.target,
-            devices: rollout.total,
-            overlap_confirmed: body.confirm_overlap === true,
-          },
+          details: creationAuditDetails(rollout, body.confirm_overlap === true),
         });
         set.status = 201;
         return { data: rollout };

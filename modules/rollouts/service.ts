@@ -4,6 +4,7 @@
  */
 import type { Database } from "../platform/database";
 import { type DriveOptions, driveRollout, TICK_MS } from "./driver";
+import type { RolloutJson } from "./model";
 import { activeRolloutIds } from "./queries";
 import { enqueueRolloutRun } from "./runs";
 
@@ -32,4 +33,15 @@ export async function sweepRollouts(database: Database): Promise<number> {
   const ids = await activeRolloutIds(database.sql);
   for (const id of ids) await enqueueRolloutRun(database.sql, id);
   return ids.length;
+}
+
+/** What the audit record of a new rollout keeps (the API's and the console's alike). */
+export function creationAuditDetails(rollout: RolloutJson, overlapConfirmed: boolean) {
+  return {
+    name: rollout.name,
+    action: rollout.action.type,
+    target: rollout.target,
+    devices: rollout.total,
+    overlap_confirmed: overlapConfirmed,
+  };
 }
