@@ -168,7 +168,7 @@ describe("rollout driver", () => {
     expect((await getRollout(database.sql, approve)).counts).toMatchObject({ succeeded: 3, skipped: 1 });
   });
 
-  test("drivers running at once, and one that died mid-run, never send a device two commands", async () => {
+  test("drivers running at once never send a device two commands (a killed worker: worker-restart.test.ts)", async () => {
     const ids = await insertDevices(database, 12);
     const id = await createRollout(
       database,
