@@ -67,6 +67,9 @@ describe("rollouts in the console", () => {
     // A second rollout paused by the operator, then resumed.
     await page.goto(`${app.url}/rollouts/new?q=${encodeURIComponent(name)}`);
     await page.selectOption('select[name="action"]', "add_tag");
+    // Only the chosen action's fields show.
+    expect(await page.isVisible('textarea[name="script"]')).toBe(false);
+    expect(await page.isVisible('input[name="script_name"]')).toBe(false);
     await page.fill('input[name="tag"]', "ring=2");
     await Promise.all([
       page.waitForURL(/\/rollouts\/[0-9a-f-]{36}$/),

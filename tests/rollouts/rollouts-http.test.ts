@@ -173,5 +173,9 @@ describe("console", () => {
     expect((await post(`${location}/pause`, {})).status).toBe(303);
     const progress = await app.fetch(location, { headers: { cookie: session.cookie } });
     expect(await progress.text()).toContain("Resume");
+    // The page's CSV link works with the console's session.
+    const csv = await app.fetch(`/api/v1${location}/results.csv`, { headers: { cookie: session.cookie } });
+    expect(csv.status).toBe(200);
+    expect((await csv.text()).trim().split("\r\n").length).toBe(3);
   });
 });

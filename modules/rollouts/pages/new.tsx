@@ -1,5 +1,6 @@
 // The new-rollout form (`/rollouts/new`): the devices (from the device list's selection, query or
 // view), the action, and the waves' settings; an overlap with active rollouts is shown and asked about.
+import { assetUrl } from "../../../ui/assets";
 import { CsrfField, FieldError, PageHead } from "../../../ui/components";
 import { CheckboxField, Hidden, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
@@ -54,6 +55,7 @@ export function NewRolloutPage({ ctx, props }: { ctx: PageContext; props: NewRol
   const errorOf = (field: string) => (error?.field === field ? error.message : undefined);
   return (
     <Layout ctx={ctx} title="New rollout">
+      <script src={assetUrl("rollouts.js")} defer></script>
       <PageHead title="New rollout" subtitle={targetText(values)}>
         <a class="btn" href="/rollouts">
           Rollouts
@@ -89,14 +91,16 @@ export function NewRolloutPage({ ctx, props }: { ctx: PageContext; props: NewRol
             </select>
             <FieldError message={errorOf("action")} />
           </label>
-          <TextField
-            name="tag"
-            label="Tag (key=value to add, key to remove)"
-            value={values.tag}
-            error={errorOf("tag")}
-            maxLength={400}
-          />
-          <label>
+          <div data-for-actions="add_tag remove_tag">
+            <TextField
+              name="tag"
+              label="Tag (key=value to add, key to remove)"
+              value={values.tag}
+              error={errorOf("tag")}
+              maxLength={400}
+            />
+          </div>
+          <label data-for-actions="install_script">
             <span>Script to install</span>
             <textarea
               name="script"
@@ -110,13 +114,15 @@ export function NewRolloutPage({ ctx, props }: { ctx: PageContext; props: NewRol
             </textarea>
             <FieldError message={errorOf("script")} />
           </label>
-          <TextField
-            name="script_name"
-            label="Script to remove (its name)"
-            value={values.script_name}
-            error={errorOf("script_name")}
-            maxLength={128}
-          />
+          <div data-for-actions="remove_script">
+            <TextField
+              name="script_name"
+              label="Script to remove (its name)"
+              value={values.script_name}
+              error={errorOf("script_name")}
+              maxLength={128}
+            />
+          </div>
           <TextField
             name="name"
             label="Name (optional)"
