@@ -41,6 +41,7 @@ ALTER TABLE "rollout_targets" ADD CONSTRAINT "rollout_targets_rollout_id_rollout
 CREATE UNIQUE INDEX "rollout_targets_command_idx" ON "rollout_targets" USING btree ("command_id");--> statement-breakpoint
 CREATE INDEX "rollout_targets_order_idx" ON "rollout_targets" USING btree ("rollout_id","position");--> statement-breakpoint
 CREATE INDEX "rollout_targets_state_idx" ON "rollout_targets" USING btree ("rollout_id","state");--> statement-breakpoint
+CREATE INDEX "rollout_targets_in_flight_idx" ON "rollout_targets" USING btree ("rollout_id") WHERE "rollout_targets"."command_id" is not null and "rollout_targets"."state" in ('queued', 'delivered');--> statement-breakpoint
 CREATE INDEX "rollout_targets_open_idx" ON "rollout_targets" USING btree ("device_id") WHERE "rollout_targets"."state" in ('queued', 'delivered');--> statement-breakpoint
 CREATE INDEX "rollouts_created_idx" ON "rollouts" USING btree ("created_at","id");--> statement-breakpoint
-CREATE INDEX "rollouts_active_idx" ON "rollouts" USING btree ("status") WHERE "rollouts"."status" in ('running', 'paused');
+CREATE INDEX "rollouts_unfinished_idx" ON "rollouts" USING btree ("id") WHERE "rollouts"."finished_at" is null;

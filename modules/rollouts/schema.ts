@@ -49,7 +49,8 @@ export const rollouts = pgTable(
   },
   (table) => [
     index("rollouts_created_idx").on(table.createdAt, table.id),
-    index("rollouts_active_idx").on(table.status).where(sql`${table.status} in ('running', 'paused')`),
+    // The sweep: rollouts not finished.
+    index("rollouts_unfinished_idx").on(table.id).where(sql`${table.finishedAt} is null`),
   ],
 );
 
@@ -84,6 +85,10 @@ export const rolloutTargets = pgTable(
     uniqueIndex("rollout_targets_command_idx").on(table.commandId),
     index("rollout_targets_order_idx").on(table.rolloutId, table.position),
     index("rollout_targets_state_idx").on(table.rolloutId, table.state),
+    // The driver's sync: the devices in flight (at most the concurrency), found without a scan.
+    index("rollout_targets_in_flight_idx")
+      .on(table.rolloutId)
+      .where(sql`${table.commandId} is not null and ${table.state} in ('queued', 'delivered')`),
     // Conflicts: a device's unfinished places in rollouts.
     index("rollout_targets_open_idx")
       .on(table.deviceId)
