@@ -1,6 +1,7 @@
 // The rollout driver against a real database: waves, concurrency, the failure threshold, pause,
 // resume, cancel, the deadline and offline devices, state actions, and no device acted on twice.
 import { describe, expect, test } from "bun:test";
+import { claimCommands, recordCommandResults } from "../../modules/commands/service";
 import { controlRollout, createRollout, getRollout } from "../../modules/rollouts/service";
 import { createTestDatabase } from "../helpers/database";
 import {
@@ -140,6 +141,71 @@ describe("rollout driver", () => {
       "Not started before the deadline",
     ]);
     expect(await answer(database, ids[1]!)).toBe(0); // its command was withdrawn
+  });
+
+  test("after cancel, a command the agent already took still reports; a paused rollout ends at its deadline", async () => {
+    const ids = await insertDevices(database, 2);
+    const now = new Date();
+    const id = await createRollout(
+      database,
+      { action: install("late"), target: { ids }, concurrency: 1 },
+      context(now),
+    );
+    await drive(database, id, now);
+    const [command] = await claimCommands(database.sql, ids[0]!); // delivered, no result yet
+    await controlRollout(database, id, "cancel", now);
+    expect(await drive(database, id, now)).toBe("again"); // waits for the delivered one
+    expect((await getRollout(database.sql, id)).counts).toMatchObject({ delivered: 1, skipped: 1 });
+    await recordCommandResults(database.sql, ids[0]!, [{ command_id: command!.command_id, status: "OK" }]);
+    expect(await drive(database, id, now)).toBe("done");
+    expect(await getRollout(database.sql, id)).toMatchObject({
+      status: "cancelled",
+      counts: { succeeded: 1, skipped: 1 },
+    });
+
+    const deadline = new Date(now.getTime() + 60_000);
+    const paused = await createRollout(
+      database,
+      { action: { type: "revoke" }, target: { ids }, deadline: deadline.toISOString() },
+      context(now),
+    );
+    await controlRollout(database, paused, "pause", now);
+    expect(await drive(database, paused, now)).toBe("again");
+    expect(await drive(database, paused, deadline)).toBe("done");
+    expect(await getRollout(database.sql, paused)).toMatchObject({
+      status: "completed",
+      counts: { skipped: 2 },
+    });
+  });
+
+  test("revoke and remove_script: a device in the wrong state is skipped, a script removed by command", async () => {
+    const [approved, pending] = [
+      await insertDevices(database, 1),
+      await insertDevices(database, 1, "pending"),
+    ];
+    const revoke = await createRollout(
+      database,
+      { action: { type: "revoke" }, target: { ids: [...approved, ...pending] } },
+      context(),
+    );
+    expect(await drive(database, revoke)).toBe("done");
+    const rows = await database.sql<{ device_id: string; state: string; error: string | null }[]>`
+      select device_id::text as device_id, state, error from rollout_targets where rollout_id = ${revoke}::uuid
+      order by position`;
+    expect(rows.map((r) => r.state)).toEqual(["succeeded", "skipped"]);
+    expect(rows[1]!.error).toContain("Only an approved device can be revoked");
+    const [device] = await database.sql<{ approval_status: string }[]>`
+      select approval_status from devices where id = ${approved[0]!}::uuid`;
+    expect(device!.approval_status).toBe("rejected");
+
+    const remove = await createRollout(
+      database,
+      { action: { type: "remove_script", name: "old" }, target: { ids: pending } },
+      context(),
+    );
+    await drive(database, remove);
+    const [sent] = await claimCommands(database.sql, pending[0]!);
+    expect(sent).toMatchObject({ type: "remove_script", args: ["old"] });
   });
 
   test("state actions apply at once, through their features: tags, approvals", async () => {
