@@ -3,7 +3,9 @@ import type { Client } from "openapi-fetch";
 import type { paths } from "./api-types";
 
 export async function driveRollouts(admin: Client<paths>, deviceId: string): Promise<void> {
-  const action = { type: "add_tag" as const, tag: { key: "contract", value: "1" } };
+  // A command action: the rollout stays running while the device does not answer (a tag would finish
+  // at once, before pause could be asked for).
+  const action = { type: "remove_script" as const, name: "contract" };
   await admin.POST("/api/v1/rollouts", { body: { action, target: {} } });
   const created = await admin.POST("/api/v1/rollouts", {
     body: { action, target: { ids: [deviceId] }, concurrency: 1 },
