@@ -54,6 +54,8 @@ import { endDeviceLeases } from "./modules/remote-access/service";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
 import { reportApiRoutes } from "./modules/reports/api";
 import { reportPageRoutes } from "./modules/reports/routes";
+import { rolloutConsoleRoutes } from "./modules/rollouts/console-routes";
+import { rolloutApiRoutes } from "./modules/rollouts/routes";
 import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { enrolmentSettingsRoutes } from "./modules/settings/enrolment-routes";
 import { settingsRoutes } from "./modules/settings/routes";
@@ -130,6 +132,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))
     .use(fleetApiRoutes(ctx))
+    .use(rolloutApiRoutes(ctx))
     .use(heartbeatRoutes(ctx))
     .use(commandRoutes(ctx))
     .use(remoteAccessRoutes(ctx))
@@ -148,6 +151,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(e2eRoutes(ctx))
     .use(devicePageRoutes(ctx))
     .use(fleetConsoleRoutes(ctx))
+    .use(rolloutConsoleRoutes(ctx))
     .use(consoleRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(accessSettingsRoutes(ctx))

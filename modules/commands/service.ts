@@ -354,17 +354,6 @@ export function queueRunScript(sql: Sql, input: RunScriptInput): Promise<Command
   });
 }
 
-/** A run_script command's state and, once the device answered, its output (docs/agent.md). */
-export interface RunScriptOutcome {
-  commandId: string;
-  status: CommandStatus;
-  /** The device's error: a non-zero exit, a refusal ("run_script is disabled …"), an older agent's "unsupported command". */
-  error: string | null;
-  /** Null until the device answered, or when it answered without running the script. */
-  output: RunScriptOutput | null;
-  completedAt: Date | null;
-}
-
 /** The output of a run as the device posted it, or null when it is not one. */
 export function runScriptOutput(output: unknown): RunScriptOutput | null {
   const o = output as Partial<RunScriptOutput> | null;
@@ -379,18 +368,28 @@ export function runScriptOutput(output: unknown): RunScriptOutput | null {
   };
 }
 
-/** The outcomes of these run_script commands (other ids and other types are left out). */
-export async function runScriptOutcomes(sql: Sql, commandIds: string[]): Promise<RunScriptOutcome[]> {
-  const ids = commandIds.filter(isUuid);
-  if (ids.length === 0) return [];
-  const rows = await sql<Pick<CommandRowSql, "id" | "status" | "error" | "output" | "completed_at">[]>`
-    select id, status, error, output, completed_at from pending_commands
-    where id = any(${ids}::uuid[]) and type = 'run_script'`;
-  return rows.map((row) => ({
-    commandId: row.id,
-    status: row.status,
-    error: row.error,
-    output: runScriptOutput(row.output),
-    completedAt: row.completed_at,
-  }));
+/** Where a command stands, for a feature following commands it queued (rollouts). */
+export interface CommandOutcome {
+  id: string;
+  status: CommandStatus;
+  output: unknown;
+  error: string | null;
+}
+
+/** The status of these commands (ids of commands deleted or never queued are absent). */
+export async function commandOutcomes(sql: Sql, ids: string[]): Promise<Map<string, CommandOutcome>> {
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return new Map();
+  const rows = await sql<CommandOutcome[]>`
+    select id::text as id, status, output, error from pending_commands where id = any(${wanted}::uuid[])`;
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** Withdraws (deletes) those of these commands still queued; returns the ids withdrawn. */
+export async function withdrawQueuedCommands(sql: Sql, ids: string[]): Promise<string[]> {
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    delete from pending_commands where id = any(${wanted}::uuid[]) and status = 'queued' returning id::text as id`;
+  return rows.map((row) => row.id);
 }

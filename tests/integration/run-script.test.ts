@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
-import { runScriptOutcomes } from "../../modules/commands/service";
+import { commandOutcomes, runScriptOutput } from "../../modules/commands/service";
 import { startTestApp } from "../helpers/app";
 import { agentHarness } from "./agent-harness";
 
@@ -64,11 +64,15 @@ describe("run_script through the API and a real agent", () => {
     });
 
     // What a rollout reads through the commands service.
-    const outcomes = await runScriptOutcomes(sql, [ok, failing, crypto.randomUUID(), "not-an-id"]);
-    const byId = new Map(outcomes.map((o) => [o.commandId, o]));
-    expect(outcomes).toHaveLength(2);
-    expect(byId.get(ok)).toMatchObject({ status: "succeeded", output: { exit_code: 0 } });
-    expect(byId.get(failing)).toMatchObject({ status: "failed", output: { exit_code: 1 } });
+    const outcomes = await commandOutcomes(sql, [ok, failing, crypto.randomUUID(), "not-an-id"]);
+    expect([...outcomes.keys()].sort()).toEqual([ok, failing].sort());
+    expect(outcomes.get(ok)).toMatchObject({ status: "succeeded" });
+    expect(runScriptOutput(outcomes.get(ok)!.output)).toMatchObject({
+      exit_code: 0,
+      stdout_truncated: false,
+    });
+    expect(outcomes.get(failing)).toMatchObject({ status: "failed" });
+    expect(runScriptOutput(outcomes.get(failing)!.output)).toMatchObject({ exit_code: 1 });
   }, 60_000);
 
   test("an agent with the default config refuses it: failed, with the reason, nothing run", async () => {

@@ -14,7 +14,9 @@ import { seededConsole } from "./seeded-console";
 
 // Single sign-on configured against a real provider, so its pages (link, signed out) are pages here too.
 const provider = await startTestProvider("http://127.0.0.1:9");
-const { app, device, ruleId, alertId, reportId, terminalSessionId } = await seededConsole(oidcEnv(provider));
+const { app, device, ruleId, alertId, reportId, terminalSessionId, rolloutId } = await seededConsole(
+  oidcEnv(provider),
+);
 const browser = await launchBrowser();
 
 /** Values for path parameters (by route, else by name); a page with a parameter left unfilled fails. */
@@ -25,6 +27,8 @@ const ROUTE_PARAMS: Record<string, Record<string, string>> = {
   "/reports/:id/edit": { id: reportId },
   "/reports/:id/delete": { id: reportId },
   "/terminal/sessions/:id": { id: terminalSessionId },
+  "/rollouts/:id": { id: rolloutId },
+  "/rollouts/:id/progress": { id: rolloutId },
 };
 const PARAMS: Record<string, string> = { id: device.id, deviceId: device.id };
 /** Extra variants of a page (tabs). */
