@@ -5,6 +5,7 @@ import { JOB_CATALOG } from "./jobs";
 import { wakeAlertEvaluation } from "./modules/alerts/evaluation";
 import { alertJsonApiRoutes } from "./modules/alerts/jsonapi";
 import { alertRoutes } from "./modules/alerts/routes";
+import { rulesUsingView } from "./modules/alerts/rules";
 import { alertSettingsRoutes } from "./modules/alerts/settings-routes";
 import { auditRecorder } from "./modules/audit/recorder";
 import { auditRoutes } from "./modules/audit/routes";
@@ -53,6 +54,7 @@ import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { endDeviceLeases } from "./modules/remote-access/service";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
 import { reportApiRoutes } from "./modules/reports/api";
+import { reportsUsingView } from "./modules/reports/definitions";
 import { reportPageRoutes } from "./modules/reports/routes";
 import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { enrolmentSettingsRoutes } from "./modules/settings/enrolment-routes";
@@ -95,6 +97,14 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     access,
     heartbeatAccepted: () => wakeAlertEvaluation(database.sql),
     labelsDeclared: (deviceId, labels) => syncDeclaredLabels(database.sql, deviceId, labels),
+    viewUsers: async (viewId) => [
+      ...(await rulesUsingView(database.sql, viewId)).map((r) => ({
+        kind: "alert rule",
+        id: String(r.id),
+        name: r.name,
+      })),
+      ...(await reportsUsingView(database.sql, viewId)).map((r) => ({ kind: "report", ...r })),
+    ],
     deviceQuery: async (input, onlineWindowSeconds) => {
       const match = await deviceMatch(database, input, { onlineWindowSeconds });
       return { condition: match.condition, viewName: match.view?.name };

@@ -13,6 +13,19 @@ export { FleetPanel, type FleetTabData, loadFleetTab } from "./device-tab";
 export { compileQuery } from "./query/compile";
 export { parseQuery, type Query, QueryError } from "./query/parse";
 export {
+  checkScope,
+  type DeviceScope,
+  SCOPE_LABELS,
+  SCOPE_MESSAGES,
+  SCOPE_TYPES,
+  type ScopeInput,
+  type ScopeProblem,
+  type ScopeType,
+  scopeDevices,
+  scopeMembers,
+  viewNames,
+} from "./scope";
+export {
   addTags,
   deviceTagsOf,
   removeTags,
@@ -32,6 +45,7 @@ export {
   listViews,
   type SavedView,
   updateView,
+  type ViewUser,
 } from "./views";
 
 export interface DeviceMatch {

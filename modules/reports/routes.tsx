@@ -194,7 +194,9 @@ export function reportPageRoutes(ctx: AppContext) {
       async ({ request, principal, params, query }) => {
         if (params.id.endsWith(".csv")) {
           const report = await requireReport(sql, params.id.slice(0, -4));
-          return reportCsv(sql, ctx.reportOptions, report, viewFromQuery(query));
+          return reportCsv(sql, ctx.reportOptions, report, viewFromQuery(query), {
+            onlineWindowSeconds: (await ctx.settings.device()).onlineWindowSeconds,
+          });
         }
         const report = await requireReport(sql, params.id);
         let view: ViewParams = query;
@@ -207,6 +209,7 @@ export function reportPageRoutes(ctx: AppContext) {
         else if (scope && !hasViewParams(view)) view = await loadPreferences(sql, scope, key);
         const results = await reportResults(sql, ctx.reportOptions, report, viewFromParams(view), {
           strict: false,
+          onlineWindowSeconds: (await ctx.settings.device()).onlineWindowSeconds,
         });
         const page = pageContext(request, principal);
         return htmlPage(
