@@ -54,6 +54,22 @@ export const SCOPE_MESSAGES = {
   query: "Enter a fleet query, e.g. tag:site=berlin status:online.",
 } as const;
 
+/** The scope in a few words, for lists and pages (`viewName`: the view's name now). */
+export function describeScope(scope: DeviceScope, viewName?: string | null): string {
+  switch (scope.type) {
+    case "fleet":
+      return "Whole fleet";
+    case "product":
+      return scope.product ? `Every device of ${scope.product}` : "Whole fleet";
+    case "devices":
+      return `${scope.deviceIds?.length ?? 0} device(s)`;
+    case "view":
+      return viewName ? `View "${viewName}"` : "A deleted view";
+    case "query":
+      return `Query: ${scope.query ?? ""}`;
+  }
+}
+
 /** A view's id and name by id or name (case-insensitive), or undefined. */
 async function viewByIdOrName(sql: Sql, idOrName: string) {
   const lower = idOrName.toLowerCase();

@@ -15,6 +15,7 @@ export { parseQuery, type Query, QueryError } from "./query/parse";
 export {
   checkScope,
   type DeviceScope,
+  describeScope,
   SCOPE_LABELS,
   SCOPE_MESSAGES,
   SCOPE_TYPES,

@@ -372,6 +372,10 @@ export const ReportForm = ConsoleForm({
   to: T.Optional(FormText(100)),
   mode: T.Optional(FormText(20)),
   bucket: T.Optional(FormText(20)),
+  scope_type: T.Optional(FormText(20)),
+  device_ids: T.Optional(FormText(100_000)),
+  scope_view: T.Optional(FormText(1000)),
+  scope_query: T.Optional(FormText(2000)),
   reload: T.Optional(FormText(10)),
   ...rows,
 });
