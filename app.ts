@@ -24,7 +24,7 @@ import { e2eRoutes } from "./modules/e2e/routes";
 import { installRoutes } from "./modules/enrolment/install-routes";
 import { fleetConsoleRoutes } from "./modules/fleet/console-routes";
 import { fleetApiRoutes } from "./modules/fleet/routes";
-import { deviceMatch, syncDeclaredLabels } from "./modules/fleet/service";
+import { deviceMatch, syncDeclaredLabels, tagsOfDevices } from "./modules/fleet/service";
 import { heartbeatRoutes } from "./modules/heartbeat/routes";
 import { jobRunCsvRoutes } from "./modules/jobs/csv-routes";
 import { jobRoutes } from "./modules/jobs/routes";
@@ -97,6 +97,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     access,
     heartbeatAccepted: () => wakeAlertEvaluation(database.sql),
     labelsDeclared: (deviceId, labels) => syncDeclaredLabels(database.sql, deviceId, labels),
+    deviceTags: (ids) => tagsOfDevices(database.sql, ids),
     viewUsers: async (viewId) => [
       ...(await rulesUsingView(database.sql, viewId)).map((r) => ({
         kind: "alert rule",

@@ -36,6 +36,7 @@ export {
   type Tag,
   tagFromText,
   tagSuggestions,
+  tagsOfDevices,
 } from "./tags";
 export {
   checkedQuery,

@@ -171,3 +171,30 @@ describe("rule scopes over JSON:API, and deleting a view in use", () => {
     expect((await call(`/api/v1/views/${spare.body.data.id}`, { method: "DELETE" })).status).toBe(204);
   });
 });
+
+describe("the JSON:API device resource: tags and a fleet query", () => {
+  test("operators' tags and agents' labels are attributes; filter[q] and filter[view] narrow the list", async () => {
+    const one = await call(`/api/json/devices/${ids.a}`);
+    expect(one.status).toBe(200);
+    expect(one.body.data.attributes.tags).toEqual([{ key: "pick", value: "yes" }]);
+    expect(one.body.data.attributes.labels).toEqual({});
+
+    const list = await call(`/api/json/devices?filter[q]=${encodeURIComponent("tag:pick=yes product:atom")}`);
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((d: { id: string }) => d.id).sort()).toEqual([ids.a, ids.b].sort());
+    for (const device of list.body.data)
+      expect(device.attributes.tags).toEqual([{ key: "pick", value: "yes" }]);
+    const byView = await call("/api/json/devices?filter[view]=Picked&filter[q]=product:gate");
+    expect(byView.body.data).toEqual([]);
+    const viewOnly = await call("/api/json/devices?filter[view]=Picked");
+    expect(viewOnly.body.data.map((d: { id: string }) => d.id).sort()).toEqual([ids.a, ids.b].sort());
+
+    const bad = await call(`/api/json/devices?filter[q]=${encodeURIComponent("tag:pick=yes stauts:on")}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0]).toMatchObject({
+      code: "invalid_query",
+      meta: { field: "filter[q]", position: 13, length: 6 },
+    });
+    expect((await call("/api/json/devices?filter[view]=nope")).status).toBe(404);
+  });
+});
