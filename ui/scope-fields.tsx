@@ -83,7 +83,7 @@ export function ScopeFields({ values, types, views, errors, disabled }: ScopeFie
         <datalist id="scope-query-keys">
           {["tag:", "status:online", "status:offline", "approval:approved", "product:", "last_seen:<1h"].map(
             (k) => (
-              <option value={k} safe></option>
+              <option value={k}></option>
             ),
           )}
         </datalist>
