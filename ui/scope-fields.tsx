@@ -2,7 +2,7 @@
 // and the one input its choice needs (the others are hidden by CSS `:has()`, no script; without it
 // they all show, each labelled). Plain values in; the feature checks what comes back.
 import { FieldError } from "./components";
-import { QuerySyntax } from "./query-help";
+import { QueryErrorNote, QuerySyntax } from "./query-help";
 
 export interface ScopeFieldValues {
   scope_type: string;
@@ -18,10 +18,12 @@ export interface ScopeFieldsProps {
   types: { value: string; label: string }[];
   views: { id: string; name: string }[];
   errors: Partial<Record<keyof ScopeFieldValues, string | undefined>>;
+  /** A query that does not parse: the note with the caret under its bad token replaces the field's error. */
+  queryError?: { message: string; position: number } | undefined;
   disabled?: boolean;
 }
 
-export function ScopeFields({ values, types, views, errors, disabled }: ScopeFieldsProps) {
+export function ScopeFields({ values, types, views, errors, queryError, disabled }: ScopeFieldsProps) {
   return (
     <fieldset class="scope-fields" data-scope={values.scope_type}>
       <legend>Devices</legend>
@@ -78,8 +80,13 @@ export function ScopeFields({ values, types, views, errors, disabled }: ScopeFie
             disabled={disabled}
             aria-invalid={errors.scope_query ? "true" : undefined}
           />
-          <FieldError message={errors.scope_query} />
+          {queryError && errors.scope_query ? "" : <FieldError message={errors.scope_query} />}
         </label>
+        {queryError && errors.scope_query ? (
+          <QueryErrorNote query={values.scope_query.trim()} error={queryError} />
+        ) : (
+          ""
+        )}
         <datalist id="scope-query-keys">
           {["tag:", "status:online", "status:offline", "approval:approved", "product:", "last_seen:<1h"].map(
             (k) => (

@@ -118,6 +118,17 @@ export async function checkScope(
   return { scope: { type, deviceIds: type === "devices" ? (input.deviceIds ?? []) : null } };
 }
 
+/** Where a query fails to parse (a form shows the caret under it, as the device list does), or undefined. */
+export function queryProblem(text: string): { message: string; position: number } | undefined {
+  try {
+    parseQuery(text.trim());
+    return undefined;
+  } catch (error) {
+    if (error instanceof QueryError) return { message: error.message, position: error.position };
+    throw error;
+  }
+}
+
 /** The stored queries of these views, by id (a view deleted meanwhile is missing: its scope matches nothing). */
 async function viewQueries(sql: Sql, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();

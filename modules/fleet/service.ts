@@ -16,6 +16,7 @@ export {
   checkScope,
   type DeviceScope,
   describeScope,
+  queryProblem,
   SCOPE_LABELS,
   SCOPE_MESSAGES,
   SCOPE_TYPES,

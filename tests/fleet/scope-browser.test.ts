@@ -49,7 +49,12 @@ describe("scopes in the browser", () => {
     await page.fill('input[name="scope_query"]', "tag:hall=a stauts:online");
     await page.click('#rule-form button[type="submit"]');
     await page.waitForSelector('text=Unknown key "stauts"');
-    expect(await page.locator(".scope-query .field-error").textContent()).toContain("(at character 12)");
+    // As the device list: the message with its place, and the query with a caret under the bad token.
+    expect(await page.locator("#query-error span").first().textContent()).toContain("(at character 12)");
+    expect(await page.locator("#query-error pre.query-at").textContent()).toBe(
+      `tag:hall=a stauts:online\n${" ".repeat(11)}^`,
+    );
+    await screenshot(page, "scope-rule-form-query-error");
 
     await page.selectOption('select[name="scope_type"]', "view");
     expect(await page.isVisible('input[name="scope_query"]')).toBe(false);

@@ -5,7 +5,7 @@ import { Layout, type PageContext } from "../../../ui/layout";
 import { ScopeFields } from "../../../ui/scope-fields";
 import { Card } from "../../../ui/table";
 import type { SchemaOption } from "../../builder/service";
-import { SCOPE_LABELS, SCOPE_TYPES } from "../../fleet/service";
+import { queryProblem, SCOPE_LABELS, SCOPE_TYPES } from "../../fleet/service";
 import { operatorsFor, SEVERITIES } from "../model";
 import { LIMITS, type RuleErrors } from "../validation";
 
@@ -239,6 +239,7 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
             types={SCOPE_TYPES.map((t) => ({ value: t, label: SCOPE_LABELS[t] }))}
             views={props.views}
             errors={e}
+            queryError={e.scope_query ? queryProblem(v.scope_query) : undefined}
             disabled={disabled}
           />
           <p class="muted small">

@@ -3,7 +3,7 @@ import { TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { ScopeFields, type ScopeFieldValues } from "../../../ui/scope-fields";
 import { describeConflict, type SchemaOption } from "../../builder/service";
-import { SCOPE_LABELS, SCOPE_TYPES } from "../../fleet/service";
+import { queryProblem, SCOPE_LABELS, SCOPE_TYPES } from "../../fleet/service";
 import { BUCKETS, FILTER_COLUMNS, FILTER_OPERATORS, MODES, RANGE_PRESETS, REPORT_LIMITS } from "../model";
 
 /** The form as typed (strings), so a rejected form comes back exactly as it was sent. */
@@ -153,6 +153,7 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
             types={SCOPE_TYPES.map((t) => ({ value: t, label: SCOPE_LABELS[t] }))}
             views={props.views}
             errors={errors}
+            queryError={errors.scope_query ? queryProblem(values.scope.scope_query) : undefined}
           />
           <p class="muted small">
             The schema picks the fields; the scope picks whose telemetry is read (a view: its members when the
