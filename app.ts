@@ -5,6 +5,7 @@ import { JOB_CATALOG } from "./jobs";
 import { alertEvaluationWake } from "./modules/alerts";
 import { alertJsonApiRoutes } from "./modules/alerts/jsonapi";
 import { alertRoutes } from "./modules/alerts/routes";
+import { rulesUsingView } from "./modules/alerts/rules";
 import { alertSettingsRoutes } from "./modules/alerts/settings-routes";
 import { auditRecorder } from "./modules/audit/recorder";
 import { auditRoutes } from "./modules/audit/routes";
@@ -23,7 +24,7 @@ import { e2eRoutes } from "./modules/e2e/routes";
 import { installRoutes } from "./modules/enrolment/install-routes";
 import { fleetConsoleRoutes } from "./modules/fleet/console-routes";
 import { fleetApiRoutes } from "./modules/fleet/routes";
-import { deviceMatch, syncDeclaredLabels } from "./modules/fleet/service";
+import { deviceMatch, syncDeclaredLabels, tagsOfDevices } from "./modules/fleet/service";
 import { heartbeatRoutes } from "./modules/heartbeat/routes";
 import { jobRunCsvRoutes } from "./modules/jobs/csv-routes";
 import { jobRoutes } from "./modules/jobs/routes";
@@ -53,6 +54,7 @@ import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { endDeviceLeases } from "./modules/remote-access/service";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
 import { reportApiRoutes } from "./modules/reports/api";
+import { reportsUsingView } from "./modules/reports/definitions";
 import { reportPageRoutes } from "./modules/reports/routes";
 import { rolloutConsoleRoutes } from "./modules/rollouts/console-routes";
 import { rolloutApiRoutes } from "./modules/rollouts/routes";
@@ -97,6 +99,15 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     access,
     heartbeatAccepted: alertEvaluationWake(database.sql, services.clock),
     labelsDeclared: (deviceId, labels) => syncDeclaredLabels(database.sql, deviceId, labels),
+    deviceTags: (ids) => tagsOfDevices(database.sql, ids),
+    viewUsers: async (viewId) => [
+      ...(await rulesUsingView(database.sql, viewId)).map((r) => ({
+        kind: "alert rule",
+        id: String(r.id),
+        name: r.name,
+      })),
+      ...(await reportsUsingView(database.sql, viewId)).map((r) => ({ kind: "report", ...r })),
+    ],
     deviceQuery: async (input, onlineWindowSeconds) => {
       const match = await deviceMatch(database, input, { onlineWindowSeconds });
       return { condition: match.condition, viewName: match.view?.name };

@@ -4,6 +4,8 @@
  * tests (`TestApp.services`). Nothing else keeps per-process state: no module-level registry keyed by
  * a config or a database connection (`scripts/check-registries.ts`, run by `npm run check`).
  */
+
+import { countOpenAlerts } from "./modules/alerts";
 import { systemWebhookTransport, type WebhookTransport } from "./modules/alerts/notifications/webhook";
 import { FleetCounter } from "./modules/devices/service";
 import { DeviceWaits } from "./modules/devices/wake";
@@ -65,6 +67,7 @@ export function createServices(
       clock,
       fleetCounts,
       onlineWindowSeconds: async () => (await settings.device()).onlineWindowSeconds,
+      openAlerts: () => countOpenAlerts(database.sql),
     }),
     deviceWaits: new DeviceWaits(database, logger, clock),
     reportOptions: new ReportOptionsCache(database.sql, clock),

@@ -104,6 +104,7 @@ async function explain(label: string, reportId: string, query: string) {
       reportOptions,
       report,
       viewFromParams(Object.fromEntries(new URLSearchParams(query))),
+      { strict: true, onlineWindowSeconds: 300 },
     );
     const last = captured.filter((c) => c.query.includes("telemetry_events")).at(-1)!;
     const plan = await debug.unsafe(`explain (analyze, buffers) ${last.query}`, last.params as never[]);

@@ -1,5 +1,6 @@
 import type { Clock } from "../../shared/clock";
 import { type DeviceBrief, deviceSummaries, silentApprovedDevices } from "../devices/service";
+import { scopeMembers } from "../fleet/service";
 import { enqueueJob } from "../jobs/service";
 import type { Config } from "../platform/config";
 import type { Sql } from "../platform/database";
@@ -15,7 +16,7 @@ import {
 import { openAlert, resolveAlertsOfRemovedDevices, resolveOpen } from "./lifecycle";
 import { type NotifyPolicy, notifyPolicy } from "./notifications/queue";
 import { numericValue, RuleIndex } from "./rule-index";
-import { type AlertRule, enabledRules } from "./rules";
+import { type AlertRule, enabledRules, ruleScope } from "./rules";
 import { parseNumber } from "./validation";
 
 /**
@@ -37,7 +38,7 @@ function asText(value: unknown): string {
 /**
  * A rule prepared once per run: its option key turned into the payload path the agent's telemetry
  * puts the field at (telemetry's `optionKeyPath`: the stored `conditionField` stays the option key),
- * thresholds parsed, scope as a set. Evaluation runs every rule of a product against every event,
+ * thresholds parsed, a device list as a set. Evaluation runs every rule of a product against every event,
  * so nothing is re-parsed per event (bench/alerts).
  */
 export interface CompiledRule extends AlertRule {
@@ -107,11 +108,62 @@ function recovered(rule: CompiledRule, value: unknown): boolean {
   return rule.operator.startsWith(">") ? v <= clear : v >= clear;
 }
 
-/** The rules that apply to a device: its product's (schema product, else product name), in scope. */
-function rulesFor(byProduct: Map<string, CompiledRule[]>, device: DeviceBrief): CompiledRule[] {
+/**
+ * The enabled rules of a run by scope: product-scoped ones by product (a device's product decides, no
+ * query), the others in one list. View and query scopes are decided in SQL once per batch for the
+ * batch's devices (`members`, one statement for every such rule: scopeMembers), so a rule's scope
+ * costs nothing per event and nothing per rule, and a view's members are whoever matches at that
+ * batch: a tag set a second ago counts.
+ */
+interface RuleSet {
+  byProduct: Map<string, CompiledRule[]>;
+  others: CompiledRule[];
+}
+
+/** A view or query scope's key: rules sharing a view (or the same query text) share one membership check. */
+const scopeKey = (rule: CompiledRule) =>
+  rule.scopeType === "view"
+    ? `view ${rule.scopeViewId}`
+    : rule.scopeType === "query"
+      ? `query ${rule.scopeQuery}`
+      : "";
+
+/** The rules that apply to a device: its product's (schema product, else product name), and the others in scope. */
+function rulesFor(rules: RuleSet, members: Map<string, Set<string>>, device: DeviceBrief): CompiledRule[] {
   if (!device.approved) return [];
-  const rules = byProduct.get(device.schemaProduct ?? device.productName ?? "") ?? [];
-  return rules.some((r) => r.scope) ? rules.filter((r) => !r.scope || r.scope.has(device.id)) : rules;
+  const own = rules.byProduct.get(device.schemaProduct ?? device.productName ?? "") ?? [];
+  const extra = rules.others.filter((r) =>
+    r.scopeType === "fleet"
+      ? true
+      : r.scopeType === "devices"
+        ? (r.scope?.has(device.id) ?? false)
+        : (members.get(scopeKey(r))?.has(device.id) ?? false),
+  );
+  return extra.length === 0 ? own : [...own, ...extra].sort((a, b) => a.id - b.id);
+}
+
+/** Which of the batch's devices each view or query scope holds now: one statement for all of them. */
+async function batchMembers(
+  tx: Sql,
+  config: Config,
+  rules: RuleSet,
+  deviceIds: string[],
+): Promise<Map<string, Set<string>>> {
+  const byKey = new Map<string, CompiledRule>();
+  for (const rule of rules.others) if (scopeKey(rule)) byKey.set(scopeKey(rule), rule);
+  if (byKey.size === 0) return new Map();
+  const { onlineWindowSeconds } = await readConsoleSettings(tx, {
+    onlineWindowSeconds: config.deviceOnlineWindowSeconds,
+    telemetryRetentionDays: config.telemetryRetentionDays,
+  });
+  const keys = [...byKey.keys()];
+  const sets = await scopeMembers(
+    tx,
+    keys.map((k) => ruleScope(byKey.get(k)!)),
+    deviceIds,
+    onlineWindowSeconds,
+  );
+  return new Map(keys.map((k, i) => [k, sets[i]!]));
 }
 
 /** `alerting`: this episode opened an alert that auto-resolve has not closed yet. */
@@ -220,12 +272,13 @@ export async function evaluateAlerts(
   // Read only when an alert opens or resolves: most passes change nothing (two settings reads saved).
   let policyRead: Promise<NotifyPolicy> | undefined;
   const policy = () => (policyRead ??= notifyPolicy(config, sql));
-  const byProduct = new Map<string, CompiledRule[]>();
+  const rules: RuleSet = { byProduct: new Map(), others: [] };
   for (const rule of await enabledRules(sql)) {
     const compiled = compileRule(rule);
-    byProduct.set(rule.productName, [...(byProduct.get(rule.productName) ?? []), compiled]);
+    if (rule.scopeType !== "product") rules.others.push(compiled);
+    else rules.byProduct.set(rule.productName, [...(rules.byProduct.get(rule.productName) ?? []), compiled]);
   }
-  const ruleIds = [...byProduct.values()].flat().map((r) => r.id);
+  const ruleIds = [...[...rules.byProduct.values()].flat(), ...rules.others].map((r) => r.id);
   const until = new Date(Date.now() - (options.settleMs ?? SETTLE_MS));
   return (await sql.begin(async (txRaw) => {
     const tx = txRaw as unknown as Sql;
@@ -274,12 +327,19 @@ export async function evaluateAlerts(
       const changed = new Map<string, { ruleId: number; deviceId: string }>();
       // One index per rule list (devices of one product share theirs): a binary search per field
       // finds the few rules an event can affect (modules/alerts/rule-index.ts).
-      const indexes = new Map<CompiledRule[], RuleIndex>();
+      const members = await batchMembers(
+        tx,
+        config,
+        rules,
+        [...devices.values()].filter((d) => d.approved).map((d) => d.id),
+      );
+      const indexes = new Map<string, RuleIndex>();
       const applicable = new Map(
         [...devices.values()].map((d) => {
-          const rules = rulesFor(byProduct, d);
-          if (!indexes.has(rules)) indexes.set(rules, new RuleIndex(rules));
-          return [d.id, indexes.get(rules)!];
+          const list = rulesFor(rules, members, d);
+          const key = list.map((r) => r.id).join(",");
+          if (!indexes.has(key)) indexes.set(key, new RuleIndex(list));
+          return [d.id, indexes.get(key)!];
         }),
       );
       const candidates: CompiledRule[] = [];

@@ -1,4 +1,5 @@
 import { type Static, Type as t } from "@sinclair/typebox";
+import { SCOPE_TYPES } from "../fleet/service";
 import {
   allDocument,
   changeDocument,
@@ -41,7 +42,17 @@ export const AlertRuleJson = t.Object({
   resolve_after_minutes: t.Union([t.Integer(), t.Null()]),
   severity: t.Union(SEVERITIES.map((s) => t.Literal(s))),
   enabled: t.Boolean(),
-  device_ids: t.Union([t.Array(t.String()), t.Null()]),
+  scope_type: t.Union(
+    SCOPE_TYPES.map((s) => t.Literal(s)),
+    {
+      description:
+        "Which devices the rule watches: fleet, product (every device of product_name), devices, view, query",
+    },
+  ),
+  device_ids: t.Union([t.Array(t.String()), t.Null()], { description: "The devices of a devices scope" }),
+  scope_view: t.Union([t.String(), t.Null()], { description: "A view scope's saved view (id)" }),
+  scope_view_name: t.Union([t.String(), t.Null()], { description: "That view's name now" }),
+  scope_query: t.Union([t.String(), t.Null()], { description: "A query scope's fleet query" }),
   recipients: t.Array(t.String()),
   deprecated: t.Boolean(),
   created_at: t.String(),
@@ -66,7 +77,11 @@ export const AlertRuleInput = t.Object({
   resolve_after_minutes: t.Optional(t.Unknown()),
   severity: t.Optional(t.Unknown()),
   enabled: t.Optional(t.Unknown()),
+  scope_type: t.Optional(t.Unknown()),
   device_ids: t.Optional(t.Unknown()),
+  /** A view scope's saved view: its id or its name. */
+  scope_view: t.Optional(t.Unknown()),
+  scope_query: t.Optional(t.Unknown()),
   recipients: t.Optional(t.Unknown()),
 });
 export type AlertRuleInput = Static<typeof AlertRuleInput>;
@@ -209,7 +224,10 @@ export const RuleForm = ConsoleForm({
   resolve_after_minutes: t.Optional(FormText(40)),
   severity: t.Optional(FormText(40)),
   enabled: t.Optional(FormList(10)),
+  scope_type: t.Optional(FormText(40)),
   device_ids: t.Optional(FormText(100_000)),
+  scope_view: t.Optional(FormText(1000)),
+  scope_query: t.Optional(FormText(2000)),
   recipients: t.Optional(FormText(10_000)),
 });
 export type RuleForm = Static<typeof RuleForm>;

@@ -3,6 +3,7 @@ import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
 import { conflictMessage, listBuilderSchemas, productOptions } from "../builder/service";
 import { deviceSummaries } from "../devices/service";
+import { listViews } from "../fleet/service";
 import { actorLabel } from "../jsonapi";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
@@ -49,7 +50,10 @@ const FORM_FIELDS: (keyof RuleFormValues)[] = [
   "resolve_after_minutes",
   "severity",
   "enabled",
+  "scope_type",
   "device_ids",
+  "scope_view",
+  "scope_query",
   "recipients",
 ];
 
@@ -65,7 +69,10 @@ function valuesOf(rule: AlertRule): RuleFormValues {
     resolve_after_minutes: rule.resolveAfterMinutes === null ? "" : String(rule.resolveAfterMinutes),
     severity: rule.severity,
     enabled: String(rule.enabled),
+    scope_type: rule.scopeType,
     device_ids: (rule.deviceIds ?? []).join(", "),
+    scope_view: rule.scopeViewId ?? "",
+    scope_query: rule.scopeQuery ?? "",
     recipients: rule.recipients.join(", "),
   };
 }
@@ -84,9 +91,10 @@ export function alertRoutes(ctx: AppContext) {
 
   /** Builds the rule form's props from its current values (schema lists, field options, notices). */
   async function formProps(
-    base: Omit<RuleFormProps, "products" | "options" | "notices">,
+    base: Omit<RuleFormProps, "products" | "options" | "notices" | "views">,
   ): Promise<RuleFormProps> {
     const products = (await listBuilderSchemas(sql)).map((r) => r.schema_id);
+    const views = (await listViews(database)).map((view) => ({ id: view.id, name: view.name }));
     const values = { ...base.values };
     if (base.mode === "create" && !values.product_name && products[0]) values.product_name = products[0];
     const product = products.find((p) => p === values.product_name);
@@ -99,7 +107,7 @@ export function alertRoutes(ctx: AppContext) {
       if (!base.blocked) values.condition_field = "";
     }
     if (chosen?.conflict) notices.push(conflictMessage(chosen));
-    return { ...base, values, products, options, notices };
+    return { ...base, values, products, options, notices, views };
   }
 
   const formValues = (form: RuleForm, fallback?: RuleFormValues): RuleFormValues => {
@@ -116,11 +124,12 @@ export function alertRoutes(ctx: AppContext) {
   EMPTY.for_minutes = "0";
   EMPTY.severity = "warning";
   EMPTY.enabled = "true";
+  EMPTY.scope_type = "product";
 
   const render = async (
     request: Request,
     principal: Principal | undefined,
-    props: Omit<RuleFormProps, "products" | "options" | "notices">,
+    props: Omit<RuleFormProps, "products" | "options" | "notices" | "views">,
     status = 200,
   ) => {
     const page = pageContext(request, principal);

@@ -1,4 +1,5 @@
 import { conflictMessage, productOptions, type SchemaOption } from "../builder/service";
+import { type DeviceScope, type ScopeType, viewNames } from "../fleet/service";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { AlertRuleInput, AlertRuleJson, RuleOperator, Severity } from "./model";
@@ -6,6 +7,8 @@ import { checkRule, MESSAGES, type RuleErrors, type RuleValues } from "./validat
 
 export interface AlertRule extends RuleValues {
   id: number;
+  /** A view scope's view name now (null: another scope). */
+  scopeViewName: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -23,7 +26,10 @@ type RuleRow = {
   resolve_after_minutes: number | null;
   severity: string;
   enabled: boolean;
+  scope_type: string;
   device_ids: string[] | null;
+  scope_view_id: string | null;
+  scope_query: string | null;
   recipients: string[];
   created_at: Date;
   updated_at: Date;
@@ -43,7 +49,11 @@ function toRule(row: RuleRow): AlertRule {
     resolveAfterMinutes: row.resolve_after_minutes,
     severity: row.severity as Severity,
     enabled: row.enabled,
+    scopeType: row.scope_type as ScopeType,
     deviceIds: row.device_ids,
+    scopeViewId: row.scope_view_id,
+    scopeViewName: null,
+    scopeQuery: row.scope_query,
     recipients: row.recipients,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -64,7 +74,11 @@ export function ruleJson(rule: AlertRule, deprecated: boolean): AlertRuleJson {
     resolve_after_minutes: rule.resolveAfterMinutes,
     severity: rule.severity,
     enabled: rule.enabled,
+    scope_type: rule.scopeType,
     device_ids: rule.deviceIds,
+    scope_view: rule.scopeViewId,
+    scope_view_name: rule.scopeViewName,
+    scope_query: rule.scopeQuery,
     recipients: rule.recipients,
     deprecated,
     created_at: rule.createdAt.toISOString(),
@@ -84,7 +98,42 @@ export const ruleNotFound = () => new AppError(404, "not_found", "Alert rule not
 export async function getRule(sql: Sql, id: number): Promise<AlertRule | undefined> {
   if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647) return undefined;
   const [row] = await sql<RuleRow[]>`select * from alert_rules where id = ${id}`;
-  return row && toRule(row);
+  return row && (await named(sql, [toRule(row)]))[0];
+}
+
+/** Rules with their view scopes' names (the fleet feature's views, read through its door). */
+async function named(sql: Sql, rules: AlertRule[]): Promise<AlertRule[]> {
+  const names = await viewNames(
+    sql,
+    rules.flatMap((r) => (r.scopeViewId ? [r.scopeViewId] : [])),
+  );
+  for (const rule of rules)
+    rule.scopeViewName = rule.scopeViewId ? (names.get(rule.scopeViewId) ?? null) : null;
+  return rules;
+}
+
+/** A rule's scope as the fleet feature decides membership of it. */
+export function ruleScope(rule: AlertRule): DeviceScope {
+  return {
+    type: rule.scopeType,
+    product: rule.productName,
+    deviceIds: rule.deviceIds,
+    viewId: rule.scopeViewId,
+    query: rule.scopeQuery,
+  };
+}
+
+/** The rules scoped to this view (a view in use cannot be deleted: modules/fleet asks). */
+export async function rulesUsingView(sql: Sql, viewId: string): Promise<{ id: number; name: string }[]> {
+  return sql<{ id: number; name: string }[]>`select id, name from alert_rules
+    where scope_view_id = ${viewId}::uuid order by lower(name)`;
+}
+
+/** The view was deleted between the check and the write (its foreign key refused the row). */
+function viewGone(error: unknown): unknown {
+  return (error as { code?: string }).code === "23503"
+    ? new RuleValidationError({ scope_view: "This saved view was just deleted: choose another." })
+    : error;
 }
 
 function isNameConflict(error: unknown): boolean {
@@ -115,16 +164,17 @@ export async function createRule(sql: Sql, input: AlertRuleInput, by?: string): 
   try {
     const [row] = await sql<RuleRow[]>`
       insert into alert_rules (name, product_name, condition_field, field_type, operator,
-        threshold_value, clear_threshold, for_minutes, resolve_after_minutes, severity, enabled, device_ids,
-        recipients, created_by)
+        threshold_value, clear_threshold, for_minutes, resolve_after_minutes, severity, enabled, scope_type,
+        device_ids, scope_view_id, scope_query, recipients, created_by)
       values (${v.name}, ${v.productName}, ${v.conditionField}, ${v.fieldType}, ${v.operator},
         ${v.thresholdValue}, ${v.clearThreshold}, ${v.forMinutes}, ${v.resolveAfterMinutes}, ${v.severity},
-        ${v.enabled}, ${v.deviceIds}::uuid[], ${v.recipients}::text[], ${by ?? null})
+        ${v.enabled}, ${v.scopeType}, ${v.deviceIds}::uuid[], ${v.scopeViewId}::uuid, ${v.scopeQuery},
+        ${v.recipients}::text[], ${by ?? null})
       returning *`;
-    return toRule(row!);
+    return (await named(sql, [toRule(row!)]))[0]!;
   } catch (error) {
     if (isNameConflict(error)) throw new RuleValidationError({ name: MESSAGES.nameTaken });
-    throw error;
+    throw viewGone(error);
   }
 }
 
@@ -143,12 +193,15 @@ export async function updateRule(sql: Sql, id: number, input: AlertRuleInput): P
       condition_field = ${v.conditionField}, field_type = ${v.fieldType}, operator = ${v.operator},
       threshold_value = ${v.thresholdValue}, clear_threshold = ${v.clearThreshold}, for_minutes = ${v.forMinutes},
       resolve_after_minutes = ${v.resolveAfterMinutes}, severity = ${v.severity}, enabled = ${v.enabled},
-      device_ids = ${v.deviceIds}::uuid[], recipients = ${v.recipients}::text[], updated_at = now()
-    where id = ${id} returning *`;
+      scope_type = ${v.scopeType}, device_ids = ${v.deviceIds}::uuid[], scope_view_id = ${v.scopeViewId}::uuid,
+      scope_query = ${v.scopeQuery}, recipients = ${v.recipients}::text[], updated_at = now()
+    where id = ${id} returning *`.catch((error) => {
+    throw viewGone(error);
+  });
   if (!row) throw ruleNotFound();
   // A changed condition starts a new evaluation: the old breach/clear timing no longer applies.
   await sql`delete from alert_rule_states where rule_id = ${id}`;
-  return toRule(row);
+  return (await named(sql, [toRule(row)]))[0]!;
 }
 
 /** Deletes a rule; its open alerts stay as history (rule_id kept, as in the reference: no FK). */
@@ -236,8 +289,7 @@ export async function listRules(
     limit ${Math.min(options.limit ?? 1000, 1000)}`;
   const cache: OptionsCache = new Map();
   const result = [];
-  for (const row of rows) {
-    const rule = toRule(row);
+  for (const rule of await named(sql, rows.map(toRule))) {
     result.push({ rule, ...(await fieldStatus(sql, rule, cache)) });
   }
   return result;

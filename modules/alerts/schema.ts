@@ -11,11 +11,13 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { savedViews } from "../fleet/schema";
 
 /**
  * Alert rules (docs/alerts.md). Integer ids as in the reference (JSON:API `alert_rule`). The name is
- * unique case-insensitively. `device_ids` null = every device of the product; otherwise only those.
- * No foreign keys to devices: this feature reads devices through the devices service only.
+ * unique case-insensitively. The product is the schema its condition field is chosen from; the scope
+ * says which devices it watches. No foreign keys to devices: this feature reads devices through the
+ * devices service only.
  */
 export const alertRules = pgTable(
   "alert_rules",
@@ -35,7 +37,15 @@ export const alertRules = pgTable(
     resolveAfterMinutes: integer("resolve_after_minutes"),
     severity: text("severity").notNull().default("warning"),
     enabled: boolean("enabled").notNull().default(true),
+    /**
+     * Which devices the rule watches (modules/fleet/scope.ts): `product` (every device of
+     * product_name), `fleet`, `devices` (device_ids), `view` (scope_view_id, followed as it changes)
+     * or `query` (scope_query). A view in use cannot be deleted (restrict).
+     */
+    scopeType: text("scope_type").notNull().default("product"),
     deviceIds: uuid("device_ids").array(),
+    scopeViewId: uuid("scope_view_id").references(() => savedViews.id, { onDelete: "restrict" }),
+    scopeQuery: text("scope_query"),
     /** Extra email recipients of this rule's alerts (besides Settings' recipients). */
     recipients: text("recipients").array().notNull().default(sql`'{}'::text[]`),
     createdBy: text("created_by"),

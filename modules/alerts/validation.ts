@@ -1,4 +1,5 @@
 import { conflictMessage, productOptions, type SchemaOption } from "../builder/service";
+import { checkScope, type ScopeType } from "../fleet/service";
 import type { Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
 import { type AlertRuleInput, operatorsFor, type RuleOperator, SEVERITIES, type Severity } from "./model";
@@ -24,7 +25,7 @@ export const MESSAGES = {
   minutes: "Enter whole minutes from 0 to 10080.",
   severity: "Choose info, warning or critical.",
   enabled: "Enabled must be true or false.",
-  devices: "List device ids (UUIDs), or leave empty for every device of the product.",
+  devices: "List device ids (UUIDs): at least one, at most 500.",
   recipients: "Enter email addresses separated by commas.",
   form: "Unable to save rule. Correct the highlighted fields.",
 } as const;
@@ -47,7 +48,11 @@ export interface RuleValues {
   resolveAfterMinutes: number | null;
   severity: Severity;
   enabled: boolean;
+  /** Which devices the rule watches (modules/fleet/scope.ts); the product only picks the field. */
+  scopeType: ScopeType;
   deviceIds: string[] | null;
+  scopeViewId: string | null;
+  scopeQuery: string | null;
   recipients: string[];
 }
 
@@ -188,7 +193,25 @@ export async function checkRule(
   if (enabled === undefined) errors.enabled = MESSAGES.enabled;
 
   const devices = list(pick("device_ids", existing?.deviceIds));
-  if (!devices || devices.length > LIMITS.devices || !devices.every(isUuid))
+  // Before scopes, a device list alone chose the devices: a request without scope_type still means that.
+  const listed = devices && devices.length > 0 ? "devices" : "product";
+  const scopeType =
+    input.scope_type !== undefined && input.scope_type !== null && input.scope_type !== ""
+      ? input.scope_type
+      : input.device_ids !== undefined || !existing
+        ? listed
+        : existing.scopeType;
+  const scope = await checkScope(sql, {
+    type: scopeType,
+    deviceIds: devices ? [...new Set(devices.map((d) => d.toLowerCase()))] : null,
+    view: pick("scope_view", existing?.scopeViewId),
+    query: pick("scope_query", existing?.scopeQuery),
+  });
+  if ("problem" in scope) errors[scope.problem.field] = scope.problem.message;
+  else if (
+    scope.scope.type === "devices" &&
+    (!devices || devices.length === 0 || devices.length > LIMITS.devices || !devices.every(isUuid))
+  )
     errors.device_ids = MESSAGES.devices;
 
   const recipients = list(pick("recipients", existing?.recipients));
@@ -199,7 +222,7 @@ export async function checkRule(
   )
     errors.recipients = MESSAGES.recipients;
 
-  if (Object.keys(errors).length > 0) return { errors };
+  if (Object.keys(errors).length > 0 || "problem" in scope) return { errors };
   return {
     values: {
       name,
@@ -213,8 +236,18 @@ export async function checkRule(
       resolveAfterMinutes: resolveAfter.ok ? resolveAfter.value : null,
       severity: severity!,
       enabled: enabled!,
-      deviceIds: devices!.length === 0 ? null : [...new Set(devices!.map((d) => d.toLowerCase()))],
+      ...storedScope(scope),
       recipients: [...new Set(recipients!.map((r) => r.toLowerCase()))],
     },
+  };
+}
+
+function storedScope(checked: Awaited<ReturnType<typeof checkScope>>) {
+  const scope = "scope" in checked ? checked.scope : { type: "product" as const };
+  return {
+    scopeType: scope.type,
+    deviceIds: scope.type === "devices" ? (scope.deviceIds ?? null) : null,
+    scopeViewId: scope.viewId ?? null,
+    scopeQuery: scope.query ?? null,
   };
 }

@@ -30,9 +30,14 @@ const BODY_MAX_BYTES = 1024 * 1024 + 64 * 1024;
 
 type DeviceView = ReturnType<typeof deviceJson>;
 
-function deviceResource(device: DeviceView) {
+function deviceResource(device: DeviceView, tags: Map<string, { key: string; value: string }[]>) {
   const { id, ...attributes } = device;
-  return { type: "device", id, attributes, links: { self: `${JSONAPI_PREFIX}/devices/${id}` } };
+  return {
+    type: "device",
+    id,
+    attributes: { ...attributes, tags: tags.get(id) ?? [] },
+    links: { self: `${JSONAPI_PREFIX}/devices/${id}` },
+  };
 }
 
 function parseSort(raw: string | undefined): { sort?: DeviceSort; order?: "asc" | "desc" } {
@@ -57,6 +62,10 @@ export function deviceJsonApiRoutes(ctx: AppContext, hooks: DeviceResourceHooks)
   const { database } = ctx;
   const sql = database.sql;
 
+  const tagsOf = async (ids: string[]) => (await ctx.deviceTags?.(ids)) ?? new Map();
+  const resourceOf = async (device: Parameters<typeof deviceJson>[0]) =>
+    deviceResource(deviceJson(device), await tagsOf([device.id]));
+
   const deviceOrThrow = async (id: string) => {
     const settings = await ctx.settings.device();
     const device = await getDevice(sql, id, settings);
@@ -76,15 +85,26 @@ export function deviceJsonApiRoutes(ctx: AppContext, hooks: DeviceResourceHooks)
           product: query["filter[product]"],
           search: query["filter[search]"],
         });
+        const match = await ctx
+          .deviceQuery?.({ q: query["filter[q]"], view: query["filter[view]"] }, settings.onlineWindowSeconds)
+          .catch((error: unknown) => {
+            // The query's place in this API is filter[q].
+            const details = error instanceof AppError ? (error.details as { field?: string }) : undefined;
+            if (error instanceof AppError && error.code === "invalid_query" && details?.field === "q")
+              throw new AppError(400, "invalid_query", error.message, { ...details, field: "filter[q]" });
+            throw error;
+          });
         const list = await listDevices(sql, {
           ...filters,
+          matching: match?.condition,
           ...parseSort(query.sort),
           onlineWindowSeconds: settings.onlineWindowSeconds,
           limit: jsonApiPageSize(query),
           cursor: query["page[after]"] || undefined,
         });
+        const tags = await tagsOf(list.devices.map((d) => d.id));
         return jsonApiDocument({
-          data: list.devices.map((d) => deviceResource(deviceJson(d, { schema: false }))),
+          data: list.devices.map((d) => deviceResource(deviceJson(d, { schema: false }), tags)),
           meta: { active_filters: list.activeFilters },
           links: { next: jsonApiNextLink(request, list.nextCursor) },
         });
@@ -93,13 +113,12 @@ export function deviceJsonApiRoutes(ctx: AppContext, hooks: DeviceResourceHooks)
         access: "viewer",
         detail: { summary: "List devices, filtered and sorted, a keyset page at a time" },
         query: DeviceResourceListQuery,
-        response: { 200: DeviceListDocument, ...jsonApiErrorReplies(400, 401, 403) },
+        response: { 200: DeviceListDocument, ...jsonApiErrorReplies(400, 401, 403, 404) },
       },
     )
     .get(
       "/devices/:id",
-      async ({ params }) =>
-        jsonApiDocument({ data: deviceResource(deviceJson(await deviceOrThrow(params.id))) }),
+      async ({ params }) => jsonApiDocument({ data: await resourceOf(await deviceOrThrow(params.id)) }),
       {
         access: "viewer",
         detail: { summary: "One device" },
@@ -130,7 +149,7 @@ export function deviceJsonApiRoutes(ctx: AppContext, hooks: DeviceResourceHooks)
           action: approvalAction(before.approvalStatus, device.approvalStatus),
         });
         if (device.approvalStatus === "rejected") await hooks.onRejected(sql, device.id);
-        return jsonApiDocument({ data: deviceResource(deviceJson(device)) });
+        return jsonApiDocument({ data: await resourceOf(device) });
       },
       {
         access: "operator",

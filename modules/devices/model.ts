@@ -239,13 +239,36 @@ export const DeviceResourceListQuery = Type.Object(
     "filter[connectivity_status]": Type.Optional(Type.String({ description: "online or offline" })),
     "filter[product]": Type.Optional(Type.String({ description: "Exact product name" })),
     "filter[search]": Type.Optional(Type.String({ description: "Part of the MAC address, product or name" })),
+    "filter[q]": Type.Optional(
+      Type.String({
+        description:
+          "A fleet query (docs/fleet.md): `tag:site=berlin status:online -tag:env=lab`; 400 invalid_query points at a bad token",
+      }),
+    ),
+    "filter[view]": Type.Optional(
+      Type.String({ description: "A saved view's id or name: its devices (and filter[q]'s)" }),
+    ),
     sort: Type.Optional(Type.String({ description: "A device sort, `-` before it for descending" })),
     ...pageQuery(500),
   },
   { additionalProperties: true },
 );
 
-export const DeviceResource = resourceSchema("device", Type.Omit(DeviceJsonSchema, ["id"]));
+/**
+ * The `device` resource: the device's fields (with `labels`, its agent's) and `tags`, its operators'
+ * tags (docs/fleet.md): a query's `tag:` matches both.
+ */
+export const DeviceResource = resourceSchema(
+  "device",
+  Type.Composite([
+    Type.Omit(DeviceJsonSchema, ["id"]),
+    Type.Object({
+      tags: Type.Array(Type.Object({ key: Type.String(), value: Type.String() }), {
+        description: "Operators' tags (set in the console or the API); `labels` are the agent's",
+      }),
+    }),
+  ]),
+);
 export const DeviceListDocument = listDocument(
   DeviceResource,
   Type.Object({ active_filters: Type.Record(Type.String(), Type.String()) }),

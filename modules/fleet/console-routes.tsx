@@ -38,6 +38,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
   const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const { database } = ctx;
   const sql = database.sql;
+  const usersOf = async (viewId: string) => (await ctx.viewUsers?.(viewId)) ?? [];
 
   /** Runs a form's change; a refusal (400, 404, 409) is shown as an error flash at `back`. */
   async function attempt(back: string, change: () => Promise<string>) {
@@ -183,7 +184,7 @@ export function fleetConsoleRoutes(ctx: AppContext) {
       "/views/:view_id/delete",
       async ({ params, request }) =>
         attempt("/views", async () => {
-          const view = await deleteView(database, params.view_id);
+          const view = await deleteView(database, params.view_id, usersOf);
           noteAudit(request, { details: { name: view.name, query: view.query } });
           return `View "${view.name}" deleted.`;
         }),

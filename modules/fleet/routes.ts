@@ -41,6 +41,7 @@ const BODY_MAX = 64 * 1024;
 export function fleetApiRoutes(ctx: AppContext) {
   const { database } = ctx;
   const sql = database.sql;
+  const usersOf = async (viewId: string) => (await ctx.viewUsers?.(viewId)) ?? [];
   const parse = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX);
 
   async function requireDevice(id: string) {
@@ -92,7 +93,7 @@ export function fleetApiRoutes(ctx: AppContext) {
         access: "operator",
         detail: { summary: "Remove a tag from a device (nothing to remove is no error)" },
         params: TagKeyParams,
-        response: { 204: NoContent, ...errorReplies(401, 403, 404) },
+        response: { 204: NoContent, ...errorReplies(401, 403, 404, 409) },
       },
     )
     .post(
@@ -210,7 +211,7 @@ export function fleetApiRoutes(ctx: AppContext) {
     .delete(
       "/api/v1/views/:view_id",
       async ({ params, request, set }) => {
-        const view = await deleteView(database, (await getView(database, params.view_id)).id);
+        const view = await deleteView(database, (await getView(database, params.view_id)).id, usersOf);
         noteAudit(request, { details: { name: view.name, query: view.query } });
         set.status = 204;
         return "" as const;
@@ -219,7 +220,7 @@ export function fleetApiRoutes(ctx: AppContext) {
         access: "operator",
         detail: { summary: "Delete a saved view" },
         params: ViewParams,
-        response: { 204: NoContent, ...errorReplies(401, 403, 404) },
+        response: { 204: NoContent, ...errorReplies(401, 403, 404, 409) },
       },
     );
 }

@@ -13,6 +13,21 @@ export { FleetPanel, type FleetTabData, loadFleetTab } from "./device-tab";
 export { compileQuery } from "./query/compile";
 export { parseQuery, QUERY_MAX_LENGTH, type Query, QueryError } from "./query/parse";
 export {
+  checkScope,
+  type DeviceScope,
+  describeScope,
+  queryProblem,
+  SCOPE_LABELS,
+  SCOPE_MESSAGES,
+  SCOPE_TYPES,
+  type ScopeInput,
+  type ScopeProblem,
+  type ScopeType,
+  scopeDevices,
+  scopeMembers,
+  viewNames,
+} from "./scope";
+export {
   addTags,
   deviceTagsOf,
   removeTags,
@@ -22,6 +37,7 @@ export {
   type Tag,
   tagFromText,
   tagSuggestions,
+  tagsOfDevices,
 } from "./tags";
 export {
   checkedQuery,
@@ -32,6 +48,7 @@ export {
   listViews,
   type SavedView,
   updateView,
+  type ViewUser,
 } from "./views";
 
 export interface DeviceMatch {

@@ -100,6 +100,16 @@ export async function deviceTagsOf(sql: Sql, id: string): Promise<Tag[]> {
     select key, value from device_tags where device_id = ${id}::uuid and source = 'operator' order by key`;
 }
 
+/** Operators' tags of many devices at once (the JSON:API device resource shows them), by device id. */
+export async function tagsOfDevices(sql: Sql, ids: string[]): Promise<Map<string, Tag[]>> {
+  const tags = new Map<string, Tag[]>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return tags;
+  const rows = await sql<(Tag & { device_id: string })[]>`select device_id, key, value from device_tags
+    where device_id = any(${ids}::uuid[]) and source = 'operator' order by device_id, key`;
+  for (const { device_id, key, value } of rows) tags.get(device_id)?.push({ key, value });
+  return tags;
+}
+
 /**
  * The labels a device's agent declared (a registration's, already checked), as its `agent` rows of
  * device_tags: rows of keys it no longer declares go, the others are set. Idempotent: every

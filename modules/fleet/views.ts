@@ -112,12 +112,55 @@ export async function updateView(database: Database, id: string, input: ViewInpu
   return updated;
 }
 
-export async function deleteView(database: Database, id: string): Promise<SavedView> {
+/** What uses a view as its scope (an alert rule, a report), by kind, id and name. */
+export interface ViewUser {
+  kind: string;
+  id: string;
+  name: string;
+}
+
+/** The 409 of a view in use: every user named, so the operator knows what to change first. */
+function viewInUse(name: string, users: ViewUser[]): AppError {
+  const named = users.slice(0, 10).map((u) => `${u.kind} "${u.name}"`);
+  const more = users.length > 10 ? ` and ${users.length - 10} more` : "";
+  if (named.length === 0)
+    return new AppError(409, "view_in_use", `The view "${name}" is the scope of a rule or a report.`, {
+      users,
+    });
+  return new AppError(
+    409,
+    "view_in_use",
+    `The view "${name}" is the scope of ${named.join(", ")}${more}: give them another scope first.`,
+    { users },
+  );
+}
+
+/**
+ * Deletes a view, unless something uses it as its scope (`usersOf`: the alert rules and reports,
+ * which this feature cannot read itself; app.ts supplies them): a rule that silently stopped watching
+ * its devices would be worse than a refusal. The foreign keys of those scopes refuse a delete that
+ * races a save.
+ */
+export async function deleteView(
+  database: Database,
+  id: string,
+  usersOf: (viewId: string) => Promise<ViewUser[]> = async () => [],
+): Promise<SavedView> {
   if (!isUuid(id)) throw notFound("No such saved view", "view_not_found");
+  const view = await getView(database, id);
+  const users = await usersOf(view.id);
+  if (users.length > 0) throw viewInUse(view.name, users);
   const [deleted] = await database.db
     .delete(savedViews)
-    .where(eq(savedViews.id, id.toLowerCase()))
-    .returning();
+    .where(eq(savedViews.id, view.id))
+    .returning()
+    .catch(async (error: unknown) => {
+      const { code, cause } = error as { code?: string; cause?: { code?: string } };
+      // restrict_violation (23001; foreign_key_violation 23503 from older servers)
+      if (["23001", "23503"].includes(code ?? cause?.code ?? ""))
+        throw viewInUse(view.name, await usersOf(view.id));
+      throw error;
+    });
   if (!deleted) throw notFound("No such saved view", "view_not_found");
   return deleted;
 }

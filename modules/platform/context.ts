@@ -20,6 +20,10 @@ export interface AppContext extends Services {
    */
   /** After a registration that declared labels (modules/fleet keeps them queryable as tags). */
   labelsDeclared?(deviceId: string, labels: Record<string, string>): Promise<void>;
+  /** Operators' tags of these devices, by id (modules/fleet; the JSON:API device resource shows them). */
+  deviceTags?(ids: string[]): Promise<Map<string, { key: string; value: string }[]>>;
+  /** What uses a saved view as its scope (alert rules, reports): modules/fleet refuses to delete it then. */
+  viewUsers?(viewId: string): Promise<{ kind: string; id: string; name: string }[]>;
   deviceQuery?(
     input: { q?: string; view?: string },
     onlineWindowSeconds: number,

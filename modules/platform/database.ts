@@ -14,8 +14,19 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export function connectDatabase(url: string, max = 10): Database {
-  const sql = postgres(url, { max, onnotice: () => {}, connection: { application_name: "outpost" } });
+export function connectDatabase(
+  url: string,
+  max = 10,
+  options: { debug?: (statement: string) => void } = {},
+): Database {
+  const debug = options.debug;
+  const sql = postgres(url, {
+    max,
+    onnotice: () => {},
+    connection: { application_name: "outpost" },
+    // Tests count the statements a piece of work runs (alert evaluation's scope checks).
+    ...(debug ? { debug: (_connection: number, statement: string) => debug(statement) } : {}),
+  });
   const db = drizzle(sql, { schema });
   useDateTypes(sql);
   return { url, sql, db, close: () => sql.end({ timeout: 5 }) };

@@ -40,16 +40,23 @@ const JSONAPI = "application/vnd.api+json";
 export function reportApiRoutes(ctx: AppContext) {
   const sql = ctx.database.sql;
   const parse = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX);
+  // A scope's `status:` terms read the online window of Settings.
+  const scopeOptions = async () => ({
+    onlineWindowSeconds: (await ctx.settings.device()).onlineWindowSeconds,
+  });
 
   async function csvResults(id: string, query: ReportResultsQuery) {
     const report = await requireReport(sql, id);
-    return reportCsv(sql, ctx.reportOptions, report, viewFromQuery(query));
+    return reportCsv(sql, ctx.reportOptions, report, viewFromQuery(query), await scopeOptions());
   }
 
   async function results(id: string, query: ReportResultsQuery) {
     const report = await requireReport(sql, id);
     const view = viewFromQuery(query);
-    const page = await reportResults(sql, ctx.reportOptions, report, view, { strict: true });
+    const page = await reportResults(sql, ctx.reportOptions, report, view, {
+      strict: true,
+      ...(await scopeOptions()),
+    });
     return {
       data: { fields: page.fields, rows: page.rows },
       meta: {

@@ -5,6 +5,7 @@
 import { Value } from "@sinclair/typebox/value";
 import type { Clock } from "../../shared/clock";
 import { productOptions, type SchemaOption } from "../builder/service";
+import { checkScope } from "../fleet/service";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -14,6 +15,7 @@ import {
   RESERVED_ALIASES,
   type Report,
   type ReportConfig,
+  type ReportInput,
   ReportInputSchema,
   TEXT_OPERATORS,
 } from "./model";
@@ -180,6 +182,7 @@ export async function validateReport(
       filters.push({ path, operator, value: String(f.value) });
     }
   });
+  const scope = await reportScope(sql, raw.scope, schemaId, errors);
   const range: ReportConfig["range"] = { preset: raw.range?.preset ?? "24h" };
   if (range.preset === "custom") {
     const from = raw.range?.from ?? "";
@@ -202,8 +205,41 @@ export async function validateReport(
       range,
       mode: raw.mode ?? "raw",
       bucket: raw.bucket ?? "1h",
+      scope: scope!,
     },
   };
+}
+
+/**
+ * The definition's scope, checked (a view must exist and is stored by id, a query must parse, a
+ * device list holds ids, a product scope needs the product); problems go into `errors` under `scope`.
+ */
+async function reportScope(
+  sql: Sql,
+  raw: ReportInput["config"]["scope"],
+  schemaId: string | null,
+  errors: Record<string, string>,
+): Promise<NonNullable<ReportConfig["scope"]> | undefined> {
+  const given = raw ?? { type: schemaId ? "product" : "fleet" };
+  const checked = await checkScope(sql, {
+    type: given.type,
+    deviceIds: given.device_ids?.map((id) => id.trim().toLowerCase()) ?? null,
+    view: given.view,
+    query: given.query,
+  });
+  if ("problem" in checked) {
+    errors[`scope.${checked.problem.field.replace("scope_", "")}`] = checked.problem.message;
+    return undefined;
+  }
+  const { type, deviceIds, viewId, query } = checked.scope;
+  if (type === "product" && !schemaId)
+    errors["scope.type"] = "A product scope needs the product: choose one.";
+  if (type === "devices" && (!deviceIds?.length || !deviceIds.every(isUuid)))
+    errors["scope.device_ids"] = "List device ids (UUIDs): at least one.";
+  if (type === "devices") return { type, device_ids: [...new Set(deviceIds)] };
+  if (type === "view") return { type, view: viewId! };
+  if (type === "query") return { type, query: query! };
+  return { type };
 }
 
 type Row = { id: string; name: string; config: ReportConfig; created_at: Date; updated_at: Date };
@@ -226,15 +262,30 @@ function nameRace(error: unknown): Invalid | undefined {
   // Two saves of the same name at once: the unique index decides; same answer as the check.
   if ((error as { code?: string }).code === "23505")
     return { errors: { name: MESSAGES.nameTaken }, summary: MESSAGES.nameTakenFlash };
+  // The scope's view was deleted between the check and the write: its foreign key refused the row.
+  if ((error as { code?: string }).code === "23503")
+    return {
+      errors: { "scope.view": "This saved view was just deleted: choose another." },
+      summary: MESSAGES.invalid,
+    };
   return undefined;
+}
+
+/** The view of a view-scoped definition (its own column: the foreign key keeps the view from going). */
+const scopeViewId = (config: ReportConfig) => (config.scope?.type === "view" ? config.scope.view! : null);
+
+/** The reports scoped to this view (a view in use cannot be deleted: modules/fleet asks). */
+export async function reportsUsingView(sql: Sql, viewId: string): Promise<{ id: string; name: string }[]> {
+  return sql<{ id: string; name: string }[]>`select id, name from custom_reports
+    where scope_view_id = ${viewId}::uuid order by lower(name)`;
 }
 
 export async function createReport(sql: Sql, input: unknown): Promise<Report | Invalid> {
   const valid = await validateReport(sql, input);
   if (isInvalid(valid)) return valid;
   try {
-    const [row] = await sql<Row[]>`insert into custom_reports (name, config)
-      values (${valid.name}, ${JSON.stringify(valid.config)}::jsonb) returning *`;
+    const [row] = await sql<Row[]>`insert into custom_reports (name, config, scope_view_id)
+      values (${valid.name}, ${JSON.stringify(valid.config)}::jsonb, ${scopeViewId(valid.config)}::uuid) returning *`;
     return toReport(row!);
   } catch (error) {
     const race = nameRace(error);
@@ -253,7 +304,8 @@ export async function updateReport(
   if (isInvalid(valid)) return valid;
   try {
     const [row] = await sql<Row[]>`update custom_reports set name = ${valid.name},
-      config = ${JSON.stringify(valid.config)}::jsonb, updated_at = now() where id = ${id}::uuid returning *`;
+      config = ${JSON.stringify(valid.config)}::jsonb, scope_view_id = ${scopeViewId(valid.config)}::uuid,
+      updated_at = now() where id = ${id}::uuid returning *`;
     return row ? toReport(row) : undefined;
   } catch (error) {
     const race = nameRace(error);

@@ -14,15 +14,14 @@ export async function reportCsv(
   reportOptions: ReportOptionsCache,
   report: Report,
   view: ResultView,
-  now = new Date(),
+  { now = new Date(), onlineWindowSeconds }: { now?: Date; onlineWindowSeconds: number },
 ): Promise<Response> {
   const { columns } = await resolveView(
     sql,
     reportOptions,
     report,
     { ...view, cursor: undefined, limit: undefined },
-    true,
-    now,
+    { strict: true, now, onlineWindowSeconds },
   );
   const keys = columns.map((c) => c.key);
   async function* rows() {
@@ -31,8 +30,7 @@ export async function reportCsv(
       reportOptions,
       report,
       { ...view, cursor: undefined, limit: undefined },
-      1000,
-      now,
+      { batch: 1000, now, onlineWindowSeconds },
     ))
       yield batch.rows.map((row) => keys.map((k) => row[k] ?? null));
   }

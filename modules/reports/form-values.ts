@@ -1,5 +1,5 @@
 /** The report form's fields ↔ a definition (ReportInput), and validation errors back onto the form. */
-import { REPORT_FORM_ROWS, type Report, type ReportForm } from "./model";
+import { REPORT_FORM_ROWS, type Report, type ReportForm, scopeOf } from "./model";
 import type { ReportFormValues } from "./pages/form";
 
 /** The form's value for a report's product ("__all__": every product). */
@@ -43,6 +43,12 @@ export function formValues(form: ReportForm): ReportFormValues {
     to: get("to"),
     mode: get("mode") || "raw",
     bucket: get("bucket") || "1h",
+    scope: {
+      scope_type: get("scope_type") || (get("schema") && get("schema") !== "__all__" ? "product" : "fleet"),
+      device_ids: get("device_ids"),
+      scope_view: get("scope_view"),
+      scope_query: get("scope_query"),
+    },
   };
 }
 
@@ -62,6 +68,12 @@ export function reportValues(report: Report): ReportFormValues {
     to: c.range.to ?? "",
     mode: c.mode,
     bucket: c.bucket,
+    scope: {
+      scope_type: scopeOf(c).type,
+      device_ids: (scopeOf(c).device_ids ?? []).join(", "),
+      scope_view: scopeOf(c).view ?? "",
+      scope_query: scopeOf(c).query ?? "",
+    },
   };
 }
 
@@ -85,8 +97,18 @@ export function formInput(values: ReportFormValues) {
           : { preset: values.range },
       mode: values.mode,
       bucket: values.bucket,
+      scope: formScope(values.scope),
     },
   };
+}
+
+/** The scope as the API takes it: only the part its type uses (the form sends every input). */
+function formScope(scope: ReportFormValues["scope"]) {
+  const type = scope.scope_type;
+  if (type === "devices") return { type, device_ids: scope.device_ids.split(/[\s,]+/).filter(Boolean) };
+  if (type === "view") return { type, view: scope.scope_view };
+  if (type === "query") return { type, query: scope.scope_query };
+  return { type };
 }
 
 /** Validation errors (`fields.0.path`, `config.filters.1.value`…) under the form's input names. */
@@ -103,6 +125,11 @@ export function formErrors(errors: Record<string, string>): Record<string, strin
     if (m) {
       const part = m[2] === "value" ? "value" : m[2] === "operator" ? "operator" : "target";
       out[`filter_${part}_${m[1]}`] ??= message;
+      continue;
+    }
+    m = /^scope\.(type|view|query|device_ids)$/.exec(k);
+    if (m) {
+      out[m[1] === "device_ids" ? "device_ids" : `scope_${m[1]}`] ??= message;
       continue;
     }
     if (k.startsWith("fields")) out.field_path_0 ??= message;

@@ -1,9 +1,18 @@
 import { type Static, Type as T } from "@sinclair/typebox";
+import { SCOPE_TYPES, type ScopeType } from "../fleet/service";
 import { allDocument, changeDocument, oneDocument, writeDocument } from "../jsonapi/model";
 import { ButtonForm, ConsoleForm, FormList, FormText, literalUnion, QUIET } from "../platform/schemas";
 
 /** Limits of a report definition (the form shows them; validation enforces them). */
-export const REPORT_LIMITS = { nameMax: 120, fields: 30, filters: 20, aliasMax: 80, valueMax: 200 };
+export const REPORT_LIMITS = {
+  nameMax: 120,
+  fields: 30,
+  filters: 20,
+  aliasMax: 80,
+  valueMax: 200,
+  devices: 500,
+  queryMax: 1000,
+};
 
 export const RANGE_PRESETS = ["1h", "24h", "7d", "30d", "custom"] as const;
 export const RANGE_SECONDS: Record<Exclude<RangePreset, "custom">, number> = {
@@ -55,6 +64,25 @@ export const ReportRange = T.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Which devices' telemetry a report reads (modules/fleet/scope.ts). Absent: `product` with a
+ * schema_id, else `fleet` (as before scopes). `view` takes a saved view's id or name and is stored
+ * by id: the report follows the view's members as they change.
+ */
+export const ReportScope = T.Object(
+  {
+    type: literalUnion(SCOPE_TYPES),
+    device_ids: T.Optional(T.Array(T.String({ maxLength: 36 }), { maxItems: REPORT_LIMITS.devices })),
+    view: T.Optional(
+      T.String({ maxLength: 200, description: "A view scope's saved view: id or name (stored as the id)" }),
+    ),
+    query: T.Optional(
+      T.String({ maxLength: REPORT_LIMITS.queryMax, description: "A query scope's fleet query" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** The stored definition (`custom_reports.config`), also the API's `config`. */
 export const ReportConfigSchema = T.Object(
   {
@@ -68,6 +96,7 @@ export const ReportConfigSchema = T.Object(
     range: T.Optional(ReportRange),
     mode: T.Optional(literalUnion(MODES)),
     bucket: T.Optional(literalUnion(BUCKETS)),
+    scope: T.Optional(ReportScope),
   },
   { additionalProperties: false },
 );
@@ -93,6 +122,13 @@ export interface ReportConfig {
   range: { preset: RangePreset; from?: string; to?: string };
   mode: ReportMode;
   bucket: Bucket;
+  /** Absent in definitions saved before scopes: see `scopeOf`. */
+  scope?: { type: ScopeType; device_ids?: string[]; view?: string; query?: string };
+}
+
+/** A definition's scope; one saved before scopes reads its product, or the whole fleet without one. */
+export function scopeOf(config: ReportConfig): NonNullable<ReportConfig["scope"]> {
+  return config.scope ?? { type: config.schema_id ? "product" : "fleet" };
 }
 
 export interface Report {
@@ -114,7 +150,7 @@ export function reportJson(report: Report) {
   return {
     id: report.id,
     name: report.name,
-    config: report.config,
+    config: { ...report.config, scope: scopeOf(report.config) },
     inserted_at: report.createdAt.toISOString(),
     updated_at: report.updatedAt.toISOString(),
   };
@@ -238,6 +274,7 @@ const StoredConfig = T.Object({
   }),
   mode: literalUnion(MODES),
   bucket: literalUnion(BUCKETS),
+  scope: ReportScope,
 });
 
 const Time = T.String({ format: "date-time" });
@@ -335,6 +372,10 @@ export const ReportForm = ConsoleForm({
   to: T.Optional(FormText(100)),
   mode: T.Optional(FormText(20)),
   bucket: T.Optional(FormText(20)),
+  scope_type: T.Optional(FormText(20)),
+  device_ids: T.Optional(FormText(100_000)),
+  scope_view: T.Optional(FormText(1000)),
+  scope_query: T.Optional(FormText(2000)),
   reload: T.Optional(FormText(10)),
   ...rows,
 });

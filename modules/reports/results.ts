@@ -3,7 +3,7 @@
  * turned into one keyset page from modules/telemetry's report query, or every page in turn for CSV.
  */
 import { conflictMessage } from "../builder/service";
-import { devicesOfProduct } from "../devices/service";
+import { scopeDevices } from "../fleet/service";
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
@@ -27,6 +27,7 @@ import {
   type ReportMode,
   type ReportResultsQuery,
   type ResultView,
+  scopeOf,
 } from "./model";
 import { firstValue, type ViewParams } from "./preferences";
 
@@ -87,6 +88,13 @@ function decodeCursor(cursor: string, length: number): (string | number | null)[
   throw badRequest("The page cursor is not valid", { field: "cursor" });
 }
 
+/** How a results request is read: `onlineWindowSeconds` (Settings) for a scope's `status:` terms. */
+export interface ResultOptions {
+  strict: boolean;
+  now?: Date;
+  onlineWindowSeconds: number;
+}
+
 /**
  * Resolves the view against the report. `strict` (API, CSV): a bad parameter is a 400
  * `invalid_request` naming it. Not strict (pages, saved preferences): it falls back to the
@@ -97,8 +105,7 @@ export async function resolveView(
   reportOptions: ReportOptionsCache,
   report: Report,
   view: ResultView,
-  strict: boolean,
-  now = new Date(),
+  { strict, now = new Date(), onlineWindowSeconds }: ResultOptions,
 ) {
   const problems: string[] = [];
   const reject = (field: string, message: string) => {
@@ -199,7 +206,7 @@ export async function resolveView(
     fields,
     from,
     to,
-    deviceScope: config.schema_id ? devicesOfProduct(sql, config.schema_id) : undefined,
+    deviceScope: (await reportDevices(sql, report, onlineWindowSeconds))?.subquery,
     filters: config.filters.map((f) =>
       f.field
         ? { target: { column: f.field }, op: f.operator, value: f.value }
@@ -228,15 +235,32 @@ export async function resolveView(
   return { spec, applied, columns, problems, fieldNotices, cursorLength };
 }
 
+/** The report's devices as a subquery (its scope: modules/fleet decides), or undefined for the whole fleet. */
+async function reportDevices(sql: Sql, report: Report, onlineWindowSeconds: number) {
+  const scope = scopeOf(report.config);
+  if (scope.type === "fleet") return undefined;
+  return scopeDevices(
+    sql,
+    {
+      type: scope.type,
+      product: report.config.schema_id,
+      deviceIds: scope.device_ids ?? null,
+      viewId: scope.view ?? null,
+      query: scope.query ?? null,
+    },
+    onlineWindowSeconds,
+  );
+}
+
 /** One page of results (`cursor` from the previous page's nextCursor). */
 export async function reportResults(
   sql: Sql,
   reportOptions: ReportOptionsCache,
   report: Report,
   view: ResultView,
-  options: { strict: boolean; now?: Date } = { strict: true },
+  options: ResultOptions,
 ): Promise<ResultsPage & { problems: string[] }> {
-  const resolved = await resolveView(sql, reportOptions, report, view, options.strict, options.now);
+  const resolved = await resolveView(sql, reportOptions, report, view, options);
   const after = view.cursor ? decodeCursor(view.cursor, resolved.cursorLength) : undefined;
   const page = await reportPage(sql, { ...resolved.spec, after });
   return {
@@ -259,10 +283,15 @@ export async function* reportBatches(
   reportOptions: ReportOptionsCache,
   report: Report,
   view: ResultView,
-  batch = MAX_PAGE,
-  now = new Date(),
+  options: { batch?: number; now?: Date; onlineWindowSeconds: number },
 ) {
-  const resolved = await resolveView(sql, reportOptions, report, { ...view, limit: batch }, true, now);
+  const resolved = await resolveView(
+    sql,
+    reportOptions,
+    report,
+    { ...view, limit: options.batch ?? MAX_PAGE },
+    { ...options, strict: true },
+  );
   let after: (string | number | null)[] | undefined;
   // Bounded: each pass moves the keyset strictly forward, and stops at a short page.
   for (;;) {

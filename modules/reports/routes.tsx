@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
 import { listBuilderSchemas } from "../builder/service";
+import { describeScope, listViews, viewNames } from "../fleet/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
@@ -29,10 +30,12 @@ import {
 import {
   auditedReport,
   ReportButtonForm,
+  type Report as ReportDefinition,
   ReportForm,
   ReportListPageQuery,
   ReportPageQuery,
   ReportParams,
+  scopeOf,
 } from "./model";
 import { ReportDetailPage } from "./pages/detail";
 import { ReportFormPage, type ReportFormProps, type ReportFormValues } from "./pages/form";
@@ -78,6 +81,21 @@ export function reportPageRoutes(ctx: AppContext) {
   const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const sql = ctx.database.sql;
 
+  /** The report's scope in words (a view by its name now). */
+  async function scopeText(report: ReportDefinition) {
+    const scope = scopeOf(report.config);
+    const names = await viewNames(sql, scope.view ? [scope.view] : []);
+    return describeScope(
+      {
+        type: scope.type,
+        product: report.config.schema_id,
+        deviceIds: scope.device_ids ?? null,
+        query: scope.query ?? null,
+      },
+      scope.view ? names.get(scope.view) : null,
+    );
+  }
+
   async function formPage(
     request: Request,
     principal: Principal | undefined,
@@ -87,9 +105,10 @@ export function reportPageRoutes(ctx: AppContext) {
     status = 200,
   ) {
     const page = pageContext(request, principal);
-    const [refs, options] = await Promise.all([
+    const [refs, options, views] = await Promise.all([
       listBuilderSchemas(sql),
       reportOptions(sql, parseSchemaValue(values.schema)),
+      listViews(ctx.database),
     ]);
     const props: ReportFormProps = {
       ...base,
@@ -105,6 +124,7 @@ export function reportPageRoutes(ctx: AppContext) {
         ...extra.errors,
       },
       summary: extra.summary,
+      views: views.map((view) => ({ id: view.id, name: view.name })),
     };
     return htmlPage(page, <ReportFormPage ctx={page} props={props} />, status);
   }
@@ -194,7 +214,9 @@ export function reportPageRoutes(ctx: AppContext) {
       async ({ request, principal, params, query }) => {
         if (params.id.endsWith(".csv")) {
           const report = await requireReport(sql, params.id.slice(0, -4));
-          return reportCsv(sql, ctx.reportOptions, report, viewFromQuery(query));
+          return reportCsv(sql, ctx.reportOptions, report, viewFromQuery(query), {
+            onlineWindowSeconds: (await ctx.settings.device()).onlineWindowSeconds,
+          });
         }
         const report = await requireReport(sql, params.id);
         let view: ViewParams = query;
@@ -207,6 +229,7 @@ export function reportPageRoutes(ctx: AppContext) {
         else if (scope && !hasViewParams(view)) view = await loadPreferences(sql, scope, key);
         const results = await reportResults(sql, ctx.reportOptions, report, viewFromParams(view), {
           strict: false,
+          onlineWindowSeconds: (await ctx.settings.device()).onlineWindowSeconds,
         });
         const page = pageContext(request, principal);
         return htmlPage(
@@ -215,6 +238,7 @@ export function reportPageRoutes(ctx: AppContext) {
             ctx={page}
             props={{
               report,
+              scope: await scopeText(report),
               results,
               problems: results.problems,
               fromSaved,

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { savedViews } from "../fleet/schema";
 import type { ReportConfig } from "./model";
 
 /** Custom reports: a name (unique regardless of case) and the definition (see model.ts ReportConfig). */
@@ -9,6 +10,8 @@ export const customReports = pgTable(
     id: uuid("id").primaryKey().defaultRandom(),
     name: text("name").notNull(),
     config: jsonb("config").$type<ReportConfig>().notNull(),
+    /** The saved view of a view-scoped report (also in config.scope): a view in use cannot be deleted. */
+    scopeViewId: uuid("scope_view_id").references(() => savedViews.id, { onDelete: "restrict" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().default(sql`now()`),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().default(sql`now()`),
   },

@@ -124,10 +124,7 @@ describe("JSON:API alert_rules", () => {
       [{ resolve_after_minutes: 99999 }, { resolve_after_minutes: "Enter whole minutes from 0 to 10080." }],
       [{ severity: "huge" }, { severity: "Choose info, warning or critical." }],
       [{ enabled: "maybe" }, { enabled: "Enabled must be true or false." }],
-      [
-        { device_ids: ["not-a-uuid"] },
-        { device_ids: "List device ids (UUIDs), or leave empty for every device of the product." },
-      ],
+      [{ device_ids: ["not-a-uuid"] }, { device_ids: "List device ids (UUIDs): at least one, at most 500." }],
       [{ recipients: "not an email" }, { recipients: "Enter email addresses separated by commas." }],
       [
         { clear_threshold: "60" },

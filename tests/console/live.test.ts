@@ -1,5 +1,6 @@
 // Live updates: what the database announces, and how a burst is coalesced before it reaches browsers.
 import { describe, expect, test } from "bun:test";
+import { countOpenAlerts } from "../../modules/alerts";
 import { FleetCounter } from "../../modules/devices/service";
 import { type LiveClient, LiveHub, THROTTLE_MS, TICK_MS } from "../../modules/live/hub";
 import { createLogger } from "../../modules/platform/logger";
@@ -47,6 +48,7 @@ describe("live updates", () => {
       clock,
       fleetCounts: new FleetCounter(app.database.sql, clock),
       onlineWindowSeconds,
+      openAlerts: () => countOpenAlerts(app.database.sql),
     });
     const events: { event: string; data: string }[] = [];
     const client: LiveClient = {

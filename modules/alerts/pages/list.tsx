@@ -4,10 +4,11 @@ import { Badge, CsrfField, PageHead, PostButton, Time } from "../../../ui/compon
 import { Checkbox, Hidden, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";
+import { describeScope } from "../../fleet/service";
 import type { Alert } from "../lifecycle";
 import type { AlertFilters, AlertListItem, AlertSort } from "../listing";
 import { ALERT_TYPES, SEVERITIES } from "../model";
-import type { AlertRule } from "../rules";
+import { type AlertRule, ruleScope } from "../rules";
 
 export type AlertTab = "active" | "history" | "rules";
 
@@ -320,7 +321,7 @@ function RulesTab({ ctx, props }: { ctx: PageContext; props: AlertsPageProps }) 
           {
             header: "Scope",
             class: "hide-sm",
-            text: ({ rule }) => (rule.deviceIds ? `${rule.deviceIds.length} device(s)` : "every device"),
+            text: ({ rule }) => describeScope(ruleScope(rule), rule.scopeViewName),
           },
           {
             header: "Actions",

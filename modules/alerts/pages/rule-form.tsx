@@ -2,8 +2,10 @@ import { assetUrl } from "../../../ui/assets";
 import { CsrfField, FieldError, PageHead } from "../../../ui/components";
 import { CheckboxField, Hidden, NumberField, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
+import { ScopeFields } from "../../../ui/scope-fields";
 import { Card } from "../../../ui/table";
 import type { SchemaOption } from "../../builder/service";
+import { queryProblem, SCOPE_LABELS, SCOPE_TYPES } from "../../fleet/service";
 import { operatorsFor, SEVERITIES } from "../model";
 import { LIMITS, type RuleErrors } from "../validation";
 
@@ -19,7 +21,10 @@ export type RuleFormValues = Record<
   | "resolve_after_minutes"
   | "severity"
   | "enabled"
+  | "scope_type"
   | "device_ids"
+  | "scope_view"
+  | "scope_query"
   | "recipients",
   string
 >;
@@ -40,6 +45,8 @@ export interface RuleFormProps {
   savedField?: { product: string; key: string; type: string };
   /** Set when editing is blocked (deprecated rule): every input disabled. */
   blocked?: string;
+  /** The saved views a view scope may choose. */
+  views: { id: string; name: string }[];
 }
 
 function Options(props: { values: { value: string; label: string }[]; selected: string; prompt: string }) {
@@ -211,16 +218,6 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
               <FieldError message={e.severity} />
             </label>
             <TextField
-              name="device_ids"
-              label="Devices (optional)"
-              value={v.device_ids}
-              maxLength={20000}
-              placeholder="Device ids, comma-separated"
-              disabled={disabled}
-              help="Empty = every device of the product."
-              error={e.device_ids}
-            />
-            <TextField
               name="recipients"
               label="Extra email recipients (optional)"
               value={v.recipients}
@@ -237,7 +234,18 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
               <FieldError message={e.enabled} />
             </div>
           </div>
-          <p class="muted small">Tip: Ctrl/Cmd + Enter to save.</p>
+          <ScopeFields
+            values={v}
+            types={SCOPE_TYPES.map((t) => ({ value: t, label: SCOPE_LABELS[t] }))}
+            views={props.views}
+            errors={e}
+            queryError={e.scope_query ? queryProblem(v.scope_query) : undefined}
+            disabled={disabled}
+          />
+          <p class="muted small">
+            The product picks the field; the scope picks the devices (any product's, when they report the
+            field). Tip: Ctrl/Cmd + Enter to save.
+          </p>
           <div class="actions">
             <button class="btn primary" type="submit" disabled={disabled}>
               {props.mode === "create" ? "Create Rule" : "Save Changes"}

@@ -10,6 +10,8 @@ import { MODE_LABELS } from "./form";
 
 export interface ReportDetailProps {
   report: Report;
+  /** Whose telemetry it reads, in words (its scope: "View \"Berlin\"", "Whole fleet"…). */
+  scope: string;
   results: ResultsPage;
   problems: string[];
   /** The view came from saved preferences (not the URL). */
@@ -95,7 +97,7 @@ export function ReportDetailPage({ ctx, props }: { ctx: PageContext; props: Repo
       <script src={assetUrl("charts.js")} defer></script>
       <PageHead
         title={report.name}
-        subtitle={`${results.fields.length} column${results.fields.length === 1 ? "" : "s"} · ${report.config.schema_id ?? "all products"} · ${view.range.from.slice(0, 16)}Z to ${view.range.to.slice(0, 16)}Z`}
+        subtitle={`${results.fields.length} column${results.fields.length === 1 ? "" : "s"} · ${report.config.schema_id ?? "all products"} · devices: ${props.scope} · ${view.range.from.slice(0, 16)}Z to ${view.range.to.slice(0, 16)}Z`}
       >
         <a class="btn" href="/reports">
           Back to List

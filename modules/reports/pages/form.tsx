@@ -1,7 +1,9 @@
 import { CsrfField, FieldError, PageHead } from "../../../ui/components";
 import { TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
+import { ScopeFields, type ScopeFieldValues } from "../../../ui/scope-fields";
 import { describeConflict, type SchemaOption } from "../../builder/service";
+import { queryProblem, SCOPE_LABELS, SCOPE_TYPES } from "../../fleet/service";
 import { BUCKETS, FILTER_COLUMNS, FILTER_OPERATORS, MODES, RANGE_PRESETS, REPORT_LIMITS } from "../model";
 
 /** The form as typed (strings), so a rejected form comes back exactly as it was sent. */
@@ -17,6 +19,8 @@ export interface ReportFormValues {
   to: string;
   mode: string;
   bucket: string;
+  /** Which devices (ui/scope-fields.tsx): scope_type, device_ids, scope_view (an id), scope_query. */
+  scope: ScopeFieldValues;
 }
 
 export interface ReportFormProps {
@@ -29,6 +33,8 @@ export interface ReportFormProps {
   /** Keyed like the form's names: name, schema, field_path_0, filter_value_1, range… */
   errors: Record<string, string>;
   summary?: string | undefined;
+  /** The saved views a view scope may choose. */
+  views: { id: string; name: string }[];
 }
 
 export const MODE_LABELS: Record<string, string> = {
@@ -140,6 +146,19 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
               ""
             )}
           </div>
+        </section>
+        <section class="card">
+          <ScopeFields
+            values={values.scope}
+            types={SCOPE_TYPES.map((t) => ({ value: t, label: SCOPE_LABELS[t] }))}
+            views={props.views}
+            errors={errors}
+            queryError={errors.scope_query ? queryProblem(values.scope.scope_query) : undefined}
+          />
+          <p class="muted small">
+            The schema picks the fields; the scope picks whose telemetry is read (a view: its members when the
+            report is read).
+          </p>
         </section>
         <section class="card">
           <h2>Columns</h2>

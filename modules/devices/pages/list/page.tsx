@@ -4,11 +4,12 @@ import { assetUrl } from "../../../../ui/assets";
 import { CsrfField, EmptyState, PageHead } from "../../../../ui/components";
 import { Checkbox, Hidden, TextInput } from "../../../../ui/form";
 import { Layout, type PageContext } from "../../../../ui/layout";
+import { QueryErrorNote, QuerySyntax } from "../../../../ui/query-help";
 import { type Chip, FilterChips, LiveStatus } from "../../../../ui/widgets";
 import type { ConsoleSort } from "../../queries";
 import type { DeviceSummary } from "../../rows";
 import { DEFAULT_SORT, type DeviceQuery, defaultOrder, devicesUrl, FILTER_KEYS } from "./query";
-import { BulkTagControls, QueryErrorNote, QuerySyntax, SaveViewForm } from "./query-box";
+import { BulkTagControls, SaveViewForm } from "./query-box";
 import { DeviceRow } from "./row";
 
 const FILTER_LABELS: Record<(typeof FILTER_KEYS)[number] | "search" | "q" | "view", string> = {
