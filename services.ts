@@ -4,7 +4,9 @@
  * tests (`TestApp.services`). Nothing else keeps per-process state: no module-level registry keyed by
  * a config or a database connection (`scripts/check-registries.ts`, run by `npm run check`).
  */
+
 import { systemWebhookTransport, type WebhookTransport } from "./modules/alerts/notifications/webhook";
+import { AuditWrites } from "./modules/audit/writes";
 import { FleetCounter } from "./modules/devices/service";
 import { DeviceWaits } from "./modules/devices/wake";
 import { JourneyHealthCache } from "./modules/e2e/health";
@@ -34,6 +36,8 @@ export interface Services {
   reportOptions: ReportOptionsCache;
   /** E2E journeys' health, recomputed when their window of runs changes. */
   journeyHealth: JourneyHealthCache;
+  /** The audit recorder's writes under way: a clean stop waits for them; so may a test after a request. */
+  auditWrites: AuditWrites;
   /** How alert webhooks resolve host names and which certificates they trust. */
   webhook: WebhookTransport;
 }
@@ -69,6 +73,7 @@ export function createServices(
     deviceWaits: new DeviceWaits(database, logger, clock),
     reportOptions: new ReportOptionsCache(database.sql, clock),
     journeyHealth: new JourneyHealthCache(database, clock),
+    auditWrites: new AuditWrites(),
     webhook: options.webhook ?? systemWebhookTransport,
   };
 }
