@@ -1,7 +1,7 @@
 // A change made after a page rendered but before its live stream was up sends an event the page never
 // hears: once the stream opens, the page refreshes what such an event would have (ui/static/console.js),
 // still yielding to what someone is doing. In real Chromium, the page's /live/events request is held
-// (page.route) while the change is made, then let through.
+// (page.route) while the change is made, then let through; a reconnect after an error likewise.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { queueCommand } from "../../modules/commands/service";
@@ -50,6 +50,36 @@ describe("a change made before the live stream opened", () => {
     await live(page);
     await page.locator(`tr[data-command-id="${command.id}"]`).waitFor({ timeout: 10_000 });
     expect(await page.locator("#tab-panel").count()).toBe(1); // swapped in place, not nested
+    await context.close();
+  }, 60_000);
+
+  test("after a reconnect, the device page shows a change made while the stream was down", async () => {
+    const device = await approvedDevice(app);
+    const context = await signedIn(browser, app, "operator");
+    const page = await context.newPage();
+    const asked = Promise.withResolvers<void>();
+    const gate = Promise.withResolvers<void>();
+    let requests = 0;
+    await page.route("**/live/events", async (route) => {
+      // The first stream opens and ends at once (as when an instance restarts); the reconnect is held.
+      if (++requests === 1)
+        return route.fulfill({ status: 200, contentType: "text/event-stream", body: "retry: 200\n: hi\n\n" });
+      asked.resolve();
+      await gate.promise;
+      await route.continue();
+    });
+    await page.goto(`${app.url}/devices/${device.id}?tab=commands`);
+    await asked.promise; // the page saw its stream fail and is reconnecting
+    const command = await queueCommand(app.database.sql, {
+      deviceId: device.id,
+      type: "list_scripts",
+      ttlSeconds: 3600,
+    });
+    await Bun.sleep(1500);
+    expect(await page.locator(`tr[data-command-id="${command.id}"]`).count()).toBe(0);
+    gate.resolve();
+    await live(page);
+    await page.locator(`tr[data-command-id="${command.id}"]`).waitFor({ timeout: 10_000 });
     await context.close();
   }, 60_000);
 
