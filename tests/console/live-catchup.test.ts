@@ -83,6 +83,28 @@ describe("a change made before the live stream opened", () => {
     await context.close();
   }, 60_000);
 
+  test("the device page's catch-up keeps a script being typed in the install form", async () => {
+    const device = await approvedDevice(app);
+    const { context, page, requested, release } = await pageWithHeldStream();
+    await page.goto(`${app.url}/devices/${device.id}?tab=scripts`);
+    await requested;
+    const typed = "/*--- name: half-done version: 1 ---*/\nexport default () => ";
+    await page.fill('#install-script-form textarea[name="text"]', typed);
+    await page.evaluate(() =>
+      document.querySelector<HTMLElement>("#tab-panel")!.setAttribute("data-old", ""),
+    );
+    const refreshed = page.waitForResponse(
+      (response) =>
+        response.request().method() === "GET" && response.url().endsWith(`/devices/${device.id}?tab=scripts`),
+    );
+    release();
+    await live(page);
+    await refreshed;
+    await page.locator("#tab-panel:not([data-old])").waitFor({ timeout: 10_000 }); // the tab was refreshed
+    expect(await page.inputValue('#install-script-form textarea[name="text"]')).toBe(typed);
+    await context.close();
+  }, 60_000);
+
   test("the dashboard's counts are fresh once the stream opens", async () => {
     const { context, page, requested, release } = await pageWithHeldStream("viewer");
     await page.goto(`${app.url}/`);
