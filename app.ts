@@ -122,6 +122,9 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     normalize: false,
   })
     .use(html({ autoDetect: false }))
+    // Before httpPlugin: the recorder's transform hook counts an audited request's write as it arrives,
+    // also when httpPlugin's then refuses it (unstorable text), so a clean stop waits for that write too.
+    .use(auditRecorder(ctx))
     .use(
       httpPlugin({
         logger: deps.logger,
@@ -132,7 +135,6 @@ export function buildApp(deps: AppDependencies): AnyElysia {
         requestMetrics: servesMetrics(config),
       }),
     )
-    .use(auditRecorder(ctx))
     .use(healthRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(auditRoutes(ctx))
@@ -207,11 +209,13 @@ export interface StartOptions extends ServiceOptions {
 }
 
 const HTTP_DRAIN_MS = 10_000;
+/** How long a stop waits for the audit writes of requests already answered (modules/audit/writes.ts). */
+const AUDIT_SETTLE_MS = 5_000;
 
 /**
  * Starts the roles of this process in order — database (embedded unless DATABASE_URL), migrations,
  * bootstrap, worker, HTTP — and returns a stop() that undoes them in reverse: stop accepting HTTP,
- * drain jobs, close pools, stop embedded PostgreSQL last.
+ * wait for the audit writes under way (bounded), drain jobs, close pools, stop embedded PostgreSQL last.
  */
 export async function startOutpost(
   config: Config,
@@ -247,6 +251,9 @@ export async function startOutpost(
       clearTimeout(force);
       logger.info("HTTP stopped");
     }
+    // Answered requests are recorded after their answer: let those writes land before the pool closes.
+    if (!(await services.auditWrites.settled(AUDIT_SETTLE_MS)))
+      logger.warn({ waitedMs: AUDIT_SETTLE_MS }, "stopping with audit writes still under way");
     await tunnel?.stop();
     metricsServer?.stop(true);
     stopEventLoopMonitor?.();

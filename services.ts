@@ -7,6 +7,7 @@
 
 import { countOpenAlerts } from "./modules/alerts";
 import { systemWebhookTransport, type WebhookTransport } from "./modules/alerts/notifications/webhook";
+import { AuditWrites } from "./modules/audit/writes";
 import { FleetCounter } from "./modules/devices/service";
 import { DeviceWaits } from "./modules/devices/wake";
 import { JourneyHealthCache } from "./modules/e2e/health";
@@ -36,6 +37,8 @@ export interface Services {
   reportOptions: ReportOptionsCache;
   /** E2E journeys' health, recomputed when their window of runs changes. */
   journeyHealth: JourneyHealthCache;
+  /** The audit recorder's writes under way: a clean stop waits for them; so may a test after a request. */
+  auditWrites: AuditWrites;
   /** How alert webhooks resolve host names and which certificates they trust. */
   webhook: WebhookTransport;
 }
@@ -72,6 +75,7 @@ export function createServices(
     deviceWaits: new DeviceWaits(database, logger, clock),
     reportOptions: new ReportOptionsCache(database.sql, clock),
     journeyHealth: new JourneyHealthCache(database, clock),
+    auditWrites: new AuditWrites(),
     webhook: options.webhook ?? systemWebhookTransport,
   };
 }

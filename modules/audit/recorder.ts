@@ -33,21 +33,31 @@ function targetOf(action: AuditAction, params: Record<string, string> | undefine
 /**
  * Records every state-changing request of an operator, API token or E2E runner after it is answered
  * (refusals included): who, which action (actions.ts), on what, with which status. Off the request's
- * path: a failed write is logged, never turned into an error for the caller.
+ * path: a failed write is logged, never turned into an error for the caller. A clean stop waits for the
+ * writes under way (`ctx.auditWrites`).
  */
 export function auditRecorder(ctx: AppContext) {
   /** The caller's address, read while the connection is there (after the response it is gone). */
   const addresses = new WeakMap<Request, string>();
+  /** Each audited request's write, counted from its arrival (a clean stop waits for it: writes.ts). */
+  const writes = new WeakMap<Request, (write: Promise<unknown>) => void>();
   const audited = (request: Request, route: string | undefined) =>
     route && !READ_METHODS.has(request.method) ? AUDITED_ROUTES[`${request.method} ${route}`] : undefined;
   return new Elysia({ name: "audit-recorder" })
     .onTransform({ as: "global" }, ({ request, route, server }) => {
-      if (audited(request, route)) addresses.set(request, clientAddress(request, server));
+      if (!audited(request, route)) return;
+      addresses.set(request, clientAddress(request, server));
+      writes.set(request, ctx.auditWrites.begin());
     })
     .onAfterResponse({ as: "global" }, (context) => {
       const { request, route, params, body } = context;
       const action = audited(request, route);
-      if (!action) return;
+      const finish = writes.get(request) ?? (action ? ctx.auditWrites.begin() : undefined);
+      writes.delete(request);
+      if (!action || !finish) {
+        finish?.(Promise.resolve());
+        return;
+      }
       const status = answeredStatus(context);
       const record = async () => {
         // A request refused before its access check ran (a NUL in a form field) has its caller
@@ -76,10 +86,12 @@ export function auditRecorder(ctx: AppContext) {
           details: { ...detailsOf(body, action.fields), ...note?.details },
         });
       };
-      void record().catch((error) =>
-        ctx.logger.error(
-          { err: error, action: action.action, requestId: requestIdOf(request) },
-          "audit write failed",
+      finish(
+        record().catch((error) =>
+          ctx.logger.error(
+            { err: error, action: action.action, requestId: requestIdOf(request) },
+            "audit write failed",
+          ),
         ),
       );
     });

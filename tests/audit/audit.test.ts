@@ -115,7 +115,7 @@ describe("what is recorded", () => {
       target: `device:${device.id}`,
     });
     await app.fetch(`/api/json/devices/${device.id}`, { method: "DELETE" }); // anonymous: 401
-    await Bun.sleep(200);
+    expect(await app.services.auditWrites.settled()).toBe(true); // the recorder is done with it
     const [anonymous] =
       await sql`select count(*)::int as n from audit_events where action = 'device.delete' and status = 401`;
     expect(anonymous!.n).toBe(0);
@@ -180,7 +180,7 @@ describe("reading it", () => {
       const session = await app.session("viewer");
       await app.fetch("/logout", form({ _csrf: session.csrf }, { cookie: session.cookie }));
     }
-    await Bun.sleep(200); // the recorder writes after the answer
+    expect(await app.services.auditWrites.settled()).toBe(true); // the recorder writes after the answer
     const page1 = (await (await get("/api/v1/audit?action=session.sign_out&limit=2")).json()) as {
       data: { action: string; at: string }[];
       meta: { next_cursor: string | null };

@@ -44,13 +44,8 @@ await recordAudit(app.database, {
   status: 401,
   address: "198.51.100.9",
 });
-// The approvals are written after their answers: wait until both are there (bounded).
-for (let i = 0; i < 50; i++) {
-  const [row] = await app.database.sql<{ n: number }[]>`
-    select count(*)::int as n from audit_events where action = 'device.approve'`;
-  if (row!.n >= 2) break;
-  await Bun.sleep(50);
-}
+// The approvals are written after their answers: wait until the recorder is done (bounded).
+if (!(await app.services.auditWrites.settled())) throw new Error("the approvals' audit writes never ended");
 
 async function signedIn(session: { cookie: string }, viewport = LAPTOP): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport, acceptDownloads: true });

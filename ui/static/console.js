@@ -102,9 +102,72 @@
     refreshDeviceList({ asked: true });
   });
 
+  /** Puts in the fresh counts of a `fleet` event (or of the page fetched anew) where the page shows them. */
+  function showCounts(countFor) {
+    for (const el of document.querySelectorAll("[data-live]")) {
+      const value = countFor(el.getAttribute("data-live"), "value");
+      if (value !== undefined) el.textContent = value;
+    }
+    for (const el of document.querySelectorAll("[data-live-hint]")) {
+      const value = countFor(el.getAttribute("data-live-hint"), "hint");
+      if (value !== undefined) el.textContent = value;
+    }
+  }
+  /** The part of the device page's open tab a device event can change: the install form is hx-preserve
+   * (the swap keeps what someone typed or chose in it); on Terminal only the sessions list, never the terminal. */
+  function refreshDeviceTab() {
+    document.body.dispatchEvent(new CustomEvent("live:device-self"));
+    const tab = new URLSearchParams(location.search).get("tab") || "overview";
+    const region =
+      { commands: "#tab-panel", scripts: "#tab-panel", overview: "#tab-panel" }[tab] ||
+      (tab === "terminal" && document.getElementById("terminal-sessions") ? "#terminal-sessions" : "");
+    if (region) {
+      window.htmx.ajax("GET", location.pathname + location.search, {
+        target: region,
+        select: region,
+        swap: "outerHTML",
+      });
+    }
+  }
+  /** A change made before the stream was up (after the page rendered, or while reconnecting) sent an event
+   * nobody heard: refresh once what such an event would have, with the same care for what someone is doing. */
+  async function catchUp() {
+    if (!window.htmx) return;
+    if (kind === "devices") refreshDeviceList();
+    if (kind === "device") refreshDeviceTab();
+    if (!document.querySelector("[data-live], [data-live-hint]")) return;
+    try {
+      const response = await fetch(location.href, {
+        // A background request, like htmx's: it neither shows nor consumes a flash message (ui/page.ts).
+        headers: { accept: "text/html", "HX-Request": "true" },
+      });
+      if (!response.ok) return;
+      const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+      showCounts((name, what) => {
+        const el = fresh.querySelector(
+          what === "value" ? `[data-live="${CSS.escape(name)}"]` : `[data-live-hint="${CSS.escape(name)}"]`,
+        );
+        return el ? el.textContent : undefined;
+      });
+    } catch {
+      // The next fleet event brings the counts.
+    }
+  }
+
   const source = new EventSource("/live/events");
-  source.addEventListener("open", () => setStatus("live", "Live"));
-  source.addEventListener("error", () => setStatus("down", "Reconnecting…"));
+  // The page was rendered before its stream was up: the first open catches up, and so does every open
+  // after an error (a reconnect); nothing else does, so a stream that stays up never swaps for nothing.
+  let missed = true;
+  source.addEventListener("open", () => {
+    setStatus("live", "Live");
+    if (!missed) return;
+    missed = false;
+    void catchUp();
+  });
+  source.addEventListener("error", () => {
+    missed = true;
+    setStatus("down", "Reconnecting…");
+  });
   source.addEventListener("fleet", (event) => {
     let counts;
     try {
@@ -112,14 +175,12 @@
     } catch {
       return;
     }
-    for (const el of document.querySelectorAll("[data-live]")) {
-      const value = counts[el.getAttribute("data-live")];
-      if (typeof value === "number") el.textContent = value.toLocaleString("en-US");
-    }
-    for (const el of document.querySelectorAll("[data-live-hint]")) {
-      const value = counts[el.getAttribute("data-live-hint")];
-      if (typeof value === "number") el.textContent = `${value.toLocaleString("en-US")} offline`;
-    }
+    showCounts((name, what) => {
+      const value = counts[name];
+      if (typeof value !== "number") return undefined;
+      const text = value.toLocaleString("en-US");
+      return what === "value" ? text : `${text} offline`;
+    });
     if (kind === "devices") refreshDeviceList();
     if (kind === "device") document.body.dispatchEvent(new CustomEvent("live:device-self"));
   });
@@ -131,21 +192,7 @@
     } catch {
       return;
     }
-    if (data.id !== deviceId) return;
-    document.body.dispatchEvent(new CustomEvent("live:device-self"));
-    const tab = new URLSearchParams(location.search).get("tab") || "overview";
-    // The part of the open tab a device event can change: the install form is hx-preserve (the swap
-    // keeps what someone typed or chose in it); on Terminal only the sessions list, never the terminal.
-    const region =
-      { commands: "#tab-panel", scripts: "#tab-panel", overview: "#tab-panel" }[tab] ||
-      (tab === "terminal" && document.getElementById("terminal-sessions") ? "#terminal-sessions" : "");
-    if (region) {
-      window.htmx.ajax("GET", location.pathname + location.search, {
-        target: region,
-        select: region,
-        swap: "outerHTML",
-      });
-    }
+    if (data.id === deviceId) refreshDeviceTab();
   });
   window.addEventListener("pagehide", () => source.close());
 })();
