@@ -38,10 +38,10 @@ function route(schemas: Record<string, unknown>): Elysia {
   return new Elysia({ normalize: false }).post(
     "/api/v1/devices/:device_id/heartbeat",
     async () => reply(),
-    // biome-ignore lint/suspicious/noExplicitAny: the variants leave out parts of the real options
     {
       parse: ({ request }: { request: Request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES),
       ...schemas,
+      // biome-ignore lint/suspicious/noExplicitAny: the variants leave out parts of the real options
     } as any,
   ) as unknown as Elysia;
 }

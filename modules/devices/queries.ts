@@ -6,15 +6,12 @@
  */
 
 import type { Row as AnyRow, PendingQuery } from "postgres";
-import { newEnrolmentSecret } from "../enrolment/service";
-import { sha256Hex } from "../platform/crypto";
 import type { Sql } from "../platform/database";
-import { AppError, badRequest } from "../platform/errors";
+import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../platform/keyset-cursor";
 import { type DeviceFilters, filterConditions, likeContains } from "./listing";
 import {
-  type ApprovalStatus,
   DEVICE_NAME_SQL,
   type DeviceSummary,
   type DeviceSummaryRow,
@@ -22,7 +19,6 @@ import {
   toDeviceSummary,
 } from "./rows";
 import { fewSeenWithin, readSightings, seenWithinCondition, sightingsEdge } from "./sightings";
-import { DEVICE_NAME_MAX, normaliseMac, PRODUCT_NAME_MAX } from "./validation";
 
 export const CONSOLE_SORTS = [
   "created_at",

@@ -6,7 +6,6 @@ import { checkCsrf, consoleCookie, SESSION_COOKIE, sessionCookie } from "../plat
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import { clientAddress } from "../platform/http";
-import { QUIET } from "../platform/schemas";
 import { passwordSignInAllowed } from "../platform/sso-config";
 import { AccountButtonForm, LoginForm, SetupForm } from "./model";
 import { LoginPage, type SetupErrors, SetupPage } from "./pages";
