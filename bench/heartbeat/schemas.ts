@@ -35,14 +35,16 @@ const reply = () => ({ data: { commands: [] as never[], poll_interval_seconds: 6
 type Variant = { name: string; app: Elysia };
 
 function route(schemas: Record<string, unknown>): Elysia {
+  const options = {
+    parse: ({ request }: { request: Request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES),
+    ...schemas,
+  };
+  // biome-ignore lint/suspicious/noExplicitAny: the variants leave out parts of the real options
+  const untyped = options as any;
   return new Elysia({ normalize: false }).post(
     "/api/v1/devices/:device_id/heartbeat",
     async () => reply(),
-    {
-      parse: ({ request }: { request: Request }) => readJsonBody(request, HEARTBEAT_MAX_BYTES),
-      ...schemas,
-      // biome-ignore lint/suspicious/noExplicitAny: the variants leave out parts of the real options
-    } as any,
+    untyped,
   ) as unknown as Elysia;
 }
 

@@ -2,7 +2,7 @@
 // renderer for both, so they never differ. One row of the table: row.tsx.
 import { assetUrl } from "../../../../ui/assets";
 import { CsrfField, EmptyState, PageHead } from "../../../../ui/components";
-import { Checkbox, Hidden, } from "../../../../ui/form";
+import { Checkbox, Hidden } from "../../../../ui/form";
 import { Layout, type PageContext } from "../../../../ui/layout";
 import { QueryErrorNote, QuerySyntax } from "../../../../ui/query-help";
 import { type Chip, FilterChips, LiveStatus } from "../../../../ui/widgets";
