@@ -58,6 +58,7 @@ import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { enrolmentSettingsRoutes } from "./modules/settings/enrolment-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { telemetryJsonApiRoutes } from "./modules/telemetry/jsonapi";
+import { terminalApiRoutes } from "./modules/terminal/api-routes";
 import type { MuxAddress } from "./modules/terminal/bridge";
 import { terminalRoutes } from "./modules/terminal/routes";
 import { terminalSocketRoutes } from "./modules/terminal/socket";
@@ -135,6 +136,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(remoteAccessRoutes(ctx))
     .use(remoteAccessConsoleRoutes(ctx))
     .use(terminalRoutes(ctx, terminalLimits))
+    .use(terminalApiRoutes(ctx, terminalLimits))
     .use(terminalSocketRoutes(ctx, terminalLimits, () => mux))
     .use(builderRoutes(ctx))
     // A revocation (approved → rejected) also closes the device's remote access.

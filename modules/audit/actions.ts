@@ -34,6 +34,7 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   "POST /devices/:id/scripts": { action: "script.install", target: "device:id" },
   "POST /devices/:id/commands/:commandId/cancel": { action: "command.cancel", target: "command:commandId" },
   "POST /devices/:id/terminal": { action: "terminal.start", target: "device:id" },
+  "POST /api/v1/devices/:device_id/terminal": { action: "terminal.start", target: "device:device_id" },
   "POST /terminal/sessions/:id/end": { action: "terminal.end_session", target: "terminal_session:id" },
   "POST /terminal/settings": { action: "settings.terminal_recording", fields: ["record_input"] },
   "POST /devices/:id/host-key/accept": { action: "device.host_key_accept", target: "device:id" },

@@ -104,7 +104,7 @@ export interface OpenedShell {
  * SSH to the device through the multiplexer with the ssh2 client: the private key stays in memory, no
  * `ssh` or `ncat` executable is needed. The device's sshd must show its pinned ed25519 host key (any
  * key is accepted only while none is pinned, and then returned for pinning). Opens an interactive shell
- * with a pty of the given size.
+ * with a pty of the given size, or runs one command.
  */
 export async function openShell(
   mux: MuxAddress,
@@ -117,6 +117,10 @@ export async function openShell(
     hostKey: HostKeyCheck;
     columns: number;
     rows: number;
+    /** Run this command instead of a login shell. */
+    command?: string;
+    /** With a command: whether it gets a pty (default true). */
+    pty?: boolean;
   },
 ): Promise<OpenedShell> {
   const socket = await tunnelSocket(mux, input);
@@ -156,12 +160,18 @@ export async function openShell(
     // A UTF-8 locale, or readline in the C locale reads "é" as Meta-C and garbles the line (the device's
     // sshd takes it with `AcceptEnv LANG`, Debian's default and our drop-in).
     const window = { term: "xterm-256color", cols: input.columns, rows: input.rows };
-    client.shell(window, { env: { LANG: "C.UTF-8" } }, (error, channel) => {
+    const opened = (error: Error | undefined, channel: ClientChannel) => {
       if (error) {
         client.end();
         reject(new JoinError("terminal_unavailable", "startup_failed", error.message));
       } else resolve(channel);
-    });
+    };
+    const env = { LANG: "C.UTF-8" };
+    // One command (`outpost ssh <device> -- <command>`): a pty only when the operator's end is a
+    // terminal (as `ssh -t`), else plain pipes and its output as it comes.
+    if (input.command !== undefined)
+      client.exec(input.command, input.pty === false ? { env } : { env, pty: window }, opened);
+    else client.shell(window, { env }, opened);
   });
   return { client, stream, firstSeenKey };
 }

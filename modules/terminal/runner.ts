@@ -6,7 +6,7 @@ import type { Sql } from "../platform/database";
 import type { Logger } from "../platform/logger";
 import { type EndReason, endReasonText, MESSAGES, type TerminalLimits } from "./model";
 import { Recorder } from "./recording";
-import { endSession, stopReason } from "./service";
+import { endSession, type PrincipalKind, stopReason } from "./service";
 
 /** How often a running session checks whether it was ended elsewhere, lost its lease or its operator. */
 const WATCH_MS = 2000;
@@ -14,10 +14,11 @@ const WATCH_MS = 2000;
 const TICK_MS = 500;
 
 export interface TerminalEvents {
-  output(data: string): void;
+  /** `stderr`: a command's standard error (without a pty; a pty's shell writes all to `output`). */
+  output(data: string, stream?: "stderr"): void;
   warning(message: string): void;
-  /** `label`: the reason's words (the status line shows them). */
-  ended(reason: EndReason, label: string, message: string): void;
+  /** `label`: the reason's words (the status line shows them); `exitStatus` when the shell exited. */
+  ended(reason: EndReason, label: string, message: string, exitStatus?: number): void;
 }
 
 /**
@@ -49,8 +50,10 @@ export class TerminalRun {
       columns: number;
       rows: number;
       title: string;
+      /** Whether a shell's exit is written to the screen (the browser's); the CLI exits with the status instead. */
+      announceExit?: boolean;
       events: TerminalEvents;
-      operatorActive(operatorId: string): Promise<boolean>;
+      operatorActive(operatorId: string, kind: PrincipalKind): Promise<boolean>;
     },
   ) {
     this.startedAt = options.clock.now();
@@ -67,7 +70,7 @@ export class TerminalRun {
       options.logger,
     );
     options.stream.on("data", (chunk: Buffer) => this.output(this.decoder.decode(chunk, { stream: true })));
-    options.stream.stderr.on("data", (chunk: Buffer) => this.output(chunk.toString("utf8")));
+    options.stream.stderr.on("data", (chunk: Buffer) => this.output(chunk.toString("utf8"), "stderr"));
     let exitStatus: number | undefined;
     options.stream.on("exit", (code: number | null, signal?: string) => {
       // A shell killed by a signal (`kill -9 $$`) exited too, with the status a shell reports for it
@@ -91,10 +94,10 @@ export class TerminalRun {
     this.timers.push(options.clock.setInterval(() => void this.watch(), WATCH_MS));
   }
 
-  private output(data: string) {
+  private output(data: string, stream?: "stderr") {
     if (this.finished || data === "") return;
     this.recorder.output(data);
-    this.options.events.output(data);
+    this.options.events.output(data, stream);
   }
 
   input(data: string) {
@@ -103,6 +106,11 @@ export class TerminalRun {
     this.warned = false;
     if (this.options.recordsInput) this.recorder.input(data);
     this.options.stream.write(data);
+  }
+
+  /** The input ended: the command (or shell) reads end of file. */
+  eof() {
+    if (!this.finished) this.options.stream.end();
   }
 
   resize(columns: number, rows: number) {
@@ -169,7 +177,7 @@ export class TerminalRun {
     if (this.finished) return;
     if (message) {
       this.recorder.output(message);
-      this.options.events.output(message);
+      if (reason !== "exit" || this.options.announceExit !== false) this.options.events.output(message);
     }
     this.finished = true;
     for (const timer of this.timers) timer.clear();
@@ -189,6 +197,7 @@ export class TerminalRun {
       reason,
       endReasonText(reason, exitStatus),
       message.trim().replace(/^\[|\]$/g, ""),
+      exitStatus,
     );
   }
 }
