@@ -49,6 +49,7 @@ import { type Logger, logsPretty } from "./modules/platform/logger";
 import { monitorEventLoop } from "./modules/platform/metrics";
 import { ssoFormTargets } from "./modules/platform/sso-config";
 import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
+import { forwardRoutes } from "./modules/remote-access/forward-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { endDeviceLeases } from "./modules/remote-access/service";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
@@ -134,6 +135,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(heartbeatRoutes(ctx))
     .use(commandRoutes(ctx))
     .use(remoteAccessRoutes(ctx))
+    .use(forwardRoutes(ctx, () => mux))
     .use(remoteAccessConsoleRoutes(ctx))
     .use(terminalRoutes(ctx, terminalLimits))
     .use(terminalApiRoutes(ctx, terminalLimits))

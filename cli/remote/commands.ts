@@ -49,6 +49,22 @@ export function registerRemoteCommands(program: Command): void {
       await runSsh(loadCredentials(), { device, command: command.length ? command.join(" ") : undefined }),
     );
   });
+
+  example(
+    program
+      .command("forward")
+      .description(
+        "listen on 127.0.0.1:<local-port> and carry each connection to <device-port> on the device " +
+          "through its tunnel (ports its agent lists in tunnel.forward_ports); audited, Ctrl-C stops",
+      )
+      .argument("<device>", "the device's name, id, or a fleet query matching exactly one device")
+      .argument("<ports>", "<local-port>:<device-port>, e.g. 5900:5900 (local port 0: any free one)"),
+    "outpost forward gateway-17 5900:5900      # then: vncviewer 127.0.0.1:5900",
+    "outpost forward gateway-17 1502:502       # a Modbus/TCP server on the device",
+  ).action(async (device: string, ports: string) => {
+    const { runForward } = await import("./forward");
+    process.exit(await runForward(loadCredentials(), { device, ports }));
+  });
 }
 
 /** One visible line from a terminal prompt (or stdin's first line when piped). */

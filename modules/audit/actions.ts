@@ -88,6 +88,11 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
     action: "remote_access.close",
     target: "remote_access_lease:lease_id",
   },
+  "POST /api/v1/devices/:device_id/forwards": { action: "forward.open", target: "device:device_id" },
+  "DELETE /api/v1/devices/:device_id/forwards/:lease_id": {
+    action: "forward.close",
+    target: "remote_access_lease:lease_id",
+  },
   "POST /devices/:id/remote-access/open": {
     action: "remote_access.web_ui",
     target: "device:id",
