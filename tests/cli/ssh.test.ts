@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { revokeApiToken } from "../../modules/operators/service";
 import { readRecording } from "../../modules/terminal/recording";
 import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
@@ -202,4 +203,51 @@ describe("outpost ssh", () => {
     const exact = await home.run(["ssh", "pump-1", "--", "echo", "exact"]);
     expect({ code: exact.code, stdout: exact.stdout }).toEqual({ code: 0, stdout: "exact\n" });
   }, 120_000);
+
+  test("a revoked token ends its running session; the device's sshd refusing the key is said so", async () => {
+    const revocable = await app.token("operator");
+    const [tokenRow] = await app.database.sql<{ id: string }[]>`
+      select id from api_tokens where token_hash = encode(sha256(${revocable}::bytea), 'hex')`;
+    tmux.start(
+      "revoked",
+      `${OUTPOST} ssh ${device.id}; echo "EXIT=$?"; sleep 60`,
+      home.env({ OUTPOST_URL: app.url, OUTPOST_API_TOKEN: revocable }),
+    );
+    const marker = `rv-${crypto.randomUUID().slice(0, 6)}`;
+    const answered = new RegExp(`^${marker}\\s*$`, "m");
+    await waitFor(
+      async () => {
+        tmux.keys("revoked", `echo ${marker}`, "Enter");
+        await Bun.sleep(1000);
+        return answered.test(tmux.screen("revoked"));
+      },
+      45_000,
+      "the device's shell",
+    ).catch((error) => {
+      throw new Error(`${error.message}; the pane showed:\n${tmux.screen("revoked")}`);
+    });
+    expect(await revokeApiToken(app.database.db, tokenRow!.id)).toBe(true);
+    const screen = await tmux.waitFor("revoked", "EXIT=255", 20_000);
+    expect(screen).toContain("outpost: session ended: Operator disabled");
+
+    // A device whose agent authorizes keys for a user its sshd does not let in (AllowUsers).
+    const refusing = await startDevice(app, { settings: { ssh_target_user: "nobody" } });
+    try {
+      const id = refusing.id;
+      await waitFor(
+        async () =>
+          (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`)
+            .length > 0,
+        20_000,
+        "the second agent's first heartbeat",
+      );
+      const refused = await home.run(["ssh", id, "--", "true"], {
+        env: { OUTPOST_URL: app.url, OUTPOST_API_TOKEN: operatorToken },
+      });
+      expect(refused.code).toBe(255);
+      expect(refused.stderr).toContain("outpost: the device's sshd refused the session key");
+    } finally {
+      await refusing.stop();
+    }
+  }, 150_000);
 });
