@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import net from "node:net";
+import { openForward } from "../../modules/remote-access/tunnel/stream";
 import { startTestApp } from "../helpers/app";
 import { startDevice, type TestDevice, waitFor } from "../terminal/helpers";
 import { cliHome, OUTPOST } from "./helpers";
@@ -165,6 +166,36 @@ describe("outpost forward", () => {
     expect(mux).toBe("HTTP/1.1 407 Proxy Authentication Required");
     holder.child.kill("SIGINT");
     expect(await holder.child.exited).toBe(0);
+  }, 120_000);
+
+  test("the agent connects only the ports it lists, whatever the tunnel server asks", async () => {
+    // A service on the device the agent does not list: a server that asked for it anyway (forged here in
+    // the tunnel's registry) gets a refusal on a work connection and on an SSH channel alike.
+    let reached = 0;
+    const unlisted = net.createServer((socket) => {
+      reached++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => unlisted.listen(0, "127.0.0.1", resolve));
+    const port = (unlisted.address() as net.AddressInfo).port;
+    const holder = await startForward(`0:${echoPort}`);
+    try {
+      await roundTrip(holder.address, Buffer.from("up"));
+      const tunnel = app.running.tunnel!.registry.get(device.id)!;
+      expect(tunnel.forwards.has(`tcp:${echoPort}`)).toBe(true);
+      tunnel.forwards.set(`tcp:${port}`, port);
+      await expect(openForward(tunnel, `tcp:${port}`)).rejects.toThrow();
+      await expect(openForward(tunnel, `tcp:${port}`)).rejects.toThrow();
+      tunnel.forwards.delete(`tcp:${port}`);
+      expect(reached).toBe(0);
+      // The listed port still opens.
+      const stream = await openForward(tunnel, `tcp:${echoPort}`);
+      stream.destroy();
+    } finally {
+      holder.child.kill("SIGINT");
+      await holder.child.exited;
+      unlisted.close();
+    }
   }, 120_000);
 
   test("clear errors: a bad port spec, a local port in use", async () => {
