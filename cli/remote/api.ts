@@ -41,7 +41,12 @@ export async function api<T>(
       redirect: "manual",
     });
   } catch (error) {
-    throw new CliError(`cannot reach ${credentials.url}: ${(error as Error).message}`, 1);
+    const message = (error as Error).message;
+    // A private CA (Caddy's `tls internal`, a company CA): the system does not trust it yet.
+    const hint = /certificate|self.signed|issuer/i.test(message)
+      ? " (its certificate is not trusted here: add its CA to the system, or NODE_EXTRA_CA_CERTS=<ca.pem>)"
+      : "";
+    throw new CliError(`cannot reach ${credentials.url}: ${message}${hint}`, 1);
   }
   if (response.ok) return (response.status === 204 ? undefined : await response.json()) as T;
   const reply = (await response.json().catch(() => undefined)) as

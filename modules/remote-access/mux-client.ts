@@ -48,7 +48,8 @@ function connectThroughMux(
   });
   const host = deviceHost(input.deviceId, input.baseDomain);
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ port: mux.port, host: mux.host, allowHalfOpen: true });
+    // Half-open for a forwarded port (its client may finish sending and still read); SSH never needs it.
+    const socket = net.connect({ port: mux.port, host: mux.host, allowHalfOpen: input.port !== 22 });
     let head = Buffer.alloc(0);
     const fail = (code: string, detail: string) => {
       clearTimeout(timer);

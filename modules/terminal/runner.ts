@@ -72,7 +72,7 @@ export class TerminalRun {
     options.stream.on("data", (chunk: Buffer) => this.output(this.decoder.decode(chunk, { stream: true })));
     options.stream.stderr.on("data", (chunk: Buffer) => this.output(chunk.toString("utf8"), "stderr"));
     let exitStatus: number | undefined;
-    options.stream.on("exit", (code: number | null, signal?: string) => {
+    const onExit = (code: number | null | undefined, signal?: string) => {
       // A shell killed by a signal (`kill -9 $$`) exited too, with the status a shell reports for it
       // (128 + the signal's number); it was recorded as a lost connection before.
       // ssh2 names it as `SIGKILL` (the protocol says `KILL`).
@@ -80,7 +80,13 @@ export class TerminalRun {
         ? os.constants.signals[signal.replace(/^(SIG)?/, "SIG") as NodeJS.Signals]
         : undefined;
       exitStatus = typeof code === "number" ? code : signalNumber ? 128 + signalNumber : undefined;
-    });
+    };
+    options.stream.on("exit", onExit);
+    // A command (`outpost ssh <device> -- true`) may exit while the session is being set up (the host
+    // key pinned, the session marked connected), before this listens: ssh2 keeps what sshd said. Missed,
+    // about one quick command in five ended as "Connection to the device lost".
+    const early = (options.stream as unknown as { _exit?: { code?: number | null; signal?: string } })._exit;
+    if (early && (early.code !== undefined || early.signal !== undefined)) onExit(early.code, early.signal);
     // A shell that exits says so; a connection that just drops was cut (the lease ended and the device
     // closed its tunnel, the device went away): find out why before saying.
     const closed = () =>
@@ -110,7 +116,9 @@ export class TerminalRun {
 
   /** The input ended: the command (or shell) reads end of file. */
   eof() {
-    if (!this.finished) this.options.stream.end();
+    // EOF on the channel only: ending the stream would finish it, and ssh2 destroys a finished stream
+    // at the device's own EOF, while the exit status may still be on its way.
+    if (!this.finished) (this.options.stream as unknown as { eof(): void }).eof();
   }
 
   resize(columns: number, rows: number) {
