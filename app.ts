@@ -2,7 +2,7 @@ import path from "node:path";
 import { html } from "@elysiajs/html";
 import { type AnyElysia, Elysia } from "elysia";
 import { JOB_CATALOG } from "./jobs";
-import { wakeAlertEvaluation } from "./modules/alerts/evaluation";
+import { alertEvaluationWake } from "./modules/alerts";
 import { alertJsonApiRoutes } from "./modules/alerts/jsonapi";
 import { alertRoutes } from "./modules/alerts/routes";
 import { alertSettingsRoutes } from "./modules/alerts/settings-routes";
@@ -55,6 +55,8 @@ import { endDeviceLeases } from "./modules/remote-access/service";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
 import { reportApiRoutes } from "./modules/reports/api";
 import { reportPageRoutes } from "./modules/reports/routes";
+import { rolloutConsoleRoutes } from "./modules/rollouts/console-routes";
+import { rolloutApiRoutes } from "./modules/rollouts/routes";
 import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { enrolmentSettingsRoutes } from "./modules/settings/enrolment-routes";
 import { settingsRoutes } from "./modules/settings/routes";
@@ -95,7 +97,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
   const ctx: AppContext = {
     ...services,
     access,
-    heartbeatAccepted: () => wakeAlertEvaluation(database.sql),
+    heartbeatAccepted: alertEvaluationWake(database.sql, services.clock),
     labelsDeclared: (deviceId, labels) => syncDeclaredLabels(database.sql, deviceId, labels),
     deviceQuery: async (input, onlineWindowSeconds) => {
       const match = await deviceMatch(database, input, { onlineWindowSeconds });
@@ -132,6 +134,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(jobRoutes(ctx, JOB_CATALOG))
     .use(deviceRoutes(ctx))
     .use(fleetApiRoutes(ctx))
+    .use(rolloutApiRoutes(ctx))
     .use(heartbeatRoutes(ctx))
     .use(commandRoutes(ctx))
     .use(remoteAccessRoutes(ctx))
@@ -152,6 +155,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(e2eRoutes(ctx))
     .use(devicePageRoutes(ctx))
     .use(fleetConsoleRoutes(ctx))
+    .use(rolloutConsoleRoutes(ctx))
     .use(consoleRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(accessSettingsRoutes(ctx))

@@ -9,12 +9,12 @@ import { FleetCounter } from "./modules/devices/service";
 import { DeviceWaits } from "./modules/devices/wake";
 import { JourneyHealthCache } from "./modules/e2e/health";
 import { LiveHub } from "./modules/live/hub";
-import { type Clock, systemClock } from "./modules/platform/clock";
 import type { Config } from "./modules/platform/config";
 import type { Database } from "./modules/platform/database";
 import type { Logger } from "./modules/platform/logger";
 import { ReportOptionsCache } from "./modules/reports/definitions";
 import { SettingsService } from "./modules/settings/service";
+import { type Clock, systemClock } from "./shared/clock";
 
 export interface Services {
   config: Config;

@@ -168,6 +168,15 @@ export function buildProgram(io: Io = defaultIo): Command {
         "silent",
       ]),
     )
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Server commands: list_scripts, install_script, remove_script, ssh_authorize, ssh_revoke, and",
+        "run_script (run a script once in the sandbox), which is refused unless the config sets",
+        "run_script_enabled: true (default false; docs/agent.md).",
+      ].join("\n"),
+    )
     .showHelpAfterError("(run with --help for usage)")
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .exitOverride();
@@ -202,7 +211,9 @@ export function buildProgram(io: Io = defaultIo): Command {
 
   program
     .command("poll")
-    .description("Run the polling daemon: poll now, then every poll_interval_s, until SIGTERM/SIGINT.")
+    .description(
+      "Run the polling daemon: poll now, then every poll_interval_s, until SIGTERM/SIGINT. Runs the commands the server sends; run_script only with run_script_enabled: true in the config (default false).",
+    )
     .option("--once", "poll a single time and exit (exit 1 if the poll failed)")
     .option("--max-polls <n>", "exit after n polls", positiveInt("--max-polls"))
     .action(async (opts: { once?: boolean; maxPolls?: number }) => {

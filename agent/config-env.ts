@@ -35,6 +35,7 @@ const ENV_KEYS: Record<string, JsonType> = {
   ssh_host_key_path: "nullable-string",
   command_timeout_ms: "integer",
   max_commands_per_poll: "integer",
+  run_script_enabled: "boolean",
   script_timeout_ms: "integer",
   script_warn_ms: "integer",
   script_memory_mb: "integer",

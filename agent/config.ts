@@ -68,6 +68,8 @@ export interface AgentConfig {
   ssh_host_key_path: string | null;
   command_timeout_ms: number;
   max_commands_per_poll: number;
+  /** Whether the server may run a script once (`run_script`); off unless the operator turns it on. */
+  run_script_enabled: boolean;
   script_timeout_ms: number;
   script_warn_ms: number;
   script_memory_mb: number;
@@ -140,6 +142,7 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
     ssh_host_key_path: "/etc/ssh/ssh_host_ed25519_key.pub",
     command_timeout_ms: 5000,
     max_commands_per_poll: 50,
+    run_script_enabled: false,
     script_timeout_ms: 5000,
     script_warn_ms: 3000,
     script_memory_mb: 64,
@@ -213,6 +216,7 @@ const ConfigFileSchema = Type.Object(
     ssh_host_key_path: Type.Optional(NullableString("^/")),
     command_timeout_ms: Type.Optional(Int(10, 600000)),
     max_commands_per_poll: Type.Optional(Int(1, 1000)),
+    run_script_enabled: Type.Optional(Type.Boolean()),
     script_timeout_ms: Type.Optional(Int(10, 600000)),
     script_warn_ms: Type.Optional(Int(1, 600000)),
     script_memory_mb: Type.Optional(Int(17, 1024)),

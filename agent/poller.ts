@@ -243,7 +243,7 @@ export async function pollOnce(
   );
   const results = await executeCommands(
     commands,
-    { config: ctx.config, store: ctx.store, logger: ctx.logger },
+    { config: ctx.config, configSource: ctx.configSource, store: ctx.store, logger: ctx.logger },
     failures,
   );
   const resultsPosted = await deliverResults(ctx, creds, results);

@@ -1,5 +1,6 @@
 import type { Duplex } from "node:stream";
 import tls from "node:tls";
+import { type Clock, type ClockTimer, systemClock } from "../shared/clock.ts";
 import { readLine, WORK_GREETING, WORK_HANDSHAKE_MS, workProof } from "../shared/tunnel-work.ts";
 
 // The agent's end of the work connections; the protocol both ends speak is shared/tunnel-work.ts.
@@ -20,6 +21,8 @@ export interface WorkPoolOptions {
    */
   openTarget(forward: string): Duplex;
   logger: { warn(obj: unknown, msg?: string): void };
+  /** The back-off's timers (tests move it on). */
+  clock?: Clock;
 }
 
 /**
@@ -34,7 +37,7 @@ export class WorkPool {
   private failures = 0;
   /** Whether this streak of failures was logged (a blocked port would otherwise log every step). */
   private warned = false;
-  private retry: ReturnType<typeof setTimeout> | undefined;
+  private retry: ClockTimer | undefined;
   private stopped = false;
 
   constructor(private readonly options: WorkPoolOptions) {}
@@ -46,7 +49,7 @@ export class WorkPool {
   /** Closes every work connection, idle or carrying a stream (the tunnel is going down). */
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.retry);
+    this.retry?.clear();
     for (const socket of this.open) socket.destroy();
   }
 
@@ -61,11 +64,10 @@ export class WorkPool {
   private backOff() {
     if (this.stopped || this.retry) return;
     const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.failures++);
-    this.retry = setTimeout(() => {
+    this.retry = (this.options.clock ?? systemClock).setTimeout(() => {
       this.retry = undefined;
       this.fill();
     }, delay);
-    this.retry.unref?.();
   }
 
   private connect() {

@@ -16,7 +16,8 @@ import { operatorSession } from "../tests/helpers/sessions";
 import { heartbeatBody } from "./heartbeat/body";
 import { startMigratedBenchDatabase } from "./heartbeat/database";
 import { knob as flagKnob } from "./heartbeat/flags";
-import { cpuSeconds, freePort } from "./heartbeat/probes";
+import { cpuSeconds, freePort, postgresCpuByRole, statements } from "./heartbeat/probes";
+import { statementDeltas } from "./heartbeat/report";
 import { seedFleet } from "./heartbeat/seed";
 import { BENCH_SECRET_KEY, startBenchServer } from "./heartbeat/server";
 import { benchLifecycle } from "./lifecycle";
@@ -39,6 +40,7 @@ const { cleanups, run } = benchLifecycle((DURATION_S + WARMUP_S + 300) * 1000);
 async function main() {
   const { url: databaseUrl, postgresPid, sql } = await startMigratedBenchDatabase("bench:idle", 2, cleanups);
   console.log(`Outpost at rest: ${DEVICES} devices polling every ${POLL_S} s, one operator page open`);
+  await sql.unsafe("create extension if not exists pg_stat_statements");
   const { devices } = await seedFleet(sql, DEVICES, 0);
   const ports = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const server = await startBenchServer({
@@ -115,6 +117,8 @@ async function main() {
     outpost: cpuSeconds(serverPid, true),
     postgres: cpuSeconds(postgresPid, true),
     self: process.cpuUsage(),
+    byRole: postgresCpuByRole(postgresPid),
+    statements: await statements(sql),
   };
   const heartbeatsBefore = heartbeats;
   const started = performance.now();
@@ -126,6 +130,10 @@ async function main() {
   const outpost = share(cpuSeconds(serverPid, true) - before.outpost);
   const postgres = share(cpuSeconds(postgresPid, true) - before.postgres);
   const generator = share((used.user + used.system) / 1e6);
+  const byRole = [...postgresCpuByRole(postgresPid)].map(
+    ([role, cpu]) => [role, share(cpu - (before.byRole.get(role) ?? 0))] as const,
+  );
+  const ran = statementDeltas(before.statements, await statements(sql));
   stop.abort();
   page.abort();
   await Promise.allSettled(fleet);
@@ -137,6 +145,18 @@ async function main() {
   console.log(
     `  CPU, share of one core: Outpost ${outpost.toFixed(2)} %, PostgreSQL ${postgres.toFixed(2)} %, together ${(outpost + postgres).toFixed(2)} % (goal < 2 %); the simulated fleet ${generator.toFixed(2)} %`,
   );
+  console.log(
+    `  PostgreSQL by process: ${byRole
+      .filter(([, cpu]) => cpu >= 0.005)
+      .sort((a, b) => b[1] - a[1])
+      .map(([role, cpu]) => `${role} ${cpu.toFixed(2)} %`)
+      .join(", ")}`,
+  );
+  console.log(`  statements at rest, most called first (per minute, total exec ms):`);
+  for (const s of ran.slice(0, 15))
+    console.log(
+      `    ${((60 * s.calls) / seconds).toFixed(1).padStart(7)}/min ${s.execMs.toFixed(0).padStart(6)} ms  ${s.query}`,
+    );
   console.log(
     JSON.stringify({
       bench: "idle",
@@ -151,6 +171,10 @@ async function main() {
         postgres: +postgres.toFixed(2),
         fleet: +generator.toFixed(2),
       },
+      postgres_cpu_percent_by_process: Object.fromEntries(
+        byRole.map(([role, cpu]) => [role, +cpu.toFixed(3)]),
+      ),
+      statements_per_minute: Math.round((60 * ran.reduce((sum, s) => sum + s.calls, 0)) / seconds),
     }),
   );
 }

@@ -12,6 +12,8 @@ import e2eStaleRuns from "./e2e-stale-runs";
 import expireCommands from "./expire-commands";
 import pruneSessions from "./prune-sessions";
 import remoteAccessSweep from "./remote-access-sweep";
+import rolloutDrive from "./rollout-drive";
+import rolloutsSweep from "./rollouts-sweep";
 import telemetryPartitions from "./telemetry-partitions";
 import telemetryRetention from "./telemetry-retention";
 import telemetryRollup from "./telemetry-rollup";
@@ -38,6 +40,8 @@ const JOBS: JobDefinition<never>[] = [
   alertsRetention as JobDefinition<never>,
   auditRetention as JobDefinition<never>,
   terminalRetention as JobDefinition<never>,
+  rolloutDrive as JobDefinition<never>,
+  rolloutsSweep as JobDefinition<never>,
 ];
 
 /** Recurring jobs, in UTC cron syntax (graphile-worker crontab). */
@@ -58,6 +62,7 @@ const SCHEDULES: JobSchedule[] = [
   { task: "alerts_retention", cron: "11 4 * * *", label: "daily at 04:11" },
   { task: "audit_retention", cron: "17 4 * * *", label: "daily at 04:17" },
   { task: "terminal_retention", cron: "*/10 * * * *", label: "every 10 minutes" },
+  { task: "rollouts_sweep", cron: "* * * * *", label: "every minute" },
 ];
 
 export const JOB_CATALOG: JobCatalog = { jobs: JOBS, schedules: SCHEDULES };

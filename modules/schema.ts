@@ -12,6 +12,7 @@ export * from "./oidc/schema";
 export * from "./operators/schema";
 export * from "./remote-access/schema";
 export * from "./reports/schema";
+export * from "./rollouts/schema";
 export * from "./settings/schema";
 export * from "./telemetry/schema";
 export * from "./terminal/schema";

@@ -1,16 +1,22 @@
 /**
  * The mutation groups of `npm run test:mutation` (scripts/mutation.ts): each group's code (files, or
- * `file:from-to` line ranges) and the test files run against each of its mutants. docs/testing.md has
- * their last scores.
+ * `file#declaration` parts of them: scripts/mutation-ranges.ts) and the test files run against each of
+ * its mutants. docs/testing.md has their last scores.
  */
 export interface Group {
-  /** Files (or `file:from-to` line ranges) to mutate. */
+  /** Files (or `file#declaration,…`, `file#first..last` parts of them) to mutate. */
   mutate: string[];
   /** Test files run against each mutant, fastest and most telling first. */
   tests: string[];
 }
 
 export const GROUPS: Record<string, Group> = {
+  rollouts: {
+    // The rollout driver and its transitions (docs/fleet.md, _Rollouts_): waves, concurrency, the
+    // threshold, pause/resume/cancel, the deadline, one command per device; creation and conflicts.
+    mutate: ["modules/rollouts/driver.ts", "modules/rollouts/control.ts", "modules/rollouts/create.ts"],
+    tests: ["tests/rollouts/driver.test.ts", "tests/rollouts/rollouts-http.test.ts"],
+  },
   "fleet-query": {
     // The device query language (docs/fleet.md): its parser, its SQL, the label rules it checks.
     mutate: [
@@ -25,10 +31,8 @@ export const GROUPS: Record<string, Group> = {
     // Roles, CSRF and cookies, the sign-in page's CSRF binding and `next` (not declaredAccess, which
     // only reports the levels, nor htmlPage).
     mutate: [
-      "modules/platform/access.ts:1-101",
-      "modules/platform/access.ts:119-128",
-      "ui/page.ts:1-35",
-      "ui/page.ts:69-116",
+      "modules/platform/access.ts#RANK..checkCsrf,accessPlugin.transform",
+      "ui/page.ts#ANONYMOUS_CSRF_MAX_AGE_SECONDS,consolePages.https,consolePages.pageContext,consolePages.anonymousCsrf,showsFlash..safeNext",
     ],
     tests: [
       "tests/platform/csrf.test.ts",
@@ -38,7 +42,7 @@ export const GROUPS: Record<string, Group> = {
   },
   sessions: {
     // Sign-in and its throttle, sessions, API tokens (not operator management: see the access group).
-    mutate: ["modules/operators/service.ts:126-318", "modules/operators/api-tokens.ts"],
+    mutate: ["modules/operators/service.ts#LOGIN_LIMITS..deleteSession", "modules/operators/api-tokens.ts"],
     // operators/auth.test.ts covers the same over HTTP, but costs 20 s a run: add it for a full run.
     tests: ["tests/operators/sessions-service.test.ts"],
   },
@@ -80,7 +84,7 @@ export const GROUPS: Record<string, Group> = {
       "modules/devices/device-auth.ts",
       "modules/devices/pre-authorisation.ts",
       // The operator's decision on an identity claim (bound to the fingerprint shown).
-      "modules/devices/management.ts:198-237",
+      "modules/devices/management.ts#resolveIdentityConflict",
     ],
     tests: [
       "tests/devices/registration-edges.test.ts",
@@ -95,11 +99,9 @@ export const GROUPS: Record<string, Group> = {
     // Validation, queueing, the claim, results, payloads, expiry, retention and cancelling (not the
     // listing and counts the pages show).
     mutate: [
-      "modules/commands/validation.ts:18-105",
-      "modules/commands/service.ts:113-250",
-      "modules/commands/service.ts:295-305",
-      "modules/commands/results.ts:1-171",
-      "modules/commands/results.ts:219-225",
+      "modules/commands/validation.ts#SSH_KEY..checkScript",
+      "modules/commands/service.ts#COMMAND_COLUMNS..pruneCommandHistory,cancelCommand",
+      "modules/commands/results.ts#RESULTS_MAX_ITEMS..recordCommandResults,pruneUnmatchedResults",
       "jobs/command-retention.ts",
     ],
     tests: [
@@ -144,10 +146,9 @@ export const GROUPS: Record<string, Group> = {
     // is trusted over the full read of the devices table.
     mutate: [
       "modules/devices/sightings.ts",
-      "modules/devices/queries.ts:50-76", // sortKeys (never-seen last), consoleFilters
-      "modules/devices/queries.ts:102-102", // filterSql: the sighted-only condition
-      "modules/devices/queries.ts:151-159", // when a page is read from the sightings
-      "modules/devices/queries.ts:194-229", // sightingsPage, sightedPageIsCertain
+      // The never-seen-last keys, the filters (the sighted-only condition), when a page is read from
+      // the sightings, and that read.
+      "modules/devices/queries.ts#sortKeys..consoleFilters,filterSql,listConsoleDevices.sighted,sightingsPage..sightedPageIsCertain",
     ],
     tests: [
       "tests/devices/sightings.test.ts",
@@ -160,8 +161,7 @@ export const GROUPS: Record<string, Group> = {
     // their aggregation into the run's status.
     mutate: [
       "modules/e2e/locks.ts",
-      "modules/e2e/create.ts:96-214",
-      "modules/e2e/create.ts:240-293",
+      "modules/e2e/create.ts#sameSelection..persistRun",
       "modules/e2e/results.ts",
       "modules/e2e/statuses.ts",
     ],
@@ -174,7 +174,11 @@ export const GROUPS: Record<string, Group> = {
   },
   builtins: {
     // The agent builtins that reach the device: files and processes.
-    mutate: ["agent/builtins/read-file.ts", "agent/builtins/exec-cmd.ts", "agent/builtins/index.ts:23-54"],
+    mutate: [
+      "agent/builtins/read-file.ts",
+      "agent/builtins/exec-cmd.ts",
+      "agent/builtins/index.ts#protectedPaths,createBuiltins",
+    ],
     // sandbox.test.ts covers them through scripts too, but costs 10 s a run: add it for a full run.
     tests: ["tests/agent/builtin-policies.test.ts"],
   },
@@ -224,8 +228,7 @@ export const GROUPS: Record<string, Group> = {
     mutate: [
       "modules/alerts/evaluation.ts",
       "modules/alerts/rule-index.ts",
-      "modules/alerts/lifecycle.ts:1-196",
-      "modules/alerts/lifecycle.ts:206-226",
+      "modules/alerts/lifecycle.ts#toAlert..countOpenAlerts",
       "modules/alerts/notifications/webhook.ts",
     ],
     tests: [
@@ -251,10 +254,10 @@ export const GROUPS: Record<string, Group> = {
   },
   retention: {
     mutate: [
-      "modules/telemetry/service.ts:158-175", // dropExpiredTelemetry
+      "modules/telemetry/service.ts#dropExpiredTelemetry",
       "modules/e2e/retention.ts",
-      "modules/audit/service.ts:101-105",
-      "modules/alerts/lifecycle.ts:197-205",
+      "modules/audit/service.ts#pruneAudit",
+      "modules/alerts/lifecycle.ts#deleteExpiredAlerts",
       "jobs/telemetry-retention.ts",
       "jobs/e2e-retention.ts",
       "jobs/audit-retention.ts",

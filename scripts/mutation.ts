@@ -9,7 +9,8 @@
  * Fast enough to run because: each group runs only its own test files, with `--bail` (a killed mutant
  * stops at its first failing test); one PostgreSQL serves every run of the group (TEST_DATABASE_URL)
  * instead of one started per mutant; log calls and error message texts are not mutated
- * (scripts/mutation-ignore.mjs); `file:from-to` entries mutate only those lines.
+ * (scripts/mutation-ignore.mjs); `file#declaration` entries mutate only those declarations
+ * (scripts/mutation-ranges.ts).
  * Groups, their code and their tests are listed in scripts/mutation-groups.ts; docs/testing.md has the
  * last scores.
  */
@@ -22,6 +23,7 @@ import { startEmbeddedPostgres } from "../modules/platform/embedded-postgres";
 const ROOT = path.resolve(import.meta.dir, "..");
 
 import { GROUPS } from "./mutation-groups";
+import { resolveMutateEntry } from "./mutation-ranges";
 
 function usage(problem?: string): never {
   if (problem) console.error(`test:mutation: ${problem}`);
@@ -86,7 +88,8 @@ let failed = false;
 const lines: string[] = [];
 try {
   for (const group of groups) {
-    const { mutate, tests } = GROUPS[group]!;
+    const { tests } = GROUPS[group]!;
+    const mutate = GROUPS[group]!.mutate.flatMap((entry) => resolveMutateEntry(entry, ROOT));
     const config = path.join(ROOT, `.stryker-${group}.conf.json`);
     const json = path.join(reports, `${group}.json`);
     rmSync(json, { force: true });

@@ -17,6 +17,7 @@ const FILES: Record<string, { file: string; type: string; prefix?: string }> = {
   "charts.js": { file: "ui/static/charts.js", type: "text/javascript; charset=utf-8" },
   "console.js": { file: "ui/static/console.js", type: "text/javascript; charset=utf-8" },
   "fleet.js": { file: "modules/fleet/static/fleet.js", type: "text/javascript; charset=utf-8" },
+  "rollouts.js": { file: "modules/rollouts/static/rollouts.js", type: "text/javascript; charset=utf-8" },
   "favicon.svg": { file: "ui/static/favicon.svg", type: "image/svg+xml" },
   "xterm.js": {
     file: "node_modules/@xterm/xterm/lib/xterm.js",

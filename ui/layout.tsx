@@ -15,6 +15,7 @@ export interface PageContext {
 const NAV: { href: string; label: string; icon: IconName; adminOnly?: boolean }[] = [
   { href: "/", label: "Dashboard", icon: "dashboard" },
   { href: "/devices", label: "Devices", icon: "devices" },
+  { href: "/rollouts", label: "Rollouts", icon: "jobs" },
   { href: "/alerts", label: "Alerts", icon: "alerts" },
   { href: "/reports", label: "Reports", icon: "reports" },
   { href: "/e2e", label: "E2E runs", icon: "e2e" },

@@ -1,8 +1,15 @@
 import { ApiError, type DeviceApiClient, isValidPayloadRef } from "../api-client.ts";
 import { mapLimit } from "../concurrency.ts";
+import { runScriptCommand } from "./run-script.ts";
 import { installScript, listScripts, removeScript } from "./scripts.ts";
 import { sshAuthorize, sshRevoke } from "./ssh.ts";
-import type { CommandContext, CommandHandler, CommandResult, ServerCommand } from "./types.ts";
+import {
+  type CommandContext,
+  CommandFailure,
+  type CommandHandler,
+  type CommandResult,
+  type ServerCommand,
+} from "./types.ts";
 
 /** Supported command types. */
 export const COMMAND_HANDLERS: Record<string, CommandHandler> = {
@@ -11,6 +18,7 @@ export const COMMAND_HANDLERS: Record<string, CommandHandler> = {
   remove_script: removeScript,
   ssh_authorize: sshAuthorize,
   ssh_revoke: sshRevoke,
+  run_script: runScriptCommand,
 };
 
 function commandId(command: ServerCommand): string | null {
@@ -20,8 +28,10 @@ function commandId(command: ServerCommand): string | null {
   return null;
 }
 
-function failed(id: string, error: string): CommandResult {
-  return { command_id: id, status: "FAILED", error };
+function failed(id: string, error: string, output?: Record<string, unknown>): CommandResult {
+  return output
+    ? { command_id: id, status: "FAILED", error, output }
+    : { command_id: id, status: "FAILED", error };
 }
 
 /**
@@ -37,7 +47,7 @@ async function runWithTimeout(
   id: string,
 ): Promise<CommandResult> {
   const now = ctx.now ?? (() => performance.now());
-  const limit = ctx.config.command_timeout_ms;
+  const limit = handler.timeoutMs?.(command, ctx) ?? ctx.config.command_timeout_ms;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), limit);
@@ -61,7 +71,11 @@ async function runWithTimeout(
     }
     return { command_id: id, status: "OK", output: outcome };
   } catch (err) {
-    return failed(id, (err as Error).message || String(err));
+    return failed(
+      id,
+      (err as Error).message || String(err),
+      err instanceof CommandFailure ? err.output : undefined,
+    );
   } finally {
     clearTimeout(timer);
   }

@@ -23,20 +23,34 @@ export interface CommandResult {
 
 export interface CommandContext {
   config: AgentConfig;
+  /** The configuration file read (scripts may never read it), or null for the defaults. */
+  configSource?: string | null;
   store: ScriptStore;
   logger: Logger;
   /** Monotonic clock in ms used to time commands (default `performance.now`). */
   now?: () => number;
 }
 
-/** A command handler; throws CommandFailure (or any Error) to produce a FAILED result. */
-export type CommandHandler = (
+/**
+ * A command handler; throws CommandFailure (or any Error) to produce a FAILED result. `timeoutMs`, when
+ * a handler has it, gives the command's own time limit instead of `command_timeout_ms`.
+ */
+export type CommandHandler = ((
   command: ServerCommand,
   ctx: CommandContext,
-) => Promise<Record<string, unknown>>;
+) => Promise<Record<string, unknown>>) & {
+  timeoutMs?: (command: ServerCommand, ctx: CommandContext) => number;
+};
 
+/** A FAILED result; `output`, when given, is posted with it (what the command did before it failed). */
 export class CommandFailure extends Error {
   override name = "CommandFailure";
+  constructor(
+    message: string,
+    readonly output?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
 }
 
 /** Merge the command's `args` (object form) and `payload` (object form) into one lookup; args win. */

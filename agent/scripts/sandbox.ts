@@ -30,6 +30,9 @@ export interface SandboxLimits {
   memoryMb: number;
 }
 
+/** Where `console.*` lines go instead of `logs` (a script run once keeps stdout and stderr apart). */
+export type ConsoleSink = (level: "log" | "info" | "warn" | "error" | "debug", line: string) => void;
+
 export type EvalOutcome = { ok: true; value: unknown } | { ok: false; error: ScriptError };
 
 /** Thrown by builtins for I/O or permission failures: reported to scripts as `IoError`, typed `io`. */
@@ -55,15 +58,20 @@ export class SandboxSession {
     private readonly vm: QuickJSContext,
     private readonly limits: SandboxLimits,
     private readonly lease: InstanceLease,
+    private readonly sink: ConsoleSink | undefined,
   ) {}
 
-  static async create(builtins: HostBuiltins, limits: SandboxLimits): Promise<SandboxSession> {
+  static async create(
+    builtins: HostBuiltins,
+    limits: SandboxLimits,
+    sink?: ConsoleSink,
+  ): Promise<SandboxSession> {
     const lease = await leaseInstance(limits.memoryMb);
     const runtime = lease.module.newRuntime();
     runtime.setMemoryLimit(limits.memoryMb * 1024 * 1024);
     runtime.setMaxStackSize(512 * 1024);
     const vm = runtime.newContext();
-    const session = new SandboxSession(runtime, vm, limits, lease);
+    const session = new SandboxSession(runtime, vm, limits, lease, sink);
     runtime.setInterruptHandler(() => session.deadline > 0 && Date.now() > session.deadline);
     session.installBuiltins(builtins);
     return session;
@@ -111,16 +119,18 @@ export class SandboxSession {
       vm.setProp(vm.global, name, handle);
       handle.dispose();
     }
-    // console.log/info/warn/error collect lines (shown by `script test --verbose` and the REPL).
+    // console.log/info/warn/error collect lines (shown by `script test --verbose` and the REPL), or
+    // go to the session's sink.
     const consoleObj = vm.newObject();
-    for (const level of ["log", "info", "warn", "error", "debug"]) {
+    for (const level of ["log", "info", "warn", "error", "debug"] as const) {
       const fn = vm.newFunction(level, (...argHandles) => {
-        if (this.logs.length >= 200) return;
+        if (!this.sink && this.logs.length >= 200) return;
         const parts = argHandles.map((h) => {
           const v = dumpValue(vm, h);
           return typeof v === "string" ? v : JSON.stringify(v);
         });
-        this.logs.push(truncate(parts.join(" ")));
+        if (this.sink) this.sink(level, parts.join(" "));
+        else this.logs.push(truncate(parts.join(" ")));
       });
       vm.setProp(consoleObj, level, fn);
       fn.dispose();

@@ -128,7 +128,7 @@ try {
   // --explain: the two queries behind the page, timed in-process (no HTTP, no rendering).
   if (args.includes("--explain")) {
     const { JourneyHealthCache } = await import("../../modules/e2e/health");
-    const { systemClock } = await import("../../modules/platform/clock");
+    const { systemClock } = await import("../../shared/clock");
     const journeyHealth = new JourneyHealthCache(database, systemClock);
     const { listRunsPage } = await import("../../modules/e2e/queries");
     const pairs = suiteIds.flatMap((suite_id) =>

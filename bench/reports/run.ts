@@ -17,11 +17,11 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import postgres from "postgres";
-import { systemClock } from "../../modules/platform/clock";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { ReportOptionsCache, requireReport } from "../../modules/reports/definitions";
 import { reportResults, viewFromParams } from "../../modules/reports/results";
+import { systemClock } from "../../shared/clock";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {

@@ -1,3 +1,4 @@
+import type { Clock } from "../../shared/clock";
 import { type DeviceBrief, deviceSummaries, silentApprovedDevices } from "../devices/service";
 import { enqueueJob } from "../jobs/service";
 import type { Config } from "../platform/config";
@@ -8,6 +9,7 @@ import {
   optionKeyPath,
   type TelemetryEvent,
   telemetryAfter,
+  telemetryArrivedAfter,
   valueAt,
 } from "../telemetry/service";
 import { openAlert, resolveAlertsOfRemovedDevices, resolveOpen } from "./lifecycle";
@@ -205,6 +207,8 @@ export interface EvaluationResult {
   evaluations: number;
   /** More telemetry is waiting (the batch was full). */
   more: boolean;
+  /** Nothing was ready, but telemetry newer than the settle margin has arrived (read it soon). */
+  unsettled: boolean;
 }
 
 /** One evaluation run (see above). `beforeCommit` lets tests kill the process mid-transaction. */
@@ -213,7 +217,9 @@ export async function evaluateAlerts(
   config: Config,
   options: { beforeCommit?: () => Promise<void>; settleMs?: number } = {},
 ): Promise<EvaluationResult> {
-  const policy = await notifyPolicy(config, sql);
+  // Read only when an alert opens or resolves: most passes change nothing (two settings reads saved).
+  let policyRead: Promise<NotifyPolicy> | undefined;
+  const policy = () => (policyRead ??= notifyPolicy(config, sql));
   const byProduct = new Map<string, CompiledRule[]>();
   for (const rule of await enabledRules(sql)) {
     const compiled = compileRule(rule);
@@ -262,7 +268,7 @@ export async function evaluateAlerts(
           tx,
           { deviceId: device_id, type: "offline" },
           { how: "heartbeat", message: "Device heartbeat resumed" },
-          policy,
+          await policy(),
         );
       }
       const changed = new Map<string, { ruleId: number; deviceId: string }>();
@@ -288,7 +294,7 @@ export async function evaluateAlerts(
           const state = deviceStates.get(rule.id);
           if (state && state.evaluatedAt >= event.recordedAt) continue;
           const { next, effect } = step(rule, event, state);
-          if (effect) await apply(tx, rule, event.deviceId, effect, policy);
+          if (effect) await apply(tx, rule, event.deviceId, effect, await policy());
           if (next && next !== state && differs(state, next)) {
             deviceStates.set(rule.id, next);
             changed.set(`${rule.id}:${event.deviceId}`, { ruleId: rule.id, deviceId: event.deviceId });
@@ -307,8 +313,9 @@ export async function evaluateAlerts(
       await tx`update alert_evaluation_cursor set recorded_at = ${last.recordedAt.toISOString()}::timestamptz,
         event_id = ${last.id}::uuid where id = 1`;
     }
+    const unsettled = events.length === 0 && (await telemetryArrivedAfter(tx, after, until));
     await options.beforeCommit?.();
-    return { events: events.length, evaluations, more: events.length === BATCH };
+    return { events: events.length, evaluations, more: events.length === BATCH, unsettled };
   })) as EvaluationResult;
 }
 
@@ -360,30 +367,51 @@ async function resolveRemovedDevices(sql: Sql, policy: NotifyPolicy): Promise<nu
   return (await resolveAlertsOfRemovedDevices(sql, removed, policy)).length;
 }
 
-let lastWake = 0;
-const WAKE_EVERY_MS = 1000;
+/**
+ * A process wakes evaluation at most this often. While telemetry flows, passes schedule each other
+ * (jobs/alerts-evaluate.ts), so a wake-up only matters after a silence; one every second was, at rest,
+ * a queue insert and a dozen job polls a minute for nothing.
+ */
+export const WAKE_EVERY_MS = 5000;
 
 /**
- * Called by the heartbeat route after a heartbeat was stored: schedules an evaluation run at most
- * once a second per process, never awaited by the heartbeat (off its hot path). The job key keeps
- * one pending run however many heartbeats arrive; `preserve_run_at` keeps a busy stream from
- * postponing it forever.
+ * The heartbeat route's wake-up of alert evaluation (one per process, built by app.ts): called after a
+ * heartbeat was stored, it schedules an evaluation run at most every WAKE_EVERY_MS, never awaited by
+ * the heartbeat (off its hot path). A heartbeat inside that time is not dropped: one deferred wake-up
+ * follows at its end, so every heartbeat is followed by one within WAKE_EVERY_MS even if it is the last
+ * for a while. The job key keeps one pending run however many heartbeats arrive; `preserve_run_at`
+ * keeps the time a pending pass has (a busy stream cannot postpone it forever, nor a wake-up pull a
+ * thin stream's next pass forward).
  */
-export function wakeAlertEvaluation(sql: Sql): void {
-  const now = Date.now();
-  if (now - lastWake < WAKE_EVERY_MS) return;
-  lastWake = now;
-  enqueueJob(
-    sql,
-    EVALUATE_TASK,
-    {},
-    {
-      jobKey: EVALUATE_TASK,
-      jobKeyMode: "preserve_run_at",
-      runAt: new Date(now + SETTLE_MS + 100),
-      maxAttempts: 10,
-    },
-  ).catch(() => {
-    lastWake = 0; // try again with the next heartbeat
-  });
+export function alertEvaluationWake(sql: Sql, clock: Clock): () => void {
+  let lastWake = Number.NEGATIVE_INFINITY;
+  let deferred = false;
+  const wake = () => {
+    const now = clock.now();
+    const wait = lastWake + WAKE_EVERY_MS - now;
+    if (wait > 0) {
+      if (deferred) return;
+      deferred = true;
+      clock.setTimeout(() => {
+        deferred = false;
+        wake();
+      }, wait);
+      return;
+    }
+    lastWake = now;
+    enqueueJob(
+      sql,
+      EVALUATE_TASK,
+      {},
+      {
+        jobKey: EVALUATE_TASK,
+        jobKeyMode: "preserve_run_at",
+        delayMs: SETTLE_MS + 100,
+        maxAttempts: 10,
+      },
+    ).catch(() => {
+      lastWake = Number.NEGATIVE_INFINITY; // try again with the next heartbeat
+    });
+  };
+  return wake;
 }

@@ -32,6 +32,11 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   "POST /devices/:id/delete": { action: "device.delete", target: "device:id" },
   "POST /devices/:id/commands": { action: "command.queue", target: "device:id", fields: ["type", "name"] },
   "POST /devices/:id/scripts": { action: "script.install", target: "device:id" },
+  "POST /devices/:id/run-once": {
+    action: "script.run_once",
+    target: "device:id",
+    fields: ["name", "timeout_seconds"],
+  },
   "POST /devices/:id/commands/:commandId/cancel": { action: "command.cancel", target: "command:commandId" },
   "POST /devices/:id/terminal": { action: "terminal.start", target: "device:id" },
   "POST /api/v1/devices/:device_id/terminal": { action: "terminal.start", target: "device:device_id" },
@@ -130,6 +135,15 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   "PUT /api/v1/views/:view_id": { action: "view.update", target: "view:view_id" },
   "DELETE /api/v1/views/:view_id": { action: "view.delete", target: "view:view_id" },
   "POST /views": { action: "view.create", fields: ["name", "query"] },
+  // Rollouts (docs/fleet.md): one record per rollout created and per operator action on it.
+  "POST /api/v1/rollouts": { action: "rollout.create" },
+  "POST /api/v1/rollouts/:rollout_id/pause": { action: "rollout.pause", target: "rollout:rollout_id" },
+  "POST /api/v1/rollouts/:rollout_id/resume": { action: "rollout.resume", target: "rollout:rollout_id" },
+  "POST /api/v1/rollouts/:rollout_id/cancel": { action: "rollout.cancel", target: "rollout:rollout_id" },
+  "POST /rollouts": { action: "rollout.create" },
+  "POST /rollouts/:id/pause": { action: "rollout.pause", target: "rollout:id" },
+  "POST /rollouts/:id/resume": { action: "rollout.resume", target: "rollout:id" },
+  "POST /rollouts/:id/cancel": { action: "rollout.cancel", target: "rollout:id" },
   "POST /views/:view_id": { action: "view.update", target: "view:view_id" },
   "POST /views/:view_id/delete": { action: "view.delete", target: "view:view_id" },
 };

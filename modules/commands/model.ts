@@ -1,5 +1,11 @@
 import { type Static, Type } from "@sinclair/typebox";
 import {
+  RUN_SCRIPT_NAME_MAX,
+  RUN_SCRIPT_STREAM_MAX_BYTES,
+  RUN_SCRIPT_TIMEOUT_MAX_S,
+  RUN_SCRIPT_TIMEOUT_MIN_S,
+} from "../../shared/scripts/run-once";
+import {
   changeDocument,
   listDocument,
   Nullable,
@@ -11,6 +17,7 @@ import {
 } from "../jsonapi/model";
 import { compileSchema, JsonObject, literalUnion, QUIET } from "../platform/schemas";
 import type { Command } from "./service";
+import { COMMAND_TYPES } from "./validation";
 
 export const COMMAND_STATUSES = ["queued", "delivered", "succeeded", "failed", "expired"] as const;
 export type CommandStatus = (typeof COMMAND_STATUSES)[number];
@@ -110,15 +117,61 @@ export function commandJson(command: Command) {
 export const COMMAND_TTL_MIN_SECONDS = 10;
 export const COMMAND_TTL_MAX_SECONDS = 30 * 86_400;
 
+/** run_script's payload (checked by the commands service: validation.ts). */
+export const RunScriptPayload = Type.Object(
+  {
+    data: Type.String({
+      description:
+        "The script: JavaScript for the agent's sandbox (docs/agent.md), at most 256 KiB; front matter optional",
+    }),
+    name: Type.Optional(
+      Type.String({
+        maxLength: RUN_SCRIPT_NAME_MAX,
+        description: "Display name (default: the front matter's)",
+      }),
+    ),
+    timeout_seconds: Type.Optional(
+      Type.Integer({
+        minimum: RUN_SCRIPT_TIMEOUT_MIN_S,
+        maximum: RUN_SCRIPT_TIMEOUT_MAX_S,
+        description: "Default: the agent's script_timeout_ms",
+      }),
+    ),
+  },
+  { title: "RunScriptPayload" },
+);
+
+/** What an agent answers for a run_script (the command's `output`, also when it failed). */
+export const RunScriptOutput = Type.Object(
+  {
+    exit_code: Type.Integer({ description: "0: ran to its end; 1: threw or hit a limit; 124: timed out" }),
+    stdout: Type.String({
+      description: `console.log/info/debug lines and main()'s value, at most ${RUN_SCRIPT_STREAM_MAX_BYTES} bytes`,
+    }),
+    stderr: Type.String({
+      description: `console.warn/error lines and the error, at most ${RUN_SCRIPT_STREAM_MAX_BYTES} bytes`,
+    }),
+    stdout_truncated: Type.Boolean(),
+    stderr_truncated: Type.Boolean(),
+    duration_ms: Type.Integer(),
+  },
+  { title: "RunScriptOutput" },
+);
+
 /** POST /pending_commands (the command's own shape is checked by the commands service). */
 export const PendingCommandAttributes = Type.Object(
   {
     device_id: Type.Optional(
       Type.Unknown({ description: "The device, unless `relationships.device` names it" }),
     ),
-    type: Type.String({ message: "must be a command type" }),
+    type: literalUnion(COMMAND_TYPES, { message: `must be one of ${COMMAND_TYPES.join(", ")}` }),
     args: Type.Optional(Type.Unknown()),
-    payload: Type.Optional(Type.Unknown()),
+    payload: Type.Optional(
+      Type.Union([RunScriptPayload, Type.Unknown()], {
+        description:
+          "What the type needs (docs/device-api.md, Commands): install_script `{name, data}`; run_script a RunScriptPayload",
+      }),
+    ),
     public_key: Type.Optional(Type.Unknown()),
     ttl_seconds: Type.Optional(
       Type.Union(
@@ -145,7 +198,7 @@ export const CommandResource = resourceSchema(
   "pending_command",
   Type.Object({
     device_id: Type.String({ format: "uuid" }),
-    type: Type.String(),
+    type: literalUnion(COMMAND_TYPES),
     args: Type.Array(Type.Unknown()),
     payload: Nullable(JsonObject),
     payload_ref: Nullable(Type.String()),
@@ -155,7 +208,9 @@ export const CommandResource = resourceSchema(
     expires_at: Time,
     delivered_at: Nullable(Time),
     completed_at: Nullable(Time),
-    output: Type.Unknown({ description: "What the device answered (null until it did)" }),
+    output: Type.Union([RunScriptOutput, Type.Unknown()], {
+      description: "What the device answered (null until it did); a run_script's is a RunScriptOutput",
+    }),
     error: Nullable(Type.String()),
     queued_by: Nullable(Type.String()),
   }),

@@ -10,6 +10,7 @@ export const commandType = pgEnum("command_type", [
   "remove_script",
   "ssh_authorize",
   "ssh_revoke",
+  "run_script",
 ]);
 
 /** queued → delivered → succeeded | failed; queued → expired when the TTL passes undelivered. */

@@ -1,5 +1,13 @@
 // The command lifecycle (queue, claim, results, payloads, expiry, retention): one row shape and its
 // status rules. What a command may carry: validation.ts.
+
+import {
+  RUN_SCRIPT_NAME_MAX,
+  RUN_SCRIPT_STREAM_MAX_BYTES,
+  RUN_SCRIPT_TIMEOUT_MAX_S,
+  RUN_SCRIPT_TIMEOUT_MIN_S,
+  type RunScriptOutput,
+} from "../../shared/scripts/run-once";
 import { wakeDevice } from "../devices/service";
 import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
@@ -25,10 +33,11 @@ export {
   checkScript,
   installableScript,
   MAX_PAYLOAD_BYTES,
+  runnableScript,
   SCRIPT_MAX_BYTES,
   validateCommand,
 } from "./validation";
-export { COMMAND_STATUSES, type CommandStatus };
+export { COMMAND_STATUSES, type CommandStatus, type RunScriptOutput };
 
 /** At most this many commands are claimed by one heartbeat. */
 export const CLAIM_LIMIT = 50;
@@ -53,12 +62,12 @@ export interface Command {
   queuedBy: string | null;
 }
 
-/** The script an install/remove command acts on (shown in place of its arguments), else null. */
+const NAMED_TYPES: readonly CommandType[] = ["install_script", "remove_script", "run_script"];
+
+/** The script an install/remove/run command acts on (shown in place of its arguments), else null. */
 export function commandScript(command: Pick<Command, "type" | "payload">): string | null {
   const name = command.payload?.name;
-  return (command.type === "install_script" || command.type === "remove_script") && typeof name === "string"
-    ? name
-    : null;
+  return NAMED_TYPES.includes(command.type) && typeof name === "string" ? name : null;
 }
 
 /** A claimed command as the device receives it in the heartbeat reply. */
@@ -312,4 +321,75 @@ export async function commandCounts(sql: Sql, deviceId: string): Promise<Record<
     select status, count(*)::int as n from pending_commands where device_id = ${deviceId}::uuid group by status`;
   for (const row of rows) counts[row.status] = row.n;
   return counts;
+}
+
+// ---------------------------------------------------------------- run_script, for other features (rollouts)
+
+/** run_script's bounds, for forms (shared/scripts/run-once.ts holds them for the agent and the server). */
+export const RUN_SCRIPT_LIMITS = {
+  nameMax: RUN_SCRIPT_NAME_MAX,
+  timeoutMinSeconds: RUN_SCRIPT_TIMEOUT_MIN_S,
+  timeoutMaxSeconds: RUN_SCRIPT_TIMEOUT_MAX_S,
+  streamMaxBytes: RUN_SCRIPT_STREAM_MAX_BYTES,
+} as const;
+
+/** What queueing a run_script needs; the script is checked as validateCommand checks it. */
+export interface RunScriptInput {
+  deviceId: string;
+  script: string;
+  name?: string;
+  timeoutSeconds?: number;
+  ttlSeconds: number;
+  queuedBy?: string;
+}
+
+/** Queues a script to run once on a device (400 for a script the agent would refuse; nothing queued). */
+export function queueRunScript(sql: Sql, input: RunScriptInput): Promise<Command> {
+  return queueCommand(sql, {
+    deviceId: input.deviceId,
+    type: "run_script",
+    payload: { data: input.script, name: input.name, timeout_seconds: input.timeoutSeconds },
+    ttlSeconds: input.ttlSeconds,
+    queuedBy: input.queuedBy,
+  });
+}
+
+/** The output of a run as the device posted it, or null when it is not one. */
+export function runScriptOutput(output: unknown): RunScriptOutput | null {
+  const o = output as Partial<RunScriptOutput> | null;
+  if (!o || typeof o !== "object" || typeof o.exit_code !== "number") return null;
+  return {
+    exit_code: o.exit_code,
+    stdout: typeof o.stdout === "string" ? o.stdout : "",
+    stderr: typeof o.stderr === "string" ? o.stderr : "",
+    stdout_truncated: o.stdout_truncated === true,
+    stderr_truncated: o.stderr_truncated === true,
+    duration_ms: typeof o.duration_ms === "number" ? o.duration_ms : 0,
+  };
+}
+
+/** Where a command stands, for a feature following commands it queued (rollouts). */
+export interface CommandOutcome {
+  id: string;
+  status: CommandStatus;
+  output: unknown;
+  error: string | null;
+}
+
+/** The status of these commands (ids of commands deleted or never queued are absent). */
+export async function commandOutcomes(sql: Sql, ids: string[]): Promise<Map<string, CommandOutcome>> {
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return new Map();
+  const rows = await sql<CommandOutcome[]>`
+    select id::text as id, status, output, error from pending_commands where id = any(${wanted}::uuid[])`;
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** Withdraws (deletes) those of these commands still queued; returns the ids withdrawn. */
+export async function withdrawQueuedCommands(sql: Sql, ids: string[]): Promise<string[]> {
+  const wanted = ids.filter(isUuid);
+  if (wanted.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`
+    delete from pending_commands where id = any(${wanted}::uuid[]) and status = 'queued' returning id::text as id`;
+  return rows.map((row) => row.id);
 }

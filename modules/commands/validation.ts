@@ -1,5 +1,11 @@
 // What a queued command may carry, checked before it is stored: its type, arguments, payload and key.
 import { parseScript, ScriptFormatError, validateScriptName } from "../../shared/scripts/frontmatter";
+import {
+  parseRunOnceScript,
+  RUN_SCRIPT_NAME_MAX,
+  RUN_SCRIPT_TIMEOUT_MAX_S,
+  RUN_SCRIPT_TIMEOUT_MIN_S,
+} from "../../shared/scripts/run-once";
 import { AppError, badRequest } from "../platform/errors";
 import { isPlainObject } from "../platform/json-body";
 
@@ -9,6 +15,8 @@ export const COMMAND_TYPES = [
   "remove_script",
   "ssh_authorize",
   "ssh_revoke",
+  // Beyond the spec's types: a script run once in the agent's sandbox, its output the result.
+  "run_script",
 ] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
@@ -59,6 +67,7 @@ export function validateCommand(input: {
     throw badRequest("public_key must be a string", { field: "public_key" });
   }
   const publicKey = (input.publicKey ?? undefined) as string | undefined;
+  let checkedPayload = payload ?? null;
   switch (type) {
     case "install_script":
       if (!stringField(payload, "name") || typeof payload?.data !== "string" || payload.data === "") {
@@ -86,8 +95,53 @@ export function validateCommand(input: {
         throw badRequest("ssh_revoke needs the session ref in payload.name or args[0]", { field: "payload" });
       }
       break;
+    case "run_script":
+      checkedPayload = runScriptPayload(payload);
+      break;
   }
-  return { type, args: args as string[], payload: payload ?? null, publicKey: publicKey?.trim() ?? null };
+  return { type, args: args as string[], payload: checkedPayload, publicKey: publicKey?.trim() ?? null };
+}
+
+/**
+ * A run_script payload: `data` (the script, as installable scripts are sized and read), an optional
+ * display `name` and `timeout_seconds`. Stored with LF line endings and the front matter's name as the
+ * display name when none is given.
+ */
+function runScriptPayload(payload: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (typeof payload?.data !== "string") {
+    throw badRequest("run_script needs payload.data (the script text)", { field: "payload.data" });
+  }
+  const script = runnableScript(payload.data);
+  const name = payload.name ?? script.name;
+  if (
+    name !== undefined &&
+    (typeof name !== "string" ||
+      name.trim() === "" ||
+      name.length > RUN_SCRIPT_NAME_MAX ||
+      /[\p{Cc}]/u.test(name))
+  ) {
+    throw badRequest(`payload.name must be one line of at most ${RUN_SCRIPT_NAME_MAX} characters`, {
+      field: "payload.name",
+    });
+  }
+  const timeout = payload.timeout_seconds;
+  if (
+    timeout !== undefined &&
+    timeout !== null &&
+    (!Number.isInteger(timeout) ||
+      (timeout as number) < RUN_SCRIPT_TIMEOUT_MIN_S ||
+      (timeout as number) > RUN_SCRIPT_TIMEOUT_MAX_S)
+  ) {
+    throw badRequest(
+      `payload.timeout_seconds must be a whole number of seconds from ${RUN_SCRIPT_TIMEOUT_MIN_S} to ${RUN_SCRIPT_TIMEOUT_MAX_S}`,
+      { field: "payload.timeout_seconds" },
+    );
+  }
+  return {
+    data: script.source,
+    ...(name === undefined ? {} : { name: (name as string).trim() }),
+    ...(timeout === undefined || timeout === null ? {} : { timeout_seconds: timeout }),
+  };
 }
 
 /**
@@ -117,16 +171,34 @@ function checkScriptName(name: string, field: string) {
 /** Largest script an operator may install from the console (a file or pasted text). */
 export const SCRIPT_MAX_BYTES = 256 * 1024;
 
+/** The one size rule of a script sent to a device (installed or run once). */
+function checkScriptSize(size: number) {
+  if (size > SCRIPT_MAX_BYTES) {
+    throw badRequest(`The script is larger than ${SCRIPT_MAX_BYTES / 1024} KiB.`, { field: "payload.data" });
+  }
+}
+
 /**
  * A script an operator installs, as a file or pasted text: within SCRIPT_MAX_BYTES (a file's size is
  * checked before it is read), not empty, and one the agent accepts (checkScript).
  */
 export async function installableScript(input: string | Blob): Promise<{ name: string; source: string }> {
-  const size = typeof input === "string" ? Buffer.byteLength(input) : input.size;
-  if (size > SCRIPT_MAX_BYTES) {
-    throw badRequest(`The script is larger than ${SCRIPT_MAX_BYTES / 1024} KiB.`, { field: "payload.data" });
-  }
+  checkScriptSize(typeof input === "string" ? Buffer.byteLength(input) : input.size);
   const source = typeof input === "string" ? input : await input.text();
   if (source.trim() === "") throw badRequest("The script is empty.", { field: "payload.data" });
   return checkScript(source);
+}
+
+/**
+ * A script to run once (run_script): within SCRIPT_MAX_BYTES, not empty, and one the agent would run
+ * (shared/scripts/run-once.ts: JavaScript, optional front matter checked as an installed script's).
+ */
+export function runnableScript(text: string): { name: string | undefined; source: string } {
+  checkScriptSize(Buffer.byteLength(text));
+  try {
+    return parseRunOnceScript(text);
+  } catch (error) {
+    if (!(error instanceof ScriptFormatError)) throw error;
+    throw badRequest(`The agent would refuse this script: ${error.message}`, { field: "payload.data" });
+  }
 }

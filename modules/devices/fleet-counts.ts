@@ -8,7 +8,7 @@
  * scan of a large fleet; the live updates count afresh after every change they hear of. The choice
  * is by size, not by a timing, so a busy moment never turns a small fleet's counts stale.
  */
-import type { Clock } from "../platform/clock";
+import type { Clock } from "../../shared/clock";
 import type { Sql } from "../platform/database";
 import type { DeviceCondition } from "./conditions";
 

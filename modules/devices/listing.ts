@@ -36,6 +36,20 @@ export async function deviceNames(sql: Sql, ids: string[]): Promise<Map<string, 
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
+/**
+ * The devices a condition matches (undefined: every device), with their names, oldest first, at most
+ * `limit` + 1 of them (so a caller knows when there are more): the members a rollout snapshots.
+ */
+export async function matchingDevices(
+  sql: Sql,
+  condition: DeviceCondition | undefined,
+  limit: number,
+): Promise<{ id: string; name: string }[]> {
+  return sql<{ id: string; name: string }[]>`
+    select d.id, ${sql.unsafe(DEVICE_NAME_SQL)} as name from devices d
+    where ${condition ?? sql`true`} order by d.created_at, d.id limit ${limit + 1}`;
+}
+
 export const DEVICE_SORTS = [
   "created_at",
   "last_seen_at",

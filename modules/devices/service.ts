@@ -24,6 +24,7 @@ export {
   deviceNames,
   getDevice,
   listDevices,
+  matchingDevices,
   normaliseDeviceFilters,
 } from "./listing";
 export {

@@ -9,7 +9,7 @@
  * read or heard): it answers at once when the device already has queued commands or its remote-access
  * state differs from what the agent holds.
  */
-import type { Clock, ClockTimer } from "../platform/clock";
+import type { Clock, ClockTimer } from "../../shared/clock";
 import type { Database, Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
 import type { Logger } from "../platform/logger";

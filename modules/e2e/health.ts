@@ -1,6 +1,6 @@
 import { type TSchema, Type } from "@sinclair/typebox";
+import type { Clock } from "../../shared/clock";
 import { allDocument } from "../jsonapi/model";
-import type { Clock } from "../platform/clock";
 import type { Database } from "../platform/database";
 
 /**

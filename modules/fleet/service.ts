@@ -2,7 +2,7 @@
  * What the fleet feature offers other features and its routes: tags, saved views, and the query
  * language that finds devices (docs/fleet.md). Logic lives in the files named below.
  */
-import type { DeviceCondition } from "../devices/service";
+import { type DeviceCondition, matchingDevices } from "../devices/service";
 import type { Database } from "../platform/database";
 import { compileQuery } from "./query/compile";
 import type { Query } from "./query/parse";
@@ -11,7 +11,7 @@ import { checkedQuery, getView, type SavedView } from "./views";
 // The device page's "Tags & notes" tab (modules/console/device-detail/tabs.ts).
 export { FleetPanel, type FleetTabData, loadFleetTab } from "./device-tab";
 export { compileQuery } from "./query/compile";
-export { parseQuery, type Query, QueryError } from "./query/parse";
+export { parseQuery, QUERY_MAX_LENGTH, type Query, QueryError } from "./query/parse";
 export {
   addTags,
   deviceTagsOf,
@@ -57,4 +57,18 @@ export async function deviceMatch(
   const terms: Query["terms"] = [...(saved?.terms ?? []), ...(typed?.terms ?? [])];
   if (terms.length === 0) return { condition: undefined, view };
   return { condition: compileQuery(database.sql, { terms }, options), view };
+}
+
+/**
+ * The devices a query and/or view matches now, with their names, at most `limit` (one more tells the
+ * caller there are more): the members a rollout snapshots when it is created.
+ */
+export async function deviceMembers(
+  database: Database,
+  input: { q?: string; view?: string },
+  options: { onlineWindowSeconds: number },
+  limit: number,
+): Promise<{ id: string; name: string }[]> {
+  const { condition } = await deviceMatch(database, input, options);
+  return matchingDevices(database.sql, condition, limit);
 }

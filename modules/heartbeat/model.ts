@@ -47,7 +47,10 @@ export { HEARTBEAT_MAX_BYTES };
 /** A command as the device receives it in the heartbeat reply. */
 export const DeliveredCommandSchema = Type.Object({
   command_id: Type.String({ format: "uuid" }),
-  type: Type.String(),
+  type: Type.String({
+    description:
+      "list_scripts, install_script, remove_script, ssh_authorize, ssh_revoke or run_script; an agent answers a type it does not know FAILED",
+  }),
   args: Type.Array(Type.Unknown()),
   payload: Type.Optional(Type.Unknown()),
   payload_ref: Type.Optional(Type.String()),

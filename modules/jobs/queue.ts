@@ -11,6 +11,11 @@ export interface EnqueueOptions {
   jobKeyMode?: "replace" | "preserve_run_at";
   /** When to run; now when absent. */
   runAt?: Date;
+  /**
+   * Or: run this many ms after the database's now (a delay that no process clock can skew: tests move
+   * the app's clock forward).
+   */
+  delayMs?: number;
   /** graphile-worker's own default (25) when absent. */
   maxAttempts?: number;
   /** Jobs of one named queue run one at a time, in order. */
@@ -33,7 +38,8 @@ export async function enqueueJob(
       ${task},
       ${JSON.stringify(payload)}::json,
       queue_name => ${options.queue ?? null},
-      run_at => ${options.runAt ?? null}::timestamptz,
+      run_at => coalesce(${options.runAt ?? null}::timestamptz,
+        now() + ${options.delayMs ?? null}::float8 * interval '1 millisecond'),
       max_attempts => ${options.maxAttempts ?? null}::int,
       job_key => ${options.jobKey ?? null},
       job_key_mode => ${options.jobKeyMode ?? "replace"}

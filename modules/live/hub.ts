@@ -11,9 +11,9 @@
  * announces only a change. Heartbeats never notify unless a device turns online.
  */
 
+import type { Clock, ClockTimer } from "../../shared/clock";
 import { countOpenAlerts } from "../alerts";
 import type { FleetCounter, FleetCounts } from "../devices/service";
-import type { Clock, ClockTimer } from "../platform/clock";
 import type { Database } from "../platform/database";
 import type { Logger } from "../platform/logger";
 
@@ -70,9 +70,10 @@ export class LiveHub {
       void this.listening.then(() => this.flushFleet(true));
     }
     const { clock } = this.options;
-    this.tick ??= clock.setInterval(() => {
-      if (this.clients.size > 0) void this.flushFleet(false);
-    }, TICK_MS);
+    this.tick ??= clock.setInterval(
+      () => (this.clients.size > 0 ? this.flushFleet(false) : undefined),
+      TICK_MS,
+    );
     this.ping ??= clock.setInterval(() => {
       for (const c of this.clients) c.comment("ping");
     }, PING_MS);
@@ -96,7 +97,7 @@ export class LiveHub {
     if (payload === "devices") {
       this.fleetTimer ??= this.options.clock.setTimeout(() => {
         this.fleetTimer = undefined;
-        void this.flushFleet(true);
+        return this.flushFleet(true);
       }, THROTTLE_MS);
     } else if (payload.startsWith("device:")) {
       this.pendingDevices.add(payload.slice(7));

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { Elysia } from "elysia";
+import type { ClockTimer } from "../../shared/clock";
 import { consolePages } from "../../ui/page";
 import { noteAudit } from "../audit/service";
 import { requireFreshFactor } from "../operators/service";
@@ -23,9 +24,9 @@ import { issueTicket } from "./tickets";
 
 const PANEL_JS = path.join(import.meta.dir, "static/panel.js");
 /** The live stream renews the page's lease this often (it lapses CONSOLE_LEASE_SECONDS after the last). */
-const RENEW_MS = 30_000;
+export const RENEW_MS = 30_000;
 /** …and sends the panel's state this often. */
-const STATE_MS = 3000;
+export const STATE_MS = 3000;
 
 const encoder = new TextEncoder();
 /** Who closed remote access, as the panel and the lease record name them. */
@@ -34,7 +35,7 @@ const actorName = (principal: Principal) => holderOf(principal).holder;
 /** The device page's Remote access panel: lease by visit, renewed by a live stream, ended on close. */
 export function remoteAccessConsoleRoutes(ctx: AppContext) {
   const { pageContext, redirectWithFlash } = consolePages(ctx.config);
-  const { config, database } = ctx;
+  const { clock, config, database } = ctx;
   // A page whose stream dropped, or that said it closes, leaves its lease this long to another page.
   const graceMs = config.remoteAccessPageGraceSeconds * 1000;
   const sql = database.sql;
@@ -42,7 +43,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
   const streams = pageStreams(sql);
   /** After the grace period, the lease ends unless a page (on any web process) holds it by then. */
   const endAfterGrace = (deviceId: string, leaseId: string) =>
-    setTimeout(() => endUnwatchedLease(sql, deviceId, leaseId).catch(() => {}), graceMs).unref();
+    clock.setTimeout(() => endUnwatchedLease(sql, deviceId, leaseId).catch(() => {}), graceMs);
 
   async function state(
     request: Request,
@@ -91,7 +92,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
       ({ params, principal, query, request, server }) => {
         server?.timeout?.(request, 0);
         const leaseId = query.lease || undefined;
-        let timers: ReturnType<typeof setInterval>[] = [];
+        let timers: ClockTimer[] = [];
         let held: Promise<string | undefined> | undefined;
         let stopped = false;
         // Runs on the request's abort and on the stream's cancel, often both: only the first counts (a
@@ -99,7 +100,7 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
         const stop = () => {
           if (stopped) return;
           stopped = true;
-          for (const t of timers) clearInterval(t);
+          for (const t of timers) t.clear();
           timers = [];
           if (!held || !leaseId) return;
           held
@@ -136,10 +137,13 @@ export function remoteAccessConsoleRoutes(ctx: AppContext) {
             if (owned && leaseId) {
               held = streams.open(leaseId);
               timers.push(
-                setInterval(() => renewLease(sql, leaseId, CONSOLE_LEASE_SECONDS).catch(() => {}), RENEW_MS),
+                clock.setInterval(
+                  () => renewLease(sql, leaseId, CONSOLE_LEASE_SECONDS).catch(() => {}),
+                  RENEW_MS,
+                ),
               );
             }
-            timers.push(setInterval(send, STATE_MS));
+            timers.push(clock.setInterval(send, STATE_MS));
             const abort = () => {
               open = false;
               stop();

@@ -6,7 +6,7 @@ import type { Sql } from "../platform/database";
 /** A row counts this long after its last refresh… */
 export const PAGE_STREAM_TTL_SECONDS = 30;
 /** …and this process refreshes its rows this often. */
-const REFRESH_MS = 10_000;
+export const REFRESH_MS = 10_000;
 
 /** This process's open page streams: `open` adds one to a lease (if it is still active), `close` removes it. */
 export function pageStreams(sql: Sql) {

@@ -3,8 +3,8 @@
  * messages, and storage. Nothing is written unless the whole definition is valid.
  */
 import { Value } from "@sinclair/typebox/value";
+import type { Clock } from "../../shared/clock";
 import { productOptions, type SchemaOption } from "../builder/service";
-import type { Clock } from "../platform/clock";
 import type { Sql } from "../platform/database";
 import { AppError } from "../platform/errors";
 import { isUuid } from "../platform/json-body";

@@ -1,4 +1,4 @@
-import type { Clock } from "../platform/clock";
+import type { Clock } from "../../shared/clock";
 import type { Config } from "../platform/config";
 import type { Sql } from "../platform/database";
 import {

@@ -39,3 +39,16 @@ export async function telemetryAfter(
     payload: r.payload,
   }));
 }
+
+/**
+ * Whether telemetry after `after` has arrived that a follower stopping at `until` has not read yet (its
+ * ids were generated after `until`): what it has still to read once that settles.
+ */
+export async function telemetryArrivedAfter(sql: Sql, after: FeedPosition, until: Date): Promise<boolean> {
+  const ceiling = uuidv7Ceiling(until);
+  const from = after.id > ceiling ? after.id : ceiling; // both lower-case hex: text order is id order
+  const [row] = await sql<{ arrived: boolean }[]>`
+    select exists (select 1 from telemetry_events
+      where id > ${from}::uuid and recorded_at > ${until.toISOString()}::timestamptz - interval '5 minutes') as arrived`;
+  return row!.arrived;
+}

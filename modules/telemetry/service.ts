@@ -186,7 +186,7 @@ export async function listTelemetryPartitions(sql: Sql): Promise<string[]> {
   });
 }
 
-export { type FeedPosition, telemetryAfter } from "./feed";
+export { type FeedPosition, telemetryAfter, telemetryArrivedAfter } from "./feed";
 export { numericFields } from "./numeric-fields";
 export {
   type CompareOp,

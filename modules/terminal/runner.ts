@@ -1,7 +1,7 @@
 import os from "node:os";
 import type ssh2 from "ssh2";
 import type { ClientChannel } from "ssh2";
-import type { Clock, ClockTimer } from "../platform/clock";
+import type { Clock, ClockTimer } from "../../shared/clock";
 import type { Sql } from "../platform/database";
 import type { Logger } from "../platform/logger";
 import { type EndReason, endReasonText, MESSAGES, type TerminalLimits } from "./model";

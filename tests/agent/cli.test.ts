@@ -58,6 +58,14 @@ describe("CLI", () => {
     });
   }
 
+  test("the help names run_script and the config key that allows it, with its default", async () => {
+    for (const args of [["--help"], ["poll", "--help"]]) {
+      const r = await runAgent(args, env);
+      expect(r.stdout.replace(/\s+/g, " ")).toContain("run_script_enabled: true");
+      expect(r.stdout).toContain("default false");
+    }
+  });
+
   test("unknown commands and options are usage errors (exit 2)", async () => {
     const r = await runAgent(["frobnicate"], env);
     expect(r.code).toBe(2);

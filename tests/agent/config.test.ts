@@ -88,6 +88,26 @@ describe("configuration", () => {
     expect(configCandidates({ HOME: home })[0]).toBe("/etc/outpost/agent.yaml");
   });
 
+  test("run_script_enabled is off unless the file or the environment turns it on; the package's file says so", () => {
+    expect(loadConfig({ env: { HOME: home } }).config.run_script_enabled).toBe(false);
+    const on = write("run-script.yaml", "run_script_enabled: true\n");
+    expect(loadConfig({ file: on, env: { HOME: home } }).config.run_script_enabled).toBe(true);
+    expect(
+      loadConfig({ env: { HOME: home, OUTPOST_AGENT_RUN_SCRIPT_ENABLED: "true" } }).config.run_script_enabled,
+    ).toBe(true);
+    expect(() => loadConfig({ file: write("bad.yaml", "run_script_enabled: yes please\n") })).toThrow(
+      /run_script_enabled/,
+    );
+    // The .deb's /etc/outpost/agent.yaml shows the key with its default, commented out, and is valid.
+    const packaged = path.resolve(import.meta.dir, "../../deploy/debian/agent.yaml");
+    expect(fs.readFileSync(packaged, "utf8")).toContain("\n# run_script_enabled: false\n");
+    const uncommented = write(
+      "packaged.yaml",
+      fs.readFileSync(packaged, "utf8").replace("# run_script_enabled", "run_script_enabled"),
+    );
+    expect(loadConfig({ file: uncommented, env: { HOME: home } }).config.run_script_enabled).toBe(false);
+  });
+
   test("ssh_target_user defaults to outpost-support and must be a user name", () => {
     expect(loadConfig({ env: { HOME: home } }).config.ssh_target_user).toBe("outpost-support");
     expect(

@@ -91,6 +91,24 @@ describe("validateCommand", () => {
     );
   });
 
+  test("run_script keeps only the script (LF line endings), its display name and timeout", () => {
+    const crlf = "console.log(1);\r\nconsole.log(2);\r\n";
+    expect(
+      validateCommand({ type: "run_script", payload: { data: crlf, name: " Check ", extra: 1 } }).payload,
+    ).toEqual({ data: "console.log(1);\nconsole.log(2);\n", name: "Check" });
+    // A plugin script run once: its front matter is checked, and names the run unless a name is given.
+    expect(
+      validateCommand({ type: "run_script", payload: { data: SCRIPT, timeout_seconds: 300 } }).payload,
+    ).toEqual({ data: SCRIPT, name: "cpu", timeout_seconds: 300 });
+    expect(
+      validateCommand({ type: "run_script", payload: { data: SCRIPT, name: "Once" } }).payload?.name,
+    ).toBe("Once");
+    expect(refusal({ type: "run_script", payload: { data: `// ${"x".repeat(SCRIPT_MAX_BYTES)}` } })).toEqual(
+      invalid("payload.data"),
+    );
+    expect(refusal({ type: "run_script", payload: { data: "1", timeout_seconds: null } })).toBe("accepted");
+  });
+
   test("remove_script and ssh_revoke take the name from args[0] or payload.name", () => {
     for (const type of ["remove_script", "ssh_revoke"]) {
       expect(refusal({ type, args: ["cpu"] })).toBe("accepted");

@@ -1,15 +1,20 @@
 // Device detail in real Chromium: the list_scripts round trip with one real agent poll, install (text
 // and file)/remove/cancel, offline and pending state. Its telemetry: device-telemetry.test.ts.
 import { afterAll, describe, expect, test } from "bun:test";
-import fs from "node:fs";
-import path from "node:path";
-import YAML from "yaml";
 import { queueCommand } from "../../modules/commands/service";
-import { AGENT_MAIN, BUN, tempDir } from "../agent/helpers";
+import { tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser, PHONE, screenshot } from "../helpers/browser";
 import { markSeen } from "../helpers/seen";
-import { agentHeartbeat, approvedDevice, heartbeat, postResults, registerDevice, signedIn } from "./helpers";
+import {
+  agentHeartbeat,
+  agentPollAs,
+  approvedDevice,
+  heartbeat,
+  postResults,
+  registerDevice,
+  signedIn,
+} from "./helpers";
 
 const app = await startTestApp();
 const browser = await launchBrowser();
@@ -23,39 +28,7 @@ const device = await approvedDevice(app, {
 const agentState = tempDir("outpost-console-agent-");
 afterAll(() => agentState.cleanup());
 
-async function agentPollOnce(identity: { id: string; token: string }) {
-  const stateDir = path.join(agentState.dir, "state");
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  fs.writeFileSync(
-    path.join(stateDir, "identity.json"),
-    `${JSON.stringify({ uuid: identity.id, token: identity.token })}\n`,
-    { mode: 0o600 },
-  );
-  const configFile = path.join(agentState.dir, "agent.yaml");
-  fs.writeFileSync(
-    configFile,
-    YAML.stringify({
-      server_url: app.url,
-      state_dir: stateDir,
-      authorized_keys_path: path.join(agentState.dir, "ssh", "authorized_keys"),
-      log_level: "warn",
-    }),
-  );
-  const child = Bun.spawn([BUN, AGENT_MAIN, "poll", "--once"], {
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: agentState.dir,
-      OUTPOST_AGENT_CONFIG: configFile,
-    },
-    stdout: "pipe",
-    stderr: "pipe",
-    stdin: "ignore",
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-  const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
-  clearTimeout(timer);
-  expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
-}
+const agentPollOnce = (identity: { id: string; token: string }) => agentPollAs(app, agentState.dir, identity);
 
 /** An approved device whose last `list_scripts` answer names `names`, in the agent's reply shape. */
 async function deviceWithScripts(names: string[]) {

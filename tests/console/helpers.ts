@@ -1,10 +1,13 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { expect } from "bun:test";
+import fs, { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext } from "playwright-core";
+import YAML from "yaml";
 import { LIVE_CHANNEL } from "../../modules/live/hub";
 import type { OperatorRole } from "../../modules/operators/service";
 import { SESSION_COOKIE } from "../../modules/platform/access";
+import { AGENT_MAIN, BUN } from "../agent/helpers";
 import { deviceSecret } from "../devices/helpers";
 import { builtinScript, ScriptedAgent } from "../helpers/agent-telemetry";
 import type { TestApp } from "../helpers/app";
@@ -131,4 +134,44 @@ export async function notificationsDuring(app: TestApp, run: () => Promise<void>
     await listener.unlisten();
   }
   return seen;
+}
+
+/**
+ * One real agent poll (agent/main.ts as a subprocess) as `identity` (the state `register` would have
+ * stored), its state and config in `dir`; `settings`: more keys of its config file.
+ */
+export async function agentPollAs(
+  app: TestApp,
+  dir: string,
+  identity: { id: string; token: string },
+  settings: Record<string, unknown> = {},
+) {
+  const stateDir = path.join(dir, "state");
+  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(
+    path.join(stateDir, "identity.json"),
+    `${JSON.stringify({ uuid: identity.id, token: identity.token })}\n`,
+    { mode: 0o600 },
+  );
+  const configFile = path.join(dir, "agent.yaml");
+  fs.writeFileSync(
+    configFile,
+    YAML.stringify({
+      server_url: app.url,
+      state_dir: stateDir,
+      authorized_keys_path: path.join(dir, "ssh", "authorized_keys"),
+      log_level: "warn",
+      ...settings,
+    }),
+  );
+  const child = Bun.spawn([BUN, AGENT_MAIN, "poll", "--once"], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, OUTPOST_AGENT_CONFIG: configFile },
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+  clearTimeout(timer);
+  expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
 }

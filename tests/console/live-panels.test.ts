@@ -35,7 +35,7 @@ describe("live device panels", () => {
     const page = await context.newPage();
     await page.goto(`${app.url}/devices/${pending.body.data.id}`);
     expect(await fact(page, "API token").textContent()).toBe("not issued");
-    await page.waitForTimeout(1500); // the page's live stream is connected
+    await page.waitForSelector('[data-live-status][data-state="live"]'); // its live stream is connected
 
     await approveDevices(app.database.sql, [pending.body.data.id]);
     const again = await app.fetch(
@@ -65,7 +65,7 @@ describe("live device panels", () => {
   test("Terminal: a session that ended shows in the sessions list", async () => {
     const { device, context, page } = await onlineDevicePage("terminal");
     await page.locator("#terminal-sessions", { hasText: "No terminal sessions yet" }).waitFor();
-    await page.waitForTimeout(1500); // the page's live stream is connected
+    await page.waitForSelector('[data-live-status][data-state="live"]'); // its live stream is connected
 
     // Another operator's session, ended from its playback page.
     const other = await app.session("operator");

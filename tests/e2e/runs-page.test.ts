@@ -168,12 +168,15 @@ describe("E2E runs page", () => {
   test("live refresh: a run that changes appears without reloading", async () => {
     const context = await signedIn("viewer");
     const page = await context.newPage();
+    // The page's timers run on a clock the test moves: its 5 s refresh comes when the test says.
+    await page.clock.install();
     await page.goto(`${app.url}/e2e?run=${runs.active}`);
     expect(await page.locator("#e2e-detail .card-head .badge").textContent()).toBe("running");
     await api.submit(runs.active, [
       { journey_id: "dashboard", status: "passed" },
       { journey_id: "dashboard_again", status: "passed" },
     ]);
+    await page.clock.runFor(5_000);
     await page.waitForFunction(
       () => document.querySelector("#e2e-detail .card-head .badge")?.textContent === "passed",
       undefined,
@@ -193,17 +196,29 @@ describe("E2E runs page", () => {
   test("the live refresh pauses while a run is ticked, and resumes when none is", async () => {
     const context = await signedIn("admin");
     const page = await context.newPage();
+    await page.clock.install();
     await page.goto(`${app.url}/e2e`);
+    // Requests htmx sends (counted as it sends them, inside the timer's own turn) and those that leave.
+    await page.evaluate(() => {
+      const counted = window as unknown as { sent: number };
+      counted.sent = 0;
+      document.addEventListener("htmx:beforeSend", () => counted.sent++);
+    });
     let refreshes = 0;
     page.on("request", (request) => {
       if (request.url().includes("fragment=runs")) refreshes++;
     });
     await page.check(`input[name="ids"][value="${runs.passed}"]`);
-    await page.waitForTimeout(5_500); // longer than the 5 s refresh
+    await page.clock.runFor(5_500); // longer than the 5 s refresh
+    expect(await page.evaluate(() => (window as unknown as { sent: number }).sent)).toBe(0);
     expect(refreshes).toBe(0);
     expect(await page.isChecked(`input[name="ids"][value="${runs.passed}"]`)).toBe(true);
     await page.uncheck(`input[name="ids"][value="${runs.passed}"]`);
-    await page.waitForRequest((request) => request.url().includes("fragment=runs"), { timeout: 7_000 });
+    const refreshed = page.waitForRequest((request) => request.url().includes("fragment=runs"), {
+      timeout: 7_000,
+    });
+    await page.clock.runFor(5_500);
+    await refreshed;
     await context.close();
   }, 30_000);
 

@@ -1,8 +1,10 @@
-import { type Clock, type ClockTimer, clockSleep } from "../../modules/platform/clock";
+import { type Clock, type ClockTimer, clockSleep, type TimerCallback } from "../../shared/clock";
 
 interface Entry {
   due: number;
-  fn: () => void;
+  /** The delay or period the code asked for. */
+  ms: number;
+  fn: TimerCallback;
   every: number | undefined;
   real: ReturnType<typeof setTimeout> | undefined;
 }
@@ -26,11 +28,11 @@ export class TestClock implements Clock {
     return (this.frozenAt ?? Date.now()) + this.offset;
   }
 
-  setTimeout(fn: () => void, ms: number): ClockTimer {
+  setTimeout(fn: TimerCallback, ms: number): ClockTimer {
     return this.add(fn, ms, undefined);
   }
 
-  setInterval(fn: () => void, ms: number): ClockTimer {
+  setInterval(fn: TimerCallback, ms: number): ClockTimer {
     return this.add(fn, ms, Math.max(1, ms));
   }
 
@@ -43,25 +45,38 @@ export class TestClock implements Clock {
     return this.entries.size;
   }
 
+  /** Timers and intervals of exactly `ms` waiting: a test waits for the code to arm its own, then advances. */
+  armed(ms: number): number {
+    return [...this.entries].filter((e) => e.ms === ms).length;
+  }
+
   /**
    * Moves time on by `ms`, firing what falls due (an interval once per period, at most 1,000 firings),
-   * then lets the callbacks' promptly settling work run (a few macrotask turns).
+   * then waits for the work the callbacks started: the promises they returned (a database write after
+   * a grace period), up to `settleMs`, and a few macrotask turns for what they did not return.
    */
-  async advance(ms: number): Promise<void> {
+  async advance(ms: number, settleMs = 10_000): Promise<void> {
     const target = this.now() + ms;
+    const started: Promise<unknown>[] = [];
     for (let fired = 0; fired < 1000; fired++) {
       const next = [...this.entries].filter((e) => e.due <= target).sort((a, b) => a.due - b.due)[0];
       if (!next) break;
       this.offset += Math.max(0, next.due - this.now());
-      this.fire(next);
+      const result = this.fire(next);
+      if (result instanceof Promise) started.push(result.catch(() => {}));
       await Bun.sleep(0);
     }
     this.offset += Math.max(0, target - this.now());
+    if (started.length > 0) {
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.all(started), new Promise((done) => (bound = setTimeout(done, settleMs)))]);
+      clearTimeout(bound);
+    }
     for (let i = 0; i < 5; i++) await Bun.sleep(1);
   }
 
-  private add(fn: () => void, ms: number, every: number | undefined): ClockTimer {
-    const entry: Entry = { due: this.now() + Math.max(0, ms), fn, every, real: undefined };
+  private add(fn: TimerCallback, ms: number, every: number | undefined): ClockTimer {
+    const entry: Entry = { due: this.now() + Math.max(0, ms), ms, fn, every, real: undefined };
     this.entries.add(entry);
     this.arm(entry);
     return {
@@ -78,8 +93,9 @@ export class TestClock implements Clock {
     entry.real = setTimeout(() => this.fire(entry), Math.max(0, entry.due - this.now()));
   }
 
-  private fire(entry: Entry) {
-    if (!this.entries.has(entry)) return;
+  /** Runs the timer's callback and returns what it returned (a promise, for timers that start work). */
+  private fire(entry: Entry): unknown {
+    if (!this.entries.has(entry)) return undefined;
     if (entry.every === undefined) {
       clearTimeout(entry.real);
       this.entries.delete(entry);
@@ -87,7 +103,7 @@ export class TestClock implements Clock {
       entry.due = Math.max(entry.due + entry.every, this.now() + 1);
       this.arm(entry);
     }
-    entry.fn();
+    return entry.fn();
   }
 }
 

@@ -10,8 +10,16 @@ import type { TestApp } from "../helpers/app";
 // biome-ignore lint/suspicious/noExplicitAny: response documents are checked by the assertions themselves
 type Json = any;
 
-/** `serverUrl`: where the agent sends its requests (default the app itself; a proxy in front of it). */
-export async function agentHarness(app: TestApp, product: string, serverUrl = app.url) {
+/**
+ * `serverUrl`: where the agent sends its requests (default the app itself; a proxy in front of it);
+ * `settings`: more keys of the agent's config file.
+ */
+export async function agentHarness(
+  app: TestApp,
+  product: string,
+  serverUrl = app.url,
+  settings: Record<string, unknown> = {},
+) {
   const operator = await app.token("operator");
   const work = tempDir("outpost-agent-loop-");
   const configFile = path.join(work.dir, "agent.yaml");
@@ -26,6 +34,7 @@ export async function agentHarness(app: TestApp, product: string, serverUrl = ap
       register_retry_max_s: 1,
       authorized_keys_path: path.join(work.dir, "ssh", "authorized_keys"),
       log_level: "warn",
+      ...settings,
     }),
   );
   const started: ReturnType<typeof Bun.spawn>[] = [];

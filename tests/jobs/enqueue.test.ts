@@ -96,4 +96,15 @@ describe("enqueueJob", () => {
     await sql.begin((tx) => enqueueJob(tx, "probe_task", {}, { jobKey: "committed" }));
     expect(await jobsWithKey("committed")).toHaveLength(1);
   });
+
+  test("delayMs: run that long after the database's now (no process clock in between)", async () => {
+    await enqueueJob(sql, "probe_task", {}, { jobKey: "delayed", delayMs: 2500 });
+    const [[job], [db]] = await Promise.all([
+      jobsWithKey("delayed"),
+      sql<{ now: Date }[]>`select now() as now`,
+    ]);
+    const ahead = job!.run_at.getTime() - db!.now.getTime();
+    expect(ahead).toBeGreaterThan(2000);
+    expect(ahead).toBeLessThanOrEqual(2500);
+  });
 });

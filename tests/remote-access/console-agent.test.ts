@@ -11,6 +11,7 @@ import ssh2 from "ssh2";
 import { saveCredentials } from "../../agent/state";
 import { fingerprintOf } from "../../agent/tunnel-client";
 import { generateEd25519 } from "../../modules/platform/host-key";
+import { RENEW_MS, STATE_MS } from "../../modules/remote-access/console-routes";
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { signCredential } from "../../modules/remote-access/token";
 import { freePort, tempDir } from "../agent/helpers";
@@ -79,6 +80,19 @@ afterAll(async () => {
   await sshd.stop();
   tmp.cleanup();
 });
+
+/**
+ * Once the page's live stream (one holding no lease: the page's lease was closed) is connected, moves
+ * the app's clock on by `ms`: the stream's ticks run, and each has answered when this returns.
+ */
+async function liveStreamTicks(ms: number) {
+  await waitFor(
+    () => app.clock.armed(STATE_MS) > 0 && app.clock.armed(RENEW_MS) === 0,
+    10_000,
+    "the page's live stream",
+  );
+  await app.clock.advance(ms);
+}
 
 async function online() {
   const [row] = await app.database.sql<{ seen: boolean }[]>`
@@ -151,7 +165,7 @@ describe("remote access with a real agent, in Chromium", () => {
 
     // The page stays open (its live stream ticks every 3 s, the keeper would have renewed): nothing
     // reopens it. Before, the redirect reopened a lease at once and the flag stayed true.
-    await Bun.sleep(8000);
+    await liveStreamTicks(RENEW_MS + STATE_MS);
     expect(await flag()).toBe(false);
     expect(
       await app.database
@@ -162,7 +176,7 @@ describe("remote access with a real agent, in Chromium", () => {
     await page.goto(`${app.url}/devices/${device.id}?tab=overview`);
     await page.goto(`${app.url}/devices/${device.id}?tab=remote`);
     await page.locator("[data-remote-closed]").waitFor({ timeout: 10_000 });
-    await Bun.sleep(3000);
+    await liveStreamTicks(STATE_MS);
     expect(await flag()).toBe(false);
 
     await page.locator('button:has-text("Reopen remote access")').click();

@@ -8,6 +8,7 @@ import { WORK_POOL_SIZE, WorkPool } from "../../agent/tunnel-work";
 import { selfSignedCertificate } from "../../modules/remote-access/tunnel/certificate";
 import { LineTimeout, readLine, workProof } from "../../shared/tunnel-work";
 import { startTestApp } from "../helpers/app";
+import { TestClock } from "../helpers/clock";
 import { deviceWithLease, startDeviceWeb, waitFor } from "./helpers";
 
 const app = await startTestApp({ BASE_DOMAIN: "remote.test" });
@@ -49,19 +50,36 @@ describe("the agent's work pool", () => {
     const a = await deviceWithLease(app, operator);
     const refusing = await standIn(parts(a.reply.remote_access_token)[1], () => "refuse");
     const warnings: unknown[] = [];
+    const clock = new TestClock({ frozen: true });
     const pool = new WorkPool({
       host: "127.0.0.1",
       port: refusing.port,
       token: () => a.reply.remote_access_token,
       openTarget: () => net.connect(web.port, "127.0.0.1"),
       logger: { warn: (obj) => warnings.push(obj) },
+      clock,
     });
+    /** `accepted` connections refused so far, and the pool's next try armed `delayMs` on. */
+    const refusedThenWaits = (accepted: number, delayMs: number) =>
+      waitFor(
+        () => refusing.accepted() === accepted && clock.armed(delayMs) === 1,
+        5000,
+        `${accepted} refused, then a ${delayMs} ms back-off`,
+      );
     pool.start();
-    // Four at once, again after 0.5 s, after 1 s more, then not before 2 s more.
-    await Bun.sleep(2500);
-    pool.stop();
-    refusing.close();
+    // Four at once, again after 0.5 s, after 1 s more, then not before 2 s more (the pool's clock).
+    await refusedThenWaits(WORK_POOL_SIZE, 500);
+    await clock.advance(499);
+    expect(refusing.accepted()).toBe(WORK_POOL_SIZE);
+    await clock.advance(1);
+    await refusedThenWaits(2 * WORK_POOL_SIZE, 1000);
+    await clock.advance(1000);
+    await refusedThenWaits(3 * WORK_POOL_SIZE, 2000);
+    await clock.advance(1999);
     expect(refusing.accepted()).toBe(3 * WORK_POOL_SIZE);
+    pool.stop();
+    expect(clock.pending).toBe(0); // the back-off's next try is called off
+    refusing.close();
     expect(warnings).toHaveLength(1);
   });
 

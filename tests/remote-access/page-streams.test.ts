@@ -1,13 +1,14 @@
 // A device page's lease across web processes: the count of pages holding a console lease lives in
 // PostgreSQL, so a tab closing on one web process does not end the lease a tab on another process took
-// over; a killed process's streams stop counting once their refresh lapses. Two real OUTPOST_ROLE=web
-// processes on one database, the page's own requests (panel, live stream, close beacon).
+// over; a killed process's streams are no longer refreshed and stop counting once their TTL runs out.
+// Two real OUTPOST_ROLE=web processes on one database, the page's own requests (panel, live stream,
+// close beacon).
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { approveDevices } from "../../modules/devices/service";
-import { PAGE_STREAM_TTL_SECONDS } from "../../modules/remote-access/page-streams";
+import { REFRESH_MS } from "../../modules/remote-access/page-streams";
 import { deviceSecret, newMac } from "../devices/helpers";
 import { createTestDatabase } from "../helpers/database";
 import { type OutpostProcess, startOutpostProcess } from "../helpers/process";
@@ -140,13 +141,19 @@ describe("a console lease held by pages on two web processes", () => {
       5_000,
       "the reconnected stream counted",
     );
-    const [dead] = await streamRows(leaseId); // the older: B's
-    // B's row is no longer refreshed: it stops counting within the TTL; A's own row is refreshed meanwhile.
+    const [dead, reconnectedRow] = await streamRows(leaseId); // the older: B's
+    // A refreshes its own row (every REFRESH_MS); B's row, its process killed, is never refreshed…
     await waitFor(
-      async () => (await streamRows(leaseId)).find((r) => r.id === dead!.id)?.live !== true,
-      (PAGE_STREAM_TTL_SECONDS + 5) * 1000,
-      "the killed process's stream to expire",
+      async () =>
+        (await streamRows(leaseId)).find((r) => r.id === reconnectedRow!.id)?.expires_at !==
+        reconnectedRow!.expires_at,
+      REFRESH_MS + 5_000,
+      "A's refresh of its stream",
     );
+    expect((await streamRows(leaseId)).find((r) => r.id === dead!.id)?.expires_at).toBe(dead!.expires_at);
+    // …so its TTL (PAGE_STREAM_TTL_SECONDS) runs out: moved on in the database instead of waited for.
+    await sql`update remote_access_page_streams set expires_at = now() - interval '1 second'
+      where id = ${dead!.id}`;
     const mine = (await streamRows(leaseId)).filter((r) => r.id !== dead!.id);
     expect(mine.map((r) => r.live)).toEqual([true]);
     expect(await leaseOpen(leaseId)).toBe(true);

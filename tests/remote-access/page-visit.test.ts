@@ -8,15 +8,34 @@ import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser } from "../helpers/browser";
 import { waitFor } from "./helpers";
 
-// A closed page's lease waits 2 s (not the default 10 s) for another page to take it over.
-const app = await startTestApp({ BASE_DOMAIN: "visit.test", REMOTE_ACCESS_PAGE_GRACE_SECONDS: "2" });
+const app = await startTestApp({ BASE_DOMAIN: "visit.test" });
 const browser = await launchBrowser();
 afterAll(() => browser.close());
+/** How long a closed page's lease waits for another page to take it over (the default, 10 s). */
+const GRACE_MS = app.config.remoteAccessPageGraceSeconds * 1000;
 
 async function openLeases(deviceId: string) {
   return app.database.sql<{ id: string; owner_kind: string }[]>`
     select id, owner_kind from remote_access_leases
     where device_id = ${deviceId} and ended_at is null and expires_at > now()`;
+}
+
+const streamIds = async (leaseId: string) =>
+  (
+    await app.database.sql<{ id: string }[]>`
+      select id from remote_access_page_streams where lease_id = ${leaseId}`
+  ).map((row) => row.id);
+
+/** Moves the app's clock past the grace period until `done` (each step fires the grace timers armed by then). */
+async function pastGraceUntil(done: () => Promise<boolean>, what: string) {
+  await waitFor(
+    async () => {
+      await app.clock.advance(GRACE_MS);
+      return done();
+    },
+    20_000,
+    what,
+  );
 }
 
 describe("a device page visit requests remote access", () => {
@@ -32,15 +51,26 @@ describe("a device page visit requests remote access", () => {
       select remote_access_requested as r from devices where id = ${device.id}`;
     expect(row!.r).toBe(true);
 
+    const firstStreams = await streamIds(first!.id);
+    const armed = app.clock.armed(GRACE_MS);
     await page.click('nav.tabs a:has-text("Commands")');
     await page.waitForURL(/tab=commands/);
-    await Bun.sleep(3000); // past the 2 s the closed page's lease waits for a taker
+    // The closed page armed its grace timer and the next page holds the lease with its own stream…
+    await waitFor(
+      async () =>
+        app.clock.armed(GRACE_MS) > armed &&
+        (await streamIds(first!.id)).some((id) => !firstStreams.includes(id)),
+      10_000,
+      "the grace timer and the next page's stream",
+    );
+    // …so past the grace period the lease is still the first page's.
+    await app.clock.advance(GRACE_MS);
     const after = await openLeases(device.id);
     expect(after.map((l) => l.id)).toEqual([first!.id]);
 
     await page.reload();
     await page.goto(`${app.url}/devices`);
-    await waitFor(async () => (await openLeases(device.id)).length === 0, 20_000, "the lease to end");
+    await pastGraceUntil(async () => (await openLeases(device.id)).length === 0, "the lease to end");
     // The audit log: the lease's start and end, and nothing per page visit (issue 42: each visit wrote a
     // remote_access.view and a remote_access.close).
     await Bun.sleep(500); // the HTTP recorder writes after the answer
@@ -71,35 +101,48 @@ describe("a device page visit requests remote access", () => {
     );
     expect((await openLeases(device.id)).map((l) => l.id)).toEqual([lease!.id]);
 
+    const armed = app.clock.armed(GRACE_MS);
     await first.close();
-    await Bun.sleep(5000); // well past the 2 s grace period
+    await waitFor(
+      async () => (await streamIds(lease!.id)).length === 1 && app.clock.armed(GRACE_MS) > armed,
+      10_000,
+      "the closed tab's grace timer",
+    );
+    await app.clock.advance(GRACE_MS);
     expect((await openLeases(device.id)).map((l) => l.id)).toEqual([lease!.id]);
-    // The open tab's panel still shows the lease (its live stream refreshes it every 3 s).
-    await Bun.sleep(3500);
+    // The open tab's panel still shows the lease after its live stream's next refresh (every 3 s): the
+    // panel it shows now is marked, and the refresh replaces it.
+    await second.locator("[data-remote-panel]").evaluate((panel) => panel.setAttribute("data-before", ""));
+    await app.clock.advance(3000);
+    await second.locator("[data-remote-panel]:not([data-before])").waitFor({ timeout: 10_000 });
     const held = await second.locator("[data-remote-panel] dl.facts").textContent();
     expect(held).not.toContain("nobody");
     expect(held).toContain("console");
 
     await second.close();
-    await waitFor(async () => (await openLeases(device.id)).length === 0, 20_000, "the lease to end");
+    await pastGraceUntil(async () => (await openLeases(device.id)).length === 0, "the lease to end");
     await context.close();
   }, 60_000);
 
   test("viewers and offline devices open no lease", async () => {
-    const device = await onlineDevice(app);
-    const viewer = await signedIn(browser, app, "viewer", LAPTOP);
-    const page = await viewer.newPage();
-    await page.goto(`${app.url}/devices/${device.id}`);
-    await Bun.sleep(1000);
-    expect(await openLeases(device.id)).toHaveLength(0);
-    await viewer.close();
-
-    const offline = await approvedDevice(app);
-    const operator = await signedIn(browser, app, "operator", LAPTOP);
-    const operatorPage = await operator.newPage();
-    await operatorPage.goto(`${app.url}/devices/${offline.id}`);
-    await Bun.sleep(1000);
-    expect(await openLeases(offline.id)).toHaveLength(0);
-    await operator.close();
+    /**
+     * Opens the device's overview (no lease keeper on it for viewers or offline devices) and its
+     * Remote access tab, once that tab's panel request has been answered: whatever it would open is open.
+     */
+    async function visit(role: "viewer" | "operator", deviceId: string) {
+      const context = await signedIn(browser, app, role, LAPTOP);
+      const page = await context.newPage();
+      await page.goto(`${app.url}/devices/${deviceId}`);
+      expect(await page.locator("#remote-access").count()).toBe(0);
+      const panel = page.waitForResponse((r) => r.url().endsWith("/remote-access/panel"), {
+        timeout: 10_000,
+      });
+      await page.goto(`${app.url}/devices/${deviceId}?tab=remote`);
+      expect((await panel).status()).toBe(200);
+      expect(await openLeases(deviceId)).toHaveLength(0);
+      await context.close();
+    }
+    await visit("viewer", (await onlineDevice(app)).id);
+    await visit("operator", (await approvedDevice(app)).id);
   }, 30_000);
 });

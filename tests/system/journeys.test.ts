@@ -14,6 +14,7 @@ import { remoteAccess, revoke, terminal } from "./journeys/access";
 import { alert, offlineResolve, offlineStop } from "./journeys/alerts";
 import { customScript, enrol } from "./journeys/enrolment";
 import { faults } from "./journeys/faults";
+import { rollout } from "./journeys/rollout";
 import { createWorld } from "./world";
 
 const ARTIFACTS = path.join(REPO, "artifacts/system");
@@ -128,6 +129,10 @@ describe("system journeys", () => {
     }
     await journey.end();
   }, 180_000);
+
+  test("9 rollout: two waves from the device list to A and C; A's agent refuses the script, the rollout pauses at the threshold; resume completes it", async () => {
+    await run.journey("system_rollout", (step) => rollout(world, step));
+  }, 150_000);
 
   test("the console's E2E page shows the run that tested it, journey by journey", async () => {
     await page.goto(at(`/e2e?run=${run.runId}`));

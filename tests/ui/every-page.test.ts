@@ -14,7 +14,9 @@ import { seededConsole } from "./seeded-console";
 
 // Single sign-on configured against a real provider, so its pages (link, signed out) are pages here too.
 const provider = await startTestProvider("http://127.0.0.1:9");
-const { app, device, ruleId, alertId, reportId, terminalSessionId } = await seededConsole(oidcEnv(provider));
+const { app, device, ruleId, alertId, reportId, terminalSessionId, rolloutId } = await seededConsole(
+  oidcEnv(provider),
+);
 const browser = await launchBrowser();
 
 /** Values for path parameters (by route, else by name); a page with a parameter left unfilled fails. */
@@ -25,6 +27,8 @@ const ROUTE_PARAMS: Record<string, Record<string, string>> = {
   "/reports/:id/edit": { id: reportId },
   "/reports/:id/delete": { id: reportId },
   "/terminal/sessions/:id": { id: terminalSessionId },
+  "/rollouts/:id": { id: rolloutId },
+  "/rollouts/:id/progress": { id: rolloutId },
 };
 const PARAMS: Record<string, string> = { id: device.id, deviceId: device.id };
 /** Extra variants of a page (tabs). */
@@ -54,8 +58,8 @@ function fill(path: string): string | undefined {
   return missing ? undefined : filled;
 }
 
-/** Opens `url`, collecting CSP refusals, and measures the page's sideways overflow. */
-async function visit(context: BrowserContext, url: string) {
+/** A tab that collects the Content-Security-Policy refusals of whatever it shows. */
+async function openTab(context: BrowserContext) {
   const page: Page = await context.newPage();
   const refused: string[] = [];
   page.on("console", (message) => {
@@ -66,6 +70,13 @@ async function visit(context: BrowserContext, url: string) {
       console.error(`Refused to ${event.violatedDirective}: ${event.blockedURI} (Content Security Policy)`);
     });
   });
+  return { page, refused };
+}
+
+/** Opens `url` in `tab` (its refusals from then on), and measures the page's sideways overflow. */
+async function visit(tab: Awaited<ReturnType<typeof openTab>>, url: string) {
+  const { page, refused } = tab;
+  refused.length = 0;
   const response = await page.goto(url, { waitUntil: "load" });
   // Deferred scripts and htmx settle; a refusal after load still reaches `refused`.
   await page.waitForTimeout(150);
@@ -86,7 +97,7 @@ async function visit(context: BrowserContext, url: string) {
     }
     return hidden;
   });
-  return { page, status: response?.status(), refused, overflow, clipped };
+  return { status: response?.status(), refused: [...refused], overflow, clipped };
 }
 
 describe("every console page", () => {
@@ -104,24 +115,26 @@ describe("every console page", () => {
       const anonymous = await browser.newContext({ viewport });
       const problems: string[] = [];
       const visits = pages.flatMap((path) => (VARIANTS[path] ?? [""]).map((variant) => ({ path, variant })));
-      // Two pages at a time: most of a visit is waiting (load, settle, screenshot), not CPU.
+      // Two tabs at a time, each going from page to page: most of a visit is waiting (load, settle,
+      // screenshot), not CPU.
       const visitor = async () => {
+        const tabs = new Map<BrowserContext, Awaited<ReturnType<typeof openTab>>>();
         for (let next = visits.shift(); next; next = visits.shift()) {
           const { path, variant } = next;
           const url = `${app.url}${fill(path)}${variant}`;
-          const { page, status, refused, overflow, clipped } = await visit(
-            ANONYMOUS.has(path) ? anonymous : admin,
-            url,
-          );
+          const context = ANONYMOUS.has(path) ? anonymous : admin;
+          const tab = tabs.get(context) ?? (await openTab(context));
+          tabs.set(context, tab);
+          const { status, refused, overflow, clipped } = await visit(tab, url);
           const label = `${path}${variant}`;
           if (status !== 200) problems.push(`${label}: HTTP ${status}`);
           if (refused.length > 0) problems.push(`${label}: CSP refused ${refused.join(" | ")}`);
           if (width === "phone" && overflow > 0) problems.push(`${label}: scrolls sideways by ${overflow}px`);
           if (clipped.length > 0) problems.push(`${label}: out of view: ${clipped.join(", ")}`);
           const name = `${label.replace(/[/:?=]+/g, "-").replace(/^-|-$/g, "") || "dashboard"}-${width}`;
-          await screenshot(page, `pages/${name}`);
-          await page.close();
+          await screenshot(tab.page, `pages/${name}`);
         }
+        for (const tab of tabs.values()) await tab.page.close();
       };
       await Promise.all([visitor(), visitor()]);
       await admin.close();

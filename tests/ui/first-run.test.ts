@@ -56,7 +56,14 @@ describe("first run in a browser", () => {
     const hidden = await page.locator(".sidebar").boundingBox();
     expect(hidden!.x + hidden!.width).toBeLessThanOrEqual(0);
     await page.click("[data-nav-toggle]");
-    await page.waitForTimeout(300); // the slide-in transition
+    // The slide-in transition, until the sidebar is in place.
+    await page.waitForFunction(
+      () => document.querySelector(".sidebar")?.getBoundingClientRect().x === 0,
+      undefined,
+      {
+        timeout: 5_000,
+      },
+    );
     const shown = await page.locator(".sidebar").boundingBox();
     expect(shown!.x).toBe(0);
     await screenshot(page, "nav-phone-open");

@@ -1,8 +1,9 @@
 // A console with something on every page, shared by the every-page test and the Lighthouse benchmark:
 // an approved device with telemetry and a command, a pending one, an alert rule and an offline alert,
-// a custom report, an ended terminal session with its recording, and the E2E service on.
+// a custom report, an ended terminal session with its recording, a rollout, and the E2E service on.
 import { checkOfflineDevices } from "../../modules/alerts/evaluation";
 import { queueCommand, recordCommandResults } from "../../modules/commands/service";
+import { createRollout } from "../../modules/rollouts/service";
 import { Recorder } from "../../modules/terminal/recording";
 import { endSession, startSession } from "../../modules/terminal/service";
 import { sensorDevice } from "../alerts/helpers";
@@ -103,5 +104,19 @@ export async function seededConsole(env: Record<string, string> = {}) {
   await recorder.close();
   await endSession(app.database.sql, terminal.sessionId, "exit", 0);
 
-  return { app, device, ruleId, alertId: alert!.id, reportId, terminalSessionId: terminal.sessionId };
+  const rolloutId = await createRollout(
+    app.database,
+    { action: { type: "add_tag", tag: { key: "ring", value: "canary" } }, target: { ids: [device.id] } },
+    { createdBy: "ops@example.test", now: new Date(), onlineWindowSeconds: 300 },
+  );
+
+  return {
+    app,
+    device,
+    ruleId,
+    alertId: alert!.id,
+    reportId,
+    terminalSessionId: terminal.sessionId,
+    rolloutId,
+  };
 }

@@ -29,6 +29,13 @@ export const ScriptForm = ConsoleForm({
   file: t.Optional(t.File({ message: "must be a file" })),
 });
 
+/** A script to run once: its text, an optional name and timeout (checked by the commands service). */
+export const RunOnceForm = ConsoleForm({
+  script: t.Optional(FormText(1024 * 1024)),
+  name: t.Optional(FormText(400)),
+  timeout_seconds: t.Optional(FormText(20)),
+});
+
 /** The device page's query: its tab and that tab's own filters. */
 export const DevicePageQuery = t.Object(
   {

@@ -35,6 +35,12 @@ export interface ListedScript {
   active: boolean;
 }
 
+/** The Scripts tab's "Run a script once" form as posted, with what was refused. */
+export interface RunOnceFormState {
+  values?: { script?: string; name?: string; timeout_seconds?: string };
+  errors?: Partial<Record<"script" | "name" | "timeout_seconds", string>>;
+}
+
 export interface DeviceDetailProps {
   device: Device;
   name: string;
@@ -66,6 +72,7 @@ export interface DeviceDetailProps {
     pendingList: Command | undefined;
     values?: { text?: string };
     errors?: Partial<Record<"text" | "form", string>>;
+    runOnce?: RunOnceFormState;
   };
   commands?: {
     commands: Command[];

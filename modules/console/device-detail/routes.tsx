@@ -1,30 +1,19 @@
 import { Elysia } from "elysia";
-import { consolePages } from "../../../ui/page";
 import { approvalAction, noteAudit } from "../../audit/service";
-import {
-  cancelCommand,
-  getCommand,
-  installableScript,
-  queueCommand,
-  SCRIPT_MAX_BYTES,
-} from "../../commands/service";
+import { cancelCommand, getCommand } from "../../commands/service";
 import {
   approveDevices,
   type Device,
   deleteDevice,
-  getDevice,
   reissueClaimToken,
   rejectDevices,
   resolveIdentityConflict,
   revokeDevice,
 } from "../../devices/service";
-import { canOperate, type Principal, principalLabel } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
-import { AppError } from "../../platform/errors";
-import { isUuid } from "../../platform/json-body";
 import { formList } from "../../platform/schemas";
 import { endDeviceLeases } from "../../remote-access/service";
-import { gaugesOf, latestTelemetry } from "../../telemetry/service";
+import { deviceDetailContext } from "./context";
 import { tabUrl } from "./links";
 import {
   CommandPathParams,
@@ -32,72 +21,13 @@ import {
   DevicePageQuery,
   DevicePathParams,
   IdentityForm,
-  ScriptCommandForm,
-  ScriptForm,
 } from "./model";
 import { DeviceDetailPage } from "./page";
 import { DeviceLive } from "./panels/header";
-import type { DeviceDetailProps } from "./props";
-import { deviceTab } from "./tabs";
 
 /** The device page (`/devices/:id`, its tabs and live part) and the actions it posts. */
 export function deviceDetailRoutes(ctx: AppContext) {
-  const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
-  const { config, database } = ctx;
-  const sql = database.sql;
-
-  async function detailProps(
-    principal: Principal | undefined,
-    device: Device,
-    tabId: unknown,
-    query: Record<string, unknown>,
-  ): Promise<DeviceDetailProps> {
-    const tab = deviceTab(tabId);
-    const latest = await latestTelemetry(sql, device.id);
-    const props: DeviceDetailProps = {
-      device,
-      name: device.name,
-      tab: tab.id,
-      canManage: canOperate(principal),
-      onlineWindowSeconds: (await ctx.settings.device()).onlineWindowSeconds,
-      baseUrl: config.baseUrl,
-      latest,
-      gauges: gaugesOf(latest?.payload),
-    };
-    return { ...props, ...(await tab.load?.({ sql, device, latest, query })) };
-  }
-
-  async function loadDevice(id: string): Promise<Device> {
-    const { onlineWindowSeconds } = await ctx.settings.device();
-    const device = isUuid(id) ? await getDevice(sql, id, { onlineWindowSeconds }) : undefined;
-    if (!device)
-      throw new AppError(404, "device_not_found", "This device does not exist, or it was deleted.");
-    return device;
-  }
-
-  /** Queues a command for `device`; the audit event names it (`command:<id>`, its type and device). */
-  async function queue(
-    request: Request,
-    device: Device,
-    principal: Principal | undefined,
-    input: { type: string; args?: string[]; payload?: Record<string, unknown> },
-    details: Record<string, unknown> = {},
-  ) {
-    const { commandTtlSeconds } = await ctx.settings.device();
-    const command = await queueCommand(sql, {
-      deviceId: device.id,
-      type: input.type,
-      args: input.args,
-      payload: input.payload,
-      ttlSeconds: commandTtlSeconds,
-      queuedBy: principalLabel(principal),
-    });
-    noteAudit(request, {
-      target: `command:${command.id}`,
-      details: { type: command.type, device_id: device.id, ...details },
-    });
-    return command;
-  }
+  const { pageContext, htmlPage, redirectWithFlash, sql, detailProps, loadDevice } = deviceDetailContext(ctx);
 
   /** Notes an approval change of `device` (from what it was to `to`), or that nothing changed. */
   function noteApproval(request: Request, device: Device, to: string, changed: boolean) {
@@ -249,97 +179,6 @@ export function deviceDetailRoutes(ctx: AppContext) {
         });
       },
       { access: "operator", params: DevicePathParams, body: DeviceButtonForm },
-    )
-    .post(
-      "/devices/:id/commands",
-      async ({ params, principal, body, request }) => {
-        const device = await loadDevice(params.id);
-        const { type } = body;
-        if (type === "list_scripts") {
-          await queue(request, device, principal, { type });
-          return redirectWithFlash(tabUrl(device.id, "scripts"), {
-            kind: "success",
-            text: device.online
-              ? "Asked the device for its scripts: the answer appears here after its next heartbeat."
-              : "Queued: the device is offline and answers when it checks in again.",
-          });
-        }
-        if (type === "remove_script") {
-          const name = (body.name ?? "").trim();
-          try {
-            await queue(request, device, principal, { type, args: [name], payload: { name } }, { name });
-          } catch (refused) {
-            if (!(refused instanceof AppError) || refused.status !== 400) throw refused;
-            return redirectWithFlash(tabUrl(device.id, "scripts"), {
-              kind: "error",
-              text: "That script name is not valid.",
-            });
-          }
-          return redirectWithFlash(tabUrl(device.id, "commands"), {
-            kind: "success",
-            text: `Removal of "${name}" queued for the device's next heartbeat.`,
-          });
-        }
-        return redirectWithFlash(tabUrl(device.id, "scripts"), {
-          kind: "error",
-          text: "Only list_scripts and remove_script can be queued from here.",
-        });
-      },
-      { access: "operator", params: DevicePathParams, body: ScriptCommandForm },
-    )
-    .post(
-      "/devices/:id/scripts",
-      async ({ request, params, principal, body }) => {
-        const device = await loadDevice(params.id);
-        const file = body.file && body.file.size > 0 ? body.file : undefined;
-        let source = body.text ?? "";
-        let error: string | undefined;
-        let script: { name: string; source: string } | undefined;
-        if (!file && source.trim() === "") error = "Choose a script file or paste the script.";
-        else {
-          try {
-            script = await installableScript(file ?? source);
-          } catch (refused) {
-            if (!(refused instanceof AppError)) throw refused;
-            error = refused.message;
-            // Shown again for correction, unless it is too large to.
-            source =
-              (file?.size ?? Buffer.byteLength(source)) > SCRIPT_MAX_BYTES
-                ? ""
-                : file
-                  ? await file.text()
-                  : source;
-          }
-        }
-        if (!script) {
-          // Sent by htmx, the form is swapped in place: the address stays the device page, so a
-          // reload does not post the script again.
-          const page = pageContext(request, principal);
-          const props = await detailProps(principal, device, "scripts", {});
-          props.scripts!.values = { text: source };
-          props.scripts!.errors = { text: error };
-          return htmlPage(page, <DeviceDetailPage ctx={page} props={props} />, 422);
-        }
-        await queue(
-          request,
-          device,
-          principal,
-          {
-            type: "install_script",
-            payload: { name: script.name, data: script.source, content_type: "application/javascript" },
-          },
-          { name: script.name },
-        );
-        return redirectWithFlash(
-          tabUrl(device.id, "commands"),
-          {
-            kind: "success",
-            text: `Install of "${script.name}" queued: the device installs it on its next heartbeat.`,
-          },
-          request,
-        );
-      },
-      { access: "operator", params: DevicePathParams, body: ScriptForm },
     )
     .post(
       "/devices/:id/commands/:commandId/cancel",

@@ -67,10 +67,16 @@
   }
   function updateButtons() {
     const n = selected();
-    for (const button of document.querySelectorAll("[data-tag-action]")) button.disabled = n === 0;
+    for (const button of document.querySelectorAll("[data-tag-action], [data-rollout-selection]"))
+      button.disabled = n === 0;
   }
   document.addEventListener("change", (event) => {
     if (event.target.matches?.("[data-select-all], [data-select-row]")) updateButtons();
+  });
+  // "Roll out…" opens the new-rollout form for the selection (a GET): nothing to confirm yet.
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest?.("[data-rollout-selection]");
+    if (button) button.form.removeAttribute("data-confirm");
   });
   document.addEventListener("click", (event) => {
     const button = event.target.closest?.("[data-tag-action]");

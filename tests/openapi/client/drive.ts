@@ -6,6 +6,7 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "./api-types";
 
+import { driveRollouts } from "./drive-rollouts";
 import type { Reply } from "./drive-types";
 
 export interface Credentials {
@@ -32,7 +33,13 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
         path: schemaPath,
         status: response.status,
         contentType: response.headers.get("content-type") ?? "",
-        body: text === "" ? undefined : JSON.parse(text),
+        // A CSV download is text; every other body is JSON.
+        body:
+          text === ""
+            ? undefined
+            : response.headers.get("content-type")?.startsWith("text/csv")
+              ? text
+              : JSON.parse(text),
       });
       return undefined;
     },
@@ -195,6 +202,8 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
     await admin.PUT("/api/v1/views/{view_id}", { params, body: { ...viewBody, name: `${viewBody.name} 2` } });
     await admin.DELETE("/api/v1/views/{view_id}", { params });
   }
+
+  await driveRollouts(admin, deviceId);
 
   // ---------------------------------------------------------------- reports
   await anonymous.GET("/api/v1/reports", {});
@@ -375,6 +384,27 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
       data: {
         type: "pending_command",
         attributes: { type: "list_scripts" },
+        relationships: { device: related },
+      },
+    },
+  });
+  await admin.POST("/api/json/pending_commands", {
+    body: {
+      data: {
+        type: "pending_command",
+        attributes: {
+          type: "run_script",
+          payload: { data: "console.log(1);", name: "Probe", timeout_seconds: 10 },
+        },
+        relationships: { device: related },
+      },
+    },
+  });
+  await admin.POST("/api/json/pending_commands", {
+    body: {
+      data: {
+        type: "pending_command",
+        attributes: { type: "run_script", payload: { data: "#!/bin/sh\necho no shell" } },
         relationships: { device: related },
       },
     },

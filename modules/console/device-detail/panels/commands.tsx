@@ -5,12 +5,14 @@ import { type Column, DataTable } from "../../../../ui/table";
 import {
   type Command,
   commandScript,
+  runScriptOutput,
   type UnmatchedReason,
   type UnmatchedResult,
 } from "../../../commands/service";
 import { Json } from "../json";
 import { tabUrl } from "../links";
 import type { DeviceDetailProps } from "../props";
+import { RunOutput } from "./run-once";
 
 function CommandStatus({ command }: { command: Command }) {
   const tone =
@@ -24,7 +26,10 @@ function CommandStatus({ command }: { command: Command }) {
   return <Badge tone={tone} label={command.status} />;
 }
 
-function CommandResult({ command }: { command: Pick<Command, "error" | "output"> }) {
+/** An agent older than a command type answers it so: said plainly, with what to do. */
+const UNSUPPORTED = /^unsupported command: /;
+
+function CommandResult({ command }: { command: Pick<Command, "error" | "output"> & { type?: string } }) {
   return (
     <div>
       {command.error ? (
@@ -34,7 +39,14 @@ function CommandResult({ command }: { command: Pick<Command, "error" | "output">
       ) : (
         ""
       )}
-      {command.output !== null && command.output !== undefined ? (
+      {command.error && UNSUPPORTED.test(command.error) ? (
+        <div class="muted small">This device's agent is older than this command: upgrade the agent.</div>
+      ) : (
+        ""
+      )}
+      {command.type === "run_script" && runScriptOutput(command.output) ? (
+        <RunOutput command={command} />
+      ) : command.output !== null && command.output !== undefined ? (
         <details>
           <summary>Output</summary>
           <Json value={command.output} />

@@ -4,6 +4,7 @@ import { FileField } from "../../../../ui/form";
 import type { PageContext } from "../../../../ui/layout";
 import type { DeviceDetailProps } from "../props";
 import { PanelTable } from "../table";
+import { RunOnceSection } from "./run-once";
 
 export function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDetailProps }) {
   const scripts = props.scripts!;
@@ -174,6 +175,7 @@ export function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDe
       ) : (
         ""
       )}
+      {props.canManage ? <RunOnceSection ctx={ctx} deviceId={device.id} form={scripts.runOnce} /> : ""}
     </div>
   );
 }

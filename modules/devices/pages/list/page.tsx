@@ -252,6 +252,17 @@ export function DeviceResults({ ctx, props }: { ctx: PageContext; props: Devices
               >
                 Export CSV
               </a>
+              {canManage && (query.q || query.view) ? (
+                <a
+                  class="btn small"
+                  id="rollout-matching"
+                  href={`/rollouts/new?${new URLSearchParams({ ...(query.q ? { q: query.q } : {}), ...(query.view ? { view: query.view } : {}) })}`}
+                >
+                  Roll out to all matching…
+                </a>
+              ) : (
+                ""
+              )}
               {props.prev ? (
                 <>
                   <a class="btn small" href={devicesUrl(query)}>

@@ -119,6 +119,16 @@ export function BulkTagControls() {
       >
         Remove tag
       </button>
+      <button
+        class="btn small"
+        type="submit"
+        formaction="/rollouts/new"
+        formmethod="get"
+        data-rollout-selection
+        title="Act on the selected devices in waves (rollouts)"
+      >
+        Roll out…
+      </button>
     </div>
   );
 }

@@ -1,19 +1,25 @@
 /**
- * Time as the code sees it. Code with caches or timers takes a Clock (from the app context) instead of
- * calling Date.now()/setTimeout itself, so tests can move time forward instead of sleeping
- * (tests/helpers/clock.ts). Production uses `systemClock`.
+ * Time as the code sees it. Code with caches or timers takes a Clock (the server's from the app context,
+ * the agent's where a part needs one) instead of calling Date.now()/setTimeout itself, so tests can move
+ * time forward instead of sleeping (tests/helpers/clock.ts). Production uses `systemClock`.
  */
 export interface ClockTimer {
   clear(): void;
 }
 
+/**
+ * A timer's callback. It may return the work it starts (a promise, which never rejects): the system
+ * clock ignores it, a test clock waits for it after moving time on, so a test sees the work done.
+ */
+export type TimerCallback = () => unknown;
+
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
   /** Calls `fn` once after `ms`. */
-  setTimeout(fn: () => void, ms: number): ClockTimer;
+  setTimeout(fn: TimerCallback, ms: number): ClockTimer;
   /** Calls `fn` every `ms` until cleared. */
-  setInterval(fn: () => void, ms: number): ClockTimer;
+  setInterval(fn: TimerCallback, ms: number): ClockTimer;
   /** Resolves after `ms`, or at once when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }

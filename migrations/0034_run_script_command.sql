@@ -1,0 +1,1 @@
+ALTER TYPE "public"."command_type" ADD VALUE 'run_script';
