@@ -116,9 +116,8 @@ export class TerminalRun {
 
   /** The input ended: the command (or shell) reads end of file. */
   eof() {
-    // EOF on the channel only: ending the stream would finish it, and ssh2 destroys a finished stream
-    // at the device's own EOF, while the exit status may still be on its way.
-    if (!this.finished) (this.options.stream as unknown as { eof(): void }).eof();
+    // After the input written before it (an EOF sent ahead of queued data would cut the data off).
+    if (!this.finished) this.options.stream.end();
   }
 
   resize(columns: number, rows: number) {
