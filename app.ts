@@ -50,6 +50,7 @@ import { type Logger, logsPretty } from "./modules/platform/logger";
 import { monitorEventLoop } from "./modules/platform/metrics";
 import { ssoFormTargets } from "./modules/platform/sso-config";
 import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
+import { forwardRoutes } from "./modules/remote-access/forward-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
 import { endDeviceLeases } from "./modules/remote-access/service";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
@@ -62,6 +63,7 @@ import { accessSettingsRoutes } from "./modules/settings/access-routes";
 import { enrolmentSettingsRoutes } from "./modules/settings/enrolment-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { telemetryJsonApiRoutes } from "./modules/telemetry/jsonapi";
+import { terminalApiRoutes } from "./modules/terminal/api-routes";
 import type { MuxAddress } from "./modules/terminal/bridge";
 import { terminalRoutes } from "./modules/terminal/routes";
 import { terminalSocketRoutes } from "./modules/terminal/socket";
@@ -149,8 +151,10 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     .use(heartbeatRoutes(ctx))
     .use(commandRoutes(ctx))
     .use(remoteAccessRoutes(ctx))
+    .use(forwardRoutes(ctx, () => mux))
     .use(remoteAccessConsoleRoutes(ctx))
     .use(terminalRoutes(ctx, terminalLimits))
+    .use(terminalApiRoutes(ctx, terminalLimits))
     .use(terminalSocketRoutes(ctx, terminalLimits, () => mux))
     .use(builderRoutes(ctx))
     // A revocation (approved → rejected) also closes the device's remote access.

@@ -1,7 +1,15 @@
 // `OUTPOST_AGENT_<KEY>` environment variables over the configuration file (docs/agent.md).
 import { ConfigError } from "./config-error.ts";
 
-type JsonType = "string" | "number" | "integer" | "boolean" | "array" | "object" | "nullable-string";
+type JsonType =
+  | "string"
+  | "number"
+  | "integer"
+  | "boolean"
+  | "array"
+  | "integer-array"
+  | "object"
+  | "nullable-string";
 
 /** How each key is parsed from an `OUTPOST_AGENT_<KEY>` environment variable. */
 const ENV_KEYS: Record<string, JsonType> = {
@@ -50,6 +58,7 @@ const ENV_KEYS: Record<string, JsonType> = {
   "tunnel.server": "nullable-string",
   "tunnel.web_target": "string",
   "tunnel.ssh_target": "string",
+  "tunnel.forward_ports": "integer-array",
   log_level: "string",
 };
 
@@ -79,6 +88,12 @@ function parseEnvValue(name: string, raw: string, type: JsonType): unknown {
       const trimmed = raw.trim();
       if (trimmed.startsWith("[")) return parseJsonEnv(name, trimmed);
       return trimmed === "" ? [] : trimmed.split(",").map((s) => s.trim());
+    }
+    case "integer-array": {
+      const trimmed = raw.trim();
+      if (trimmed.startsWith("[")) return parseJsonEnv(name, trimmed);
+      // `5900,502`: numbers, so the file's schema (integers) checks them as it checks the file's.
+      return trimmed === "" ? [] : trimmed.split(",").map((s) => (s.trim() === "" ? s : Number(s)));
     }
     case "object":
       return parseJsonEnv(name, raw);

@@ -33,6 +33,11 @@ export interface TunnelConfig {
   web_target: string;
   /** Where the `ssh` forward connects (`host:port`). */
   ssh_target: string;
+  /**
+   * Ports on 127.0.0.1 an operator may reach with `outpost forward` (VNC, Modbus…); none by default.
+   * The tunnel offers exactly these and the agent connects no other.
+   */
+  forward_ports?: number[];
 }
 
 /** The fully resolved agent configuration (file + environment + defaults). */
@@ -159,7 +164,12 @@ export function defaultConfig(stateDir = defaultStateDir()): AgentConfig {
       subscribe_allowlist: [],
       timeout_ms: 5000,
     },
-    tunnel: { server: null, web_target: "http://127.0.0.1:80", ssh_target: "127.0.0.1:22" },
+    tunnel: {
+      server: null,
+      web_target: "http://127.0.0.1:80",
+      ssh_target: "127.0.0.1:22",
+      forward_ports: [],
+    },
     log_level: "info",
   };
 }
@@ -239,6 +249,7 @@ const ConfigFileSchema = Type.Object(
           server: Type.Optional(NullableString("^[^\\s/:]+:\\d{1,5}$")),
           web_target: Type.Optional(Type.String({ pattern: "^https?://[^\\s/]+(:\\d{1,5})?/?$" })),
           ssh_target: Type.Optional(Type.String({ pattern: "^[^\\s/:]+:\\d{1,5}$" })),
+          forward_ports: Type.Optional(Type.Array(Int(1, 65535), { maxItems: 64, uniqueItems: true })),
         },
         { additionalProperties: false },
       ),

@@ -146,13 +146,14 @@ export class TunnelClient implements TunnelController {
           host,
           port: dataPort,
           token: () => this.token,
-          openTarget: (forward) => this.openTarget(forward === "http" ? "web" : "ssh"),
+          openTarget: (forward) => this.openTarget(forward),
           logger: this.logger,
         });
         this.work.start();
       });
-      let pending = 2;
-      for (const name of ["http", "ssh"]) {
+      const names = ["http", "ssh", ...this.forwardPorts().map((port) => `tcp:${port}`)];
+      let pending = names.length;
+      for (const name of names) {
         client.forwardIn(name, 0, (error) => {
           if (error) failure = `the server refused the ${name} forward`;
           if (--pending === 0 && this.client === client) {
@@ -168,10 +169,9 @@ export class TunnelClient implements TunnelController {
       }
     });
     client.on("tcp connection", (info, accept, reject) => {
-      const target = info.destIP === "http" ? "web" : info.destIP === "ssh" ? "ssh" : undefined;
-      if (!target) return reject();
+      if (!this.offers(info.destIP)) return reject();
       const channel = accept();
-      const upstream = this.openTarget(target);
+      const upstream = this.openTarget(info.destIP);
       upstream.on("error", () => channel.destroy());
       channel.on("error", () => upstream.destroy());
       // Orderly ends propagate; destroying on close would drop queued bytes (truncated downloads).
@@ -213,8 +213,27 @@ export class TunnelClient implements TunnelController {
     });
   }
 
-  private openTarget(target: "web" | "ssh"): Duplex {
-    if (target === "ssh") {
+  /** `tunnel.forward_ports`, but 22: the device's sshd is the `ssh` forward, with its own rules. */
+  private forwardPorts(): number[] {
+    return (this.config.forward_ports ?? []).filter((port) => port !== 22);
+  }
+
+  /** Whether a forward name is one this agent offers: `http`, `ssh`, or `tcp:<a port of forward_ports>`. */
+  private offers(forward: string): boolean {
+    if (forward === "http" || forward === "ssh") return true;
+    const port = /^tcp:(\d{1,5})$/.exec(forward)?.[1];
+    return port !== undefined && this.forwardPorts().includes(Number(port));
+  }
+
+  /**
+   * Connects a forward's target on the device: `http` → the web UI, `ssh` → sshd, `tcp:<port>` →
+   * 127.0.0.1:<port> when `tunnel.forward_ports` lists it (the server asks only for those; a forward this
+   * agent does not offer is refused here too, whatever the server says).
+   */
+  private openTarget(forward: string): Duplex {
+    if (!this.offers(forward)) throw new Error(`${forward} is not a forward this agent offers`);
+    if (forward.startsWith("tcp:")) return net.connect(Number(forward.slice(4)), "127.0.0.1");
+    if (forward === "ssh") {
       const index = this.config.ssh_target.lastIndexOf(":");
       return net.connect(
         Number(this.config.ssh_target.slice(index + 1)),

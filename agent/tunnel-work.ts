@@ -15,8 +15,11 @@ export interface WorkPoolOptions {
   port: number;
   /** The newest tunnel token (`<body>.<signature>`), or undefined once remote access ended. */
   token(): string | undefined;
-  /** Connects a forward's target on the device (`http` → the web UI, `ssh` → sshd). */
-  openTarget(forward: "http" | "ssh"): Duplex;
+  /**
+   * Connects a forward's target on the device (`http` → the web UI, `ssh` → sshd, `tcp:<port>` → a port
+   * of `tunnel.forward_ports`); throws for a forward the agent does not offer.
+   */
+  openTarget(forward: string): Duplex;
   logger: { warn(obj: unknown, msg?: string): void };
   /** The back-off's timers (tests move it on). */
   clock?: Clock;
@@ -72,8 +75,20 @@ export class WorkPool {
     let ready = false;
     const { host, port } = this.options;
     // The certificate proves nothing here (see the protocol above), so it is not checked.
-    const socket = tls.connect({ host, port, rejectUnauthorized: false, minVersion: "TLSv1.3" });
+    const socket = tls.connect({
+      host,
+      port,
+      rejectUnauthorized: false,
+      minVersion: "TLSv1.3",
+      allowHalfOpen: true,
+    } as tls.ConnectionOptions);
     this.open.add(socket);
+    // The server's end of sending ends ours (as without half-open), except on a forwarded TCP port,
+    // whose client may stop sending and still read the answer.
+    let halfOpen = false;
+    socket.on("end", () => {
+      if (!halfOpen) socket.end();
+    });
     socket.setKeepAlive(true, 30_000);
     socket.on("error", () => {});
     socket.on("close", () => {
@@ -94,6 +109,7 @@ export class WorkPool {
     socket.once("secureConnect", () => {
       this.handshake(socket, authenticated).then(
         (forward) => {
+          halfOpen = forward.startsWith("tcp:");
           this.idle.delete(socket);
           this.fill();
           this.carry(socket, forward);
@@ -110,7 +126,7 @@ export class WorkPool {
   }
 
   /** Authenticates both ends, waits idle until the server asks for a forward, and returns its name. */
-  private async handshake(socket: tls.TLSSocket, authenticated: () => void): Promise<"http" | "ssh"> {
+  private async handshake(socket: tls.TLSSocket, authenticated: () => void): Promise<string> {
     const token = this.options.token();
     const dot = token?.indexOf(".") ?? -1;
     if (!token || dot <= 0) throw new Error("no tunnel token");
@@ -121,14 +137,20 @@ export class WorkPool {
       throw new Error("the tunnel data server did not prove it knows this device's token");
     authenticated();
     const request = await readLine(socket);
-    const forward = /^OPEN (http|ssh)$/.exec(request)?.[1];
+    const forward = /^OPEN (http|ssh|tcp:\d{1,5})$/.exec(request)?.[1];
     if (!forward) throw new Error(`unexpected request on a data connection: ${request.slice(0, 40)}`);
-    return forward as "http" | "ssh";
+    return forward;
   }
 
   /** Joins the work connection to the forward's target; orderly ends propagate, errors destroy both. */
-  private carry(socket: tls.TLSSocket, forward: "http" | "ssh") {
-    const upstream = this.options.openTarget(forward);
+  private carry(socket: tls.TLSSocket, forward: string) {
+    let upstream: Duplex;
+    try {
+      upstream = this.options.openTarget(forward);
+    } catch {
+      socket.destroy(); // not offered: the server hears a hang-up instead of OK
+      return;
+    }
     socket.write("OK\n");
     upstream.on("error", () => socket.destroy());
     socket.on("error", () => upstream.destroy());

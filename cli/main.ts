@@ -20,6 +20,8 @@ import { withDatabase } from "./database";
 import { registerE2ECommands } from "./e2e/commands";
 import { example } from "./help";
 import { readSecret } from "./prompt";
+import { registerRemoteCommands } from "./remote/commands";
+import { CliError } from "./remote/credentials";
 import { describeStartupFailure } from "./startup-errors";
 
 /** The configuration of the running command, so a failure can name the setting behind it. */
@@ -246,10 +248,12 @@ example(
 
 registerE2ECommands(program);
 registerBackupCommands(program);
+registerRemoteCommands(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
+  if (error instanceof CliError) fail(error.message, error.exitCode);
   if (error instanceof ConfigError || error instanceof AppError || error instanceof BackupError)
     fail(error.message, EXIT_USAGE);
   if (error instanceof Error && error.message === "cancelled") process.exit(130);

@@ -12,8 +12,8 @@ import type tls from "node:tls";
  *   agent → server  `OUTPOST-WORK/1 <token body> <agent proof>`
  *   server → agent  `OK <server proof>`            (or the connection closes: refused)
  *   … idle until …
- *   server → agent  `OPEN http` | `OPEN ssh`
- *   agent → server  `OK`, then the target's bytes both ways.
+ *   server → agent  `OPEN http` | `OPEN ssh` | `OPEN tcp:<port>` (a port of the agent's tunnel.forward_ports)
+ *   agent → server  `OK`, then the target's bytes both ways (a forward it does not offer: it hangs up).
  *
  * Neither end trusts the TLS certificate. The key is the token's signature (the agent got the token over
  * HTTPS; the server recomputes it from SECRET_KEY), never sent here; each proof is an HMAC under it of

@@ -39,6 +39,7 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   },
   "POST /devices/:id/commands/:commandId/cancel": { action: "command.cancel", target: "command:commandId" },
   "POST /devices/:id/terminal": { action: "terminal.start", target: "device:id" },
+  "POST /api/v1/devices/:device_id/terminal": { action: "terminal.start", target: "device:device_id" },
   "POST /terminal/sessions/:id/end": { action: "terminal.end_session", target: "terminal_session:id" },
   "POST /terminal/settings": { action: "settings.terminal_recording", fields: ["record_input"] },
   "POST /devices/:id/host-key/accept": { action: "device.host_key_accept", target: "device:id" },
@@ -90,6 +91,11 @@ export const AUDITED_ROUTES: Record<string, AuditAction> = {
   },
   "DELETE /api/v1/devices/:device_id/remote_access/:lease_id": {
     action: "remote_access.close",
+    target: "remote_access_lease:lease_id",
+  },
+  "POST /api/v1/devices/:device_id/forwards": { action: "forward.open", target: "device:device_id" },
+  "DELETE /api/v1/devices/:device_id/forwards/:lease_id": {
+    action: "forward.close",
     target: "remote_access_lease:lease_id",
   },
   "POST /devices/:id/remote-access/open": {

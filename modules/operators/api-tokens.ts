@@ -79,3 +79,12 @@ export async function resolveApiToken(
   }
   return { id: row.id, name: row.name, role: row.role };
 }
+
+/** Whether a token may still operate (not revoked, operator or admin): terminals opened with it check it. */
+export async function apiTokenIsActive(db: Db, id: string): Promise<boolean> {
+  const [row] = await db
+    .select({ role: apiTokens.role })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)));
+  return row !== undefined && (row.role === "operator" || row.role === "admin");
+}

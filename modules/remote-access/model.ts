@@ -60,3 +60,28 @@ export const LiveQuery = Type.Object({ lease: Type.Optional(FormText(100)) });
 
 /** Load the panel, close or reopen remote access: buttons. */
 export const PanelButtonForm = ButtonForm;
+
+/** `POST /api/v1/devices/{device_id}/forwards`: the device port `outpost forward` reaches. */
+export const OpenForwardBody = Type.Object(
+  {
+    port: Type.Integer({ minimum: 1, maximum: 65535, message: "must be a port number from 1 to 65535" }),
+  },
+  { ...QUIET, additionalProperties: false, examples: [{ port: 5900 }] },
+);
+
+/** A forward: its lease (remote access held open while connections come and go) and its port. */
+export const ForwardReply = Type.Object({
+  data: Type.Object({
+    lease_id: Type.String({ format: "uuid" }),
+    expires_at: Type.String({ format: "date-time" }),
+    port: Type.Integer(),
+    connect_path: Type.String({
+      description: "The WebSocket each forwarded TCP connection opens (binary frames; docs/cli.md)",
+    }),
+  }),
+});
+
+/** The WebSocket of one forwarded connection: the device port. */
+export const ForwardConnectQuery = Type.Object({
+  port: Type.String({ pattern: "^[1-9][0-9]{0,4}$", description: "The device port" }),
+});

@@ -319,5 +319,6 @@ export async function remoteAccessCounts(sql: Sql): Promise<{ leases: number; tu
 
 export { RemoteAccessKeeper, RemoteAccessSlot } from "./device-tab";
 export { deviceHost } from "./hosts";
+export { type MuxAddress, MuxError, tunnelSocket } from "./mux-client";
 export { verifyCredential } from "./token";
 export { signCredential };

@@ -38,6 +38,10 @@ export const JoinFrame = Type.Object({
     command_id: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
     columns: Type.Optional(Size),
     rows: Type.Optional(Size),
+    /** `outpost ssh <device> -- <command>`: run this instead of a login shell. */
+    command: Type.Optional(Type.String({ minLength: 1, maxLength: 8192 })),
+    /** With a command: whether it gets a pty (the CLI's stdin is a terminal). */
+    pty: Type.Optional(Type.Boolean()),
   }),
 });
 export const InputFrame = Type.Object({
@@ -49,7 +53,9 @@ export const ResizeFrame = Type.Object({
   payload: Type.Object({ columns: Size, rows: Size }),
 });
 export const LeaveFrame = Type.Object({ event: Type.Literal("leave") });
-export const ClientFrame = Type.Union([JoinFrame, InputFrame, ResizeFrame, LeaveFrame]);
+/** The end of the input (a command's stdin reached its end: the command reads EOF). */
+export const EofFrame = Type.Object({ event: Type.Literal("eof") });
+export const ClientFrame = Type.Union([JoinFrame, InputFrame, ResizeFrame, LeaveFrame, EofFrame]);
 export type ClientFrame = Static<typeof ClientFrame>;
 export const clientFrame = compileSchema(ClientFrame);
 
@@ -142,3 +148,14 @@ export const SessionsQuery = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** `POST /api/v1/devices/{device_id}/terminal` → 201: what a client joins `/socket` with (docs/cli.md). */
+export const TerminalSessionReply = Type.Object({
+  data: Type.Object({
+    session_id: Type.String({ format: "uuid" }),
+    session_ref: Type.String({ description: "Opaque; the join frame's `session_ref` (joins once)" }),
+    command_id: Type.String({ format: "uuid", description: "The device's `ssh_authorize` command" }),
+    socket_token: Type.String({ description: "`/socket?token=…`, valid one hour, for this token only" }),
+    topic: Type.String({ description: "`terminal:<device_id>`, the join frame's topic" }),
+  }),
+});

@@ -6,7 +6,7 @@ import type { Sql } from "../platform/database";
 import type { Logger } from "../platform/logger";
 import { type EndReason, endReasonText, MESSAGES, type TerminalLimits } from "./model";
 import { Recorder } from "./recording";
-import { endSession, stopReason } from "./service";
+import { endSession, type PrincipalKind, stopReason } from "./service";
 
 /** How often a running session checks whether it was ended elsewhere, lost its lease or its operator. */
 const WATCH_MS = 2000;
@@ -14,10 +14,11 @@ const WATCH_MS = 2000;
 const TICK_MS = 500;
 
 export interface TerminalEvents {
-  output(data: string): void;
+  /** `stderr`: a command's standard error (without a pty; a pty's shell writes all to `output`). */
+  output(data: string, stream?: "stderr"): void;
   warning(message: string): void;
-  /** `label`: the reason's words (the status line shows them). */
-  ended(reason: EndReason, label: string, message: string): void;
+  /** `label`: the reason's words (the status line shows them); `exitStatus` when the shell exited. */
+  ended(reason: EndReason, label: string, message: string, exitStatus?: number): void;
 }
 
 /**
@@ -49,8 +50,10 @@ export class TerminalRun {
       columns: number;
       rows: number;
       title: string;
+      /** Whether a shell's exit is written to the screen (the browser's); the CLI exits with the status instead. */
+      announceExit?: boolean;
       events: TerminalEvents;
-      operatorActive(operatorId: string): Promise<boolean>;
+      operatorActive(operatorId: string, kind: PrincipalKind): Promise<boolean>;
     },
   ) {
     this.startedAt = options.clock.now();
@@ -67,9 +70,9 @@ export class TerminalRun {
       options.logger,
     );
     options.stream.on("data", (chunk: Buffer) => this.output(this.decoder.decode(chunk, { stream: true })));
-    options.stream.stderr.on("data", (chunk: Buffer) => this.output(chunk.toString("utf8")));
+    options.stream.stderr.on("data", (chunk: Buffer) => this.output(chunk.toString("utf8"), "stderr"));
     let exitStatus: number | undefined;
-    options.stream.on("exit", (code: number | null, signal?: string) => {
+    const onExit = (code: number | null | undefined, signal?: string) => {
       // A shell killed by a signal (`kill -9 $$`) exited too, with the status a shell reports for it
       // (128 + the signal's number); it was recorded as a lost connection before.
       // ssh2 names it as `SIGKILL` (the protocol says `KILL`).
@@ -77,7 +80,13 @@ export class TerminalRun {
         ? os.constants.signals[signal.replace(/^(SIG)?/, "SIG") as NodeJS.Signals]
         : undefined;
       exitStatus = typeof code === "number" ? code : signalNumber ? 128 + signalNumber : undefined;
-    });
+    };
+    options.stream.on("exit", onExit);
+    // A command (`outpost ssh <device> -- true`) may exit while the session is being set up (the host
+    // key pinned, the session marked connected), before this listens: ssh2 keeps what sshd said. Missed,
+    // about one quick command in five ended as "Connection to the device lost".
+    const early = (options.stream as unknown as { _exit?: { code?: number | null; signal?: string } })._exit;
+    if (early && (early.code !== undefined || early.signal !== undefined)) onExit(early.code, early.signal);
     // A shell that exits says so; a connection that just drops was cut (the lease ended and the device
     // closed its tunnel, the device went away): find out why before saying.
     const closed = () =>
@@ -91,10 +100,10 @@ export class TerminalRun {
     this.timers.push(options.clock.setInterval(() => void this.watch(), WATCH_MS));
   }
 
-  private output(data: string) {
+  private output(data: string, stream?: "stderr") {
     if (this.finished || data === "") return;
     this.recorder.output(data);
-    this.options.events.output(data);
+    this.options.events.output(data, stream);
   }
 
   input(data: string) {
@@ -103,6 +112,12 @@ export class TerminalRun {
     this.warned = false;
     if (this.options.recordsInput) this.recorder.input(data);
     this.options.stream.write(data);
+  }
+
+  /** The input ended: the command (or shell) reads end of file. */
+  eof() {
+    // After the input written before it (an EOF sent ahead of queued data would cut the data off).
+    if (!this.finished) this.options.stream.end();
   }
 
   resize(columns: number, rows: number) {
@@ -169,7 +184,7 @@ export class TerminalRun {
     if (this.finished) return;
     if (message) {
       this.recorder.output(message);
-      this.options.events.output(message);
+      if (reason !== "exit" || this.options.announceExit !== false) this.options.events.output(message);
     }
     this.finished = true;
     for (const timer of this.timers) timer.clear();
@@ -189,6 +204,7 @@ export class TerminalRun {
       reason,
       endReasonText(reason, exitStatus),
       message.trim().replace(/^\[|\]$/g, ""),
+      exitStatus,
     );
   }
 }

@@ -28,7 +28,10 @@ export const terminalSessions = pgTable(
     deviceId: uuid("device_id")
       .notNull()
       .references(() => devices.id, { onDelete: "cascade" }),
+    /** The operator, or for a session opened with an API token (`outpost ssh`), the token's id. */
     operatorId: uuid("operator_id").notNull(),
+    /** `operator` (the console) or `token` (an API token: `outpost ssh`); says what `operator_id` names. */
+    principalKind: text("principal_kind").notNull().default("operator"),
     /** The operator's email when the session started (kept for the sessions list after they leave). */
     operatorEmail: text("operator_email").notNull(),
     /** The remote access lease this session opened (null: it used a lease the page already held). */

@@ -30,10 +30,13 @@ export const AUTHORIZE_CONTENT_TYPE = "application/vnd.outpost.ssh-authorize+jso
 export const REVOKE_CONTENT_TYPE = "application/vnd.outpost.ssh-revoke+json;version=1";
 
 export type { EndReason } from "./model";
+/** Who opens a session: an operator (the console), or an API token (`outpost ssh`: its id and `token <name>`). */
 export interface SessionOperator {
   operatorId: string;
   email: string;
+  kind?: PrincipalKind;
 }
+export type PrincipalKind = "operator" | "token";
 
 export interface StartedSession {
   sessionId: string;
@@ -77,7 +80,9 @@ export async function startSession(
   const lease = await openLease(sql, {
     deviceId: device.id,
     ownerKind: "terminal",
-    operatorId: input.operator.operatorId,
+    ...(input.operator.kind === "token"
+      ? { apiTokenId: input.operator.operatorId }
+      : { operatorId: input.operator.operatorId }),
     holder: input.operator.email,
     ttlSeconds: lifetime,
     maxMinutes: input.remoteAccessMaxMinutes,
@@ -88,10 +93,10 @@ export async function startSession(
   const sessionId = Bun.randomUUIDv7();
   const recordsInput = await terminalInputRecording(sql);
   await sql`
-    insert into terminal_sessions (id, ref_hash, device_id, operator_id, operator_email, owned_lease_id,
-      private_key, key_fingerprint, expires_at, records_input)
+    insert into terminal_sessions (id, ref_hash, device_id, operator_id, principal_kind, operator_email,
+      owned_lease_id, private_key, key_fingerprint, expires_at, records_input)
     values (${sessionId}, ${ref.hash}, ${device.id}::uuid, ${input.operator.operatorId}::uuid,
-      ${input.operator.email}, ${lease.id}::uuid, ${encryptPrivateKey(input.secretKey, key.privateKey)},
+      ${input.operator.kind ?? "operator"}, ${input.operator.email}, ${lease.id}::uuid, ${encryptPrivateKey(input.secretKey, key.privateKey)},
       ${key.fingerprint}, now() + make_interval(secs => ${lifetime}), ${recordsInput})`;
   const command = await queueCommand(sql, {
     deviceId: device.id,
@@ -300,15 +305,22 @@ async function endOperatorSessions(sql: Sql, deviceId: string, operatorId: strin
 export async function stopReason(
   sql: Sql,
   sessionId: string,
-  operatorActive: (operatorId: string) => Promise<boolean>,
+  operatorActive: (operatorId: string, kind: PrincipalKind) => Promise<boolean>,
 ): Promise<EndReason | "already_ended" | undefined> {
   const [row] = await sql<
-    { ended_at: Date | null; device_id: string; owned_lease_id: string | null; operator_id: string }[]
-  >`select ended_at, device_id, owned_lease_id, operator_id from terminal_sessions where id = ${sessionId}::uuid`;
+    {
+      ended_at: Date | null;
+      device_id: string;
+      owned_lease_id: string | null;
+      operator_id: string;
+      principal_kind: PrincipalKind;
+    }[]
+  >`select ended_at, device_id, owned_lease_id, operator_id, principal_kind
+    from terminal_sessions where id = ${sessionId}::uuid`;
   if (!row || row.ended_at !== null) return "already_ended";
   if (row.owned_lease_id && !(await leaseIsActive(sql, row.device_id, row.owned_lease_id)))
     return "lease_ended";
-  if (!(await operatorActive(row.operator_id))) return "operator_disabled";
+  if (!(await operatorActive(row.operator_id, row.principal_kind))) return "operator_disabled";
   return undefined;
 }
 

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { recordAudit } from "../audit/service";
-import { operatorIsActive } from "../operators/service";
+import { apiTokenIsActive, operatorIsActive } from "../operators/service";
+import { type Principal, principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
 import type { MuxAddress } from "./bridge";
@@ -8,7 +9,7 @@ import { openShell } from "./bridge";
 import { pinOnConnect } from "./host-keys";
 import { type ClientFrame, clientFrame, JoinError, sizeOf, type TerminalLimits } from "./model";
 import { TerminalRun } from "./runner";
-import { endSession, joinSession, markConnected, verifySocketToken } from "./service";
+import { endSession, joinSession, markConnected, type PrincipalKind, verifySocketToken } from "./service";
 
 const TOPIC = /^terminal:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
@@ -19,11 +20,22 @@ interface Connection {
   close(): void;
   socket: { deviceId: string; operatorId: string };
   operatorId: string;
+  kind: PrincipalKind;
   email: string;
   address: string | null;
   state: ConnectionState;
   run?: TerminalRun;
   sessionId?: string;
+}
+
+/**
+ * Who a socket's principal opens sessions as: an operator by their id, an API token (`outpost ssh`) by its
+ * own id (terminal sessions name it in `operator_id`, with `principal_kind` token).
+ */
+function sessionPrincipal(principal: Principal | undefined): { id: string; kind: PrincipalKind } | undefined {
+  if (principal?.kind === "session") return { id: principal.operatorId, kind: "operator" };
+  if (principal?.kind === "token") return { id: principal.tokenId, kind: "token" };
+  return undefined;
 }
 
 /** A browser's `Origin` must be this server (a WebSocket is not covered by CORS: cross-site hijacking). */
@@ -48,7 +60,8 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
   const { config, database, logger } = ctx;
   const sql = database.sql;
   const connections = new Map<string, Connection>();
-  const operatorActive = (id: string) => operatorIsActive(database.db, id);
+  const operatorActive = (id: string, kind: PrincipalKind) =>
+    kind === "token" ? apiTokenIsActive(database.db, id) : operatorIsActive(database.db, id);
 
   async function join(connection: Connection, frame: Extract<ClientFrame, { event: "join" }>) {
     const topicDevice = TOPIC.exec(frame.topic)?.[1];
@@ -85,6 +98,8 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
         hostKey: joined.hostKey,
         columns,
         rows,
+        command: frame.payload.command,
+        pty: frame.payload.pty,
       });
       if (shell.firstSeenKey) {
         await pinOnConnect(
@@ -101,7 +116,7 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
       await markConnected(sql, joined.sessionId);
       const audit = (action: string, details: Record<string, unknown>) =>
         recordAudit(database, {
-          actorKind: "operator",
+          actorKind: connection.kind,
           actor: connection.email,
           action,
           target: `terminal_session:${joined.sessionId}`,
@@ -109,7 +124,10 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
           address: connection.address,
           details: { device_id: joined.deviceId, ...details },
         }).catch((error) => logger.error({ err: error }, "auditing a terminal session failed"));
-      void audit("terminal.connect", { user: joined.username });
+      void audit("terminal.connect", {
+        user: joined.username,
+        ...(frame.payload.command === undefined ? {} : { command: frame.payload.command }),
+      });
       connection.state = "running";
       connection.run = new TerminalRun({
         sql,
@@ -123,14 +141,25 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
         recordsInput: joined.recordsInput,
         columns,
         rows,
-        title: `${joined.username}@dev-${joined.deviceId.replace(/-/g, "")}`,
+        title: `${joined.username}@dev-${joined.deviceId.replace(/-/g, "")}${frame.payload.command === undefined ? "" : `: ${frame.payload.command}`}`,
         operatorActive,
+        // `outpost ssh` exits with the status, as ssh does, and prints nothing after the command's output.
+        announceExit: connection.kind === "operator",
         events: {
-          output: (data) => connection.send({ event: "output", payload: { data } }),
+          output: (data, stream) =>
+            connection.send({ event: "output", payload: stream ? { data, stream } : { data } }),
           warning: (message) => connection.send({ event: "session_warning", payload: { message } }),
-          ended: (reason, label, message) => {
+          ended: (reason, label, message, exitStatus) => {
             void audit("terminal.end", { reason });
-            connection.send({ event: "ended", payload: { reason, label, message } });
+            connection.send({
+              event: "ended",
+              payload: {
+                reason,
+                label,
+                message,
+                ...(exitStatus === undefined ? {} : { exit_status: exitStatus }),
+              },
+            });
             connection.close();
           },
         },
@@ -155,21 +184,25 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
   return new Elysia({ name: "terminal-socket" }).use(ctx.access).ws("/socket", {
     access: "operator",
     beforeHandle({ query, request, principal }) {
-      if (!sameOrigin(request))
+      // A browser brings its session cookie, so its page must be this site's; an API token is sent by
+      // its holder's own program (`outpost ssh`), never by a browser on another site's behalf.
+      if (principal?.kind === "session" && !sameOrigin(request))
         throw new AppError(403, "cross_origin", "The socket accepts this site's pages only");
       const socket = verifySocketToken(config.secretKey, query.token);
-      if (!socket || principal?.kind !== "session" || socket.operatorId !== principal.operatorId) {
+      if (!socket || socket.operatorId !== sessionPrincipal(principal)?.id) {
         throw new AppError(401, "invalid_socket_token", "The socket token is missing, expired or not yours");
       }
     },
     open(ws) {
       const principal = ws.data.principal;
+      const who = sessionPrincipal(principal);
       const socket = verifySocketToken(config.secretKey, ws.data.query.token);
-      if (!socket || principal?.kind !== "session") return ws.close(4001, "unauthorized");
+      if (!socket || !who) return ws.close(4001, "unauthorized");
       connections.set(ws.id, {
         socket,
-        operatorId: principal.operatorId,
-        email: principal.email,
+        operatorId: who.id,
+        kind: who.kind,
+        email: principalLabel(principal)!,
         address: ws.remoteAddress ?? null,
         state: "idle",
         send: (frame) => {
@@ -201,6 +234,9 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
           break;
         case "leave":
           connection.run?.end();
+          break;
+        case "eof":
+          connection.run?.eof();
           break;
       }
     },

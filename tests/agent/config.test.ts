@@ -118,6 +118,15 @@ describe("configuration", () => {
     );
   });
 
+  test("tunnel.forward_ports: none by default; a list of ports from the file or the environment", () => {
+    expect(loadConfig({ env: { HOME: home } }).config.tunnel.forward_ports).toEqual([]);
+    const env = (value: string) => ({ HOME: home, OUTPOST_AGENT_TUNNEL_FORWARD_PORTS: value });
+    expect(loadConfig({ env: env("5900, 502") }).config.tunnel.forward_ports).toEqual([5900, 502]);
+    expect(loadConfig({ env: env("[4840]") }).config.tunnel.forward_ports).toEqual([4840]);
+    expect(() => loadConfig({ env: env("5900,vnc") })).toThrow(/tunnel\.forward_ports/);
+    expect(() => loadConfig({ env: env("70000") })).toThrow(/tunnel\.forward_ports/);
+  });
+
   const bad: [string, string | null, Record<string, string>, RegExp][] = [
     ["unknown key", "pol_interval_s: 5\n", {}, /unknown key "pol_interval_s"/],
     ["wrong type", "poll_interval_s: soon\n", {}, /poll_interval_s: expected number/],

@@ -55,7 +55,7 @@ export interface DeviceTarget {
 /** An approved device with sshd and a polling agent (poll every `pollSeconds`, 3: with the wakes of terminals starting and ending, under the 30 heartbeats a minute a device may send). */
 export async function startDevice(
   app: TestApp | DeviceTarget,
-  options: { pollSeconds?: number } = {},
+  options: { pollSeconds?: number; settings?: Record<string, string> } = {},
 ): Promise<TestDevice> {
   const tmp = tempDir("outpost-terminal-");
   const dir = tmp.dir;
@@ -79,6 +79,7 @@ export async function startDevice(
     log_level: "warn",
     "tunnel.server": `127.0.0.1:${target.tunnelSshPort}`,
     "tunnel.ssh_target": `127.0.0.1:${sshdPort}`,
+    ...options.settings,
   });
   return {
     id: device.id,

@@ -7,6 +7,9 @@ import { signatureOf, unexpiredClaims } from "../token";
 import { selfSignedCertificate } from "./certificate";
 import type { TunnelRegistry } from "./registry";
 
+/** Work connections carrying a forwarded TCP port: half-close passes through them. */
+const halfOpen = new WeakSet<tls.TLSSocket>();
+
 /** Idle work connections kept per device; more are refused (an agent keeps WORK_POOL_SIZE). */
 const MAX_IDLE_PER_DEVICE = 8;
 
@@ -66,6 +69,9 @@ export class WorkConnections {
  * once the agent says OK; rejects when it does not within `timeoutMs` (a frozen device) or hangs up.
  */
 export async function openWork(socket: tls.TLSSocket, forward: string, timeoutMs: number): Promise<Duplex> {
+  // A forwarded TCP port keeps half-close: its client's end of sending must not cut the device's answer
+  // (ssh2's server side closes a channel at its EOF, so only work connections carry this).
+  if (forward.startsWith("tcp:")) halfOpen.add(socket);
   socket.write(`OPEN ${forward}\n`);
   const answer = await readLine(socket, timeoutMs).catch((error: Error) => {
     socket.destroy();
@@ -94,9 +100,15 @@ export function createDataServer(options: DataServerOptions): tls.Server {
       ...selfSignedCertificate("outpost-tunnel-data"),
       minVersion: "TLSv1.3",
       handshakeTimeout: WORK_HANDSHAKE_MS,
+      allowHalfOpen: true,
     },
     (socket) => {
       socket.on("error", () => {});
+      // The agent's end of sending ends ours too (a hang-up while idle, the end of an http or ssh
+      // stream), as without half-open; only a forwarded TCP port's stream stays half-open.
+      socket.on("end", () => {
+        if (!halfOpen.has(socket)) socket.end();
+      });
       accept(socket, options).then(
         (device) => device || socket.destroy(),
         () => socket.destroy(),

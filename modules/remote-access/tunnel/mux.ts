@@ -14,12 +14,14 @@ export interface MuxOptions {
 }
 
 /**
- * The TCP multiplexer: `CONNECT dev-<32hex>.<BASE_DOMAIN>:22 HTTP/1.1` with `Proxy-Authorization: Bearer
+ * The TCP multiplexer: `CONNECT dev-<32hex>.<BASE_DOMAIN>:<port> HTTP/1.1` with `Proxy-Authorization: Bearer
  * <credential>` (a short-lived `mux` credential signed with SECRET_KEY naming that device) opens a stream
- * to the device's `ssh` forward. Without a valid credential: 407, and the device sees nothing.
+ * to the device's `ssh` forward (port 22) or to a port its agent forwards (`tcp:<port>`, its
+ * `tunnel.forward_ports`; another port: 403). Without a valid credential: 407, and the device sees nothing.
  */
 export function createMuxServer(options: MuxOptions): net.Server {
-  return net.createServer((socket) => {
+  // Half-open: a forwarded client that has sent all it will (`shutdown(SHUT_WR)`) still reads the answer.
+  return net.createServer({ allowHalfOpen: true }, (socket) => {
     socket.on("error", () => {});
     handle(socket, options).catch((error) => {
       options.logger.error({ err: error }, "multiplexer request failed");
@@ -31,11 +33,12 @@ export function createMuxServer(options: MuxOptions): net.Server {
 async function handle(socket: Socket, options: MuxOptions) {
   const head = await readRequestHead(socket);
   if (!head || head.method !== "CONNECT") {
-    return respond(socket, 400, page("Bad request", "Only CONNECT host:22 is served here."));
+    return respond(socket, 400, page("Bad request", "Only CONNECT host:port is served here."));
   }
   const match = /^([^:]+):(\d+)$/.exec(head.target);
   const deviceId = match ? deviceIdFromHost(match[1], options.baseDomain) : undefined;
-  if (!deviceId || match![2] !== "22")
+  const port = Number(match?.[2]);
+  if (!deviceId || !Number.isInteger(port) || port < 1 || port > 65535)
     return respond(socket, 404, page("Unknown host", "No such device endpoint."));
   const auth = header(head, "proxy-authorization") ?? "";
   const credential = /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
@@ -46,10 +49,12 @@ async function handle(socket: Socket, options: MuxOptions) {
     });
   }
   const tunnel = options.registry.get(deviceId);
-  if (!tunnel?.forwards.has("ssh"))
-    return respond(socket, 502, page("Device not connected", "No ssh forward."));
+  const forward = port === 22 ? "ssh" : `tcp:${port}`;
+  if (!tunnel) return respond(socket, 502, page("Device not connected", "The device has no tunnel."));
+  if (!tunnel.forwards.has(forward))
+    return respond(socket, 403, page("Port not forwardable", `The device does not forward port ${port}.`));
   try {
-    const channel = await openForward(tunnel, "ssh");
+    const channel = await openForward(tunnel, forward);
     socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
     if (head.rest.length > 0) channel.write(head.rest);
     join(socket, channel);

@@ -8,8 +8,19 @@ import { WorkConnections } from "./data-plane";
 import type { DeviceTunnel, TunnelRegistry } from "./registry";
 import { activeLeaseDevices, forgetTunnel, recordTunnel } from "./state";
 
-/** The only remote forwards an agent may ask for: its web UI and its sshd. */
+/** The remote forwards an agent may ask for: its web UI, its sshd, and ports of its `tunnel.forward_ports`. */
 export const FORWARD_NAMES = ["http", "ssh"] as const;
+/** `tcp:<port>`: a device port the agent lets operators forward to (`outpost forward`). */
+const TCP_FORWARD = /^tcp:([1-9][0-9]{0,4})$/;
+/** At most this many forwardable ports per device. */
+export const MAX_TCP_FORWARDS = 64;
+
+function forwardAllowed(bind: string, forwards: Map<string, number>): boolean {
+  if ((FORWARD_NAMES as readonly string[]).includes(bind)) return true;
+  const port = Number(TCP_FORWARD.exec(bind)?.[1] ?? 0);
+  const tcp = [...forwards.keys()].filter((name) => name.startsWith("tcp:")).length;
+  return port >= 1 && port <= 65535 && port !== 22 && tcp < MAX_TCP_FORWARDS;
+}
 /** Ports reported back for `forwardIn(name, 0)`; the front opens channels with exactly these. */
 const FORWARD_PORTS: Record<string, number> = { http: 80, ssh: 22 };
 /** A peer that does not finish closing (a frozen device) is destroyed after this long. */
@@ -103,14 +114,14 @@ export function createSshServer(options: SshServerOptions) {
       if (
         name !== "tcpip-forward" ||
         !tunnel ||
-        !(FORWARD_NAMES as readonly string[]).includes(bind) ||
+        !forwardAllowed(bind, tunnel.forwards) ||
         tunnel.forwards.has(bind)
       ) {
         reject?.();
         return;
       }
       const requested = (info as { bindPort: number }).bindPort;
-      const port = requested === 0 ? FORWARD_PORTS[bind]! : requested;
+      const port = requested === 0 ? (FORWARD_PORTS[bind] ?? Number(bind.slice(4))) : requested;
       tunnel.forwards.set(bind, port);
       accept?.(port);
       const forwards = [...tunnel.forwards.keys()];

@@ -122,6 +122,23 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
     params: { path: { device_id: deviceId, lease_id: leaseId } },
   });
 
+  // ---------------------------------------------------------------- outpost ssh / outpost forward
+  await admin.POST("/api/v1/devices/{device_id}/terminal", {
+    params: { path: { device_id: crypto.randomUUID() } },
+  });
+  await admin.POST("/api/v1/devices/{device_id}/terminal", { params: { path: { device_id: deviceId } } });
+  await admin.POST("/api/v1/devices/{device_id}/forwards", {
+    params: { path: { device_id: deviceId } },
+    body: { port: 0 },
+  });
+  const forward = await admin.POST("/api/v1/devices/{device_id}/forwards", {
+    params: { path: { device_id: deviceId } },
+    body: { port: 5900 },
+  });
+  const forwardPath = { device_id: deviceId, lease_id: forward.data?.data.lease_id ?? "" };
+  await admin.DELETE("/api/v1/devices/{device_id}/forwards/{lease_id}", { params: { path: forwardPath } });
+  await admin.DELETE("/api/v1/devices/{device_id}/forwards/{lease_id}", { params: { path: forwardPath } });
+
   // ---------------------------------------------------------------- jobs and audit
   await anonymous.GET("/api/v1/jobs", {});
   await admin.GET("/api/v1/jobs", {});

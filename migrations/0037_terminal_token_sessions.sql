@@ -1,0 +1,1 @@
+ALTER TABLE "terminal_sessions" ADD COLUMN "principal_kind" text DEFAULT 'operator' NOT NULL;
