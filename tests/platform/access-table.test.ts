@@ -162,6 +162,11 @@ const ACCESS: Record<string, Level> = {
   "POST /devices/:id/remote-access/reopen": "operator",
   // Opening a terminal: operators, and only from the console (SESSION_ONLY); ending one: operators.
   "POST /devices/:id/terminal": "operator",
+  // The operator's own terminal (`outpost ssh`, `outpost forward`): API tokens only (a browser session
+  // gets 403 token_required: tests/cli/).
+  "POST /api/v1/devices/:device_id/terminal": "operator",
+  "POST /api/v1/devices/:device_id/forwards": "operator",
+  "DELETE /api/v1/devices/:device_id/forwards/:lease_id": "operator",
   "POST /terminal/sessions/:id/end": "operator",
   // Alert rules and acknowledging/resolving alerts: operators and admins.
   "GET /alerts/new": "operator",

@@ -44,8 +44,11 @@ describe("help", () => {
       "backup",
       "e2e run",
       "e2e suites",
+      "forward",
+      "login",
       "migrate",
       "restore",
+      "ssh",
       "start",
       "token create",
     ]);
