@@ -121,14 +121,34 @@
     const region =
       { commands: "#tab-panel", scripts: "#tab-panel", overview: "#tab-panel" }[tab] ||
       (tab === "terminal" && document.getElementById("terminal-sessions") ? "#terminal-sessions" : "");
-    if (region) {
-      window.htmx.ajax("GET", location.pathname + location.search, {
-        target: region,
-        select: region,
-        swap: "outerHTML",
-      });
+    if (!region) return;
+    // A form of the region is being posted (an install): swapping the region now would drop its answer
+    // (a refusal shown in place). Refresh once that answer is in.
+    if (formPostingIn(region)) {
+      document.addEventListener("htmx:afterRequest", () => refreshDeviceTab(), { once: true });
+      return;
     }
+    deviceRefreshInFlight = true;
+    window.htmx.ajax("GET", location.pathname + location.search, {
+      target: region,
+      select: region,
+      swap: "outerHTML",
+    });
   }
+  let deviceRefreshInFlight = false;
+  function formPostingIn(region) {
+    return Boolean(document.querySelector(region)?.querySelector("form.htmx-request"));
+  }
+  // A post that started while the refresh was on its way: keep its answer, refresh after it.
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const target = event.detail.target;
+    if (!deviceRefreshInFlight || !target || !["tab-panel", "terminal-sessions"].includes(target.id)) return;
+    deviceRefreshInFlight = false;
+    if (formPostingIn(`#${target.id}`)) {
+      event.detail.shouldSwap = false;
+      document.addEventListener("htmx:afterRequest", () => refreshDeviceTab(), { once: true });
+    }
+  });
   /** A change made before the stream was up (after the page rendered, or while reconnecting) sent an event
    * nobody heard: refresh once what such an event would have, with the same care for what someone is doing. */
   async function catchUp() {

@@ -48,6 +48,7 @@ export async function alert(w: World, step: Step) {
     await page.fill(`${form} input[name="threshold_value"]`, bound);
     await page.fill(`${form} input[name="resolve_after_minutes"]`, "0");
     await page.selectOption(`${form} select[name="severity"]`, "critical");
+    await page.selectOption(`${form} select[name="scope_type"]`, "devices");
     await page.fill(`${form} input[name="device_ids"]`, ids.A);
     await page.fill(`${form} input[name="recipients"]`, "oncall@system.test");
     await Promise.all([
