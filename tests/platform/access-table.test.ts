@@ -163,7 +163,7 @@ const ACCESS: Record<string, Level> = {
   // Opening a terminal: operators, and only from the console (SESSION_ONLY); ending one: operators.
   "POST /devices/:id/terminal": "operator",
   // The operator's own terminal (`outpost ssh`, `outpost forward`): API tokens only (a browser session
-  // gets 403 token_required: tests/cli/).
+  // gets 403 token_required: tests/terminal/token-only.test.ts).
   "POST /api/v1/devices/:device_id/terminal": "operator",
   "POST /api/v1/devices/:device_id/forwards": "operator",
   "DELETE /api/v1/devices/:device_id/forwards/:lease_id": "operator",
