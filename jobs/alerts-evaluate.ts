@@ -26,7 +26,7 @@ export default defineJob({
         {},
         {
           // The pass knows the stream best: its time replaces a wake-up's that came meanwhile (and
-          // wake-ups keep the time it set: modules/alerts/evaluation.ts).
+          // wake-ups keep the time it set: modules/alerts/wake.ts).
           jobKey: EVALUATE_TASK,
           jobKeyMode: "replace",
           delayMs: pauseMs,

@@ -223,16 +223,19 @@ export const GROUPS: Record<string, Group> = {
     ],
   },
   alerts: {
-    // Alert evaluation over stored telemetry, the rule index, the open/resolve lifecycle (not its
-    // retention: see that group) and the webhook's signature.
+    // Alert evaluation over stored telemetry and its wake-ups, offline alerts, the rule index, the
+    // open/resolve lifecycle (not its retention: see that group) and the webhook's signature.
     mutate: [
       "modules/alerts/evaluation.ts",
+      "modules/alerts/wake.ts",
+      "modules/alerts/offline.ts",
       "modules/alerts/rule-index.ts",
       "modules/alerts/lifecycle.ts#toAlert..countOpenAlerts",
       "modules/alerts/notifications/webhook.ts",
     ],
     tests: [
       "tests/alerts/rule-index.test.ts",
+      "tests/alerts/evaluation-cadence.test.ts",
       "tests/alerts/evaluation.test.ts",
       "tests/alerts/notifications.test.ts",
       "tests/alerts/agent-telemetry.test.ts",

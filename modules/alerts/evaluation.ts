@@ -1,10 +1,8 @@
-import type { Clock } from "../../shared/clock";
-import { type DeviceBrief, deviceSummaries, silentApprovedDevices } from "../devices/service";
+import { type DeviceBrief, deviceSummaries } from "../devices/service";
 import { scopeMembers } from "../fleet/service";
-import { enqueueJob } from "../jobs/service";
 import type { Config } from "../platform/config";
 import type { Sql } from "../platform/database";
-import { DEFAULT_OFFLINE_ALERT_MINUTES, readConsoleSettings } from "../settings/service";
+import { readConsoleSettings } from "../settings/service";
 import {
   type FeedPosition,
   optionKeyPath,
@@ -13,7 +11,7 @@ import {
   telemetryArrivedAfter,
   valueAt,
 } from "../telemetry/service";
-import { openAlert, resolveAlertsOfRemovedDevices, resolveOpen } from "./lifecycle";
+import { openAlert, resolveOpen } from "./lifecycle";
 import { type NotifyPolicy, notifyPolicy } from "./notifications/queue";
 import { numericValue, RuleIndex } from "./rule-index";
 import { type AlertRule, enabledRules, ruleScope } from "./rules";
@@ -377,101 +375,4 @@ export async function evaluateAlerts(
     await options.beforeCommit?.();
     return { events: events.length, evaluations, more: events.length === BATCH, unsettled };
   })) as EvaluationResult;
-}
-
-/**
- * Offline alerts (reference §7.4): approved devices silent beyond Settings' offline window get one
- * open `offline` alert; devices seen again since their alert are resolved here too (the heartbeat
- * path resolves them through evaluation; this catches a device whose telemetry was not evaluated).
- */
-export async function checkOfflineDevices(
-  sql: Sql,
-  config: Config,
-): Promise<{ opened: number; resolvedRemoved: number }> {
-  const settings = await readConsoleSettings(sql, {
-    onlineWindowSeconds: config.deviceOnlineWindowSeconds,
-    telemetryRetentionDays: config.telemetryRetentionDays,
-  });
-  const minutes = settings.offlineAlertMinutes ?? DEFAULT_OFFLINE_ALERT_MINUTES;
-  const policy = await notifyPolicy(config, sql);
-  const silent = await silentApprovedDevices(sql, minutes);
-  let opened = 0;
-  for (const device of silent) {
-    const alert = await sql.begin((tx) =>
-      openAlert(
-        tx as unknown as Sql,
-        {
-          type: "offline",
-          severity: "critical",
-          message: `Device hasn't reported in ${minutes} minutes`,
-          deviceId: device.id,
-          ruleId: null,
-          value: null,
-        },
-        policy,
-      ),
-    );
-    if (alert) opened++;
-  }
-  const resolvedRemoved = await resolveRemovedDevices(sql, policy);
-  return { opened, resolvedRemoved };
-}
-
-/** Open alerts of devices that were deleted, rejected or revoked are resolved (`device_removed`). */
-async function resolveRemovedDevices(sql: Sql, policy: NotifyPolicy): Promise<number> {
-  const open = await sql<{ device_id: string }[]>`
-    select distinct device_id from alerts where status <> 'resolved' limit 10000`;
-  const ids = open.map((r) => r.device_id);
-  const devices = await deviceSummaries(sql, ids);
-  const removed = ids.filter((id) => !devices.get(id)?.approved);
-  return (await resolveAlertsOfRemovedDevices(sql, removed, policy)).length;
-}
-
-/**
- * A process wakes evaluation at most this often. While telemetry flows, passes schedule each other
- * (jobs/alerts-evaluate.ts), so a wake-up only matters after a silence; one every second was, at rest,
- * a queue insert and a dozen job polls a minute for nothing.
- */
-export const WAKE_EVERY_MS = 5000;
-
-/**
- * The heartbeat route's wake-up of alert evaluation (one per process, built by app.ts): called after a
- * heartbeat was stored, it schedules an evaluation run at most every WAKE_EVERY_MS, never awaited by
- * the heartbeat (off its hot path). A heartbeat inside that time is not dropped: one deferred wake-up
- * follows at its end, so every heartbeat is followed by one within WAKE_EVERY_MS even if it is the last
- * for a while. The job key keeps one pending run however many heartbeats arrive; `preserve_run_at`
- * keeps the time a pending pass has (a busy stream cannot postpone it forever, nor a wake-up pull a
- * thin stream's next pass forward).
- */
-export function alertEvaluationWake(sql: Sql, clock: Clock): () => void {
-  let lastWake = Number.NEGATIVE_INFINITY;
-  let deferred = false;
-  const wake = () => {
-    const now = clock.now();
-    const wait = lastWake + WAKE_EVERY_MS - now;
-    if (wait > 0) {
-      if (deferred) return;
-      deferred = true;
-      clock.setTimeout(() => {
-        deferred = false;
-        wake();
-      }, wait);
-      return;
-    }
-    lastWake = now;
-    enqueueJob(
-      sql,
-      EVALUATE_TASK,
-      {},
-      {
-        jobKey: EVALUATE_TASK,
-        jobKeyMode: "preserve_run_at",
-        delayMs: SETTLE_MS + 100,
-        maxAttempts: 10,
-      },
-    ).catch(() => {
-      lastWake = Number.NEGATIVE_INFINITY; // try again with the next heartbeat
-    });
-  };
-  return wake;
 }

@@ -3,7 +3,7 @@
 // acknowledged, then resolves itself; an offline alert opens and clears with a shortened window.
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { checkOfflineDevices } from "../../modules/alerts/evaluation";
+import { checkOfflineDevices } from "../../modules/alerts/offline";
 import { TICK_MS } from "../../modules/live/hub";
 import { signedIn } from "../console/helpers";
 import { startTestApp } from "../helpers/app";

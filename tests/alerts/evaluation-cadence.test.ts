@@ -3,13 +3,8 @@
 // Outpost did), telemetry still inside the settle margin once it settles, and nothing new not at all.
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import evaluateJob from "../../jobs/alerts-evaluate";
-import {
-  alertEvaluationWake,
-  EVALUATE_TASK,
-  evaluateAlerts,
-  SETTLE_MS,
-  WAKE_EVERY_MS,
-} from "../../modules/alerts/evaluation";
+import { EVALUATE_TASK, evaluateAlerts, SETTLE_MS } from "../../modules/alerts/evaluation";
+import { alertEvaluationWake, WAKE_EVERY_MS } from "../../modules/alerts/wake";
 import { startTestApp } from "../helpers/app";
 import { TestClock } from "../helpers/clock";
 import { type SensorDevice, sensorDevice, sensorPayload } from "./helpers";
@@ -71,7 +66,7 @@ describe("alert evaluation's cadence", () => {
     await cursorAMinuteBack();
     await arrived(device, 30, 3);
     const due = await expectNextPassAfter(2_500);
-    // A heartbeat's wake-up (modules/alerts/evaluation.ts: the job key, preserve_run_at) keeps that
+    // A heartbeat's wake-up (modules/alerts/wake.ts: the job key, preserve_run_at) keeps that
     // time, even one asking for sooner.
     await sql`select graphile_worker.add_job(${EVALUATE_TASK}, '{}'::json, run_at => now() + interval '0.5 seconds',
       job_key => ${EVALUATE_TASK}, job_key_mode => 'preserve_run_at')`;

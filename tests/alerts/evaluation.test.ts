@@ -1,8 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import path from "node:path";
 import alertsRetentionJob from "../../jobs/alerts-retention";
-import { checkOfflineDevices, evaluateAlerts } from "../../modules/alerts/evaluation";
+import { evaluateAlerts } from "../../modules/alerts/evaluation";
 import { changeStatus, deleteExpiredAlerts } from "../../modules/alerts/lifecycle";
+import { checkOfflineDevices } from "../../modules/alerts/offline";
 import { createRule } from "../../modules/alerts/rules";
 import { recordTelemetry } from "../../modules/telemetry/service";
 import { startTestApp } from "../helpers/app";

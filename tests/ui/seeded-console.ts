@@ -1,7 +1,7 @@
 // A console with something on every page, shared by the every-page test and the Lighthouse benchmark:
 // an approved device with telemetry and a command, a pending one, an alert rule and an offline alert,
 // a custom report, an ended terminal session with its recording, a rollout, and the E2E service on.
-import { checkOfflineDevices } from "../../modules/alerts/evaluation";
+import { checkOfflineDevices } from "../../modules/alerts/offline";
 import { queueCommand, recordCommandResults } from "../../modules/commands/service";
 import { createRollout } from "../../modules/rollouts/service";
 import { Recorder } from "../../modules/terminal/recording";
