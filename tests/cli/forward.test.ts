@@ -9,13 +9,20 @@ import { startTestApp } from "../helpers/app";
 import { startDevice, type TestDevice, waitFor } from "../terminal/helpers";
 import { cliHome, OUTPOST } from "./helpers";
 
+let device: TestDevice;
+let echo: net.Server | undefined;
+// Hooks run in the order registered: the agent, its sshd and the echo server end before the app stops
+// (the app's own hook, registered by startTestApp), so no forward or tunnel of theirs is open then.
+afterAll(async () => {
+  if (device) await device.stop(); // unset when the set-up failed before it
+  echo?.close();
+});
 const app = await startTestApp({ BASE_DOMAIN: "fwd.test" });
 const home = cliHome();
-let device: TestDevice;
 let token: string;
 
 /** The device's TCP service: echoes every byte and ends when its client has ended. */
-const echo = net.createServer({ allowHalfOpen: true }, (socket) => {
+echo = net.createServer({ allowHalfOpen: true }, (socket) => {
   socket.on("error", () => {});
   socket.pipe(socket);
 });
@@ -23,7 +30,6 @@ await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
 const echoPort = (echo.address() as net.AddressInfo).port;
 /** A port the agent does not list (nothing listens there either). */
 const unlistedPort = echoPort === 65000 ? 65001 : 65000;
-afterAll(() => echo.close());
 
 beforeAll(async () => {
   device = await startDevice(app, { settings: { "tunnel.forward_ports": `${echoPort},4840` } });
@@ -37,7 +43,6 @@ beforeAll(async () => {
   );
   token = await app.token("operator");
 });
-afterAll(() => device?.stop());
 
 /** `outpost forward` running in the background: its listening address once it printed it. */
 async function startForward(ports: string) {
@@ -91,7 +96,7 @@ const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
 describe("outpost forward", () => {
   test("carries bytes both ways to a device port its agent offers; audited; Ctrl-C closes the lease", async () => {
-    const forward = await startForward("0:" + echoPort);
+    const forward = await startForward(`0:${echoPort}`);
     expect(forward.address).not.toBe("exited");
     const payload = randomBytes(1024 * 1024);
     const first = await roundTrip(forward.address, payload);
