@@ -14,9 +14,10 @@ import {
   type TerminalLimits,
   TerminalSettingsForm,
 } from "./model";
+import { openSession } from "./open-session";
 import { PlaybackPage, SessionsPage } from "./pages/sessions";
 import { readRecording } from "./recording";
-import { endSession, sessionNotFound, startSession } from "./service";
+import { endSession, sessionNotFound } from "./service";
 import { getSession, listSessions } from "./sessions";
 
 /** Console routes of the browser terminal: open a session, the sessions list, playback, host keys. */
@@ -38,29 +39,11 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
         }
         // The role may ask for a fresh second factor first (the page's script follows details.verify_url).
         await requireFreshFactor(database.db, principal, `/devices/${params.id}?tab=terminal`);
-        const settings = await ctx.settings.device();
-        const started = await startSession(sql, {
-          deviceId: params.id,
-          operator: { operatorId: principal.operatorId, email: principal.email },
-          secretKey: config.secretKey,
-          limits,
-          remoteAccessMaxMinutes: config.remoteAccessMaxMinutes,
-          onlineWindowSeconds: settings.onlineWindowSeconds,
-        });
-        noteAudit(request, {
-          target: `terminal_session:${started.sessionId}`,
-          details: { device_id: params.id, command_id: started.commandId },
-        });
         set.status = 201;
-        return {
-          data: {
-            session_id: started.sessionId,
-            session_ref: started.sessionRef,
-            command_id: started.commandId,
-            socket_token: started.socketToken,
-            topic: `terminal:${started.deviceId}`,
-          },
-        };
+        return openSession(ctx, limits, request, params.id, {
+          operatorId: principal.operatorId,
+          email: principal.email,
+        });
       },
       { access: "operator", params: IdParams, body: TerminalButtonForm },
     )

@@ -6,6 +6,7 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "./api-types";
 
+import { driveE2e } from "./drive-e2e";
 import { driveRollouts } from "./drive-rollouts";
 import type { Reply } from "./drive-types";
 
@@ -229,49 +230,7 @@ export async function driveEveryOperation(baseUrl: string, credentials: Credenti
   }
 
   // ---------------------------------------------------------------- E2E API
-  await anonymous.GET("/e2e/suites", {});
-  await runner.GET("/e2e/suites", {});
-  await runner.GET("/e2e/runs", { params: { query: { limit: "0" } } });
-  await runner.GET("/e2e/runs", { params: { query: { suite_id: "smoke", limit: "5" } } });
-  const create = { suite_id: "smoke", environment_label: "plain", trigger_source: "ci" as const };
-  await runner.POST("/e2e/runs", { params: { header: { "x-e2e-protocol-version": "9" } }, body: create });
-  const run = await runner.POST("/e2e/runs", {
-    params: { header: { "x-e2e-protocol-version": "1" } },
-    body: { ...create, idempotency_key: `contract-${credentials.mac}`, metadata: { build: 1 } },
-  });
-  const runId = run.data?.data.id ?? "";
-  const unknownRun = { path: { runId: crypto.randomUUID() } };
-  const thisRun = { path: { runId } };
-  await runner.GET("/e2e/runs/{runId}", { params: unknownRun });
-  await runner.GET("/e2e/runs/{runId}", { params: thisRun });
-  await runner.GET("/e2e/runs/{runId}/results", { params: unknownRun });
-  await runner.GET("/e2e/runs/{runId}/results", { params: thisRun });
-  const log = '{"v":1,"kind":"journey","journey_id":"dashboard","status":"passed"}\n';
-  const asText = {
-    bodySerializer: (body: string) => body,
-    headers: { "content-type": "application/x-ndjson" },
-  };
-  const journey = { path: { runId, journeyId: "dashboard" } };
-  await runner.PUT("/e2e/runs/{runId}/results/{journeyId}/log", {
-    params: { path: { runId: unknownRun.path.runId, journeyId: "dashboard" } },
-    body: log,
-    ...asText,
-  });
-  await runner.PUT("/e2e/runs/{runId}/results/{journeyId}/log", { params: journey, body: log, ...asText });
-  await runner.GET("/e2e/runs/{runId}/results/{journeyId}/log", {
-    params: { path: { runId, journeyId: "no-such-journey" } },
-  });
-  await runner.GET("/e2e/runs/{runId}/results/{journeyId}/log", { params: journey });
-  await runner.POST("/e2e/runs/{runId}/results", {
-    params: unknownRun,
-    body: { results: [{ journey_id: "dashboard", status: "passed" }] },
-  });
-  await runner.POST("/e2e/runs/{runId}/results", {
-    params: thisRun,
-    body: { results: [{ journey_id: "dashboard", status: "passed", duration_ms: 1200 }] },
-  });
-  await runner.POST("/e2e/runs/{runId}/cancel", { params: unknownRun });
-  await runner.POST("/e2e/runs/{runId}/cancel", { params: thisRun });
+  await driveE2e(anonymous, runner, credentials.mac);
 
   // ---------------------------------------------------------------- JSON:API (the device above, last)
   const unknownResource = { path: { id: crypto.randomUUID() } };
