@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
-import { createBackup, type Manifest, restoreBackup } from "../modules/backup/service";
+import type { Manifest } from "../modules/backup/model";
 import { loadConfig, storageConfig } from "../modules/platform/config";
 import { createLogger } from "../modules/platform/logger";
-import { withDatabase } from "./database";
 import { example } from "./help";
 
 const VERSION = (
@@ -57,6 +56,11 @@ export function registerBackupCommands(program: Command): void {
     const output = path.resolve(options.output ?? defaultName());
     const progress = progressLine();
     const started = Date.now();
+    // Loaded here, not for `--help` (main.ts says why).
+    const [{ createBackup }, { withDatabase }] = await Promise.all([
+      import("../modules/backup/service"),
+      import("./database"),
+    ]);
     const manifest = await withDatabase(
       config,
       logger,
@@ -100,6 +104,7 @@ export function registerBackupCommands(program: Command): void {
     const logger = createLogger(process.env.LOG_LEVEL ?? "warn", {}, "pretty");
     const progress = progressLine();
     const started = Date.now();
+    const { restoreBackup } = await import("../modules/backup/service");
     const manifest = await restoreBackup({
       file: path.resolve(file),
       dataDir,

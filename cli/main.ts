@@ -1,28 +1,24 @@
 import { userInfo } from "node:os";
 import { Command, InvalidArgumentError } from "commander";
-import { startOutpost } from "../app";
 import { recordCliAudit } from "../modules/audit/service";
-import { BackupError } from "../modules/backup/service";
-import {
-  createApiToken,
-  createOperator,
-  isOperatorRole,
-  type OperatorRole,
-  resetFactorsByEmail,
-  unlockSignIn,
-} from "../modules/operators/service";
+import { BackupError } from "../modules/backup/model";
+import { isOperatorRole, type OperatorRole } from "../modules/operators/model";
 import { type Config, ConfigError, loadConfig } from "../modules/platform/config";
 import type { Database } from "../modules/platform/database";
 import { AppError } from "../modules/platform/errors";
 import { createLogger } from "../modules/platform/logger";
 import { registerBackupCommands } from "./backup";
-import { withDatabase } from "./database";
 import { registerE2ECommands } from "./e2e/commands";
 import { example } from "./help";
 import { readSecret } from "./prompt";
 import { registerRemoteCommands } from "./remote/commands";
 import { CliError } from "./remote/credentials";
 import { describeStartupFailure } from "./startup-errors";
+
+// The server's modules load when a command runs, not for `--help` or a usage error (a second, not 0.1 s).
+const operators = () => import("../modules/operators/service");
+const withDatabase: typeof import("./database").withDatabase = async (...args) =>
+  (await import("./database")).withDatabase(...args);
 
 /** The configuration of the running command, so a failure can name the setting behind it. */
 let activeConfig: Config | undefined;
@@ -114,6 +110,7 @@ example(
   "OUTPOST_ROLE=web PORT=4000 ./outpost start",
 ).action(async () => {
   const { config, logger } = setup();
+  const { startOutpost } = await import("../app");
   const outpost = await startOutpost(config, logger);
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -154,6 +151,7 @@ example(
   "printf '%s\\n' \"$PASSWORD\" | ./outpost admin create --email ci@example.com",
 ).action(async (options: { email: string; role: OperatorRole }) => {
   const { config, logger } = setup();
+  const { createOperator } = await operators();
   const password = await readSecret("Password (at least 10 characters): ");
   const operator = await withDatabase(config, logger, (database) =>
     audited(
@@ -174,6 +172,7 @@ example(
   "./outpost admin unlock --email you@example.com",
 ).action(async (options: { email: string }) => {
   const { config, logger } = setup();
+  const { unlockSignIn } = await operators();
   const cleared = await withDatabase(config, logger, (database) =>
     audited(
       database,
@@ -199,6 +198,7 @@ example(
   "./outpost admin reset-factors --email you@example.com",
 ).action(async (options: { email: string }) => {
   const { config, logger } = setup();
+  const { resetFactorsByEmail } = await operators();
   const removed = await withDatabase(config, logger, (database) =>
     audited(
       database,
@@ -232,6 +232,7 @@ example(
   "./outpost token create --name ci --role operator > ci-token.txt",
 ).action(async (options: { name: string; role: OperatorRole }) => {
   const { config, logger } = setup();
+  const { createApiToken } = await operators();
   const created = await withDatabase(config, logger, (database) =>
     audited(
       database,

@@ -2,6 +2,13 @@
 import { type Static, t } from "elysia";
 import { ButtonForm, ConsoleForm, FormText } from "../platform/schemas";
 
+export const OPERATOR_ROLES = ["admin", "operator", "viewer"] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+
+export function isOperatorRole(value: unknown): value is OperatorRole {
+  return typeof value === "string" && (OPERATOR_ROLES as readonly string[]).includes(value);
+}
+
 const next = t.Optional(FormText(2000));
 
 export const LoginForm = ConsoleForm({ email: FormText(254), password: FormText(1024), next });

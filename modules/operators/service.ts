@@ -2,20 +2,16 @@ import { and, count, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import { randomToken, sha256Hex } from "../platform/crypto";
 import type { Db } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
+import type { OperatorRole } from "./model";
 import { loginThrottle, operatorSessions, operators, setupCodes } from "./schema";
 
-export const OPERATOR_ROLES = ["admin", "operator", "viewer"] as const;
-export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+export { isOperatorRole, OPERATOR_ROLES, type OperatorRole } from "./model";
 
 const ROLE_RANK: Record<OperatorRole, number> = { viewer: 1, operator: 2, admin: 3 };
 
 /** True when `role` may do what `required` may. */
 export function roleAllows(role: OperatorRole, required: OperatorRole): boolean {
   return ROLE_RANK[role] >= ROLE_RANK[required];
-}
-
-export function isOperatorRole(value: unknown): value is OperatorRole {
-  return typeof value === "string" && (OPERATOR_ROLES as readonly string[]).includes(value);
 }
 
 export interface OperatorView {
