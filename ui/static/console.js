@@ -3,6 +3,7 @@
   const page = document.querySelector("[data-live-page]");
   const kind = page?.getAttribute("data-live-page");
   const deviceId = page?.getAttribute("data-device-id");
+  const rolloutId = page?.getAttribute("data-rollout-id");
 
   // ---------- selection (device list) ----------
   function rows() {
@@ -149,12 +150,21 @@
       document.addEventListener("htmx:afterRequest", () => refreshDeviceTab(), { once: true });
     }
   });
+  /** A rollout's progress section, fetched anew (the same page of the same state it shows). A swap into it
+   * under a pressed pointer waits for the release (ui/static/app.js), so a click on Pause is never lost. */
+  function refreshRollout() {
+    const section = document.getElementById("rollout-live");
+    const url = section?.getAttribute("data-refresh");
+    if (!window.htmx || !url) return;
+    window.htmx.ajax("GET", url, { target: "#rollout-live", swap: "outerHTML" });
+  }
   /** A change made before the stream was up (after the page rendered, or while reconnecting) sent an event
    * nobody heard: refresh once what such an event would have, with the same care for what someone is doing. */
   async function catchUp() {
     if (!window.htmx) return;
     if (kind === "devices") refreshDeviceList();
     if (kind === "device") refreshDeviceTab();
+    if (kind === "rollout") refreshRollout();
     if (!document.querySelector("[data-live], [data-live-hint]")) return;
     try {
       const response = await fetch(location.href, {
@@ -213,6 +223,16 @@
       return;
     }
     if (data.id === deviceId) refreshDeviceTab();
+  });
+  source.addEventListener("rollout", (event) => {
+    if (kind !== "rollout") return;
+    let data;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    if (data.id === rolloutId) refreshRollout();
   });
   window.addEventListener("pagehide", () => source.close());
 })();
