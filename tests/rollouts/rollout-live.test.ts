@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { Page } from "playwright-core";
 import { executeCommands } from "../../agent/commands/executor";
 import type { ServerCommand } from "../../agent/commands/types";
 import { ScriptStore } from "../../agent/scripts/store";
@@ -44,20 +45,32 @@ async function claim(device: Device): Promise<ServerCommand[]> {
   throw new Error("the rollout's command never reached the device");
 }
 
+/** Two devices and a one-wave script rollout to both. */
+async function startRollout() {
+  const devices: Device[] = await Promise.all([1, 2].map(() => approvedDevice(app)));
+  const operator = await app.token("operator");
+  const created = await app.fetch("/api/v1/rollouts", {
+    ...json({
+      action: { type: "install_script", script: script("live") },
+      target: { ids: devices.map((d) => d.id) },
+      concurrency: 2,
+    }),
+    headers: { "content-type": "application/json", authorization: `Bearer ${operator}` },
+  });
+  expect(created.status).toBe(201);
+  return { devices, rollout: ((await created.json()) as { data: { id: string } }).data };
+}
+
+const delivered = (page: Page, n: number) =>
+  page.waitForFunction(
+    (n) => document.querySelector('[data-count="delivered"]')?.textContent === String(n),
+    n,
+    { timeout: 20_000 },
+  );
+
 describe("rollout progress over the live channel", () => {
   test("a result arriving updates counts and row without a reload; no polling while nothing changes", async () => {
-    const devices: Device[] = await Promise.all([1, 2].map(() => approvedDevice(app)));
-    const operator = await app.token("operator");
-    const created = await app.fetch("/api/v1/rollouts", {
-      ...json({
-        action: { type: "install_script", script: script("live") },
-        target: { ids: devices.map((d) => d.id) },
-        concurrency: 2,
-      }),
-      headers: { "content-type": "application/json", authorization: `Bearer ${operator}` },
-    });
-    expect(created.status).toBe(201);
-    const rollout = ((await created.json()) as { data: { id: string } }).data;
+    const { devices, rollout } = await startRollout();
 
     const context = await signedIn(browser, app, "viewer");
     const page = await context.newPage();
@@ -75,11 +88,7 @@ describe("rollout progress over the live channel", () => {
 
     // Both devices take their commands: the driver records them delivered, the page follows.
     const commands = await Promise.all(devices.map(claim));
-    await page.waitForFunction(
-      () => document.querySelector('[data-count="delivered"]')?.textContent === "2",
-      undefined,
-      { timeout: 20_000 },
-    );
+    await delivered(page, 2);
 
     // Nothing changes now: the page asks for nothing (the old page polled every 2 s).
     await page.waitForTimeout(1500); // a refresh already on its way lands
@@ -117,6 +126,36 @@ describe("rollout progress over the live channel", () => {
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(
       true,
     );
+    await context.close();
+  }, 120_000);
+
+  test("a refresh waits while Pause is pressed: the release still pauses", async () => {
+    const { devices, rollout } = await startRollout();
+    const context = await signedIn(browser, app, "operator");
+    const page = await context.newPage();
+    await page.goto(`${app.url}/rollouts/${rollout.id}`);
+    await page.waitForSelector('[data-live-status][data-state="live"]');
+    const commands = await Promise.all(devices.map(claim));
+    await delivered(page, 2);
+    await page.waitForTimeout(1500); // a refresh already on its way lands
+
+    const pause = page.locator('#rollout-controls button:has-text("Pause")');
+    const box = (await pause.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    const refreshed = page.waitForResponse(
+      (response) => new URL(response.url()).pathname === `/rollouts/${rollout.id}/progress`,
+      { timeout: 20_000 },
+    );
+    await postResults(app, devices[0]!, await executeCommands(commands[0]!, agentOf(2)));
+    await refreshed;
+    await page.waitForTimeout(300); // what htmx would take to swap it in
+    // Not swapped yet: the pressed button is the one the page had, the count the old one.
+    expect(await pause.evaluate((button) => button.isConnected)).toBe(true);
+    expect(await page.locator('[data-count="succeeded"]').textContent()).toBe("0");
+    await page.mouse.up();
+    await page.locator(".flash.success", { hasText: "Paused" }).waitFor({ timeout: 10_000 });
+    expect(await page.locator("#rollout-live").getAttribute("data-status")).toBe("paused");
     await context.close();
   }, 120_000);
 });
