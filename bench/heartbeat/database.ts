@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import postgres from "postgres";
-import { applyMigrations, connectDatabase, type Sql } from "../../modules/platform/database";
+import { applyMigrations, connectDatabase, type Db, type Sql } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 
 /**
@@ -86,11 +86,11 @@ export async function startMigratedBenchDatabase(
   bench: string,
   pool: number,
   cleanups: (() => Promise<void> | void)[],
-): Promise<{ url: string; postgresPid: number; sql: Sql }> {
+): Promise<{ url: string; postgresPid: number; sql: Sql; db: Db }> {
   const { url, postgresPid } = await startBenchDatabase({ ephemeral: false, cleanups });
   if (!postgresPid) throw new Error(`${bench} measures its own PostgreSQL: unset BENCH_DATABASE_URL`);
   const database = connectDatabase(url, pool);
   cleanups.push(() => database.sql.end({ timeout: 5 }));
   await applyMigrations(database);
-  return { url, postgresPid, sql: database.sql };
+  return { url, postgresPid, sql: database.sql, db: database.db };
 }

@@ -9,7 +9,8 @@
  */
 import type { Socket } from "bun";
 
-export type Answer = { status: number; bytes: number };
+/** `body`: the answer's text (latin1, as received: the simulated devices of bench:rollout read their commands). */
+export type Answer = { status: number; bytes: number; body: string };
 
 const HEADER_END = "\r\n\r\n";
 
@@ -112,5 +113,5 @@ export function parseAnswer(text: string): Answer | Error | "incomplete" {
   const length = Number(lengthHeader[1]);
   if (text.length < bodyStart + length) return "incomplete";
   if (text.length > bodyStart + length) return new Error("more bytes than the answer announced");
-  return { status, bytes: length };
+  return { status, bytes: length, body: text.slice(bodyStart) };
 }

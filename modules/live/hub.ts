@@ -1,7 +1,7 @@
 /**
  * Live updates for the console, across web instances (docs/console.md):
  *
- *   database trigger ── pg_notify('outpost_live', 'devices' | 'device:<id>') ──▶ every web instance
+ *   database trigger ── pg_notify('outpost_live', 'devices' | 'device:<id>' | 'rollout:<id>') ──▶ every web instance
  *   (LISTEN, one connection per instance) ──▶ throttled fan-out ──▶ browsers (Server-Sent Events)
  *
  * Notifications name a topic only; PostgreSQL folds identical ones of a transaction, and each
@@ -20,6 +20,8 @@ export const LIVE_CHANNEL = "outpost_live";
 export const THROTTLE_MS = 1000;
 export const TICK_MS = 15_000;
 const PING_MS = 15_000;
+/** Topics about one thing: `<topic>:<id>` is sent to browsers as event `<topic>` with `{id}`. */
+const ID_TOPICS = ["device", "rollout"] as const;
 
 export interface LiveClient {
   send(event: string, data: string): void;
@@ -44,8 +46,9 @@ export class LiveHub {
   private clients = new Set<LiveClient>();
   private listening: Promise<{ unlisten(): Promise<void> } | undefined> | undefined;
   private fleetTimer: ClockTimer | undefined;
-  private deviceTimer: ClockTimer | undefined;
-  private pendingDevices = new Set<string>();
+  private topicTimer: ClockTimer | undefined;
+  /** `device:<id>` and `rollout:<id>` heard since the last send: one event each per THROTTLE_MS. */
+  private pendingTopics = new Set<string>();
   private tick: ClockTimer | undefined;
   private ping: ClockTimer | undefined;
   private last = "";
@@ -100,13 +103,16 @@ export class LiveHub {
         this.fleetTimer = undefined;
         return this.flushFleet(true);
       }, THROTTLE_MS);
-    } else if (payload.startsWith("device:")) {
-      this.pendingDevices.add(payload.slice(7));
-      this.deviceTimer ??= this.options.clock.setTimeout(() => {
-        this.deviceTimer = undefined;
-        const ids = [...this.pendingDevices];
-        this.pendingDevices.clear();
-        for (const id of ids) this.broadcast("device", JSON.stringify({ id }));
+    } else if (ID_TOPICS.some((topic) => payload.startsWith(`${topic}:`))) {
+      this.pendingTopics.add(payload);
+      this.topicTimer ??= this.options.clock.setTimeout(() => {
+        this.topicTimer = undefined;
+        const topics = [...this.pendingTopics];
+        this.pendingTopics.clear();
+        for (const topic of topics) {
+          const colon = topic.indexOf(":");
+          this.broadcast(topic.slice(0, colon), JSON.stringify({ id: topic.slice(colon + 1) }));
+        }
       }, THROTTLE_MS);
     }
   }
@@ -141,7 +147,7 @@ export class LiveHub {
   async close(): Promise<void> {
     this.closed = true;
     this.fleetTimer?.clear();
-    this.deviceTimer?.clear();
+    this.topicTimer?.clear();
     this.tick?.clear();
     this.ping?.clear();
     for (const client of this.clients) {

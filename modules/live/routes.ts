@@ -4,7 +4,7 @@ import type { LiveClient } from "./hub";
 
 const encoder = new TextEncoder();
 
-/** GET /live/events: the console's Server-Sent Events stream (events `fleet` and `device`). */
+/** GET /live/events: the console's Server-Sent Events stream (events `fleet`, `device` and `rollout`). */
 export function liveRoutes(ctx: AppContext) {
   return new Elysia({ name: "live" }).use(ctx.access).get(
     "/live/events",

@@ -81,18 +81,26 @@ export function reportPageRoutes(ctx: AppContext) {
   const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const sql = ctx.database.sql;
 
-  /** The report's scope in words (a view by its name now). */
-  async function scopeText(report: ReportDefinition) {
-    const scope = scopeOf(report.config);
-    const names = await viewNames(sql, scope.view ? [scope.view] : []);
-    return describeScope(
-      {
-        type: scope.type,
-        product: report.config.schema_id,
-        deviceIds: scope.device_ids ?? null,
-        query: scope.query ?? null,
-      },
-      scope.view ? names.get(scope.view) : null,
+  /** Each report's scope in words by report id (views by their names now: one look-up for all). */
+  async function scopeTexts(reports: ReportDefinition[]): Promise<Map<string, string>> {
+    const scopes = reports.map((report) => ({ report, scope: scopeOf(report.config) }));
+    const names = await viewNames(
+      sql,
+      scopes.flatMap(({ scope }) => (scope.view ? [scope.view] : [])),
+    );
+    return new Map(
+      scopes.map(({ report, scope }) => [
+        report.id,
+        describeScope(
+          {
+            type: scope.type,
+            product: report.config.schema_id,
+            deviceIds: scope.device_ids ?? null,
+            query: scope.query ?? null,
+          },
+          scope.view ? names.get(scope.view) : null,
+        ),
+      ]),
     );
   }
 
@@ -187,6 +195,7 @@ export function reportPageRoutes(ctx: AppContext) {
             ctx={page}
             props={{
               reports,
+              scopes: await scopeTexts(reports),
               name,
               fields,
               dir,
@@ -238,7 +247,7 @@ export function reportPageRoutes(ctx: AppContext) {
             ctx={page}
             props={{
               report,
-              scope: await scopeText(report),
+              scope: (await scopeTexts([report])).get(report.id)!,
               results,
               problems: results.problems,
               fromSaved,

@@ -68,7 +68,7 @@ describe("the benchmark's keep-alive client", () => {
 
   test("answers are parsed only when whole, and what is not HTTP/1.1 with a length is an error", () => {
     const answer = "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 2\r\n\r\n{}";
-    expect(parseAnswer(answer)).toEqual({ status: 429, bytes: 2 });
+    expect(parseAnswer(answer)).toEqual({ status: 429, bytes: 2, body: "{}" });
     expect(parseAnswer(answer.slice(0, -1))).toBe("incomplete");
     expect(parseAnswer("HTTP/1.1 200 OK\r\ncontent-len")).toBe("incomplete");
     expect(parseAnswer(`${answer}x`)).toBeInstanceOf(Error);

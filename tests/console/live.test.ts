@@ -63,7 +63,7 @@ describe("live updates", () => {
     expect(fleet()).toHaveLength(1);
     const first = fleet()[0];
     events.length = 0;
-    return { clock, hub, fleet, first };
+    return { clock, hub, fleet, first, events };
   }
 
   test("a burst of notifications becomes one fleet event with fresh counts per instance", async () => {
@@ -78,6 +78,33 @@ describe("live updates", () => {
       expect(fleet()).toHaveLength(1);
       const [row] = await app.database.sql<{ n: number }[]>`select count(*)::int as n from devices`;
       expect(fleet()[0].total).toBe(row!.n);
+    } finally {
+      await hub.close();
+    }
+  }, 30_000);
+
+  test("rollout and device notifications: one event per id per throttle, each naming its id", async () => {
+    const { clock, hub, events } = await subscribedHub();
+    try {
+      for (let i = 0; i < 50; i++) {
+        hub.onNotify("rollout:r-1");
+        hub.onNotify("rollout:r-2");
+        hub.onNotify("device:d-1");
+      }
+      await clock.advance(THROTTLE_MS - 1);
+      expect(events).toEqual([]);
+      await clock.advance(1);
+      expect(events.filter((e) => e.event !== "fleet")).toEqual([
+        { event: "rollout", data: JSON.stringify({ id: "r-1" }) },
+        { event: "rollout", data: JSON.stringify({ id: "r-2" }) },
+        { event: "device", data: JSON.stringify({ id: "d-1" }) },
+      ]);
+      hub.onNotify("rollout:r-1");
+      await clock.advance(THROTTLE_MS);
+      expect(events.filter((e) => e.event === "rollout")).toHaveLength(3);
+      hub.onNotify("rollouts-unknown");
+      await clock.advance(THROTTLE_MS * 2);
+      expect(events.filter((e) => e.event !== "fleet")).toHaveLength(4);
     } finally {
       await hub.close();
     }

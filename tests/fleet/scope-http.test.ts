@@ -105,6 +105,52 @@ describe("report scopes", () => {
     expect(product.body.data.config.scope).toEqual({ type: "product" });
     expect(await devicesOf(product.body.data.id)).toEqual([ids.a, ids.b].sort());
   });
+  test("the report list shows each report's scope in words, as the rule list does, escaped", async () => {
+    const markup = await call(
+      "/api/v1/reports",
+      json({
+        name: "Markup query",
+        config: {
+          schema_id: null,
+          fields: [{ path: "cpu.usage_pct" }],
+          scope: { type: "query", query: '"<img src=x onerror=alert(1)>"' },
+        },
+      }),
+    );
+    expect(markup.status).toBe(201);
+    const listed = await call(
+      "/api/v1/reports",
+      json({
+        name: "Two listed",
+        config: {
+          schema_id: null,
+          fields: [{ path: "cpu.usage_pct" }],
+          scope: { type: "devices", device_ids: [ids.a, ids.g] },
+        },
+      }),
+    );
+    expect(listed.status).toBe(201);
+    const viewer = await app.session("viewer");
+    const response = await app.fetch("/reports", { headers: { cookie: viewer.cookie } });
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).not.toContain("<img src=x");
+    // Each row: the report's name, then (last cells) its scope and update time.
+    const scopes = Object.fromEntries(
+      [...html.matchAll(/<tr>.*?<\/tr>/gs)].flatMap((row) => {
+        const name = /href="\/reports\/[0-9a-f-]{36}"[^>]*>([^<]*)</.exec(row[0])?.[1];
+        const cells = [...row[0].matchAll(/<td[^>]*>(.*?)<\/td>/gs)].map((c) => c[1]);
+        return name ? [[name, cells.at(-2)]] : [];
+      }),
+    );
+    expect(scopes).toEqual({
+      Atom: "Every device of atom",
+      "Gate by query": "Query: product:gate",
+      "Markup query": "Query: &quot;&lt;img src=x onerror=alert(1)&gt;&quot;",
+      "Picked CPU": "View &quot;Picked&quot;",
+      "Two listed": "2 device(s)",
+    });
+  });
 });
 
 describe("rule scopes over JSON:API, and deleting a view in use", () => {

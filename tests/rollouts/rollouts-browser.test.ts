@@ -1,5 +1,5 @@
 // Rollouts in real Chromium: "Roll out…" from the device list's selection, the new-rollout form, the
-// live progress page following the devices' answers (htmx refresh), pause and resume, at laptop
+// live progress page following the devices' answers (live channel refresh), pause and resume, at laptop
 // and phone width. The app runs its worker: the driver is the real graphile-worker job.
 import { afterAll, describe, expect, test } from "bun:test";
 import { approvedDevice, heartbeat, postResults, signedIn } from "../console/helpers";

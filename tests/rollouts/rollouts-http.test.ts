@@ -2,6 +2,7 @@
 // confirmed; get with counts, the per-device list and its CSV; pause, resume, cancel; who may do what;
 // an audit record per rollout and per operator action; the console's form and buttons (CSRF).
 import { afterAll, describe, expect, test } from "bun:test";
+import { notificationsDuring } from "../console/helpers";
 import { json } from "../devices/helpers";
 import { form, startTestApp } from "../helpers/app";
 import { answer, drive, insertDevices, script } from "./helpers";
@@ -177,5 +178,29 @@ describe("console", () => {
     const csv = await app.fetch(`/api/v1${location}/results.csv`, { headers: { cookie: session.cookie } });
     expect(csv.status).toBe(200);
     expect((await csv.text()).trim().split("\r\n").length).toBe(3);
+  });
+
+  test("the live channel hears a rollout change: its row, its devices' states, not a command queued for a device", async () => {
+    const ids = await insertDevices(app.database, 3);
+    const created = await create({
+      action: { type: "install_script", script: script("live-notify") },
+      target: { ids },
+      concurrency: 3,
+    });
+    const id = created.body.data.id;
+    const topic = `rollout:${id}`;
+    const rolloutTopics = (seen: string[]) => seen.filter((s) => s.startsWith("rollout:"));
+    // The driver moves past the empty canary wave (the rollout's row: one) and queues the three
+    // commands (no device changes state: nothing more).
+    const queued = await notificationsDuring(app, () => drive(app.database, id).then(() => {}));
+    expect(rolloutTopics(queued)).toEqual([topic]);
+    // The three answer; the driver records the three results in one statement, then completes it.
+    for (const device of ids) await answer(app.database, device);
+    const finished = await notificationsDuring(app, () => drive(app.database, id).then(() => {}));
+    expect(rolloutTopics(finished)).toEqual([topic, topic]);
+    const [row] = await app.database.sql<
+      { status: string }[]
+    >`select status from rollouts where id = ${id}::uuid`;
+    expect(row!.status).toBe("completed");
   });
 });

@@ -3,6 +3,7 @@
   const page = document.querySelector("[data-live-page]");
   const kind = page?.getAttribute("data-live-page");
   const deviceId = page?.getAttribute("data-device-id");
+  const rolloutId = page?.getAttribute("data-rollout-id");
 
   // ---------- selection (device list) ----------
   function rows() {
@@ -59,15 +60,15 @@
   // against the part then in the page. (htmx would queue it with its target resolved at once: the part the
   // first is about to replace. Swapped into that detached element, htmx throws half-way and loses what
   // hx-preserve had set aside: the device page's install form, typed text and all.)
-  const refreshes = new Map(); // region → what to run first when it is asked for again meanwhile, or null
-  function refreshRegion(region, beforeRequest = () => {}) {
+  const refreshes = new Map(); // region → the options it was asked for again with meanwhile, or null
+  function refreshRegion(region, options = {}) {
     if (refreshes.has(region)) {
-      refreshes.set(region, beforeRequest);
+      refreshes.set(region, options);
       return;
     }
     refreshes.set(region, null);
-    beforeRequest();
-    const url = location.pathname + location.search;
+    options.beforeRequest?.();
+    const url = options.url ?? location.pathname + location.search;
     window.htmx.ajax("GET", url, { target: region, select: region, swap: "outerHTML" }).finally(() => {
       const again = refreshes.get(region);
       refreshes.delete(region);
@@ -96,8 +97,10 @@
   function refreshDeviceList({ asked = false } = {}) {
     if (!window.htmx || !document.getElementById("device-results")) return;
     if (!asked && keepWork()) return;
-    refreshRegion("#device-results", () => {
-      liveRefreshInFlight = !asked;
+    refreshRegion("#device-results", {
+      beforeRequest: () => {
+        liveRefreshInFlight = !asked;
+      },
     });
   }
   // Someone may select rows or type while a live refresh is on its way: keep what they did then.
@@ -142,12 +145,19 @@
     if (!region) return;
     refreshRegion(region);
   }
+  /** A rollout's progress section, fetched anew (the same page of the same state it shows). A swap into it
+   * under a pressed pointer waits for the release (ui/static/app.js), so a click on Pause is never lost. */
+  function refreshRollout() {
+    const url = document.getElementById("rollout-live")?.getAttribute("data-refresh");
+    if (window.htmx && url) refreshRegion("#rollout-live", { url });
+  }
   /** A change made before the stream was up (after the page rendered, or while reconnecting) sent an event
    * nobody heard: refresh once what such an event would have, with the same care for what someone is doing. */
   async function catchUp() {
     if (!window.htmx) return;
     if (kind === "devices") refreshDeviceList();
     if (kind === "device") refreshDeviceTab();
+    if (kind === "rollout") refreshRollout();
     if (!document.querySelector("[data-live], [data-live-hint]")) return;
     try {
       const response = await fetch(location.href, {
@@ -206,6 +216,16 @@
       return;
     }
     if (data.id === deviceId) refreshDeviceTab();
+  });
+  source.addEventListener("rollout", (event) => {
+    if (kind !== "rollout") return;
+    let data;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    if (data.id === rolloutId) refreshRollout();
   });
   window.addEventListener("pagehide", () => source.close());
 })();

@@ -7,6 +7,8 @@ import type { Report } from "../model";
 
 export interface ReportListProps {
   reports: Report[];
+  /** Each report's scope in words, by report id (modules/fleet describeScope). */
+  scopes: Map<string, string>;
   name: string;
   fields: string[];
   dir: "asc" | "desc";
@@ -162,6 +164,10 @@ export function ReportListPage({ ctx, props }: { ctx: PageContext; props: Report
               {
                 header: "Product",
                 text: (r) => r.config.schema_id ?? "all products",
+              },
+              {
+                header: "Scope",
+                text: (r) => props.scopes.get(r.id),
               },
               {
                 header: "Updated",

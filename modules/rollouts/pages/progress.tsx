@@ -1,9 +1,13 @@
 // A rollout's live progress (`/rollouts/:id`): counts per state, a progress bar, the operator's
-// buttons, a CSV link and its devices page by page. The #rollout-live section refreshes itself
-// every few seconds (htmx) while the rollout is not finished.
+// buttons, a CSV link and its devices page by page. The #rollout-live section is fetched anew
+// (`data-refresh`, the same page of the same state) when the console's live stream says this rollout
+// changed (ui/static/console.js, event `rollout`): no polling.
+
+import { assetUrl } from "../../../ui/assets";
 import { Badge, PageHead, PostButton, Time } from "../../../ui/components";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";
+import { LiveStatus } from "../../../ui/widgets";
 import { describeAction } from "../actions";
 import { type RolloutJson, TARGET_STATES, type TargetJson, type TargetState } from "../model";
 
@@ -90,22 +94,15 @@ function pageUrl(rollout: RolloutJson, state: TargetState | undefined, after?: s
   return `/rollouts/${rollout.id}${query ? `?${query}` : ""}`;
 }
 
-/** The part that refreshes itself: counts, bar, buttons and the device page. */
+/** The part a live event refreshes: counts, bar, buttons and the device page. */
 export function RolloutLive({ ctx, props }: { ctx: PageContext; props: ProgressProps }) {
   const { rollout } = props;
-  const live = rollout.finished_at === null;
   const refresh = pageUrl(rollout, props.state, props.cursor).replace(
     `/rollouts/${rollout.id}`,
     `/rollouts/${rollout.id}/progress`,
   );
   return (
-    <section
-      id="rollout-live"
-      data-status={rollout.status}
-      hx-get={live ? refresh : undefined}
-      hx-trigger={live ? "every 2s" : undefined}
-      hx-swap={live ? "outerHTML" : undefined}
-    >
+    <section id="rollout-live" data-status={rollout.status} data-refresh={refresh}>
       <Card title="Progress" actions={<StatusBadge rollout={rollout} />}>
         <ProgressBar rollout={rollout} />
         <dl class="facts rollout-counts">
@@ -215,10 +212,17 @@ export function RolloutPage({ ctx, props }: { ctx: PageContext; props: ProgressP
           .join(" · ");
   return (
     <Layout ctx={ctx} title={`Rollout ${rollout.name}`}>
+      <script src={assetUrl("console.js")} defer></script>
+      {rollout.finished_at === null ? (
+        <div data-live-page="rollout" data-rollout-id={rollout.id} hidden></div>
+      ) : (
+        ""
+      )}
       <PageHead
         title={rollout.name}
         subtitle={`${describeAction(rollout.action)} on ${rollout.total.toLocaleString("en-US")} devices`}
       >
+        {rollout.finished_at === null ? <LiveStatus /> : ""}
         <a class="btn" href="/rollouts">
           Rollouts
         </a>
