@@ -1,0 +1,84 @@
+import type { Sql } from "postgres";
+
+/** Where another process reaches one of a tunnel process's listeners. */
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/** A tunnel process as the others see it (`tunnel_instances`). */
+export interface TunnelInstance {
+  instance: string;
+  http: Endpoint;
+  mux: Endpoint;
+}
+
+/** How often a tunnel process says it is alive. */
+export const INSTANCE_BEAT_MS = 2000;
+/** A process silent this long is gone (killed, or its database link is down): nothing routes to it. */
+const INSTANCE_TTL_SECONDS = 10;
+
+/**
+ * Where a listener bound to `bind` is reached: that address, or for a wildcard bind TUNNEL_ADVERTISE_HOST
+ * (several machines), else loopback (one machine).
+ */
+export function reachableHost(bind: string, advertised: string | undefined): string {
+  if (bind !== "0.0.0.0" && bind !== "::") return bind;
+  return advertised ?? "127.0.0.1";
+}
+
+async function beat(sql: Sql, self: TunnelInstance): Promise<void> {
+  await sql`insert into tunnel_instances (instance, http_host, http_port, mux_host, mux_port, seen_at)
+    values (${self.instance}, ${self.http.host}, ${self.http.port}, ${self.mux.host}, ${self.mux.port}, now())
+    on conflict (instance) do update set seen_at = now()`;
+  // The devices of a process that went silent are not connected any more (their agents reconnect
+  // elsewhere and write a new row); its own row goes too.
+  await sql`delete from tunnel_connections c where not exists (
+    select 1 from tunnel_instances i where i.instance = c.instance
+      and i.seen_at > now() - make_interval(secs => ${INSTANCE_TTL_SECONDS}))`;
+  await sql`delete from tunnel_instances
+    where seen_at <= now() - make_interval(secs => ${INSTANCE_TTL_SECONDS * 6})`;
+}
+
+/**
+ * Records this process in `tunnel_instances` (before it accepts a tunnel, so the sweep never takes its
+ * rows for a dead process's) and keeps the row fresh; the returned function stops and forgets it.
+ */
+export async function announceInstance(
+  sql: Sql,
+  self: TunnelInstance,
+  onError: (error: unknown) => void,
+): Promise<() => Promise<void>> {
+  await beat(sql, self);
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    beat(sql, self)
+      .catch(onError)
+      .finally(() => {
+        running = false;
+      });
+  }, INSTANCE_BEAT_MS);
+  return async () => {
+    clearInterval(timer);
+    await sql`delete from tunnel_instances where instance = ${self.instance}`;
+  };
+}
+
+/** The live tunnel process holding `deviceId`'s tunnel, or undefined (not connected, or its holder is gone). */
+export async function holderOf(sql: Sql, deviceId: string): Promise<TunnelInstance | undefined> {
+  const [row] = await sql<
+    { instance: string; http_host: string; http_port: number; mux_host: string; mux_port: number }[]
+  >`select i.instance, i.http_host, i.http_port, i.mux_host, i.mux_port
+    from tunnel_connections c join tunnel_instances i on i.instance = c.instance
+    where c.device_id = ${deviceId}::uuid
+      and i.seen_at > now() - make_interval(secs => ${INSTANCE_TTL_SECONDS})`;
+  return (
+    row && {
+      instance: row.instance,
+      http: { host: row.http_host, port: row.http_port },
+      mux: { host: row.mux_host, port: row.mux_port },
+    }
+  );
+}
