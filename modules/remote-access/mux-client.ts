@@ -2,7 +2,7 @@ import net from "node:net";
 import type { Sql } from "postgres";
 import { deviceHost } from "./hosts";
 import { signCredential } from "./token";
-import { holderOf } from "./tunnel/instances";
+import { muxFor } from "./tunnel/instances";
 
 /** Where a process reaches the tunnel role's TCP multiplexer. */
 export interface MuxAddress {
@@ -12,7 +12,8 @@ export interface MuxAddress {
 
 /**
  * How a process finds the multiplexer serving a device: the one of the tunnel process holding the
- * device's tunnel (`tunnel_instances`), else `fallback` (TUNNEL_MUX_HOST/PORT, or this process's own).
+ * device's tunnel (`tunnel_instances`), else any live tunnel process's, else `fallback`
+ * (TUNNEL_MUX_HOST/PORT, or this process's own).
  */
 export interface MuxRoute {
   sql: Sql;
@@ -110,12 +111,12 @@ export async function tunnelSocket(
 ): Promise<net.Socket> {
   const deadline = Date.now() + TUNNEL_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
-    const holder = await holderOf(route.sql, input.deviceId);
+    const found = await muxFor(route.sql, input.deviceId);
     try {
-      return await connectThroughMux(holder?.mux ?? route.fallback, input);
+      return await connectThroughMux(found?.mux ?? route.fallback, input);
     } catch (error) {
       const code = error instanceof MuxError ? error.code : undefined;
-      const waiting = code === "device_not_connected" || (holder && code === "tunnel_unreachable");
+      const waiting = code === "device_not_connected" || (found?.holds && code === "tunnel_unreachable");
       if (!waiting || Date.now() + TUNNEL_RETRY_MS > deadline || attempt > 200) throw error;
       await Bun.sleep(TUNNEL_RETRY_MS);
     }

@@ -82,3 +82,20 @@ export async function holderOf(sql: Sql, deviceId: string): Promise<TunnelInstan
     }
   );
 }
+
+/**
+ * The multiplexer to dial for `deviceId`: its holder's (`holds`), else any live tunnel process's (which
+ * answers 502 while the device's tunnel is not up yet), else undefined (no tunnel process registered).
+ */
+export async function muxFor(
+  sql: Sql,
+  deviceId: string,
+): Promise<{ mux: Endpoint; holds: boolean } | undefined> {
+  const [row] = await sql<{ mux_host: string; mux_port: number; holds: boolean }[]>`
+    select i.mux_host, i.mux_port, c.device_id is not null as holds
+    from tunnel_instances i left join tunnel_connections c
+      on c.instance = i.instance and c.device_id = ${deviceId}::uuid
+    where i.seen_at > now() - make_interval(secs => ${INSTANCE_TTL_SECONDS})
+    order by holds desc, i.seen_at desc limit 1`;
+  return row && { mux: { host: row.mux_host, port: row.mux_port }, holds: row.holds };
+}
