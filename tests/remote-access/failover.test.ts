@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { TunnelClient } from "../../agent/tunnel-client";
+import { TunnelClient, tunnelAddresses } from "../../agent/tunnel-client";
 import { approveDevices } from "../../modules/devices/service";
 import { createApiToken } from "../../modules/operators/service";
 import { issueTicket } from "../../modules/remote-access/tickets";
@@ -63,7 +63,7 @@ async function register(mac: string) {
 }
 
 /** An approved device with an API lease and its agent's tunnel up, trying `servers` in that order. */
-async function leasedDevice(name: string, servers: number[]) {
+async function leasedDevice(name: string, servers: (number | string)[]) {
   const mac = newMac();
   const { id } = await register(mac);
   await approveDevices(database.sql, [id]);
@@ -89,7 +89,7 @@ async function leasedDevice(name: string, servers: number[]) {
   webs.push(deviceWeb);
   const client = new TunnelClient(
     {
-      server: servers.map((port) => `127.0.0.1:${port}`).join(","),
+      server: servers.map((s) => (typeof s === "number" ? `127.0.0.1:${s}` : s)).join(","),
       web_target: `http://127.0.0.1:${deviceWeb.port}`,
       ssh_target: "127.0.0.1:22",
     },
@@ -97,10 +97,11 @@ async function leasedDevice(name: string, servers: number[]) {
     { info() {}, warn() {} },
   );
   clients.push(client);
+  const applied = Date.now();
   await client.apply(reply.remote_access_token, reply.tunnel_host_key);
   await waitFor(() => client.status().state === "connected", 15_000, `${name}'s tunnel`);
   const host = `dev-${id.replace(/-/g, "")}.${BASE_DOMAIN}`;
-  return { id, name, host, lease, deviceWeb, client };
+  return { id, name, host, lease, deviceWeb, client, connectedInMs: Date.now() - applied };
 }
 
 /** The HTTP port of the tunnel process holding the device, as the registry says. */
@@ -258,4 +259,22 @@ describe("two tunnel processes", () => {
     const whole = curlDownload(two.http, victim.host, cookies.get(victim.id)!, "1G");
     expect(await whole.exited).toBe(0);
   }, 120_000);
+
+  test("an agent tries every address of its list, a DNS name's all: past a dead one within 5 s", async () => {
+    // `one` is dead now; `localhost` names loopback (and ::1 where the resolver says so, where no
+    // tunnel listens: one more address to get past).
+    const addresses = await tunnelAddresses([{ host: "localhost", port: two.ssh }]);
+    expect(addresses).toContainEqual({ host: "127.0.0.1", port: two.ssh });
+    const device = await leasedDevice("listed", [one.ssh, `localhost:${two.ssh}`]);
+    expect(device.connectedInMs).toBeLessThan(5000);
+    await waitFor(async () => (await holderPort(device.id)) === two.http, 5000, "the registry row");
+    const ticket = await issueTicket(database.sql, {
+      leaseId: device.lease.lease_id,
+      deviceId: device.id,
+      operatorId: null,
+    });
+    const auth = await get(two.http, device.host, `/.outpost/auth?ticket=${ticket}`);
+    const cookie = /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
+    expect(await get(two.http, device.host, "/", { cookie })).toContain("device listed");
+  }, 60_000);
 });
