@@ -1,8 +1,9 @@
 // Several tunnel processes on one PostgreSQL, as real processes: devices (the agent's own tunnel client)
 // spread over two, each device's web UI reachable through either HTTP front (the front that does not
-// hold the device forwards to the one that does, which checks cookie and ticket as always); then one
-// is killed with SIGKILL during a download: the download fails (curl sees an error, never a short
-// success) and its devices are reachable again through the other front within 5 s.
+// hold the device forwards to the one that does, which checks cookie and ticket as always) and through
+// one Caddy balancing over both; then one is killed with SIGKILL during a download: the download fails
+// (curl sees an error, never a short success) and its devices are reachable again within 5 s through
+// the other front, and through Caddy.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -12,11 +13,12 @@ import { TunnelClient, tunnelAddresses } from "../../agent/tunnel-client";
 import { approveDevices } from "../../modules/devices/service";
 import { createApiToken } from "../../modules/operators/service";
 import { issueTicket } from "../../modules/remote-access/tickets";
-import { freePort } from "../agent/helpers";
+import { freePort, tempDir } from "../agent/helpers";
 import { newMac } from "../devices/helpers";
 import { createTestDatabase } from "../helpers/database";
+import { startListening } from "../helpers/listener";
 import { startOutpostProcess } from "../helpers/process";
-import { get, type Json, startDeviceWeb, statusOf, waitFor } from "./helpers";
+import { get, httpsRequest, type Json, startDeviceWeb, statusOf, waitFor } from "./helpers";
 
 const database = await createTestDatabase();
 // One DATA_DIR: every tunnel process serves the same host key (the one agents pin).
@@ -42,6 +44,48 @@ const fronts = [one, two];
 const big = path.join(dataDir, "big.bin");
 const BIG_BYTES = 48 * 1024 * 1024;
 writeFileSync(big, Buffer.alloc(BIG_BYTES, 7));
+// One Caddy in front of both fronts, as deploy/Caddyfile.tunnels (on-demand TLS from its local CA here).
+const caddyDir = tempDir("outpost-failover-caddy-");
+const caddy = await startListening({
+  command: (port) => {
+    const file = path.join(caddyDir.dir, "Caddyfile");
+    writeFileSync(
+      file,
+      `{
+  admin 127.0.0.1:${port}
+  http_port ${port + 1}
+  https_port ${port + 2}
+  local_certs
+  skip_install_trust
+  storage file_system ${path.join(caddyDir.dir, "storage")}
+  on_demand_tls {
+    ask ${web.url}/api/v1/check_domain
+  }
+}
+https://*.${BASE_DOMAIN} {
+  bind 127.0.0.1
+  tls {
+    on_demand
+  }
+  reverse_proxy 127.0.0.1:${one.http} 127.0.0.1:${two.http} {
+    lb_policy round_robin
+    fail_duration 10s
+    lb_try_duration 5s
+  }
+}
+`,
+    );
+    return ["/usr/bin/caddy", "run", "--config", file, "--adapter", "caddyfile"];
+  },
+  ready: () => '"msg":"serving initial configuration"',
+  env: {
+    PATH: "/usr/bin:/bin",
+    HOME: caddyDir.dir,
+    XDG_DATA_HOME: path.join(caddyDir.dir, "data"),
+    XDG_CONFIG_HOME: path.join(caddyDir.dir, "config"),
+  },
+});
+const throughCaddy = (host: string, cookie: string) => httpsRequest(caddy.port + 2, host, "/", { cookie });
 const operator = (await createApiToken(database.db, { name: "failover", role: "operator" })).token;
 const clients: TunnelClient[] = [];
 const webs: ReturnType<typeof startDeviceWeb>[] = [];
@@ -49,6 +93,8 @@ const webs: ReturnType<typeof startDeviceWeb>[] = [];
 afterAll(async () => {
   for (const client of clients) await client.stop();
   for (const w of webs) w.stop();
+  await caddy.stop();
+  caddyDir.cleanup();
   for (const p of [one.process, two.process, web]) if (p.process.exitCode === null) await p.interrupt();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -178,6 +224,15 @@ describe("two tunnel processes", () => {
       expect(statusOf(forged)).toBe(400);
     }
 
+    // Through Caddy, balancing over both fronts: every request of every device arrives.
+    for (const device of devices) {
+      for (let i = 0; i < 4; i++) {
+        const page = await throughCaddy(device.host, cookies.get(device.id)!);
+        expect(statusOf(page.raw)).toBe(200);
+        expect(page.raw).toContain(`device ${device.name}`);
+      }
+    }
+
     // A WebSocket upgrade through the front that does not hold the device stays joined both ways.
     const device = devices[1]!;
     const other = fronts.find((f) => f.http !== holders[1])!;
@@ -251,6 +306,13 @@ describe("two tunnel processes", () => {
 
     expect(Math.max(...(await recovered))).toBeLessThan(5000);
     expect(await holderPort(victim.id)).toBe(two.http);
+    // Caddy leaves the dead front out (a refused connection is tried on the other).
+    for (const device of onOne) {
+      for (let i = 0; i < 2; i++) {
+        const page = await throughCaddy(device.host, cookies.get(device.id)!);
+        expect(statusOf(page.raw)).toBe(200);
+      }
+    }
     // The devices the survivor held all along never left it.
     for (const device of devices.filter((_, i) => i % 2 === 1)) {
       expect(statusOf(await get(two.http, device.host, "/", { cookie: cookies.get(device.id)! }))).toBe(200);
