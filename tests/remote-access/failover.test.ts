@@ -338,5 +338,8 @@ describe("two tunnel processes", () => {
     const auth = await get(two.http, device.host, `/.outpost/auth?ticket=${ticket}`);
     const cookie = /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
     expect(await get(two.http, device.host, "/", { cookie })).toContain("device listed");
+    // A row lost meanwhile (swept while its process could not beat) is put back by the holder.
+    await database.sql`delete from tunnel_connections where device_id = ${device.id}::uuid`;
+    await waitFor(async () => (await holderPort(device.id)) === two.http, 5000, "the row put back");
   }, 60_000);
 });

@@ -113,6 +113,7 @@ export async function startTunnel(
       http: { host: reachableHost(config.tunnelHost, config.tunnelAdvertiseHost), port: httpPort },
       mux: { host: reachableHost(config.tunnelMuxHost, config.tunnelAdvertiseHost), port: muxPort },
     },
+    () => registry.all().map((t) => ({ deviceId: t.deviceId, forwards: [...t.forwards.keys()] })),
     (error) => logger.error({ err: error }, "tunnel instance heartbeat failed"),
   );
   const sshPort = await new Promise<number>((resolve, reject) => {

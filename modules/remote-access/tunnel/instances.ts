@@ -27,10 +27,17 @@ export function reachableHost(bind: string, advertised: string | undefined): str
   return advertised ?? "127.0.0.1";
 }
 
-async function beat(sql: Sql, self: TunnelInstance): Promise<void> {
+/** A tunnel this process holds, as `tunnel_connections` records it. */
+export interface HeldTunnel {
+  deviceId: string;
+  forwards: string[];
+}
+
+async function beat(sql: Sql, self: TunnelInstance, held: HeldTunnel[]): Promise<void> {
   await sql`insert into tunnel_instances (instance, http_host, http_port, mux_host, mux_port, seen_at)
     values (${self.instance}, ${self.http.host}, ${self.http.port}, ${self.mux.host}, ${self.mux.port}, now())
     on conflict (instance) do update set seen_at = now()`;
+  await reconcile(sql, self.instance, held);
   // The devices of a process that went silent are not connected any more (their agents reconnect
   // elsewhere and write a new row); its own row goes too.
   await sql`delete from tunnel_connections c where not exists (
@@ -41,20 +48,39 @@ async function beat(sql: Sql, self: TunnelInstance): Promise<void> {
 }
 
 /**
+ * Puts back this process's `tunnel_connections` rows when they differ from what it holds: another
+ * process swept them while this one could not beat for a while (a stalled database link), or a row was
+ * written for a tunnel that closed meanwhile. A device another process holds now is left to it.
+ */
+async function reconcile(sql: Sql, instance: string, held: HeldTunnel[]): Promise<void> {
+  const [{ rows }] = await sql<{ rows: number }[]>`
+    select count(*)::int as rows from tunnel_connections where instance = ${instance}`;
+  if (rows === held.length) return;
+  const ids = held.map((t) => t.deviceId);
+  await sql`delete from tunnel_connections where instance = ${instance} and device_id <> all(${ids}::uuid[])`;
+  for (const tunnel of held)
+    await sql`insert into tunnel_connections (device_id, instance, forwards)
+      values (${tunnel.deviceId}::uuid, ${instance}, ${tunnel.forwards}::text[])
+      on conflict (device_id) do nothing`;
+}
+
+/**
  * Records this process in `tunnel_instances` (before it accepts a tunnel, so the sweep never takes its
- * rows for a dead process's) and keeps the row fresh; the returned function stops and forgets it.
+ * rows for a dead process's) and keeps the row, and its tunnels' rows, fresh; the returned function
+ * stops and forgets it.
  */
 export async function announceInstance(
   sql: Sql,
   self: TunnelInstance,
+  held: () => HeldTunnel[],
   onError: (error: unknown) => void,
 ): Promise<() => Promise<void>> {
-  await beat(sql, self);
+  await beat(sql, self, held());
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    beat(sql, self)
+    beat(sql, self, held())
       .catch(onError)
       .finally(() => {
         running = false;
