@@ -45,7 +45,7 @@ export function forwardToHolder(
   headers.push([FORWARDED_HEADER, mark]);
   return new Promise((resolve) => {
     const upstream = net.connect({ host: holder.host, port: holder.port });
-    const timer = setTimeout(() => upstream.destroy(), CONNECT_TIMEOUT_MS);
+    const timer = setTimeout(() => upstream.destroy(new Error("connect timeout")), CONNECT_TIMEOUT_MS);
     upstream.once("error", () => {
       clearTimeout(timer);
       resolve(false);
