@@ -15,7 +15,7 @@ import {
   resourceSchema,
   Time,
 } from "../jsonapi/model";
-import { compileSchema, JsonObject, literalUnion, QUIET } from "../platform/schemas";
+import { compileSchema, JsonObject, JsonValueOr, literalUnion, QUIET } from "../platform/schemas";
 import type { Command } from "./service";
 import { COMMAND_TYPES } from "./validation";
 
@@ -167,7 +167,7 @@ export const PendingCommandAttributes = Type.Object(
     type: literalUnion(COMMAND_TYPES, { message: `must be one of ${COMMAND_TYPES.join(", ")}` }),
     args: Type.Optional(Type.Unknown()),
     payload: Type.Optional(
-      Type.Union([RunScriptPayload, Type.Unknown()], {
+      JsonValueOr(RunScriptPayload, {
         description:
           "What the type needs (docs/device-api.md, Commands): install_script `{name, data}`; run_script a RunScriptPayload",
       }),
@@ -208,7 +208,7 @@ export const CommandResource = resourceSchema(
     expires_at: Time,
     delivered_at: Nullable(Time),
     completed_at: Nullable(Time),
-    output: Type.Union([RunScriptOutput, Type.Unknown()], {
+    output: JsonValueOr(RunScriptOutput, {
       description: "What the device answered (null until it did); a run_script's is a RunScriptOutput",
     }),
     error: Nullable(Type.String()),

@@ -18,6 +18,25 @@ import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 /** Any JSON object (unknown keys kept, arrays refused). */
 export const JsonObject = Type.Record(Type.String(), Type.Unknown(), { message: "must be a JSON object" });
 
+/**
+ * Any JSON value, with one shape named first for the document's readers (a run_script's output among
+ * every command type's): `anyOf` over JSON's types rather than an empty schema, which matches
+ * anything and which linters rightly flag.
+ */
+export const JsonValueOr = <T extends TSchema>(named: T, options: { description: string }) =>
+  Type.Union(
+    [
+      named,
+      Type.Record(Type.String(), Type.Unknown()),
+      Type.Array(Type.Unknown()),
+      Type.String(),
+      Type.Number(),
+      Type.Boolean(),
+      Type.Null(),
+    ],
+    options,
+  );
+
 export const compileSchema = <T extends TSchema>(schema: T): TypeCheck<T> => TypeCompiler.Compile(schema);
 
 /** The API's error body (docs/errors.md): one code per HTTP status, `details` often `{field}`. */

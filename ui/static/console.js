@@ -55,6 +55,26 @@
     if (statusText) statusText.textContent = text;
   }
 
+  // One refresh of a part of the page at a time: one asked for while another is on its way runs after it,
+  // against the part then in the page. (htmx would queue it with its target resolved at once: the part the
+  // first is about to replace. Swapped into that detached element, htmx throws half-way and loses what
+  // hx-preserve had set aside: the device page's install form, typed text and all.)
+  const refreshes = new Map(); // region → what to run first when it is asked for again meanwhile, or null
+  function refreshRegion(region, beforeRequest = () => {}) {
+    if (refreshes.has(region)) {
+      refreshes.set(region, beforeRequest);
+      return;
+    }
+    refreshes.set(region, null);
+    beforeRequest();
+    const url = location.pathname + location.search;
+    window.htmx.ajax("GET", url, { target: region, select: region, swap: "outerHTML" }).finally(() => {
+      const again = refreshes.get(region);
+      refreshes.delete(region);
+      if (again) refreshRegion(region, again);
+    });
+  }
+
   let liveRefreshInFlight = false;
   function offerRefresh() {
     document.querySelector("[data-live-notice]")?.removeAttribute("hidden");
@@ -76,11 +96,8 @@
   function refreshDeviceList({ asked = false } = {}) {
     if (!window.htmx || !document.getElementById("device-results")) return;
     if (!asked && keepWork()) return;
-    liveRefreshInFlight = !asked;
-    window.htmx.ajax("GET", location.pathname + location.search, {
-      target: "#device-results",
-      select: "#device-results",
-      swap: "outerHTML",
+    refreshRegion("#device-results", () => {
+      liveRefreshInFlight = !asked;
     });
   }
   // Someone may select rows or type while a live refresh is on its way: keep what they did then.
@@ -114,7 +131,8 @@
     }
   }
   /** The part of the device page's open tab a device event can change: the install form is hx-preserve
-   * (the swap keeps what someone typed or chose in it); on Terminal only the sessions list, never the terminal. */
+   * (the swap keeps what someone typed or chose in it, and the very element a post in flight answers
+   * into); on Terminal only the sessions list, never the terminal. */
   function refreshDeviceTab() {
     document.body.dispatchEvent(new CustomEvent("live:device-self"));
     const tab = new URLSearchParams(location.search).get("tab") || "overview";
@@ -122,33 +140,8 @@
       { commands: "#tab-panel", scripts: "#tab-panel", overview: "#tab-panel" }[tab] ||
       (tab === "terminal" && document.getElementById("terminal-sessions") ? "#terminal-sessions" : "");
     if (!region) return;
-    // A form of the region is being posted (an install): swapping the region now would drop its answer
-    // (a refusal shown in place). Refresh once that answer is in.
-    if (formPostingIn(region)) {
-      document.addEventListener("htmx:afterRequest", () => refreshDeviceTab(), { once: true });
-      return;
-    }
-    deviceRefreshInFlight = true;
-    window.htmx.ajax("GET", location.pathname + location.search, {
-      target: region,
-      select: region,
-      swap: "outerHTML",
-    });
+    refreshRegion(region);
   }
-  let deviceRefreshInFlight = false;
-  function formPostingIn(region) {
-    return Boolean(document.querySelector(region)?.querySelector("form.htmx-request"));
-  }
-  // A post that started while the refresh was on its way: keep its answer, refresh after it.
-  document.addEventListener("htmx:beforeSwap", (event) => {
-    const target = event.detail.target;
-    if (!deviceRefreshInFlight || !target || !["tab-panel", "terminal-sessions"].includes(target.id)) return;
-    deviceRefreshInFlight = false;
-    if (formPostingIn(`#${target.id}`)) {
-      event.detail.shouldSwap = false;
-      document.addEventListener("htmx:afterRequest", () => refreshDeviceTab(), { once: true });
-    }
-  });
   /** A change made before the stream was up (after the page rendered, or while reconnecting) sent an event
    * nobody heard: refresh once what such an event would have, with the same care for what someone is doing. */
   async function catchUp() {
