@@ -52,7 +52,7 @@ import { ssoFormTargets } from "./modules/platform/sso-config";
 import { remoteAccessConsoleRoutes } from "./modules/remote-access/console-routes";
 import { forwardRoutes } from "./modules/remote-access/forward-routes";
 import { remoteAccessRoutes } from "./modules/remote-access/routes";
-import { endDeviceLeases } from "./modules/remote-access/service";
+import { endDeviceLeases, type MuxAddress } from "./modules/remote-access/service";
 import { type RunningTunnel, startTunnel } from "./modules/remote-access/tunnel";
 import { reportApiRoutes } from "./modules/reports/api";
 import { reportsUsingView } from "./modules/reports/definitions";
@@ -64,7 +64,6 @@ import { enrolmentSettingsRoutes } from "./modules/settings/enrolment-routes";
 import { settingsRoutes } from "./modules/settings/routes";
 import { telemetryJsonApiRoutes } from "./modules/telemetry/jsonapi";
 import { terminalApiRoutes } from "./modules/terminal/api-routes";
-import type { MuxAddress } from "./modules/terminal/bridge";
 import { terminalRoutes } from "./modules/terminal/routes";
 import { terminalSocketRoutes } from "./modules/terminal/socket";
 import { closeServices, createServices, type ServiceOptions, type Services } from "./services";
@@ -116,7 +115,7 @@ export function buildApp(deps: AppDependencies): AnyElysia {
     },
   };
   const terminalLimits = { idleSeconds: config.terminalIdleSeconds, maxSeconds: config.terminalMaxSeconds };
-  const mux = tunnelMux ?? configuredMux(config);
+  const mux = { sql: database.sql, fallback: tunnelMux ?? configuredMux(config) };
   const app = new Elysia({
     serve: { maxRequestBodySize: MAX_BODY_BYTES },
     // Route schemas check requests as they are: an unknown property is refused where a schema says

@@ -27,7 +27,10 @@ export interface MqttConfig {
 
 /** Remote-access tunnel settings (docs/remote-access.md). */
 export interface TunnelConfig {
-  /** `host:port` of the tunnel SSH server; null = the server_url host, port 7000. */
+  /**
+   * `host:port` of the tunnel SSH server, or several comma-separated (any serves; a host name stands for
+   * every address it resolves to); null = the server_url host, port 7000.
+   */
   server: string | null;
   /** Where the `http` forward connects: the device web UI (`https://` with a self-signed cert works). */
   web_target: string;
@@ -246,7 +249,7 @@ const ConfigFileSchema = Type.Object(
     tunnel: Type.Optional(
       Type.Object(
         {
-          server: Type.Optional(NullableString("^[^\\s/:]+:\\d{1,5}$")),
+          server: Type.Optional(NullableString("^[^\\s/:,]+:\\d{1,5}( *, *[^\\s/:,]+:\\d{1,5})*$")),
           web_target: Type.Optional(Type.String({ pattern: "^https?://[^\\s/]+(:\\d{1,5})?/?$" })),
           ssh_target: Type.Optional(Type.String({ pattern: "^[^\\s/:]+:\\d{1,5}$" })),
           forward_ports: Type.Optional(Type.Array(Int(1, 65535), { maxItems: 64, uniqueItems: true })),

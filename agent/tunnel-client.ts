@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { lookup } from "node:dns/promises";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import tls from "node:tls";
@@ -14,6 +15,8 @@ interface Logger {
 
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_MAX_MS = 30_000;
+/** The pause before trying the next tunnel server while some of the list are still untried. */
+const FAILOVER_MS = 300;
 
 /** Claims of a tunnel token, read without verifying (the server verifies; we only need device and expiry). */
 export function tokenClaims(token: string): { d: string; exp: number } | undefined {
@@ -30,20 +33,46 @@ export function fingerprintOf(key: Buffer): string {
   return `SHA256:${createHash("sha256").update(key).digest("base64").replace(/=+$/, "")}`;
 }
 
-/** `host:port` of the tunnel server: `tunnel.server`, else the server_url host on port 7000. */
-export function tunnelServer(config: TunnelConfig, serverUrl: string): { host: string; port: number } {
-  if (config.server) {
-    const index = config.server.lastIndexOf(":");
-    return { host: config.server.slice(0, index), port: Number(config.server.slice(index + 1)) };
-  }
-  return { host: new URL(serverUrl).hostname.replace(/^\[|\]$/g, ""), port: 7000 };
+interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/**
+ * The tunnel servers: `tunnel.server`'s comma-separated `host:port`s, else the server_url host on port
+ * 7000. Any of them serves the device (several tunnel processes, docs/remote-access.md).
+ */
+export function tunnelServers(config: TunnelConfig, serverUrl: string): Endpoint[] {
+  if (!config.server) return [{ host: new URL(serverUrl).hostname.replace(/^\[|\]$/g, ""), port: 7000 }];
+  return config.server.split(",").map((entry) => {
+    const trimmed = entry.trim();
+    const index = trimmed.lastIndexOf(":");
+    return { host: trimmed.slice(0, index), port: Number(trimmed.slice(index + 1)) };
+  });
+}
+
+/**
+ * Every address to try, in order: each server's host resolved to all its addresses (a DNS name naming
+ * several tunnel processes), a name that does not resolve kept as it is (the connection says why).
+ */
+export async function tunnelAddresses(servers: Endpoint[]): Promise<Endpoint[]> {
+  const resolved = await Promise.all(
+    servers.map(async ({ host, port }) => {
+      if (net.isIP(host)) return [{ host, port }];
+      const addresses = await lookup(host, { all: true }).catch(() => []);
+      return addresses.length === 0 ? [{ host, port }] : addresses.map((a) => ({ host: a.address, port }));
+    }),
+  );
+  return [...new Map(resolved.flat().map((e) => [`${e.host}:${e.port}`, e])).values()];
 }
 
 /**
  * The remote-access tunnel client (reference §3.6 rules): start when a token arrives and the tunnel is
  * down; stop when the token is gone; restart when the token in use expired or the server changed, but
- * NOT on every token refresh (the fresh token is kept for the next reconnect). Reconnects with
- * exponential backoff. Pins the server host key fingerprint from the heartbeat reply.
+ * NOT on every token refresh (the fresh token is kept for the next reconnect). When the connection
+ * goes or fails it tries the next tunnel server address within FAILOVER_MS, and backs off exponentially
+ * only once every address failed in a row. Pins the server host key fingerprint from the heartbeat
+ * reply (every tunnel process shares one host key).
  */
 export class TunnelClient implements TunnelController {
   private client: Client | undefined;
@@ -55,6 +84,12 @@ export class TunnelClient implements TunnelController {
   onChange?: (status: ConnectionStatus) => void;
   private retry: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
+  /** Which address the next connection tries (it moves on after every close or failure). */
+  private next = 0;
+  /** Addresses of the latest resolution (the back-off starts once each of them failed). */
+  private addressCount = 1;
+  /** Bumped by every connect and disconnect: a resolution that finishes after either is dropped. */
+  private generation = 0;
 
   constructor(
     private readonly config: TunnelConfig,
@@ -98,8 +133,9 @@ export class TunnelClient implements TunnelController {
   }
 
   private serverKey(): string {
-    const { host, port } = tunnelServer(this.config, this.serverUrl);
-    return `${host}:${port}`;
+    return tunnelServers(this.config, this.serverUrl)
+      .map(({ host, port }) => `${host}:${port}`)
+      .join(",");
   }
 
   /** Lets go of the connection in use and its data plane. */
@@ -111,6 +147,7 @@ export class TunnelClient implements TunnelController {
   }
 
   private disconnect() {
+    this.generation++;
     const client = this.client;
     this.forget();
     client?.removeAllListeners("close");
@@ -129,13 +166,21 @@ export class TunnelClient implements TunnelController {
       this.state = { state: "disconnected", active: false, error };
       return;
     }
-    const { host, port } = tunnelServer(this.config, this.serverUrl);
+    const generation = ++this.generation;
+    this.state = { state: "connecting", active: false, error: this.state.error };
+    void tunnelAddresses(tunnelServers(this.config, this.serverUrl)).then((addresses) => {
+      if (generation !== this.generation || !this.token || this.client) return;
+      this.addressCount = addresses.length;
+      this.dial(addresses[this.next++ % addresses.length]!, this.token, claims.d);
+    });
+  }
+
+  private dial({ host, port }: Endpoint, token: string, deviceId: string) {
     // Loaded on the first tunnel, not at start: most devices never open one, and ssh2 costs memory.
     const { Client: SshClient } = require("ssh2") as typeof import("ssh2");
     const client = new SshClient();
     this.client = client;
-    this.connectedWith = { token, server: `${host}:${port}` };
-    this.state = { state: "connecting", active: false, error: this.state.error };
+    this.connectedWith = { token, server: this.serverKey() };
     let failure: string | undefined;
     client.on("ready", () => {
       this.failures = 0;
@@ -188,8 +233,13 @@ export class TunnelClient implements TunnelController {
       const message = failure ?? "the tunnel connection closed";
       this.state = { state: "disconnected", active: false, error: message };
       if (!this.token) return;
-      const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.failures++);
-      this.logger.warn({ error: message, retry_in_ms: delay }, "remote-access tunnel down; reconnecting");
+      // The next address at once while some are untried in this streak; then exponential back-off.
+      const round = this.failures++ - (this.addressCount - 1);
+      const delay = round < 0 ? FAILOVER_MS : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** round);
+      this.logger.warn(
+        { error: message, server: `${host}:${port}`, retry_in_ms: delay },
+        "remote-access tunnel down; reconnecting",
+      );
       this.retry = setTimeout(() => {
         this.retry = undefined;
         this.connect();
@@ -200,7 +250,7 @@ export class TunnelClient implements TunnelController {
     client.connect({
       host,
       port,
-      username: `dev-${claims.d.replace(/-/g, "")}`,
+      username: `dev-${deviceId.replace(/-/g, "")}`,
       password: token,
       readyTimeout: 10_000,
       keepaliveInterval: 10_000,

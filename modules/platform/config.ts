@@ -27,6 +27,11 @@ export interface Config {
   tunnelMuxHost: string;
   /** Address the tunnel SSH server and HTTP vhost front bind. */
   tunnelHost: string;
+  /**
+   * Address other processes reach this tunnel process's HTTP front and multiplexer at (several tunnel
+   * processes: docs/remote-access.md); unset: the bind address, loopback when that is a wildcard.
+   */
+  tunnelAdvertiseHost: string | undefined;
   remoteAccessMaxMinutes: number;
   /** How long a closed device page's lease waits for another page of the device to take it over. */
   remoteAccessPageGraceSeconds: number;
@@ -215,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     tunnelDataPort: integer(env, "TUNNEL_DATA_PORT", 7001, 0, 65535),
     tunnelMuxHost: text(env, "TUNNEL_MUX_HOST") ?? "127.0.0.1",
     tunnelHost: text(env, "TUNNEL_HOST") ?? "0.0.0.0",
+    tunnelAdvertiseHost: text(env, "TUNNEL_ADVERTISE_HOST"),
     remoteAccessMaxMinutes: integer(env, "REMOTE_ACCESS_MAX_MINUTES", 60, 1, 60),
     remoteAccessPageGraceSeconds: integer(env, "REMOTE_ACCESS_PAGE_GRACE_SECONDS", 10, 1, 120),
     terminalIdleSeconds: integer(env, "TERMINAL_IDLE_SECONDS", 600, 2, 86_400),

@@ -7,7 +7,7 @@ import { AppError } from "../platform/errors";
 import { readJsonBody } from "../platform/json-body";
 import { DeviceParams, errorReplies, NoContent } from "../platform/schemas";
 import { ForwardConnectQuery, ForwardReply, LeaseParams, OpenForwardBody } from "./model";
-import { type MuxAddress, MuxError, tunnelSocket } from "./mux-client";
+import { MuxError, type MuxRoute, tunnelSocket } from "./mux-client";
 import { endLease, leaseIsActive, openLease, renewLease } from "./service";
 import { tunnelState } from "./tunnel/state";
 
@@ -60,7 +60,7 @@ interface Carried {
  * tunnel multiplexer to `127.0.0.1:<port>` on the device when its agent offers that port
  * (`tunnel.forward_ports`). Audited (open, close, each connection with its bytes), never recorded.
  */
-export function forwardRoutes(ctx: AppContext, mux: () => MuxAddress) {
+export function forwardRoutes(ctx: AppContext, mux: () => MuxRoute) {
   const { config, database, logger } = ctx;
   const sql = database.sql;
   const connections = new Map<string, Carried>();

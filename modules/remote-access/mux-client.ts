@@ -1,11 +1,23 @@
 import net from "node:net";
+import type { Sql } from "postgres";
 import { deviceHost } from "./hosts";
 import { signCredential } from "./token";
+import { muxFor } from "./tunnel/instances";
 
 /** Where a process reaches the tunnel role's TCP multiplexer. */
 export interface MuxAddress {
   host: string;
   port: number;
+}
+
+/**
+ * How a process finds the multiplexer serving a device: the one of the tunnel process holding the
+ * device's tunnel (`tunnel_instances`), else any live tunnel process's, else `fallback`
+ * (TUNNEL_MUX_HOST/PORT, or this process's own).
+ */
+export interface MuxRoute {
+  sql: Sql;
+  fallback: MuxAddress;
 }
 
 /**
@@ -89,19 +101,22 @@ function connectThroughMux(
 }
 
 /**
- * A stream to `port` on the device through its tunnel, retrying while the tunnel is not connected yet
- * (it starts a second or so after a lease opened).
+ * A stream to `port` on the device through its tunnel, dialling the multiplexer of the process that
+ * holds it, and retrying while the tunnel is not connected yet (it starts a second or so after a lease
+ * opened) or its holder is unreachable (killed: the agent reconnects to another process within seconds).
  */
 export async function tunnelSocket(
-  mux: MuxAddress,
+  route: MuxRoute,
   input: { secretKey: string; baseDomain: string; deviceId: string; port: number },
 ): Promise<net.Socket> {
   const deadline = Date.now() + TUNNEL_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
+    const found = await muxFor(route.sql, input.deviceId);
     try {
-      return await connectThroughMux(mux, input);
+      return await connectThroughMux(found?.mux ?? route.fallback, input);
     } catch (error) {
-      const waiting = error instanceof MuxError && error.code === "device_not_connected";
+      const code = error instanceof MuxError ? error.code : undefined;
+      const waiting = code === "device_not_connected" || (found?.holds && code === "tunnel_unreachable");
       if (!waiting || Date.now() + TUNNEL_RETRY_MS > deadline || attempt > 200) throw error;
       await Bun.sleep(TUNNEL_RETRY_MS);
     }

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { index, integer, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { devices } from "../devices/schema";
 
 /**
@@ -67,6 +67,21 @@ export const tunnelConnections = pgTable("tunnel_connections", {
   connectedAt: timestamp("connected_at", { withTimezone: true }).notNull().default(sql`now()`),
   /** Forwards the agent asked for and got (`http`, `ssh`). */
   forwards: text("forwards").array().notNull().default(sql`'{}'::text[]`),
+});
+
+/**
+ * The running tunnel processes and where the others reach them: the HTTP front (a front that does not
+ * hold a device forwards its request there) and the multiplexer (web processes dial the holder's).
+ * Each process refreshes `seen_at`; a row not refreshed for a while is a stopped or killed process, and
+ * its devices' `tunnel_connections` rows are swept (modules/remote-access/tunnel/instances.ts).
+ */
+export const tunnelInstances = pgTable("tunnel_instances", {
+  instance: text("instance").primaryKey(),
+  httpHost: text("http_host").notNull(),
+  httpPort: integer("http_port").notNull(),
+  muxHost: text("mux_host").notNull(),
+  muxPort: integer("mux_port").notNull(),
+  seenAt: timestamp("seen_at", { withTimezone: true }).notNull().default(sql`now()`),
 });
 
 /**

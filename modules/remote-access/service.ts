@@ -319,6 +319,6 @@ export async function remoteAccessCounts(sql: Sql): Promise<{ leases: number; tu
 
 export { RemoteAccessKeeper, RemoteAccessSlot } from "./device-tab";
 export { deviceHost } from "./hosts";
-export { type MuxAddress, MuxError, tunnelSocket } from "./mux-client";
+export { type MuxAddress, MuxError, type MuxRoute, tunnelSocket } from "./mux-client";
 export { verifyCredential } from "./token";
 export { signCredential };

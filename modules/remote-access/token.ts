@@ -3,9 +3,10 @@ import { constantTimeEqual, hmacHex } from "../platform/crypto";
 /**
  * Short credentials signed with SECRET_KEY (HMAC-SHA256): `<base64url(JSON claims)>.<hex mac>`.
  * Each kind has its own purpose string in the MAC, so a token of one kind never passes as another
- * (a cookie is not a tunnel token, a mux credential is not a cookie, a terminal socket token is neither).
+ * (a cookie is not a tunnel token, a mux credential is not a cookie, a terminal socket token is neither;
+ * `front` marks a request one HTTP front forwarded to the tunnel process holding its device).
  */
-export type CredentialKind = "tunnel" | "cookie" | "mux" | "socket";
+export type CredentialKind = "tunnel" | "cookie" | "mux" | "socket" | "front";
 
 export interface Claims {
   /** Device id (uuid). */

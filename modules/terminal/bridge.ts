@@ -1,18 +1,15 @@
 import ssh2, { type ClientChannel } from "ssh2";
 import { fingerprintOf } from "../platform/host-key";
-import { type MuxAddress, MuxError, tunnelSocket } from "../remote-access/service";
+import { MuxError, type MuxRoute, tunnelSocket } from "../remote-access/service";
 import type { HostKeyCheck } from "./host-keys";
 import { JoinError } from "./model";
 
-export type { MuxAddress };
+export type { MuxRoute };
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /** The device's sshd through the multiplexer; its refusals as the join's `terminal_unavailable` errors. */
-async function sshSocket(
-  mux: MuxAddress,
-  input: { secretKey: string; baseDomain: string; deviceId: string },
-) {
+async function sshSocket(mux: MuxRoute, input: { secretKey: string; baseDomain: string; deviceId: string }) {
   try {
     return await tunnelSocket(mux, { ...input, port: 22 });
   } catch (error) {
@@ -35,7 +32,7 @@ export interface OpenedShell {
  * with a pty of the given size, or runs one command.
  */
 export async function openShell(
-  mux: MuxAddress,
+  mux: MuxRoute,
   input: {
     secretKey: string;
     baseDomain: string;

@@ -4,7 +4,7 @@ import { apiTokenIsActive, operatorIsActive } from "../operators/service";
 import { type Principal, principalLabel } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { AppError } from "../platform/errors";
-import type { MuxAddress } from "./bridge";
+import type { MuxRoute } from "./bridge";
 import { openShell } from "./bridge";
 import { pinOnConnect } from "./host-keys";
 import { type ClientFrame, clientFrame, JoinError, sizeOf, type TerminalLimits } from "./model";
@@ -56,7 +56,7 @@ function sameOrigin(request: Request): boolean {
  * The realtime socket (`/socket?token=<socket token>`): an operator's session plus a socket token signed
  * for them; one terminal join per connection. Frames are JSON `{event, topic?, payload}` (docs/terminal.md).
  */
-export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mux: () => MuxAddress) {
+export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mux: () => MuxRoute) {
   const { config, database, logger } = ctx;
   const sql = database.sql;
   const connections = new Map<string, Connection>();

@@ -127,6 +127,16 @@ describe("configuration", () => {
     expect(() => loadConfig({ env: env("70000") })).toThrow(/tunnel\.forward_ports/);
   });
 
+  test("tunnel.server: one host:port or several, comma-separated", () => {
+    const env = (value: string) => ({ HOME: home, OUTPOST_AGENT_TUNNEL_SERVER: value });
+    expect(loadConfig({ env: env("t1.example:7000") }).config.tunnel.server).toBe("t1.example:7000");
+    expect(loadConfig({ env: env("t1.example:7000, 10.0.0.2:7002") }).config.tunnel.server).toBe(
+      "t1.example:7000, 10.0.0.2:7002",
+    );
+    expect(() => loadConfig({ env: env("t1.example:7000,") })).toThrow(/tunnel\.server/);
+    expect(() => loadConfig({ env: env("t1.example") })).toThrow(/tunnel\.server/);
+  });
+
   const bad: [string, string | null, Record<string, string>, RegExp][] = [
     ["unknown key", "pol_interval_s: 5\n", {}, /unknown key "pol_interval_s"/],
     ["wrong type", "poll_interval_s: soon\n", {}, /poll_interval_s: expected number/],

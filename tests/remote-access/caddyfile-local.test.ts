@@ -1,4 +1,4 @@
-// The shipped Caddyfiles: both pass `caddy validate`, and the local-trial one (deploy/Caddyfile.local,
+// The shipped Caddyfiles: all pass `caddy validate`, and the local-trial one (deploy/Caddyfile.local,
 // `tls internal { on_demand }` for *.localhost) runs as shipped, its ports from the environment, in front
 // of a real Outpost with BASE_DOMAIN=localhost: the console answers on https://localhost, an approved
 // device's host gets a certificate from Caddy's local CA and its web UI through the tunnel, an unknown
@@ -56,8 +56,8 @@ function validate(file: string) {
 }
 
 describe("the shipped Caddyfiles", () => {
-  test("deploy/Caddyfile and deploy/Caddyfile.local pass caddy validate", () => {
-    for (const file of ["deploy/Caddyfile", "deploy/Caddyfile.local"]) {
+  test("deploy/Caddyfile, Caddyfile.local and Caddyfile.tunnels pass caddy validate", () => {
+    for (const file of ["deploy/Caddyfile", "deploy/Caddyfile.local", "deploy/Caddyfile.tunnels"]) {
       const result = validate(path.join(REPO_ROOT, file));
       expect(result.output).toContain("Valid configuration");
       expect(result.code).toBe(0);

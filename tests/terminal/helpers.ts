@@ -49,6 +49,8 @@ export interface TestDevice {
 export interface DeviceTarget {
   url: string;
   tunnelSshPort: number;
+  /** The agent's whole `tunnel.server` (several tunnel processes), instead of 127.0.0.1:tunnelSshPort. */
+  tunnelServer?: string;
   device: { id: string; token: string };
 }
 
@@ -77,7 +79,7 @@ export async function startDevice(
     install_builtin_scripts: "false",
     poll_interval_s: String(options.pollSeconds ?? 3),
     log_level: "warn",
-    "tunnel.server": `127.0.0.1:${target.tunnelSshPort}`,
+    "tunnel.server": target.tunnelServer ?? `127.0.0.1:${target.tunnelSshPort}`,
     "tunnel.ssh_target": `127.0.0.1:${sshdPort}`,
     ...options.settings,
   });

@@ -6,6 +6,7 @@ import { loadHostKey } from "../../platform/host-key";
 import type { Logger } from "../../platform/logger";
 import { CookieChecker } from "../tickets";
 import { createDataServer } from "./data-plane";
+import { announceInstance, reachableHost } from "./instances";
 import { createMuxServer } from "./mux";
 import { TunnelRegistry } from "./registry";
 import { createSshServer, watchLeases } from "./ssh-server";
@@ -90,6 +91,7 @@ export async function startTunnel(
     baseDomain: config.baseDomain,
     config,
     registry,
+    instance,
     cookies: new CookieChecker(database.sql, config.secretKey),
     logger,
   });
@@ -101,14 +103,25 @@ export async function startTunnel(
     logger,
   });
   const muxOpen = trackConnections(mux);
+  const httpPort = await listen(vhost, config.tunnelHttpPort, config.tunnelHost);
+  const muxPort = await listen(mux, config.tunnelMuxPort, config.tunnelMuxHost);
+  // Announced before the SSH listener takes a tunnel, so the other processes can route to it at once.
+  const leave = await announceInstance(
+    database.sql,
+    {
+      instance,
+      http: { host: reachableHost(config.tunnelHost, config.tunnelAdvertiseHost), port: httpPort },
+      mux: { host: reachableHost(config.tunnelMuxHost, config.tunnelAdvertiseHost), port: muxPort },
+    },
+    () => registry.all().map((t) => ({ deviceId: t.deviceId, forwards: [...t.forwards.keys()] })),
+    (error) => logger.error({ err: error }, "tunnel instance heartbeat failed"),
+  );
   const sshPort = await new Promise<number>((resolve, reject) => {
     ssh.once("error", reject);
     ssh.listen(config.tunnelSshPort, config.tunnelHost, () =>
       resolve((ssh.address() as net.AddressInfo).port),
     );
   });
-  const httpPort = await listen(vhost, config.tunnelHttpPort, config.tunnelHost);
-  const muxPort = await listen(mux, config.tunnelMuxPort, config.tunnelMuxHost);
   const stopWatch = watchLeases(sshOptions);
   logger.info(
     { sshPort, httpPort, muxPort, dataPort, fingerprint: hostKey.fingerprint, instance },
@@ -131,6 +144,7 @@ export async function startTunnel(
         new Promise<void>((resolve) => ssh.close(() => resolve())),
       ]);
       await forgetInstance(database.sql, instance).catch(() => {});
+      await leave().catch(() => {});
     },
   };
 }

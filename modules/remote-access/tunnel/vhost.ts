@@ -6,7 +6,9 @@ import { domainAllowed } from "../domains";
 import { deviceHost, deviceIdFromHost } from "../hosts";
 import { ACCESS_COOKIE, type CookieChecker, redeemTicket } from "../tickets";
 import { confineResponseHead } from "./device-cookies";
+import { FORWARDED_HEADER, forwardMark, forwardToHolder } from "./front-forward";
 import { header, page, type RequestHead, readRequestHead, respond, serializeHead } from "./http-head";
+import { holderOf } from "./instances";
 import type { TunnelRegistry } from "./registry";
 import { ChannelTimeout, openForward } from "./stream";
 
@@ -17,6 +19,8 @@ export interface VhostOptions {
   /** For the unknown-device check (the console host never routes here). */
   config: { baseUrl: string; baseDomain: string };
   registry: TunnelRegistry;
+  /** This process in `tunnel_instances`: a device held by another is forwarded to that one's front. */
+  instance: string;
   cookies: CookieChecker;
   logger: Logger;
 }
@@ -44,6 +48,7 @@ async function handle(socket: Socket, options: VhostOptions) {
   if (!head) return respond(socket, 400, page("Bad request", "The request could not be read."));
   const deviceId = deviceIdFromHost(header(head, "host"), options.baseDomain);
   if (!deviceId) return respond(socket, 404, page("Unknown host", "No device has this address."));
+  if (await forwarded(socket, head, deviceId, options)) return;
   const url = new URL(head.target, "http://device.invalid");
   if (url.pathname === AUTH_PATH) return authenticate(socket, head, url, deviceId, options);
   const cookie = cookieValue(header(head, "cookie"), ACCESS_COOKIE);
@@ -84,7 +89,9 @@ async function handle(socket: Socket, options: VhostOptions) {
   const upgrade =
     /\bupgrade\b/i.test(header(head, "connection") ?? "") && header(head, "upgrade") !== undefined;
   const headers = head.headers
-    .filter(([n]) => !["connection", "keep-alive", "proxy-connection"].includes(n.toLowerCase()))
+    .filter(
+      ([n]) => !["connection", "keep-alive", "proxy-connection", FORWARDED_HEADER].includes(n.toLowerCase()),
+    )
     .map(([n, v]): [string, string] => [
       n,
       n.toLowerCase() === "cookie" ? withoutCookie(v, ACCESS_COOKIE) : v,
@@ -94,6 +101,23 @@ async function handle(socket: Socket, options: VhostOptions) {
   channel.write(serializeHead({ ...head, headers }));
   if (head.rest.length > 0) channel.write(head.rest);
   relayResponse(socket, channel);
+}
+
+/**
+ * Whether the request was dealt with before this front's own checks: passed on to the front of the
+ * tunnel process holding the device (which checks it exactly as this one would), or refused for a
+ * forward mark that is not valid. A request another front forwarded is never forwarded again.
+ */
+async function forwarded(socket: Socket, head: RequestHead, deviceId: string, options: VhostOptions) {
+  const mark = forwardMark(head, options.secretKey, deviceId);
+  if (mark === "bad") {
+    respond(socket, 400, page("Bad request", "The request's forward mark is not valid."));
+    return true;
+  }
+  if (mark === "valid" || options.registry.get(deviceId)) return false;
+  const holder = await holderOf(options.sql, deviceId);
+  if (!holder || holder.instance === options.instance) return false;
+  return forwardToHolder(socket, head, holder.http, { secretKey: options.secretKey, deviceId });
 }
 
 /**
