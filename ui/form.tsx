@@ -100,6 +100,37 @@ export function TextField(
   );
 }
 
+/** A labelled multi-line input (a script, notes) with its error; `code` for a script (monospace, no spellcheck). */
+export function TextAreaField(
+  props: FieldBase & { rows: number; code?: boolean; required?: boolean; maxLength?: number },
+) {
+  return (
+    <label>
+      <span safe>{props.label}</span>
+      <textarea
+        name={props.name}
+        rows={String(props.rows)}
+        class={props.code ? "mono" : undefined}
+        spellcheck={props.code ? "false" : undefined}
+        maxlength={props.maxLength === undefined ? undefined : String(props.maxLength)}
+        required={props.required}
+        aria-invalid={props.error ? "true" : undefined}
+        safe
+      >
+        {props.value}
+      </textarea>
+      {props.help ? (
+        <span class="help" safe>
+          {props.help}
+        </span>
+      ) : (
+        ""
+      )}
+      <FieldError message={props.error} />
+    </label>
+  );
+}
+
 /** A file to upload (the form must be `multipart/form-data`). */
 export function FileField(props: { name: string; label: string; accept?: string }) {
   return (
