@@ -1,8 +1,8 @@
 // The new-rollout form (`/rollouts/new`): the devices (from the device list's selection, query or
 // view), the action, and the waves' settings; an overlap with active rollouts is shown and asked about.
 import { assetUrl } from "../../../ui/assets";
-import { CsrfField, FieldError, PageHead } from "../../../ui/components";
-import { CheckboxField, Hidden, TextAreaField, TextField } from "../../../ui/form";
+import { CsrfField, PageHead } from "../../../ui/components";
+import { CheckboxField, Hidden, SelectField, TextAreaField, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
 import type { Overlap } from "../create";
@@ -125,17 +125,14 @@ export function NewRolloutPage({ ctx, props }: { ctx: PageContext; props: NewRol
         )}
         {props.overlap ? <OverlapNote overlap={props.overlap} /> : ""}
         <Card title="Action">
-          <label>
-            <span>Action</span>
-            <select name="action" data-rollout-action>
-              {Object.entries(ACTION_LABELS).map(([value, label]) => (
-                <option value={value} selected={value === values.action} safe>
-                  {label}
-                </option>
-              ))}
-            </select>
-            <FieldError message={errorOf("action")} />
-          </label>
+          <SelectField
+            name="action"
+            label="Action"
+            value={values.action}
+            options={Object.entries(ACTION_LABELS).map(([value, label]) => ({ value, label }))}
+            error={errorOf("action")}
+            attributes={{ "data-rollout-action": true }}
+          />
           <div data-for-actions="add_tag remove_tag">
             {field({ name: "tag", label: "Tag (key=value to add, key to remove)", maxLength: 400 })}
           </div>
