@@ -136,6 +136,21 @@ export function alertRoutes(ctx: AppContext) {
     return htmlPage(page, <RuleFormPage ctx={page} props={await formProps(props)} />, status);
   };
 
+  /** The edit form of a stored rule, with what was typed (or its stored values) and what went wrong. */
+  const renderEdit = (
+    request: Request,
+    principal: Principal | undefined,
+    rule: AlertRule,
+    form: Pick<RuleFormProps, "values"> & Partial<Pick<RuleFormProps, "errors" | "blocked" | "formError">>,
+    status = 200,
+  ) =>
+    render(
+      request,
+      principal,
+      { mode: "edit", ruleId: rule.id, savedField: savedField(rule), errors: {}, ...form },
+      status,
+    );
+
   const ruleOr404 = async (raw: string) => {
     const rule = /^\d{1,10}$/.test(raw) ? await getRule(sql, Number(raw)) : undefined;
     if (!rule) throw new AppError(404, "not_found", "Alert rule not found");
@@ -232,14 +247,7 @@ export function alertRoutes(ctx: AppContext) {
         const blocked = (await isDeprecated(sql, rule)) ? editBlockedMessage(rule) : undefined;
         const values = blocked ? valuesOf(rule) : formValues(query, valuesOf(rule));
         values.name = rule.name;
-        return render(request, principal, {
-          mode: "edit",
-          ruleId: rule.id,
-          savedField: savedField(rule),
-          values,
-          errors: {},
-          blocked,
-        });
+        return renderEdit(request, principal, rule, { values, blocked });
       },
       { access: "operator", query: RuleForm },
     )
@@ -254,32 +262,20 @@ export function alertRoutes(ctx: AppContext) {
           noteChanges(request, ruleValues(rule), ruleValues(updated), { details: { name: rule.name } });
         } catch (error) {
           if (error instanceof AppError && error.code === "rule_deprecated") {
-            return render(
+            return renderEdit(
               request,
               principal,
-              {
-                mode: "edit",
-                ruleId: rule.id,
-                savedField: savedField(rule),
-                values: valuesOf(rule),
-                errors: {},
-                blocked: error.message,
-              },
+              rule,
+              { values: valuesOf(rule), blocked: error.message },
               409,
             );
           }
           if (!(error instanceof RuleValidationError)) throw error;
-          return render(
+          return renderEdit(
             request,
             principal,
-            {
-              mode: "edit",
-              ruleId: rule.id,
-              savedField: savedField(rule),
-              values,
-              errors: error.fields,
-              formError: MESSAGES.form,
-            },
+            rule,
+            { values, errors: error.fields, formError: MESSAGES.form },
             422,
           );
         }
