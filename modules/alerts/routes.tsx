@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { outcomeFlash } from "../../ui/flash";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
 import { conflictMessage, listBuilderSchemas, productOptions } from "../builder/service";
@@ -291,9 +292,7 @@ export function alertRoutes(ctx: AppContext) {
         if (deleted) noteAudit(request, { details: { name: rule.name } });
         return redirectWithFlash(
           "/alerts?tab=rules",
-          deleted
-            ? { kind: "success", text: "Rule deleted" }
-            : { kind: "error", text: "Unable to delete rule" },
+          outcomeFlash(deleted, "Rule deleted", "Unable to delete rule"),
         );
       },
       { access: "operator", params: RuleParams, body: AlertButtonForm },
