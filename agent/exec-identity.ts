@@ -96,6 +96,25 @@ function numericId(value: string): number | null {
   return n <= MAX_ID ? n : null;
 }
 
+/** A user or group by name, else a number that is no name; unknown: ExecIdentityError naming the key. */
+function lookUp<Entry extends { name: string }>(
+  entries: Entry[],
+  idOf: (entry: Entry) => number,
+  value: string,
+  key: "exec_user" | "exec_group",
+  what: "user" | "group",
+  file: string,
+): { id: number; byName: Entry | undefined } {
+  const byName = entries.find((e) => e.name === value);
+  const id = byName ? idOf(byName) : numericId(value);
+  if (id === null) {
+    throw new ExecIdentityError(
+      `${key}: unknown ${what} "${value}" (not in ${file} and not a numeric ${what === "user" ? "uid" : "gid"})`,
+    );
+  }
+  return { id, byName };
+}
+
 /**
  * Resolve `exec_user` / `exec_group` to ids. Returns null when commands run as the agent itself without
  * switching (not root and nothing configured). Throws ExecIdentityError naming the key for an unknown
@@ -125,13 +144,7 @@ export function resolveExecIdentity(
     }
   } else {
     const entries = passwdEntries(passwdFile);
-    const byName = entries.find((e) => e.name === user);
-    const uid = byName ? byName.uid : numericId(user);
-    if (uid === null) {
-      throw new ExecIdentityError(
-        `exec_user: unknown user "${user}" (not in ${passwdFile} and not a numeric uid)`,
-      );
-    }
+    const { id: uid, byName } = lookUp(entries, (e) => e.uid, user, "exec_user", "user", passwdFile);
     const entry = byName ?? entries.find((e) => e.uid === uid);
     identity = { uid, gid: entry?.gid ?? null, user: entry?.name ?? String(uid) };
   }
@@ -139,16 +152,9 @@ export function resolveExecIdentity(
   let gid: number;
   let groupName: string | null = null;
   if (group !== null) {
-    const entries = groupEntries(groupFile);
-    const byName = entries.find((e) => e.name === group);
-    const resolved = byName ? byName.gid : numericId(group);
-    if (resolved === null) {
-      throw new ExecIdentityError(
-        `exec_group: unknown group "${group}" (not in ${groupFile} and not a numeric gid)`,
-      );
-    }
-    gid = resolved;
-    groupName = byName?.name ?? null;
+    const found = lookUp(groupEntries(groupFile), (e) => e.gid, group, "exec_group", "group", groupFile);
+    gid = found.id;
+    groupName = found.byName?.name ?? null;
   } else if (identity.gid !== null) {
     gid = identity.gid;
   } else {

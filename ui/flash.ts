@@ -44,3 +44,8 @@ export function redirectSettingCookies(location: string, cookies: string[], requ
   headers.set("location", location);
   return new Response(null, { status: 303, headers });
 }
+
+/** The flash after an action that may find nothing to do: `success` when it did, else `error`. */
+export function outcomeFlash(done: boolean, success: string, error: string): Flash {
+  return done ? { kind: "success", text: success } : { kind: "error", text: error };
+}

@@ -100,6 +100,37 @@ export function TextField(
   );
 }
 
+/** A labelled multi-line input (a script, notes) with its error; `code` for a script (monospace, no spellcheck). */
+export function TextAreaField(
+  props: FieldBase & { rows: number; code?: boolean; required?: boolean; maxLength?: number },
+) {
+  return (
+    <label>
+      <span safe>{props.label}</span>
+      <textarea
+        name={props.name}
+        rows={String(props.rows)}
+        class={props.code ? "mono" : undefined}
+        spellcheck={props.code ? "false" : undefined}
+        maxlength={props.maxLength === undefined ? undefined : String(props.maxLength)}
+        required={props.required}
+        aria-invalid={props.error ? "true" : undefined}
+        safe
+      >
+        {props.value}
+      </textarea>
+      {props.help ? (
+        <span class="help" safe>
+          {props.help}
+        </span>
+      ) : (
+        ""
+      )}
+      <FieldError message={props.error} />
+    </label>
+  );
+}
+
 /** A file to upload (the form must be `multipart/form-data`). */
 export function FileField(props: { name: string; label: string; accept?: string }) {
   return (
@@ -212,24 +243,51 @@ export function NumberInput(
   );
 }
 
-/** A select among fixed options (value shown as its label). `compact` keeps it narrow in inline forms. */
+/** A select's option: a value and the label it shows (a plain string is both). */
+export type SelectOption = string | { value: string; label: string };
+
+/**
+ * A labelled select with its error. `prompt`: a first, empty choice ("Any", "Select a field first");
+ * `labelStyle` sizes it in inline forms; `attributes` go on the select (a script's hook, htmx's).
+ */
 export function SelectField(props: {
   name: string;
   label: string;
-  options: readonly string[];
-  value: string;
-  compact?: boolean;
+  options: readonly SelectOption[];
+  value: string | undefined;
+  prompt?: string;
+  error?: string | undefined;
+  disabled?: boolean;
+  labelStyle?: string;
+  title?: string;
+  attributes?: Record<string, string | true>;
 }) {
   return (
-    <label style={props.compact ? "flex: 0 1 160px" : undefined}>
+    <label style={props.labelStyle} title={props.title}>
       <span safe>{props.label}</span>
-      <select name={props.name}>
-        {props.options.map((option) => (
-          <option value={option} selected={option === props.value} safe>
-            {option}
+      <select
+        name={props.name}
+        disabled={props.disabled}
+        aria-invalid={props.error ? "true" : undefined}
+        {...props.attributes}
+      >
+        {props.prompt === undefined ? (
+          ""
+        ) : (
+          <option value="" safe>
+            {props.prompt}
           </option>
-        ))}
+        )}
+        {props.options.map((option) => {
+          const { value, label } = typeof option === "string" ? { value: option, label: option } : option;
+          return (
+            <option value={value} selected={value === props.value} safe>
+              {label}
+            </option>
+          );
+        })}
       </select>
+      <FieldError message={props.error} />
     </label>
   );
 }

@@ -271,32 +271,16 @@ export class SandboxSession {
    * timeout from now.
    */
   async evaluate(code: string, filename: string, deadline?: number): Promise<EvalOutcome> {
-    if (this.dead) return { ok: false, error: { type: "execution", message: "sandbox was closed" } };
-    this.startClock(deadline);
-    try {
-      const result = this.vm.evalCode(code, filename, { type: "global" });
-      if (result.error) {
-        const error = this.classify(result.error, true);
-        result.error.dispose();
-        return { ok: false, error };
-      }
-      return await this.settle(result.value, true);
-    } catch (err) {
-      return { ok: false, error: this.hostFailure(err) };
-    } finally {
-      this.deadline = 0;
-    }
+    return this.run(deadline, () => this.outcome(this.vm.evalCode(code, filename, { type: "global" }), true));
   }
 
   /** Call a global function by name with no arguments (e.g. `main`), awaiting a returned promise. */
   async callGlobal(name: string, deadline?: number): Promise<EvalOutcome> {
-    if (this.dead) return { ok: false, error: { type: "execution", message: "sandbox was closed" } };
-    if (Date.now() >= (deadline ?? Number.POSITIVE_INFINITY)) {
+    if (!this.dead && Date.now() >= (deadline ?? Number.POSITIVE_INFINITY)) {
       this.timedOut = true;
       return { ok: false, error: this.timeoutError() };
     }
-    this.startClock(deadline);
-    try {
+    return this.run(deadline, () => {
       const fn = this.vm.getProp(this.vm.global, name);
       if (this.vm.typeof(fn) !== "function") {
         fn.dispose();
@@ -304,17 +288,37 @@ export class SandboxSession {
       }
       const result = this.vm.callFunction(fn, this.vm.undefined);
       fn.dispose();
-      if (result.error) {
-        const error = this.classify(result.error, false);
-        result.error.dispose();
-        return { ok: false, error };
-      }
-      return await this.settle(result.value, false);
+      return this.outcome(result, false);
+    });
+  }
+
+  /** Runs `work` in the sandbox on the clock until `deadline`; a failure of the host (a trap) ends the sandbox. */
+  private async run(
+    deadline: number | undefined,
+    work: () => EvalOutcome | Promise<EvalOutcome>,
+  ): Promise<EvalOutcome> {
+    if (this.dead) return { ok: false, error: { type: "execution", message: "sandbox was closed" } };
+    this.startClock(deadline);
+    try {
+      return await work();
     } catch (err) {
       return { ok: false, error: this.hostFailure(err) };
     } finally {
       this.deadline = 0;
     }
+  }
+
+  /** What an evaluation or call came to: its thrown error, classified, or its (awaited) value. */
+  private outcome(
+    result: ReturnType<QuickJSContext["evalCode"]>,
+    loading: boolean,
+  ): EvalOutcome | Promise<EvalOutcome> {
+    if (result.error) {
+      const error = this.classify(result.error, loading);
+      result.error.dispose();
+      return { ok: false, error };
+    }
+    return this.settle(result.value, loading);
   }
 
   /** Set a global to a JSON-like value (used by the REPL for `_`). */

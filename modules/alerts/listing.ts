@@ -3,7 +3,7 @@ import { type CsvValue, keysetBatches } from "../platform/csv";
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
-import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
+import { keysetPage, parseKeysetCursor } from "../platform/keyset-cursor";
 import { type Alert, type AlertRow, toAlert } from "./lifecycle";
 import { ALERT_STATUSES, ALERT_TYPES, SEVERITIES } from "./model";
 import { ruleNames } from "./rules";
@@ -108,14 +108,9 @@ export async function listAlerts(
       and (${deviceIds}::uuid[] is null or device_id = any(${deviceIds}::uuid[]))
       ${after}
     order by ${order} limit ${limit + 1}`;
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  const nextCursor =
-    rows.length > limit && last
-      ? encodeKeysetCursor(
-          sort === "severity" ? [String(last.k_rank), last.k_time, last.id] : [last.k_time, last.id],
-        )
-      : undefined;
+  const { page, nextCursor } = keysetPage(rows, limit, (last) =>
+    sort === "severity" ? [String(last.k_rank), last.k_time, last.id] : [last.k_time, last.id],
+  );
   const alerts = page.map(toAlert);
   const devices = await deviceSummaries(sql, [...new Set(alerts.map((a) => a.deviceId))]);
   const names = await ruleNames(sql, [

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { outcomeFlash } from "../../ui/flash";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
 import { conflictMessage, listBuilderSchemas, productOptions } from "../builder/service";
@@ -136,6 +137,21 @@ export function alertRoutes(ctx: AppContext) {
     return htmlPage(page, <RuleFormPage ctx={page} props={await formProps(props)} />, status);
   };
 
+  /** The edit form of a stored rule, with what was typed (or its stored values) and what went wrong. */
+  const renderEdit = (
+    request: Request,
+    principal: Principal | undefined,
+    rule: AlertRule,
+    form: Pick<RuleFormProps, "values"> & Partial<Pick<RuleFormProps, "errors" | "blocked" | "formError">>,
+    status = 200,
+  ) =>
+    render(
+      request,
+      principal,
+      { mode: "edit", ruleId: rule.id, savedField: savedField(rule), errors: {}, ...form },
+      status,
+    );
+
   const ruleOr404 = async (raw: string) => {
     const rule = /^\d{1,10}$/.test(raw) ? await getRule(sql, Number(raw)) : undefined;
     if (!rule) throw new AppError(404, "not_found", "Alert rule not found");
@@ -232,14 +248,7 @@ export function alertRoutes(ctx: AppContext) {
         const blocked = (await isDeprecated(sql, rule)) ? editBlockedMessage(rule) : undefined;
         const values = blocked ? valuesOf(rule) : formValues(query, valuesOf(rule));
         values.name = rule.name;
-        return render(request, principal, {
-          mode: "edit",
-          ruleId: rule.id,
-          savedField: savedField(rule),
-          values,
-          errors: {},
-          blocked,
-        });
+        return renderEdit(request, principal, rule, { values, blocked });
       },
       { access: "operator", query: RuleForm },
     )
@@ -254,32 +263,20 @@ export function alertRoutes(ctx: AppContext) {
           noteChanges(request, ruleValues(rule), ruleValues(updated), { details: { name: rule.name } });
         } catch (error) {
           if (error instanceof AppError && error.code === "rule_deprecated") {
-            return render(
+            return renderEdit(
               request,
               principal,
-              {
-                mode: "edit",
-                ruleId: rule.id,
-                savedField: savedField(rule),
-                values: valuesOf(rule),
-                errors: {},
-                blocked: error.message,
-              },
+              rule,
+              { values: valuesOf(rule), blocked: error.message },
               409,
             );
           }
           if (!(error instanceof RuleValidationError)) throw error;
-          return render(
+          return renderEdit(
             request,
             principal,
-            {
-              mode: "edit",
-              ruleId: rule.id,
-              savedField: savedField(rule),
-              values,
-              errors: error.fields,
-              formError: MESSAGES.form,
-            },
+            rule,
+            { values, errors: error.fields, formError: MESSAGES.form },
             422,
           );
         }
@@ -295,9 +292,7 @@ export function alertRoutes(ctx: AppContext) {
         if (deleted) noteAudit(request, { details: { name: rule.name } });
         return redirectWithFlash(
           "/alerts?tab=rules",
-          deleted
-            ? { kind: "success", text: "Rule deleted" }
-            : { kind: "error", text: "Unable to delete rule" },
+          outcomeFlash(deleted, "Rule deleted", "Unable to delete rule"),
         );
       },
       { access: "operator", params: RuleParams, body: AlertButtonForm },

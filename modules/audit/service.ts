@@ -1,6 +1,6 @@
 import type { PendingQuery, Row } from "postgres";
 import type { Database, Sql } from "../platform/database";
-import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
+import { keysetPage, parseKeysetCursor } from "../platform/keyset-cursor";
 import { storableText, storableValue } from "../platform/text-input";
 import type { auditEvents } from "./schema";
 
@@ -88,13 +88,8 @@ export async function listAudit(
     select id, at, actor_kind as "actorKind", actor, action, target, status, address, details
     from audit_events where ${conditions.reduce((all, condition) => sql`${all} ${condition}`)}
     order by at desc, id desc limit ${limit + 1}`;
-  const events = rows.slice(0, limit);
-  const last = events.at(-1);
-  return {
-    events,
-    nextCursor:
-      rows.length > limit && last ? encodeKeysetCursor([last.at.toISOString(), last.id]) : undefined,
-  };
+  const { page, nextCursor } = keysetPage(rows, limit, (last) => [last.at.toISOString(), last.id]);
+  return { events: page, nextCursor };
 }
 
 /** Deletes events older than `days`; returns how many. */

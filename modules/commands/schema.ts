@@ -3,15 +3,9 @@ import { index, jsonb, pgEnum, pgTable, text, timestamp, uuid } from "drizzle-or
 // The one table dependency on another feature: commands belong to a device (FK, cascade on delete).
 // Code in this feature still reaches devices only through devices/service.
 import { devices } from "../devices/schema";
+import { COMMAND_TYPES } from "./validation";
 
-export const commandType = pgEnum("command_type", [
-  "list_scripts",
-  "install_script",
-  "remove_script",
-  "ssh_authorize",
-  "ssh_revoke",
-  "run_script",
-]);
+export const commandType = pgEnum("command_type", COMMAND_TYPES);
 
 /** queued → delivered → succeeded | failed; queued → expired when the TTL passes undelivered. */
 export const commandStatus = pgEnum("command_status", [

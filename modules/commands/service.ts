@@ -13,7 +13,7 @@ import { randomToken } from "../platform/crypto";
 import type { Sql } from "../platform/database";
 import { AppError, badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
-import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
+import { keysetPage, parseKeysetCursor } from "../platform/keyset-cursor";
 import { commandsTotal } from "../platform/metrics";
 import { COMMAND_STATUSES, type CommandStatus } from "./model";
 import { type CommandType, validateCommand } from "./validation";
@@ -292,13 +292,8 @@ export async function listCommands(
       ${options.status ? sql`and status = ${options.status}::command_status` : sql``}
       ${after ? sql`and (queued_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
     order by queued_at desc, id desc limit ${limit + 1}`;
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    commands: page.map(toCommand),
-    nextCursor:
-      rows.length > limit && last ? encodeKeysetCursor([last.queued_at.toISOString(), last.id]) : undefined,
-  };
+  const { page, nextCursor } = keysetPage(rows, limit, (last) => [last.queued_at.toISOString(), last.id]);
+  return { commands: page.map(toCommand), nextCursor };
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { Sql } from "../platform/database";
 import { badRequest } from "../platform/errors";
 import { isUuid } from "../platform/json-body";
-import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
+import { keysetPage, parseKeysetCursor } from "../platform/keyset-cursor";
 import type { DeviceCondition } from "./conditions";
 import {
   APPROVAL_STATUSES,
@@ -173,8 +173,6 @@ export async function listDevices(sql: Sql, options: DeviceListOptions): Promise
       ${after ? sql`and (${sql.unsafe(sort.expr)}, d.id) ${sql.unsafe(op)} (${after[0]}::${sql.unsafe(sort.cast)}, ${after[1]}::uuid)` : sql``}
     order by ${sql.unsafe(sort.expr)} ${sql.unsafe(order)}, d.id ${sql.unsafe(order)}
     limit ${limit + 1}`;
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  const nextCursor = rows.length > limit && last ? encodeKeysetCursor([last.sort_key, last.id]) : undefined;
+  const { page, nextCursor } = keysetPage(rows, limit, (last) => [last.sort_key, last.id]);
   return { devices: page.map(toDevice), nextCursor, activeFilters: activeFilters(options) };
 }

@@ -3,6 +3,7 @@
 
 import { LABEL_TEXT_MAX } from "../../shared/labels";
 import { Badge, CsrfField, PostButton } from "../../ui/components";
+import { TextAreaField, TextField } from "../../ui/form";
 import { Card } from "../../ui/table";
 import { DEVICE_NAME_MAX, DEVICE_NOTES_MAX } from "../devices/service";
 import type { Sql } from "../platform/database";
@@ -103,23 +104,21 @@ export function FleetPanel(props: {
         {props.canOperate ? (
           <form class="stack" method="post" action={`${base}/profile`} id="profile-form">
             <CsrfField token={props.csrfToken} />
-            <label>
-              <span>Display name</span>
-              <input
-                type="text"
-                name="display_name"
-                maxlength={String(DEVICE_NAME_MAX)}
-                value={device.displayName ?? ""}
-                placeholder={device.displayName ? "" : device.name}
-              />
-              <span class="help">Empty: the name the device reports, else one derived from its MAC.</span>
-            </label>
-            <label>
-              <span>Notes</span>
-              <textarea name="notes" rows="4" maxlength={String(DEVICE_NOTES_MAX)} safe>
-                {device.notes ?? ""}
-              </textarea>
-            </label>
+            <TextField
+              name="display_name"
+              label="Display name"
+              value={device.displayName ?? ""}
+              maxLength={DEVICE_NAME_MAX}
+              placeholder={device.displayName ? "" : device.name}
+              help="Empty: the name the device reports, else one derived from its MAC."
+            />
+            <TextAreaField
+              name="notes"
+              label="Notes"
+              value={device.notes ?? ""}
+              rows={4}
+              maxLength={DEVICE_NOTES_MAX}
+            />
             <div>
               <button class="btn small primary" type="submit">
                 Save

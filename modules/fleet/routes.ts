@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { Elysia, type TSchema } from "elysia";
 import { noteAudit, noteChanges } from "../audit/service";
 import { getDevice } from "../devices/service";
 import { principalLabel } from "../platform/access";
@@ -43,6 +43,13 @@ export function fleetApiRoutes(ctx: AppContext) {
   const sql = database.sql;
   const usersOf = async (viewId: string) => (await ctx.viewUsers?.(viewId)) ?? [];
   const parse = ({ request }: { request: Request }) => readJsonBody(request, BODY_MAX);
+  /** An operator's JSON write: its body read within BODY_MAX (a larger one: 413) and checked against `body`. */
+  const jsonWrite = <Body extends TSchema>(summary: string, body: Body) => ({
+    access: "operator" as const,
+    detail: { summary },
+    parse,
+    body,
+  });
 
   async function requireDevice(id: string) {
     const device = await getDevice(sql, id, { onlineWindowSeconds: 0 });
@@ -72,11 +79,8 @@ export function fleetApiRoutes(ctx: AppContext) {
         return tagsReply(device.id);
       },
       {
-        access: "operator",
-        detail: { summary: "Set tags on a device (a key it has takes the new value)" },
+        ...jsonWrite("Set tags on a device (a key it has takes the new value)", SetTagsBody),
         params: DeviceParams,
-        parse,
-        body: SetTagsBody,
         response: { 200: DeviceTagsReply, ...errorReplies(400, 401, 403, 404, 409, 413) },
       },
     )
@@ -112,10 +116,7 @@ export function fleetApiRoutes(ctx: AppContext) {
         return { data: { changed_ids: changed, removed_count: removed } };
       },
       {
-        access: "operator",
-        detail: { summary: "Add and/or remove tags on many devices at once" },
-        parse,
-        body: BulkTagsBody,
+        ...jsonWrite("Add and/or remove tags on many devices at once", BulkTagsBody),
         response: { 200: BulkTagsReply, ...errorReplies(400, 401, 403, 409, 413) },
       },
     )
@@ -138,11 +139,8 @@ export function fleetApiRoutes(ctx: AppContext) {
         };
       },
       {
-        access: "operator",
-        detail: { summary: "Set a device's display name and notes" },
+        ...jsonWrite("Set a device's display name and notes", ProfileBody),
         params: DeviceParams,
-        parse,
-        body: ProfileBody,
         response: { 200: ProfileReply, ...errorReplies(400, 401, 403, 404, 413) },
       },
     )
@@ -170,10 +168,7 @@ export function fleetApiRoutes(ctx: AppContext) {
         return { data: viewJson(view) };
       },
       {
-        access: "operator",
-        detail: { summary: "Save a view" },
-        parse,
-        body: ViewBody,
+        ...jsonWrite("Save a view", ViewBody),
         response: { 201: ViewReply, ...errorReplies(400, 401, 403, 409, 413) },
       },
     )
@@ -200,11 +195,8 @@ export function fleetApiRoutes(ctx: AppContext) {
         return { data: viewJson(view) };
       },
       {
-        access: "operator",
-        detail: { summary: "Rename a view or change its query" },
+        ...jsonWrite("Rename a view or change its query", ViewBody),
         params: ViewParams,
-        parse,
-        body: ViewBody,
         response: { 200: ViewReply, ...errorReplies(400, 401, 403, 404, 409, 413) },
       },
     )

@@ -1,5 +1,6 @@
 // The second-factor pieces of the console: the prompt (sign-in and fresh-factor), the enrolment forms
 // (account page and required enrolment at sign-in) and the recovery codes shown once.
+import type { Children } from "@kitajs/html";
 import { assetUrl } from "../../ui/assets";
 import { CsrfField } from "../../ui/components";
 import { Hidden, TextField } from "../../ui/form";
@@ -114,18 +115,44 @@ export function FactorPrompt(props: PromptProps) {
   );
 }
 
-/** Sign-in, second step. */
-export function SecondFactorPage(props: PromptProps) {
+/** A second-factor step of signing in: its heading, what to do, the step's forms and the way back out. */
+function SignInStep(props: {
+  title: string;
+  heading: string;
+  lead: string;
+  leave: string;
+  csrfToken: string;
+  children: Children;
+}) {
   return (
-    <AuthLayout title="Second factor" csrfToken={props.csrfToken}>
-      <h1>Confirm it is you</h1>
-      <p class="muted">Your password was right. Now use your second factor.</p>
-      <FactorPrompt {...props} />
+    <AuthLayout title={props.title} csrfToken={props.csrfToken}>
+      <h1 safe>{props.heading}</h1>
+      <p class="muted" safe>
+        {props.lead}
+      </p>
+      {props.children}
       <p class="small">
-        <a href="/login">Sign in as someone else</a>
+        <a href="/login" safe>
+          {props.leave}
+        </a>
       </p>
       <PasskeyScripts />
     </AuthLayout>
+  );
+}
+
+/** Sign-in, second step. */
+export function SecondFactorPage(props: PromptProps) {
+  return (
+    <SignInStep
+      title="Second factor"
+      heading="Confirm it is you"
+      lead="Your password was right. Now use your second factor."
+      leave="Sign in as someone else"
+      csrfToken={props.csrfToken}
+    >
+      <FactorPrompt {...props} />
+    </SignInStep>
   );
 }
 
@@ -244,17 +271,15 @@ export function RecoveryCodes({ codes }: { codes: string[] }) {
 /** Sign-in when the role requires a second factor and the operator has none yet. */
 export function RequiredEnrolmentPage(props: EnrolProps) {
   return (
-    <AuthLayout title="Add a second factor" csrfToken={props.csrfToken}>
-      <h1>Add a second factor</h1>
-      <p class="muted">
-        Your role signs in with a second factor. Add an authenticator app or a passkey to finish signing in.
-      </p>
+    <SignInStep
+      title="Add a second factor"
+      heading="Add a second factor"
+      lead="Your role signs in with a second factor. Add an authenticator app or a passkey to finish signing in."
+      leave="Cancel"
+      csrfToken={props.csrfToken}
+    >
       <EnrolForms {...props} />
-      <p class="small">
-        <a href="/login">Cancel</a>
-      </p>
-      <PasskeyScripts />
-    </AuthLayout>
+    </SignInStep>
   );
 }
 

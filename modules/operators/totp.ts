@@ -16,6 +16,15 @@ import { operatorFactors } from "./schema";
 const PERIOD = 30;
 const PURPOSE = "outpost-totp-secret:v1";
 /** Steps accepted either side of the server's: ±30 s of clock skew. */
+/** An operator's authenticator-app factors: the one being set up (`pending`) or those in use (`confirmed`). */
+function totpFactorsOf(operatorId: string, state: "pending" | "confirmed") {
+  return and(
+    eq(operatorFactors.operatorId, operatorId),
+    eq(operatorFactors.kind, "totp"),
+    state === "pending" ? isNull(operatorFactors.confirmedAt) : isNotNull(operatorFactors.confirmedAt),
+  );
+}
+
 export const TOTP_WINDOW = 1;
 
 function totpFor(secretBase32: string, label = "Outpost"): OTPAuth.TOTP {
@@ -62,15 +71,7 @@ export async function startTotpEnrolment(
 ): Promise<TotpEnrolment> {
   const name = checkFactorName(input.name, "Authenticator app");
   const secret = new OTPAuth.Secret({ size: 20 }).base32;
-  await db
-    .delete(operatorFactors)
-    .where(
-      and(
-        eq(operatorFactors.operatorId, input.operatorId),
-        eq(operatorFactors.kind, "totp"),
-        isNull(operatorFactors.confirmedAt),
-      ),
-    );
+  await db.delete(operatorFactors).where(totpFactorsOf(input.operatorId, "pending"));
   const [row] = await db
     .insert(operatorFactors)
     .values({
@@ -89,14 +90,7 @@ async function unconfirmed(db: Db, operatorId: string, factorId: string) {
     : await db
         .select()
         .from(operatorFactors)
-        .where(
-          and(
-            eq(operatorFactors.id, factorId),
-            eq(operatorFactors.operatorId, operatorId),
-            eq(operatorFactors.kind, "totp"),
-            isNull(operatorFactors.confirmedAt),
-          ),
-        );
+        .where(and(eq(operatorFactors.id, factorId), totpFactorsOf(operatorId, "pending")));
   if (!row?.totpSecret) {
     throw new AppError(404, "factor_not_found", "This enrolment is over: start again from your account page");
   }
@@ -156,16 +150,7 @@ export async function verifyTotpCode(
   input: { operatorId: string; code: string; now?: number },
 ): Promise<{ id: string } | undefined> {
   const now = input.now ?? Date.now();
-  const rows = await db
-    .select()
-    .from(operatorFactors)
-    .where(
-      and(
-        eq(operatorFactors.operatorId, input.operatorId),
-        eq(operatorFactors.kind, "totp"),
-        isNotNull(operatorFactors.confirmedAt),
-      ),
-    );
+  const rows = await db.select().from(operatorFactors).where(totpFactorsOf(input.operatorId, "confirmed"));
   for (const row of rows) {
     if (!row.totpSecret) continue;
     const secret = openSecret(secretKey, PURPOSE, Buffer.from(row.totpSecret, "base64"));

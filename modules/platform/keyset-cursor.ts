@@ -42,3 +42,17 @@ export function parseKeysetCursor(cursor: string, shape: KeysetCursorShape = {})
   if (!values) throw badRequest("The page cursor is not valid", { field: "cursor" });
   return values;
 }
+
+/**
+ * A keyset page from the `limit + 1` rows a list read: the first `limit`, and when there were more, the
+ * cursor after the last of them (`keysOf`: its sort keys, then its id).
+ */
+export function keysetPage<Row>(
+  rows: Row[],
+  limit: number,
+  keysOf: (last: Row) => string[],
+): { page: Row[]; nextCursor: string | undefined } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { page, nextCursor: rows.length > limit && last ? encodeKeysetCursor(keysOf(last)) : undefined };
+}

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { outcomeFlash } from "../../ui/flash";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
 import { listBuilderSchemas } from "../builder/service";
@@ -294,9 +295,7 @@ export function reportPageRoutes(ctx: AppContext) {
         if (report && deleted) noteAudit(request, { details: { name: report.name } });
         return redirectWithFlash(
           "/reports",
-          deleted
-            ? { kind: "success", text: "Report deleted" }
-            : { kind: "error", text: "Failed to delete report." },
+          outcomeFlash(deleted, "Report deleted", "Failed to delete report."),
         );
       },
       { access: "operator", params: ReportParams, body: ReportButtonForm },

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { outcomeFlash } from "../../ui/flash";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
 import {
@@ -182,9 +183,7 @@ export function accessSettingsRoutes(ctx: AppContext) {
         noteAudit(request, { details: { revoked } });
         return redirectWithFlash(
           "/settings#api-tokens",
-          revoked
-            ? { kind: "success", text: "Token revoked." }
-            : { kind: "error", text: "That token was already revoked." },
+          outcomeFlash(revoked, "Token revoked.", "That token was already revoked."),
         );
       },
       { access: "admin", params: UuidParams, body: SettingsButtonForm },

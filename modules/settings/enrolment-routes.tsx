@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { outcomeFlash } from "../../ui/flash";
 import { consolePages } from "../../ui/page";
 import { noteAudit } from "../audit/service";
 import { createEnrolmentToken, installLine, revokeEnrolmentToken } from "../enrolment/service";
@@ -63,9 +64,11 @@ export function enrolmentSettingsRoutes(ctx: AppContext) {
         noteAudit(request, { details: { revoked } });
         return redirectWithFlash(
           "/settings#enrolment-tokens",
-          revoked
-            ? { kind: "success", text: "Enrolment token revoked. Devices it enrolled stay." }
-            : { kind: "error", text: "That enrolment token was already revoked." },
+          outcomeFlash(
+            revoked,
+            "Enrolment token revoked. Devices it enrolled stay.",
+            "That enrolment token was already revoked.",
+          ),
           request,
         );
       },

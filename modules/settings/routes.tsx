@@ -4,8 +4,8 @@ import { noteChanges } from "../audit/service";
 import type { Principal } from "../platform/access";
 import type { AppContext } from "../platform/context";
 import { MonitoringForm, NotificationForm } from "./model";
-import { settingsRenderer } from "./render";
-import { saveNotificationSettings } from "./store";
+import { type SettingsOverrides, settingsRenderer } from "./render";
+import { type FieldErrors, type SaveOutcome, saveNotificationSettings } from "./store";
 import type { Resolver } from "./webhook";
 
 function actor(principal: Principal | undefined): string | undefined {
@@ -20,60 +20,57 @@ export function settingsRoutes(ctx: AppContext, options: { resolve?: Resolver } 
 
   const page = settingsRenderer(ctx);
 
+  /** A settings form saved: audited, back to its section; refused: the page again with its errors (400). */
+  const afterSave = (
+    request: Request,
+    principal: Principal | undefined,
+    result: SaveOutcome,
+    form: { section: string; text: string; invalid: (errors: FieldErrors) => SettingsOverrides },
+  ) => {
+    if (result.errors) return page(request, principal, form.invalid(result.errors), 400);
+    noteChanges(request, result.before, result.after);
+    return redirectWithFlash(`/settings#${form.section}`, { kind: "success", text: form.text });
+  };
+
   return new Elysia({ name: "settings" })
     .use(ctx.access)
     .get("/settings", ({ request, principal }) => page(request, principal, {}), { access: "admin" })
     .post(
       "/settings/monitoring",
-      async ({ request, principal, body }) => {
-        const result = await ctx.settings.saveMonitoring(body, actor(principal));
-        if (!result.errors) noteChanges(request, result.before, result.after);
-        if (result.errors) {
-          return page(
-            request,
-            principal,
-            {
-              monitoringErrors: result.errors,
-              monitoringValues: {
-                online_window_minutes: body.online_window_minutes ?? "",
-                offline_alert_minutes: body.offline_alert_minutes ?? "",
-                telemetry_retention_days: body.telemetry_retention_days ?? "",
-              },
-            },
-            400,
-          );
-        }
-        return redirectWithFlash("/settings#monitoring", {
-          kind: "success",
+      async ({ request, principal, body }) =>
+        afterSave(request, principal, await ctx.settings.saveMonitoring(body, actor(principal)), {
+          section: "monitoring",
           text: "Monitoring settings saved.",
-        });
-      },
+          invalid: (errors) => ({
+            monitoringErrors: errors,
+            monitoringValues: {
+              online_window_minutes: body.online_window_minutes ?? "",
+              offline_alert_minutes: body.offline_alert_minutes ?? "",
+              telemetry_retention_days: body.telemetry_retention_days ?? "",
+            },
+          }),
+        }),
       { access: "admin", body: MonitoringForm },
     )
     .post(
       "/settings/notifications",
-      async ({ request, principal, body }) => {
-        const result = await saveNotificationSettings(database.sql, body, actor(principal), options.resolve);
-        if (!result.errors) noteChanges(request, result.before, result.after);
-        if (result.errors) {
-          return page(
-            request,
-            principal,
-            {
-              notificationErrors: result.errors,
+      async ({ request, principal, body }) =>
+        afterSave(
+          request,
+          principal,
+          await saveNotificationSettings(database.sql, body, actor(principal), options.resolve),
+          {
+            section: "notifications",
+            text: "Notification settings saved.",
+            invalid: (errors) => ({
+              notificationErrors: errors,
               notificationValues: {
                 notification_email: body.notification_email ?? "",
                 webhook_url: body.webhook_url ?? "",
               },
-            },
-            400,
-          );
-        }
-        return redirectWithFlash("/settings#notifications", {
-          kind: "success",
-          text: "Notification settings saved.",
-        });
-      },
+            }),
+          },
+        ),
       { access: "admin", body: NotificationForm },
     );
 }

@@ -1,6 +1,6 @@
 import type { Sql } from "../platform/database";
 import { isUuid } from "../platform/json-body";
-import { encodeKeysetCursor, parseKeysetCursor } from "../platform/keyset-cursor";
+import { keysetPage, parseKeysetCursor } from "../platform/keyset-cursor";
 
 // Where a builder option key lives in a stored payload: the one meaning every reader uses.
 export { optionKeyPath, valueAt } from "./field-keys";
@@ -108,13 +108,8 @@ export async function listTelemetryEvents(
       ${options.to ? sql`and recorded_at < ${options.to.toISOString()}::timestamptz` : sql``}
       ${after ? sql`and (recorded_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
     order by recorded_at desc, id desc limit ${limit + 1}`;
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    events: page.map(toEvent),
-    nextCursor:
-      rows.length > limit && last ? encodeKeysetCursor([last.recorded_at.toISOString(), last.id]) : undefined,
-  };
+  const { page, nextCursor } = keysetPage(rows, limit, (last) => [last.recorded_at.toISOString(), last.id]);
+  return { events: page.map(toEvent), nextCursor };
 }
 
 export async function getTelemetryEvent(sql: Sql, id: string): Promise<TelemetryEvent | undefined> {

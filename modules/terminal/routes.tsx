@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { outcomeFlash } from "../../ui/flash";
 import { consolePages } from "../../ui/page";
 import { noteAudit, noteChanges } from "../audit/service";
 import { requireFreshFactor } from "../operators/service";
@@ -144,9 +145,7 @@ export function terminalRoutes(ctx: AppContext, limits: TerminalLimits) {
         noteAudit(request, { details: { accepted } });
         return redirectWithFlash(
           `/devices/${params.id}?tab=terminal`,
-          accepted
-            ? { kind: "success", text: "The new SSH host key is pinned." }
-            : { kind: "error", text: "There was no new host key to accept." },
+          outcomeFlash(accepted, "The new SSH host key is pinned.", "There was no new host key to accept."),
           request,
         );
       },

@@ -2,50 +2,28 @@
 // internal CA trusted with NODE_EXTRA_CA_CERTS), as from an operator's laptop: the terminal socket and
 // the forwards' WebSockets pass the proxy; plain http to a host that is not loopback is refused.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import net from "node:net";
-import path from "node:path";
 import { tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
-import { startListening } from "../helpers/listener";
-import { startDevice, type TestDevice, waitFor } from "../terminal/helpers";
+import { startCaddy } from "../helpers/caddy";
+import { startDevice, type TestDevice, waitFor, waitForFirstHeartbeat } from "../terminal/helpers";
 import { cliHome, OUTPOST } from "./helpers";
 
 const app = await startTestApp({ BASE_DOMAIN: "caddy-cli.test" });
 const home = cliHome();
 const tmp = tempDir("outpost-cli-caddy-");
-const caddyfile = path.join(tmp.dir, "Caddyfile");
-const caddy = await startListening({
-  command: (port) => {
-    writeFileSync(
-      caddyfile,
-      `{
-  admin 127.0.0.1:${port}
-  http_port ${port + 1}
-  https_port ${port + 2}
-  local_certs
-  skip_install_trust
-  storage file_system ${path.join(tmp.dir, "storage")}
-}
-https://localhost:${port + 2} {
+const caddy = await startCaddy({
+  dir: tmp.dir,
+  sites: ({ httpsPort }) => `https://localhost:${httpsPort} {
   bind 127.0.0.1
   tls internal
   reverse_proxy ${new URL(app.url).host}
 }
 `,
-    );
-    return ["/usr/bin/caddy", "run", "--config", caddyfile, "--adapter", "caddyfile"];
-  },
-  ready: () => '"msg":"serving initial configuration"',
-  env: {
-    PATH: "/usr/bin:/bin",
-    HOME: tmp.dir,
-    XDG_DATA_HOME: path.join(tmp.dir, "data"),
-    XDG_CONFIG_HOME: path.join(tmp.dir, "config"),
-  },
 });
-const url = `https://localhost:${caddy.port + 2}`;
-const rootCa = path.join(tmp.dir, "storage", "pki", "authorities", "local", "root.crt");
+const url = `https://localhost:${caddy.httpsPort}`;
+const rootCa = caddy.rootCa;
 let device: TestDevice;
 let env: Record<string, string>;
 
@@ -60,13 +38,7 @@ const echoPort = (echo.address() as net.AddressInfo).port;
 beforeAll(async () => {
   device = await startDevice(app, { settings: { "tunnel.forward_ports": String(echoPort) } });
   const id = device.id;
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length >
-      0,
-    20_000,
-    "the agent's first heartbeat",
-  );
+  await waitForFirstHeartbeat(app.database.sql, id);
   await waitFor(() => existsSync(rootCa), 10_000, "Caddy's local CA");
   env = { OUTPOST_URL: url, OUTPOST_API_TOKEN: await app.token("operator"), NODE_EXTRA_CA_CERTS: rootCa };
 });

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from "node:crypto";
 import net from "node:net";
 import { openForward } from "../../modules/remote-access/tunnel/stream";
 import { startTestApp } from "../helpers/app";
-import { startDevice, type TestDevice, waitFor } from "../terminal/helpers";
+import { startDevice, type TestDevice, waitFor, waitForFirstHeartbeat } from "../terminal/helpers";
 import { cliHome, OUTPOST } from "./helpers";
 
 let device: TestDevice;
@@ -34,13 +34,7 @@ const unlistedPort = echoPort === 65000 ? 65001 : 65000;
 beforeAll(async () => {
   device = await startDevice(app, { settings: { "tunnel.forward_ports": `${echoPort},4840` } });
   const id = device.id;
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length >
-      0,
-    20_000,
-    "the agent's first heartbeat",
-  );
+  await waitForFirstHeartbeat(app.database.sql, id);
   token = await app.token("operator");
 });
 

@@ -8,7 +8,7 @@ import { revokeApiToken } from "../../modules/operators/service";
 import { readRecording } from "../../modules/terminal/recording";
 import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
-import { startDevice, type TestDevice, waitFor } from "../terminal/helpers";
+import { startDevice, type TestDevice, waitFor, waitForFirstHeartbeat } from "../terminal/helpers";
 import { cliHome, OUTPOST, tmuxServer } from "./helpers";
 
 const app = await startTestApp({ BASE_DOMAIN: "cli.test" });
@@ -21,13 +21,7 @@ let operatorToken: string;
 beforeAll(async () => {
   device = await startDevice(app);
   const id = device.id;
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length >
-      0,
-    20_000,
-    "the agent's first heartbeat",
-  );
+  await waitForFirstHeartbeat(app.database.sql, id);
   const [row] = await app.database.sql<
     { mac_address: string }[]
   >`select mac_address from devices where id = ${id}`;

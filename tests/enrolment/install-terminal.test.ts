@@ -10,7 +10,7 @@ import { isAlive } from "../../modules/platform/embedded-postgres";
 import { freePort, tempDir } from "../agent/helpers";
 import { agentBinary } from "../helpers/agent-binary";
 import { startTestApp } from "../helpers/app";
-import { joinedSocket, startTerminal, waitFor } from "../terminal/helpers";
+import { joinedSocket, startTerminal, waitFor, waitForFirstHeartbeat } from "../terminal/helpers";
 import { INSTALL_LINE, runShell } from "./helpers";
 
 const app = await startTestApp({ BASE_DOMAIN: "term.test" });
@@ -73,13 +73,7 @@ describe("install.sh --prefix --ssh-port", () => {
       },
     );
     const [device] = await app.database.sql<{ id: string }[]>`select id from devices`;
-    await waitFor(
-      async () =>
-        (await app.database.sql`select 1 from devices where id = ${device!.id} and last_seen_at is not null`)
-          .length > 0,
-      30_000,
-      "the agent's first heartbeat",
-    );
+    await waitForFirstHeartbeat(app.database.sql, device!.id, 30_000);
     const operator = await app.session("operator");
     const started = await startTerminal(app, device!.id, operator);
     expect(started.status).toBe(201);

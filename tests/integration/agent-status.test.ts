@@ -11,6 +11,7 @@ import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 import { spawnAgent } from "../helpers/process";
 import { startDeviceWeb, waitFor } from "../remote-access/helpers";
+import { waitForFirstHeartbeat } from "../terminal/helpers";
 
 const app = await startTestApp({ BASE_DOMAIN: "status.test", TUNNEL_HTTP_PORT: String(await freePort()) });
 const tunnel = app.running.tunnel!;
@@ -41,13 +42,7 @@ async function agentDevice() {
   };
   const agent = spawnAgent(settings);
   agents.push(agent);
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${device.id} and last_seen_at is not null`)
-        .length > 0,
-    30_000,
-    "the agent's first heartbeat",
-  );
+  await waitForFirstHeartbeat(app.database.sql, device.id, 30_000);
   // `status` with the same configuration as the daemon (the environment the daemon got).
   const env = Object.fromEntries(
     Object.entries(settings).map(([key, value]) => [

@@ -12,7 +12,7 @@ import { createOperator, type OperatorRole } from "../../modules/operators/servi
 import { lastEvent } from "../audit/helpers";
 import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser, screenshot } from "../helpers/browser";
-import { startDevice, type TestDevice, waitFor } from "../terminal/helpers";
+import { startDevice, type TestDevice, waitForFirstHeartbeat } from "../terminal/helpers";
 
 function freePort(): number {
   const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
@@ -125,13 +125,7 @@ describe("passkeys in Chromium", () => {
 
   test("a fresh passkey touch is asked before a terminal or a device web UI opens", async () => {
     device = await startDevice(app);
-    await waitFor(
-      async () =>
-        (await app.database.sql`select 1 from devices where id = ${device!.id} and last_seen_at is not null`)
-          .length > 0,
-      20_000,
-      "the agent's first heartbeat",
-    );
+    await waitForFirstHeartbeat(app.database.sql, device!.id);
     const operator = await newOperator("operator");
     const { context, page, authenticator } = await pageWithAuthenticator();
     await password(page, operator.email);

@@ -2,12 +2,10 @@
 // an allowed device hostname gets a certificate and its page through the tunnel (after the ticket); an
 // unknown hostname gets no certificate; requests alternating between two devices each reach their own.
 import { afterAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import path from "node:path";
 import type { TunnelClient } from "../../agent/tunnel-client";
 import { tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
-import { startListening } from "../helpers/listener";
+import { startCaddy } from "../helpers/caddy";
 import {
   connectTunnel,
   deviceWithLease,
@@ -23,24 +21,13 @@ const app = await startTestApp({ BASE_DOMAIN: DOMAIN, BASE_URL: "https://console
 const tunnel = app.running.tunnel!;
 const operator = await app.token("operator");
 const tmp = tempDir("outpost-caddy-");
-const caddyfile = path.join(tmp.dir, "Caddyfile");
-// Three ports from one: the admin API on `port`, HTTP on the next, HTTPS on the one after.
-const caddy = await startListening({
-  command: (port) => {
-    writeFileSync(
-      caddyfile,
-      `{
-  admin 127.0.0.1:${port}
-  http_port ${port + 1}
-  https_port ${port + 2}
-  local_certs
-  skip_install_trust
-  storage file_system ${path.join(tmp.dir, "storage")}
-  on_demand_tls {
+const caddy = await startCaddy({
+  dir: tmp.dir,
+  global: `  on_demand_tls {
     ask ${app.url}/api/v1/check_domain
   }
-}
-https://*.${DOMAIN} {
+`,
+  sites: () => `https://*.${DOMAIN} {
   bind 127.0.0.1
   tls {
     on_demand
@@ -48,18 +35,8 @@ https://*.${DOMAIN} {
   reverse_proxy 127.0.0.1:${tunnel.httpPort}
 }
 `,
-    );
-    return ["/usr/bin/caddy", "run", "--config", caddyfile, "--adapter", "caddyfile"];
-  },
-  ready: () => '"msg":"serving initial configuration"',
-  env: {
-    PATH: "/usr/bin:/bin",
-    HOME: tmp.dir,
-    XDG_DATA_HOME: path.join(tmp.dir, "data"),
-    XDG_CONFIG_HOME: path.join(tmp.dir, "config"),
-  },
 });
-const httpsPort = caddy.port + 2;
+const httpsPort = caddy.httpsPort;
 const webA = startDeviceWeb("A");
 const webB = startDeviceWeb("B");
 const clients: TunnelClient[] = [];

@@ -8,7 +8,8 @@ import path from "node:path";
 import type { TunnelClient } from "../../agent/tunnel-client";
 import { REPO_ROOT, tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
-import { randomListenPort, startListening } from "../helpers/listener";
+import { caddyEnv, startCaddyFile } from "../helpers/caddy";
+import { type ListeningProcess, randomListenPort } from "../helpers/listener";
 import {
   connectTunnel,
   deviceWithLease,
@@ -25,11 +26,8 @@ const base = randomListenPort(); // Caddy's admin API; HTTP on the next port, HT
 const httpsPort = base + 2;
 const app = await startTestApp({ BASE_DOMAIN: "localhost", BASE_URL: `https://localhost:${httpsPort}` });
 const operator = await app.token("operator");
-const caddyEnv = {
-  PATH: "/usr/bin:/bin",
-  HOME: tmp.dir,
-  XDG_DATA_HOME: path.join(tmp.dir, "data"),
-  XDG_CONFIG_HOME: path.join(tmp.dir, "config"),
+const env = {
+  ...caddyEnv(tmp.dir),
   CADDY_ADMIN: `127.0.0.1:${base}`,
   CADDY_HTTP_PORT: String(base + 1),
   CADDY_HTTPS_PORT: String(httpsPort),
@@ -38,7 +36,7 @@ const caddyEnv = {
 };
 const web = startDeviceWeb("local");
 const clients: TunnelClient[] = [];
-let caddy: Awaited<ReturnType<typeof startListening>> | undefined;
+let caddy: ListeningProcess | undefined;
 afterAll(async () => {
   for (const c of clients) await c.stop();
   await caddy?.stop();
@@ -48,7 +46,7 @@ afterAll(async () => {
 
 function validate(file: string) {
   const run = Bun.spawnSync(["/usr/bin/caddy", "validate", "--config", file, "--adapter", "caddyfile"], {
-    env: caddyEnv,
+    env,
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -65,12 +63,7 @@ describe("the shipped Caddyfiles", () => {
   });
 
   test("Caddyfile.local: the console on https://localhost, a device's web UI on its own *.localhost host", async () => {
-    caddy = await startListening({
-      command: () => ["/usr/bin/caddy", "run", "--config", LOCAL, "--adapter", "caddyfile"],
-      ready: () => '"msg":"serving initial configuration"',
-      env: caddyEnv,
-      timeoutMs: 30_000,
-    });
+    caddy = await startCaddyFile(LOCAL, env);
     // Caddy issues the console's internal certificate just after it starts: until then handshakes fail.
     let console = await httpsRequest(httpsPort, "localhost", "/readyz");
     for (let i = 0; i < 100 && !console.certificate; i++) {

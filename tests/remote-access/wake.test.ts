@@ -9,6 +9,7 @@ import { freePort, tempDir } from "../agent/helpers";
 import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
 import { spawnAgent } from "../helpers/process";
+import { waitForFirstHeartbeat } from "../terminal/helpers";
 import { startDeviceWeb, waitFor } from "./helpers";
 
 const app = await startTestApp({ BASE_DOMAIN: "remote.test", TUNNEL_HTTP_PORT: String(await freePort()) });
@@ -41,13 +42,7 @@ async function agentDevice(longPoll: boolean) {
     "tunnel.web_target": `http://127.0.0.1:${web.port}`,
   });
   agents.push(agent);
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${device.id} and last_seen_at is not null`)
-        .length > 0,
-    30_000,
-    "the agent's first heartbeat",
-  );
+  await waitForFirstHeartbeat(app.database.sql, device.id, 30_000);
   return device;
 }
 

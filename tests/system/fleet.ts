@@ -8,8 +8,8 @@ import path from "node:path";
 import { generateEd25519 } from "../../modules/platform/host-key";
 import { freePort, tempDir } from "../agent/helpers";
 import { startHttpsReceiver, startSmtp } from "../alerts/receivers";
+import { startCaddy } from "../helpers/caddy";
 import { createTestDatabase } from "../helpers/database";
-import { startListening } from "../helpers/listener";
 import { type OutpostProcess, REPO, startOutpostProcess } from "../helpers/process";
 
 export const DOMAIN = "system.test";
@@ -63,33 +63,25 @@ export async function startFleet(): Promise<Fleet> {
     Array.from({ length: 6 }, () => freePort()),
   );
   const storage = path.join(tmp.dir, "caddy");
-  const caddyfile = path.join(tmp.dir, "Caddyfile");
-  // Four ports from one: admin API, HTTP, HTTPS, the agents' plain-HTTP front.
-  const caddy = await startListening({
-    command: (port) => {
-      writeFileSync(
-        caddyfile,
-        `{
-  admin 127.0.0.1:${port}
-  http_port ${port + 1}
-  https_port ${port + 2}
-  local_certs
-  skip_install_trust
-  storage file_system ${storage}
-  on_demand_tls {
-    ask http://127.0.0.1:${web1Port}/api/v1/check_domain
-  }
-}
-${CONSOLE_HOST} {
-  bind 127.0.0.1
-  tls internal
-  reverse_proxy 127.0.0.1:${web1Port} 127.0.0.1:${web2Port} {
+  const webs = `reverse_proxy 127.0.0.1:${web1Port} 127.0.0.1:${web2Port} {
     lb_policy round_robin
     lb_try_duration 10s
     fail_duration 5s
     health_uri /healthz
     health_interval 1s
+  }`;
+  // Four ports from one: admin API, HTTP, HTTPS, the agents' plain-HTTP front.
+  const caddy = await startCaddy({
+    dir: tmp.dir,
+    storage,
+    global: `  on_demand_tls {
+    ask http://127.0.0.1:${web1Port}/api/v1/check_domain
   }
+`,
+    sites: ({ port }) => `${CONSOLE_HOST} {
+  bind 127.0.0.1
+  tls internal
+  ${webs}
 }
 https://*.${DEVICE_DOMAIN} {
   bind 127.0.0.1
@@ -100,27 +92,11 @@ https://*.${DEVICE_DOMAIN} {
 }
 http://127.0.0.1:${port + 3} {
   bind 127.0.0.1
-  reverse_proxy 127.0.0.1:${web1Port} 127.0.0.1:${web2Port} {
-    lb_policy round_robin
-    lb_try_duration 10s
-    fail_duration 5s
-    health_uri /healthz
-    health_interval 1s
-  }
+  ${webs}
 }
 `,
-      );
-      return ["/usr/bin/caddy", "run", "--config", caddyfile, "--adapter", "caddyfile"];
-    },
-    ready: () => '"msg":"serving initial configuration"',
-    env: {
-      PATH: "/usr/bin:/bin",
-      HOME: tmp.dir,
-      XDG_DATA_HOME: path.join(tmp.dir, "data"),
-      XDG_CONFIG_HOME: path.join(tmp.dir, "config"),
-    },
   });
-  const httpsPort = caddy.port + 2;
+  const httpsPort = caddy.httpsPort;
   const consoleUrl = `https://${CONSOLE_HOST}:${httpsPort}`;
   const shared: Record<string, string> = {
     ...KNOBS,
@@ -172,7 +148,7 @@ http://127.0.0.1:${port + 3} {
     consoleUrl,
     httpsPort,
     agentUrl: `http://127.0.0.1:${caddy.port + 3}`,
-    caddyRoot: path.join(storage, "pki/authorities/local/root.crt"),
+    caddyRoot: caddy.rootCa,
     tunnelSshPort: sshPort,
     apiToken: API_TOKEN,
     sql: database.sql,

@@ -4,6 +4,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { saveCredentials } from "../../agent/state";
+import type { Sql } from "../../modules/platform/database";
 import { generateEd25519 } from "../../modules/platform/host-key";
 import { tempDir } from "../agent/helpers";
 import { approvedDevice } from "../devices/helpers";
@@ -111,6 +112,16 @@ export async function waitFor<T>(
     await Bun.sleep(100);
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Waits until the device's agent has sent its first heartbeat (the device has `last_seen_at`). */
+export function waitForFirstHeartbeat(sql: Sql, deviceId: string, timeoutMs = 20_000) {
+  return waitFor(
+    async () =>
+      (await sql`select 1 from devices where id = ${deviceId} and last_seen_at is not null`).length > 0,
+    timeoutMs,
+    "the agent's first heartbeat",
+  );
 }
 
 /** A WebSocket client of /socket as a browser of this operator would open it (cookie, Origin). */

@@ -1,7 +1,7 @@
 // Over 400 lines on purpose: the three alert lists (active, history, rules) share filters, bulk actions
 // and row rendering.
 import { Badge, CsrfField, PageHead, PostButton, Time } from "../../../ui/components";
-import { Checkbox, Hidden, TextField } from "../../../ui/form";
+import { Checkbox, Hidden, SelectField, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card, DataTable } from "../../../ui/table";
 import { describeScope } from "../../fleet/service";
@@ -60,36 +60,31 @@ function filterParams(props: AlertsPageProps) {
   };
 }
 
-function Select(props: {
-  name: string;
-  label: string;
-  value: string | undefined;
-  options: readonly string[];
-}) {
-  return (
-    <label style="flex: 0 1 150px">
-      <span safe>{props.label}</span>
-      <select name={props.name}>
-        <option value="">Any</option>
-        {props.options.map((o) => (
-          <option value={o} selected={o === props.value} safe>
-            {o}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
-
 function AlertFiltersForm({ props }: { props: AlertsPageProps }) {
   const f = props.filters;
   return (
     <form method="get" action="/alerts" class="inline-form filters" id="alert-filters">
       <Hidden name="tab" value={props.tab} />
-      <Select name="severity" label="Severity" value={f.severity} options={SEVERITIES} />
-      <Select name="type" label="Type" value={f.type} options={ALERT_TYPES} />
+      <SelectField
+        labelStyle="flex: 0 1 150px"
+        prompt="Any"
+        name="severity"
+        label="Severity"
+        value={f.severity}
+        options={SEVERITIES}
+      />
+      <SelectField
+        labelStyle="flex: 0 1 150px"
+        prompt="Any"
+        name="type"
+        label="Type"
+        value={f.type}
+        options={ALERT_TYPES}
+      />
       {props.tab === "history" ? (
-        <Select
+        <SelectField
+          labelStyle="flex: 0 1 150px"
+          prompt="Any"
           name="status"
           label="Status"
           value={f.status === "open" ? undefined : f.status}
@@ -106,18 +101,22 @@ function AlertFiltersForm({ props }: { props: AlertsPageProps }) {
         maxLength={100}
         placeholder="MAC, product or id"
       />
-      <label style="flex: 0 1 200px">
-        <span>Rule</span>
-        <select name="rule">
-          <option value="">Any</option>
-          {props.rules.map(({ rule }) => (
-            <option value={String(rule.id)} selected={rule.id === f.ruleId} safe>
-              {rule.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <Select name="sort" label="Sort" value={f.sort} options={["newest", "oldest", "severity"]} />
+      <SelectField
+        name="rule"
+        label="Rule"
+        labelStyle="flex: 0 1 200px"
+        prompt="Any"
+        value={f.ruleId === undefined ? undefined : String(f.ruleId)}
+        options={props.rules.map(({ rule }) => ({ value: String(rule.id), label: rule.name }))}
+      />
+      <SelectField
+        labelStyle="flex: 0 1 150px"
+        prompt="Any"
+        name="sort"
+        label="Sort"
+        value={f.sort}
+        options={["newest", "oldest", "severity"]}
+      />
       <div class="actions">
         <button class="btn" type="submit">
           Apply

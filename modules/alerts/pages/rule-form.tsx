@@ -1,6 +1,6 @@
 import { assetUrl } from "../../../ui/assets";
 import { CsrfField, FieldError, PageHead } from "../../../ui/components";
-import { CheckboxField, Hidden, NumberField, TextField } from "../../../ui/form";
+import { CheckboxField, Hidden, NumberField, SelectField, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { ScopeFields } from "../../../ui/scope-fields";
 import { Card } from "../../../ui/table";
@@ -47,21 +47,6 @@ export interface RuleFormProps {
   blocked?: string;
   /** The saved views a view scope may choose. */
   views: { id: string; name: string }[];
-}
-
-function Options(props: { values: { value: string; label: string }[]; selected: string; prompt: string }) {
-  return (
-    <>
-      <option value="" safe>
-        {props.prompt}
-      </option>
-      {props.values.map((o) => (
-        <option value={o.value} selected={o.value === props.selected} safe>
-          {o.label}
-        </option>
-      ))}
-    </>
-  );
 }
 
 export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleFormProps }) {
@@ -130,42 +115,39 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
               disabled={disabled || props.mode === "edit"}
               error={e.name}
             />
-            <label title="Select the schema context used for condition validation.">
-              <span>Schema Product</span>
-              <select name="product_name" disabled={disabled} {...refresh}>
-                <Options
-                  prompt="Select product/schema"
-                  selected={v.product_name}
-                  values={props.products.map((p) => ({ value: p, label: p }))}
-                />
-              </select>
-              <FieldError message={e.product_name} />
-            </label>
-            <label>
-              <span>Schema Field</span>
-              <select name="condition_field" disabled={disabled} {...refresh}>
-                <Options
-                  prompt="Select schema field"
-                  selected={v.condition_field}
-                  values={props.options.map((o) => ({
-                    value: o.key,
-                    label: `${o.label} (${o.conflict ? "type conflict" : o.value_type})`,
-                  }))}
-                />
-              </select>
-              <FieldError message={e.condition_field} />
-            </label>
-            <label>
-              <span>Operator</span>
-              <select name="operator" disabled={disabled}>
-                <Options
-                  prompt={option ? "Select operator" : "Select a field first"}
-                  selected={v.operator}
-                  values={operators.map((o) => ({ value: o, label: o }))}
-                />
-              </select>
-              <FieldError message={e.operator} />
-            </label>
+            <SelectField
+              name="product_name"
+              label="Schema Product"
+              title="Select the schema context used for condition validation."
+              prompt="Select product/schema"
+              value={v.product_name}
+              options={props.products}
+              error={e.product_name}
+              disabled={disabled}
+              attributes={refresh}
+            />
+            <SelectField
+              name="condition_field"
+              label="Schema Field"
+              prompt="Select schema field"
+              value={v.condition_field}
+              options={props.options.map((o) => ({
+                value: o.key,
+                label: `${o.label} (${o.conflict ? "type conflict" : o.value_type})`,
+              }))}
+              error={e.condition_field}
+              disabled={disabled}
+              attributes={refresh}
+            />
+            <SelectField
+              name="operator"
+              label="Operator"
+              prompt={option ? "Select operator" : "Select a field first"}
+              value={v.operator}
+              options={operators}
+              error={e.operator}
+              disabled={disabled}
+            />
             <TextField
               name="threshold_value"
               label="Threshold"
@@ -206,17 +188,15 @@ export function RuleFormPage({ ctx, props }: { ctx: PageContext; props: RuleForm
               help="Hysteresis for number fields: recovered only past this value."
               error={e.clear_threshold}
             />
-            <label>
-              <span>Severity</span>
-              <select name="severity" disabled={disabled}>
-                <Options
-                  prompt="Select severity"
-                  selected={v.severity}
-                  values={SEVERITIES.map((s) => ({ value: s, label: s }))}
-                />
-              </select>
-              <FieldError message={e.severity} />
-            </label>
+            <SelectField
+              name="severity"
+              label="Severity"
+              prompt="Select severity"
+              value={v.severity}
+              options={SEVERITIES}
+              error={e.severity}
+              disabled={disabled}
+            />
             <TextField
               name="recipients"
               label="Extra email recipients (optional)"

@@ -1,27 +1,11 @@
 import { EmptyState, PageHead } from "../../../ui/components";
-import { TextField } from "../../../ui/form";
+import { SelectField, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { RUN_STATUSES } from "../schema";
 import { type E2EPageData, pageUrl } from "./common";
 import { FlakyJourneys } from "./health";
 import { E2EDetail } from "./run-detail";
 import { E2ERunsTable } from "./runs-table";
-
-function Select(props: { name: string; label: string; value: string | undefined; options: string[] }) {
-  return (
-    <label>
-      <span safe>{props.label}</span>
-      <select name={props.name}>
-        <option value="">All</option>
-        {props.options.map((option) => (
-          <option value={option} selected={option === props.value} safe>
-            {option}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
 
 export function E2EPage({ ctx, data }: { ctx: PageContext; data: E2EPageData }) {
   const { filters } = data;
@@ -42,15 +26,28 @@ export function E2EPage({ ctx, data }: { ctx: PageContext; data: E2EPageData }) 
         </a>
       </PageHead>
       <form class="card inline-form filters" method="get" action="/e2e">
-        <Select name="status" label="Status" value={filters.status} options={[...RUN_STATUSES]} />
-        <Select name="suite" label="Suite" value={filters.suite} options={data.suites} />
-        <Select
+        <SelectField
+          prompt="All"
+          name="status"
+          label="Status"
+          value={filters.status}
+          options={[...RUN_STATUSES]}
+        />
+        <SelectField prompt="All" name="suite" label="Suite" value={filters.suite} options={data.suites} />
+        <SelectField
+          prompt="All"
           name="environment"
           label="Environment"
           value={filters.environment}
           options={data.environments}
         />
-        <Select name="trigger" label="Trigger" value={filters.trigger} options={["manual", "ci"]} />
+        <SelectField
+          prompt="All"
+          name="trigger"
+          label="Trigger"
+          value={filters.trigger}
+          options={["manual", "ci"]}
+        />
         <TextField
           type="search"
           name="q"

@@ -1,5 +1,5 @@
-import { CsrfField, FieldError, PageHead } from "../../../ui/components";
-import { TextField } from "../../../ui/form";
+import { CsrfField, PageHead } from "../../../ui/components";
+import { SelectField, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { ScopeFields, type ScopeFieldValues } from "../../../ui/scope-fields";
 import { describeConflict, type SchemaOption } from "../../builder/service";
@@ -50,28 +50,6 @@ const RANGE_LABELS: Record<string, string> = {
   custom: "Custom (UTC)",
 };
 const OP_LABELS: Record<string, string> = { contains: "contains", not_contains: "doesn't contain" };
-
-function Select(props: {
-  name: string;
-  value: string;
-  options: { value: string; label: string }[];
-  label: string;
-  error?: string | undefined;
-}) {
-  return (
-    <label>
-      <span safe>{props.label}</span>
-      <select name={props.name} aria-invalid={props.error ? "true" : undefined}>
-        {props.options.map((o) => (
-          <option value={o.value} selected={o.value === props.value} safe>
-            {o.label}
-          </option>
-        ))}
-      </select>
-      <FieldError message={props.error} />
-    </label>
-  );
-}
 
 /** A field as the dropdowns name it; a conflicting one says which types its devices declare. */
 const optionLabel = (o: SchemaOption) =>
@@ -128,7 +106,7 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
             error={errors.name}
           />
           <div>
-            <Select
+            <SelectField
               name="schema"
               label="Schema (product and version)"
               value={values.schema}
@@ -165,7 +143,7 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
           <div class="stack">
             {fields.map((f, i) => (
               <div class="form-grid two-col" data-row="field">
-                <Select
+                <SelectField
                   name={`field_path_${i}`}
                   label={`Field ${i + 1}`}
                   value={f.path}
@@ -192,14 +170,14 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
           <div class="stack">
             {filters.map((f, i) => (
               <div class="form-grid" style="grid-template-columns: 2fr 1fr 2fr" data-row="filter">
-                <Select
+                <SelectField
                   name={`filter_target_${i}`}
                   label={`Filter ${i + 1}`}
                   value={f.target}
                   options={targets}
                   error={errors[`filter_target_${i}`]}
                 />
-                <Select
+                <SelectField
                   name={`filter_operator_${i}`}
                   label="Operator"
                   value={f.operator}
@@ -218,7 +196,7 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
           </div>
         </section>
         <section class="card form-grid two-col">
-          <Select
+          <SelectField
             name="range"
             label="Time range"
             value={values.range}
@@ -241,13 +219,13 @@ export function ReportFormPage({ ctx, props }: { ctx: PageContext; props: Report
               maxLength={40}
             />
           </div>
-          <Select
+          <SelectField
             name="mode"
             label="Default view"
             value={values.mode}
             options={MODES.map((m) => ({ value: m, label: MODE_LABELS[m]! }))}
           />
-          <Select
+          <SelectField
             name="bucket"
             label="Bucket size (time buckets)"
             value={values.bucket}

@@ -1,8 +1,8 @@
 // The new-rollout form (`/rollouts/new`): the devices (from the device list's selection, query or
 // view), the action, and the waves' settings; an overlap with active rollouts is shown and asked about.
 import { assetUrl } from "../../../ui/assets";
-import { CsrfField, FieldError, PageHead } from "../../../ui/components";
-import { CheckboxField, Hidden, TextField } from "../../../ui/form";
+import { CsrfField, PageHead } from "../../../ui/components";
+import { CheckboxField, Hidden, SelectField, TextAreaField, TextField } from "../../../ui/form";
 import { Layout, type PageContext } from "../../../ui/layout";
 import { Card } from "../../../ui/table";
 import type { Overlap } from "../create";
@@ -15,6 +15,50 @@ export interface NewRolloutProps {
   error?: { message: string; field?: string };
   overlap?: Overlap;
 }
+
+interface TextFieldSpec {
+  name: "tag" | "script_name" | "canary" | "concurrency" | "failure_threshold" | "deadline_hours";
+  label: string;
+  help?: string;
+  maxLength: number;
+}
+
+/** The waves' settings: text fields alike but for what they say. */
+const WAVE_FIELDS: TextFieldSpec[] = [
+  {
+    name: "canary",
+    label: "Canary",
+    help: "The first wave: a number of devices (10) or a percentage (5%); 0 for no canary. The rest follows once every canary device has finished.",
+    maxLength: 10,
+  },
+  {
+    name: "concurrency",
+    label: "Concurrency",
+    help: "At most this many devices in flight at once (sent, no result yet).",
+    maxLength: 6,
+  },
+  {
+    name: "failure_threshold",
+    label: "Failure threshold (%)",
+    help: "The rollout pauses when more than this share of a wave's devices failed.",
+    maxLength: 3,
+  },
+  {
+    name: "deadline_hours",
+    label: "Deadline (hours from now)",
+    help: `Offline devices are retried until then, then reported as skipped (at most ${DEADLINE_MAX_HOURS} hours).`,
+    maxLength: 4,
+  },
+];
+
+/** The fields that show their own error; any other refusal shows above the form. */
+const FIELDS_WITH_ERRORS = new Set<string>([
+  "action",
+  "tag",
+  "script",
+  "script_name",
+  ...WAVE_FIELDS.map((field) => field.name),
+]);
 
 function targetText(values: RolloutFormValues): string {
   if (values.ids.length > 0)
@@ -53,6 +97,10 @@ function OverlapNote({ overlap }: { overlap: Overlap }) {
 export function NewRolloutPage({ ctx, props }: { ctx: PageContext; props: NewRolloutProps }) {
   const { values, error } = props;
   const errorOf = (field: string) => (error?.field === field ? error.message : undefined);
+  /** A text field with its value and its own error. */
+  const field = (spec: TextFieldSpec) => (
+    <TextField {...spec} value={values[spec.name]} error={errorOf(spec.name)} />
+  );
   return (
     <Layout ctx={ctx} title="New rollout">
       <script src={assetUrl("rollouts.js")} defer></script>
@@ -68,10 +116,7 @@ export function NewRolloutPage({ ctx, props }: { ctx: PageContext; props: NewRol
         {values.ids.map((id) => (
           <Hidden name="ids" value={id} />
         ))}
-        {error &&
-        !error.field?.match(
-          /^(tag|script|script_name|canary|concurrency|failure_threshold|deadline_hours|action)$/,
-        ) ? (
+        {error && !FIELDS_WITH_ERRORS.has(error.field ?? "") ? (
           <div class="flash error" role="alert" safe>
             {error.message}
           </div>
@@ -80,48 +125,29 @@ export function NewRolloutPage({ ctx, props }: { ctx: PageContext; props: NewRol
         )}
         {props.overlap ? <OverlapNote overlap={props.overlap} /> : ""}
         <Card title="Action">
-          <label>
-            <span>Action</span>
-            <select name="action" data-rollout-action>
-              {Object.entries(ACTION_LABELS).map(([value, label]) => (
-                <option value={value} selected={value === values.action} safe>
-                  {label}
-                </option>
-              ))}
-            </select>
-            <FieldError message={errorOf("action")} />
-          </label>
+          <SelectField
+            name="action"
+            label="Action"
+            value={values.action}
+            options={Object.entries(ACTION_LABELS).map(([value, label]) => ({ value, label }))}
+            error={errorOf("action")}
+            attributes={{ "data-rollout-action": true }}
+          />
           <div data-for-actions="add_tag remove_tag">
-            <TextField
-              name="tag"
-              label="Tag (key=value to add, key to remove)"
-              value={values.tag}
-              error={errorOf("tag")}
-              maxLength={400}
+            {field({ name: "tag", label: "Tag (key=value to add, key to remove)", maxLength: 400 })}
+          </div>
+          <div data-for-actions="install_script run_script">
+            <TextAreaField
+              name="script"
+              label="Script (to install, or to run once: its output is each device's result)"
+              value={values.script}
+              error={errorOf("script")}
+              rows={8}
+              code
             />
           </div>
-          <label data-for-actions="install_script run_script">
-            <span>Script (to install, or to run once: its output is each device's result)</span>
-            <textarea
-              name="script"
-              rows="8"
-              class="mono"
-              spellcheck="false"
-              aria-invalid={errorOf("script") ? "true" : undefined}
-              safe
-            >
-              {values.script}
-            </textarea>
-            <FieldError message={errorOf("script")} />
-          </label>
           <div data-for-actions="remove_script">
-            <TextField
-              name="script_name"
-              label="Script to remove (its name)"
-              value={values.script_name}
-              error={errorOf("script_name")}
-              maxLength={128}
-            />
+            {field({ name: "script_name", label: "Script to remove (its name)", maxLength: 128 })}
           </div>
           <TextField
             name="name"
@@ -131,40 +157,7 @@ export function NewRolloutPage({ ctx, props }: { ctx: PageContext; props: NewRol
             help="Default: the action"
           />
         </Card>
-        <Card title="Waves">
-          <TextField
-            name="canary"
-            label="Canary"
-            value={values.canary}
-            error={errorOf("canary")}
-            help="The first wave: a number of devices (10) or a percentage (5%); 0 for no canary. The rest follows once every canary device has finished."
-            maxLength={10}
-          />
-          <TextField
-            name="concurrency"
-            label="Concurrency"
-            value={values.concurrency}
-            error={errorOf("concurrency")}
-            help="At most this many devices in flight at once (sent, no result yet)."
-            maxLength={6}
-          />
-          <TextField
-            name="failure_threshold"
-            label="Failure threshold (%)"
-            value={values.failure_threshold}
-            error={errorOf("failure_threshold")}
-            help="The rollout pauses when more than this share of a wave's devices failed."
-            maxLength={3}
-          />
-          <TextField
-            name="deadline_hours"
-            label="Deadline (hours from now)"
-            value={values.deadline_hours}
-            error={errorOf("deadline_hours")}
-            help={`Offline devices are retried until then, then reported as skipped (at most ${DEADLINE_MAX_HOURS} hours).`}
-            maxLength={4}
-          />
-        </Card>
+        <Card title="Waves">{WAVE_FIELDS.map(field)}</Card>
         <div class="actions">
           <button class="btn primary" type="submit">
             Start rollout

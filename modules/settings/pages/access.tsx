@@ -138,7 +138,7 @@ export function OperatorsSection({ ctx, props }: { ctx: PageContext; props: Acce
           label="Role"
           options={ROLE_CHOICES}
           value={values.role ?? "viewer"}
-          compact
+          labelStyle="flex: 0 1 160px"
         />
         <button class="btn primary" type="submit">
           Add operator
@@ -223,7 +223,13 @@ export function ApiTokensSection({ ctx, props }: { ctx: PageContext; props: Acce
           value={props.tokenName ?? ""}
           error={props.tokenError}
         />
-        <SelectField name="role" label="Role" options={ROLE_CHOICES} value="viewer" compact />
+        <SelectField
+          name="role"
+          label="Role"
+          options={ROLE_CHOICES}
+          value="viewer"
+          labelStyle="flex: 0 1 160px"
+        />
         <button class="btn primary" type="submit">
           Create token
         </button>

@@ -1,7 +1,7 @@
 // Run a script once on the device (run_script): the form on the Scripts tab and its output on the
 // Commands tab.
-import { Badge, CsrfField, FieldError } from "../../../../ui/components";
-import { NumberField, TextField } from "../../../../ui/form";
+import { Badge, CsrfField } from "../../../../ui/components";
+import { NumberField, TextAreaField, TextField } from "../../../../ui/form";
 import type { PageContext } from "../../../../ui/layout";
 import { type Command, RUN_SCRIPT_LIMITS, runScriptOutput } from "../../../commands/service";
 import type { RunOnceFormState } from "../props";
@@ -36,20 +36,15 @@ export function RunOnceSection(props: {
         hx-swap="outerHTML"
       >
         <CsrfField token={props.ctx.csrfToken} />
-        <label>
-          Script
-          <textarea
-            name="script"
-            rows="8"
-            spellcheck="false"
-            required
-            aria-invalid={errors.script ? "true" : undefined}
-            safe
-          >
-            {values.script ?? ""}
-          </textarea>
-          <FieldError message={errors.script} />
-        </label>
+        <TextAreaField
+          name="script"
+          label="Script"
+          value={values.script ?? ""}
+          error={errors.script}
+          rows={8}
+          code
+          required
+        />
         <TextField
           name="name"
           label="Name (optional)"

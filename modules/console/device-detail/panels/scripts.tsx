@@ -1,6 +1,6 @@
 // Scripts tab: what the device reports running, its installed list on demand, install and remove.
 import { Badge, CsrfField, FieldError, PostButton, Time } from "../../../../ui/components";
-import { FileField } from "../../../../ui/form";
+import { FileField, TextAreaField } from "../../../../ui/form";
 import type { PageContext } from "../../../../ui/layout";
 import type { DeviceDetailProps } from "../props";
 import { PanelTable } from "../table";
@@ -152,19 +152,14 @@ export function ScriptsPanel({ ctx, props }: { ctx: PageContext; props: DeviceDe
           >
             <CsrfField token={ctx.csrfToken} />
             <FileField name="file" label="Script file" accept=".js,.mjs,text/javascript,text/plain" />
-            <label>
-              …or paste the script
-              <textarea
-                name="text"
-                rows="8"
-                spellcheck="false"
-                aria-invalid={errors.text ? "true" : undefined}
-                safe
-              >
-                {scripts.values?.text ?? ""}
-              </textarea>
-              <FieldError message={errors.text} />
-            </label>
+            <TextAreaField
+              name="text"
+              label="…or paste the script"
+              value={scripts.values?.text ?? ""}
+              error={errors.text}
+              rows={8}
+              code
+            />
             <div class="actions">
               <button class="btn primary" type="submit">
                 Queue install

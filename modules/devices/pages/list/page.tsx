@@ -64,6 +64,12 @@ function SortHeader({
 }
 
 function QuickFilters({ query }: { query: DeviceQuery }) {
+  /** A link that filters on one status (and keeps the other). */
+  const only = (key: "approval_status" | "connectivity_status", value: string) => ({
+    label: value[0]!.toUpperCase() + value.slice(1),
+    changes: { [key]: value },
+    active: query[key] === value,
+  });
   const links: {
     label: string;
     changes: Partial<Record<keyof DeviceQuery, string | undefined>>;
@@ -74,31 +80,8 @@ function QuickFilters({ query }: { query: DeviceQuery }) {
       changes: { approval_status: undefined, connectivity_status: undefined },
       active: !query.approval_status && !query.connectivity_status,
     },
-    {
-      label: "Pending",
-      changes: { approval_status: "pending" },
-      active: query.approval_status === "pending",
-    },
-    {
-      label: "Approved",
-      changes: { approval_status: "approved" },
-      active: query.approval_status === "approved",
-    },
-    {
-      label: "Rejected",
-      changes: { approval_status: "rejected" },
-      active: query.approval_status === "rejected",
-    },
-    {
-      label: "Online",
-      changes: { connectivity_status: "online" },
-      active: query.connectivity_status === "online",
-    },
-    {
-      label: "Offline",
-      changes: { connectivity_status: "offline" },
-      active: query.connectivity_status === "offline",
-    },
+    ...["pending", "approved", "rejected"].map((value) => only("approval_status", value)),
+    ...["online", "offline"].map((value) => only("connectivity_status", value)),
   ];
   return (
     <nav class="segmented" aria-label="Quick filters">
