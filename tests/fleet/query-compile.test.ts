@@ -218,7 +218,7 @@ test("free text matches the MAC-derived name of a device shown by it (table)", a
     (${plain}, ${mac("5F")}, '{}'::jsonb, null),
     (${reported}, ${mac("60")}, '{"name": "pump-9"}'::jsonb, null),
     (${displayed}, ${mac("61")}, '{}'::jsonb, 'Lab box')`;
-  const names = new Map([
+  const names = new Map<string, string>([
     [plain, "plain"],
     [reported, "reported"],
     [displayed, "displayed"],
