@@ -81,20 +81,18 @@ export async function startDevice(
     "tunnel.ssh_target": `127.0.0.1:${sshdPort}`,
     ...options.settings,
   });
-  return {
-    id: device.id,
-    token: device.token,
-    dir,
-    authorizedKeys,
-    sshdPort,
-    hostKeyPublic,
-    agent,
-    async stop() {
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
       await stopAgent();
       await sshd.stop();
       tmp.cleanup();
-    },
+    })();
+    return stopped;
   };
+  // The device stops before the app it reaches, whoever stops first (the app's stop calls this).
+  if ("stopsFirst" in app) app.stopsFirst(stop);
+  return { id: device.id, token: device.token, dir, authorizedKeys, sshdPort, hostKeyPublic, agent, stop };
 }
 
 export async function waitFor<T>(
