@@ -8,7 +8,7 @@ import path from "node:path";
 import { tempDir } from "../agent/helpers";
 import { startTestApp } from "../helpers/app";
 import { startListening } from "../helpers/listener";
-import { startDevice, type TestDevice, waitFor } from "../terminal/helpers";
+import { firstHeartbeat, startDevice, type TestDevice, waitFor } from "../terminal/helpers";
 import { cliHome, OUTPOST } from "./helpers";
 
 const app = await startTestApp({ BASE_DOMAIN: "caddy-cli.test" });
@@ -60,13 +60,7 @@ const echoPort = (echo.address() as net.AddressInfo).port;
 beforeAll(async () => {
   device = await startDevice(app, { settings: { "tunnel.forward_ports": String(echoPort) } });
   const id = device.id;
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length >
-      0,
-    20_000,
-    "the agent's first heartbeat",
-  );
+  await firstHeartbeat(app.database.sql, id);
   await waitFor(() => existsSync(rootCa), 10_000, "Caddy's local CA");
   env = { OUTPOST_URL: url, OUTPOST_API_TOKEN: await app.token("operator"), NODE_EXTRA_CA_CERTS: rootCa };
 });

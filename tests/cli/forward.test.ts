@@ -7,7 +7,7 @@ import net from "node:net";
 import { WORK_POOL_SIZE } from "../../agent/tunnel-work";
 import { openForward } from "../../modules/remote-access/tunnel/stream";
 import { startTestApp } from "../helpers/app";
-import { startDevice, type TestDevice, waitFor } from "../terminal/helpers";
+import { firstHeartbeat, startDevice, type TestDevice, waitFor } from "../terminal/helpers";
 import { cliHome, OUTPOST } from "./helpers";
 
 let device: TestDevice;
@@ -35,13 +35,7 @@ const unlistedPort = echoPort === 65000 ? 65001 : 65000;
 beforeAll(async () => {
   device = await startDevice(app, { settings: { "tunnel.forward_ports": `${echoPort},4840` } });
   const id = device.id;
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length >
-      0,
-    20_000,
-    "the agent's first heartbeat",
-  );
+  await firstHeartbeat(app.database.sql, id);
   token = await app.token("operator");
 });
 

@@ -9,7 +9,7 @@ import { revokeApiToken } from "../../modules/operators/service";
 import { readRecording } from "../../modules/terminal/recording";
 import { approvedDevice } from "../devices/helpers";
 import { startTestApp } from "../helpers/app";
-import { startDevice, type TestDevice, waitFor } from "../terminal/helpers";
+import { firstHeartbeat, startDevice, type TestDevice, waitFor } from "../terminal/helpers";
 import { cliHome, OUTPOST, tmuxServer } from "./helpers";
 
 let device: TestDevice;
@@ -25,13 +25,7 @@ let operatorToken: string;
 beforeAll(async () => {
   device = await startDevice(app);
   const id = device.id;
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length >
-      0,
-    20_000,
-    "the agent's first heartbeat",
-  );
+  await firstHeartbeat(app.database.sql, id);
   const [row] = await app.database.sql<
     { mac_address: string }[]
   >`select mac_address from devices where id = ${id}`;
@@ -264,13 +258,7 @@ describe("outpost ssh", () => {
     const refusing = await startDevice(app, { settings: { ssh_target_user: "nobody" } });
     try {
       const id = refusing.id;
-      await waitFor(
-        async () =>
-          (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`)
-            .length > 0,
-        20_000,
-        "the second agent's first heartbeat",
-      );
+      await firstHeartbeat(app.database.sql, id, "the second agent's first heartbeat");
       const refused = await home.run(["ssh", id, "--", "true"], {
         env: { OUTPOST_URL: app.url, OUTPOST_API_TOKEN: operatorToken },
       });

@@ -4,7 +4,7 @@
 import { expect, test } from "bun:test";
 import net from "node:net";
 import { startTestApp } from "../helpers/app";
-import { startDevice, waitFor } from "./helpers";
+import { firstHeartbeat, startDevice, waitFor } from "./helpers";
 
 const app = await startTestApp({ BASE_DOMAIN: "stop.test" });
 
@@ -32,13 +32,7 @@ test("the app's stop stops the devices started on it first, then itself, once", 
   });
   const device = await startDevice(app);
   const id = device.id;
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length >
-      0,
-    20_000,
-    "the agent's first heartbeat",
-  );
+  await firstHeartbeat(app.database.sql, id);
   // A terminal session holds a lease: the agent brings its tunnel up, as in the hook that hung.
   const started = await app.fetch(`/api/v1/devices/${id}/terminal`, {
     method: "POST",

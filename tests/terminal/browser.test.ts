@@ -6,7 +6,7 @@ import type { Page } from "playwright-core";
 import { signedIn } from "../console/helpers";
 import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
-import { startDevice, type TestDevice, waitFor } from "./helpers";
+import { firstHeartbeat, startDevice, type TestDevice, waitFor } from "./helpers";
 import { untilScreen } from "./screen";
 
 const app = await startTestApp({ BASE_DOMAIN: "term-browser.test" });
@@ -15,13 +15,7 @@ let device: TestDevice;
 
 beforeAll(async () => {
   device = await startDevice(app);
-  await waitFor(
-    async () =>
-      (await app.database.sql`select 1 from devices where id = ${device.id} and last_seen_at is not null`)
-        .length > 0,
-    20_000,
-    "the agent's first heartbeat",
-  );
+  await firstHeartbeat(app.database.sql, device.id);
 });
 afterAll(async () => {
   await browser.close();

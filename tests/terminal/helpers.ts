@@ -4,6 +4,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { saveCredentials } from "../../agent/state";
+import type { Sql } from "../../modules/platform/database";
 import { generateEd25519 } from "../../modules/platform/host-key";
 import { tempDir } from "../agent/helpers";
 import { approvedDevice } from "../devices/helpers";
@@ -93,6 +94,15 @@ export async function startDevice(
   // The device stops before the app it reaches, whoever stops first (the app's stop calls this).
   if ("stopsFirst" in app) app.stopsFirst(stop);
   return { id: device.id, token: device.token, dir, authorizedKeys, sshdPort, hostKeyPublic, agent, stop };
+}
+
+/** Waits (20 s at most) until the device's agent has sent its first heartbeat. */
+export async function firstHeartbeat(sql: Sql, id: string, what = "the agent's first heartbeat") {
+  await waitFor(
+    async () => (await sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length > 0,
+    20_000,
+    what,
+  );
 }
 
 export async function waitFor<T>(

@@ -11,7 +11,14 @@ import { newMac } from "../devices/helpers";
 import { createTestDatabase } from "../helpers/database";
 import { startOutpostProcess } from "../helpers/process";
 import { operatorSession } from "../helpers/sessions";
-import { joinedSocket, startDevice, startTerminal, type TestDevice, waitFor } from "./helpers";
+import {
+  firstHeartbeat,
+  joinedSocket,
+  startDevice,
+  startTerminal,
+  type TestDevice,
+  waitFor,
+} from "./helpers";
 
 const database = await createTestDatabase();
 const dataDir = mkdtempSync(path.join(tmpdir(), "outpost-terminal-roles-"));
@@ -59,12 +66,7 @@ describe("terminal with web and tunnel in separate processes", () => {
     await approveDevices(database.sql, [id]);
     const { api_token: token } = await register(mac);
     device = await startDevice({ url: web.url, tunnelSshPort: sshPort, device: { id, token: token! } });
-    await waitFor(
-      async () =>
-        (await database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length > 0,
-      20_000,
-      "the agent's first heartbeat",
-    );
+    await firstHeartbeat(database.sql, id);
     const session = await operatorSession(database.db, SECRET_KEY, "operator");
     const started = await startTerminal(server, id, session);
     expect(started.status).toBe(201);

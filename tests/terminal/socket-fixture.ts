@@ -5,7 +5,15 @@ import { afterAll, beforeAll, expect } from "bun:test";
 import ssh2 from "ssh2";
 import { decryptPrivateKey } from "../../modules/terminal/keys";
 import { startTestApp } from "../helpers/app";
-import { LOGIN_USER, openSocket, startDevice, startTerminal, type TestDevice, waitFor } from "./helpers";
+import {
+  firstHeartbeat,
+  LOGIN_USER,
+  openSocket,
+  startDevice,
+  startTerminal,
+  type TestDevice,
+  waitFor,
+} from "./helpers";
 
 export type Session = Awaited<ReturnType<typeof startTerminal>>["data"];
 type Socket = ReturnType<typeof openSocket>;
@@ -28,13 +36,7 @@ export async function socketFixture() {
   beforeAll(async () => {
     device = await startDevice(app);
     const id = device.id;
-    await waitFor(
-      async () =>
-        (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`).length >
-        0,
-      20_000,
-      "the agent's first heartbeat",
-    );
+    await firstHeartbeat(app.database.sql, id);
   });
 
   function join(socket: Socket, session: Session, extra: Record<string, unknown> = {}) {
