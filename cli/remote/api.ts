@@ -78,11 +78,8 @@ const CANDIDATES_SHOWN = 10;
 export async function resolveDevice(credentials: Credentials, reference: string): Promise<DeviceSummary> {
   const wanted = reference.trim();
   if (!wanted) throw new CliError("name a device: its name, its id or a query matching one device");
-  // A name derived from the MAC (`device-aabbccddeeff`, no name reported) is found by its MAC.
-  const derived = /^device-([0-9a-f]{12})$/i.exec(wanted)?.[1];
-  const query = derived
-    ? derived
-    : /[\s:"]/.test(wanted) && !UUID.test(wanted)
+  const query =
+    /[\s:"]/.test(wanted) && !UUID.test(wanted)
       ? wanted // already a query (`tag:site=berlin pump`)
       : `"${wanted}"`;
   const params = new URLSearchParams({ q: query, approval_status: "approved", limit: "50" });

@@ -4,6 +4,9 @@ import { CliError, type Credentials } from "./credentials";
 /** ssh's own convention: 255 when the connection, not the remote command, failed. */
 export const EXIT_CONNECTION = 255;
 
+/** Input bytes per frame: their base64 fits the server's 64 KiB frame limit (modules/terminal/model.ts). */
+const INPUT_FRAME_BYTES = 48 * 1024;
+
 interface TerminalSession {
   session_id: string;
   session_ref: string;
@@ -82,7 +85,17 @@ export async function runSsh(credentials: Credentials, options: SshOptions): Pro
       resolve(code);
     };
     const onResize = () => send({ event: "resize", payload: size() });
-    const onInput = (chunk: Buffer) => send({ event: "input", payload: { data: chunk.toString("utf8") } });
+    // Bytes as they are (a command fed a binary file gets every byte), in frames the server accepts.
+    const onInput = (chunk: Buffer) => {
+      for (let at = 0; at < chunk.length; at += INPUT_FRAME_BYTES)
+        send({
+          event: "input",
+          payload: {
+            data: chunk.subarray(at, at + INPUT_FRAME_BYTES).toString("base64"),
+            encoding: "base64",
+          },
+        });
+    };
     const startInput = () => {
       if (interactive) {
         stdin.setRawMode(true);

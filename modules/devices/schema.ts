@@ -84,6 +84,11 @@ export const devices = pgTable(
       sql`coalesce(${table.displayName}, device_display_name(${table.metadata}, ${table.macAddress}))`,
       table.id,
     ),
+    // Free text that only a MAC-derived name holds (`device`, `ice-a1b2`, modules/devices/conditions.ts):
+    // the devices shown by such a name, without reading the others. Heartbeats write neither column.
+    index("devices_derived_name_idx")
+      .on(table.createdAt, table.id)
+      .where(sql`${table.displayName} is null and nullif(${table.metadata}->>'name', '') is null`),
     // The list filtered by approval and product together (a fleet's pending devices of one model),
     // newest first, and its count: without it, the count reads every pending device to find 10,001.
     index("devices_approval_product_idx").on(

@@ -46,7 +46,18 @@ export const JoinFrame = Type.Object({
 });
 export const InputFrame = Type.Object({
   event: Type.Literal("input"),
-  payload: Type.Object({ data: Type.String({ maxLength: 65536 }) }),
+  payload: Type.Union([
+    /** Text: the browser's keys. */
+    Type.Object({ data: Type.String({ maxLength: 65536 }) }, { additionalProperties: false }),
+    /** Bytes, any of them (the CLI's stdin): 48 KiB at most per frame. */
+    Type.Object(
+      {
+        data: Type.String({ maxLength: 65536, pattern: "^[A-Za-z0-9+/]*={0,2}$" }),
+        encoding: Type.Literal("base64"),
+      },
+      { additionalProperties: false },
+    ),
+  ]),
 });
 export const ResizeFrame = Type.Object({
   event: Type.Literal("resize"),

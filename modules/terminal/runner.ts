@@ -27,6 +27,8 @@ export interface TerminalEvents {
  */
 export class TerminalRun {
   private readonly decoder = new TextDecoder("utf-8");
+  /** The recording is text: bytes of input are recorded as UTF-8 (a character split across frames kept whole). */
+  private readonly inputDecoder = new TextDecoder("utf-8");
   private readonly recorder: Recorder;
   private readonly startedAt: number;
   private lastInputAt: number;
@@ -106,11 +108,13 @@ export class TerminalRun {
     this.options.events.output(data, stream);
   }
 
-  input(data: string) {
+  /** Text (the browser's keys) or bytes (the CLI's stdin), written to the channel as they are. */
+  input(data: string | Buffer) {
     if (this.finished) return;
     this.lastInputAt = this.options.clock.now();
     this.warned = false;
-    if (this.options.recordsInput) this.recorder.input(data);
+    if (this.options.recordsInput)
+      this.recorder.input(typeof data === "string" ? data : this.inputDecoder.decode(data, { stream: true }));
     this.options.stream.write(data);
   }
 

@@ -227,7 +227,9 @@ export function terminalSocketRoutes(ctx: AppContext, limits: TerminalLimits, mu
           if (connection.state === "idle") void join(connection, frame);
           break;
         case "input":
-          connection.run?.input(frame.payload.data);
+          connection.run?.input(
+            "encoding" in frame.payload ? Buffer.from(frame.payload.data, "base64") : frame.payload.data,
+          );
           break;
         case "resize":
           connection.run?.resize(sizeOf(frame.payload.columns, 80), sizeOf(frame.payload.rows, 24));

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import net from "node:net";
+import { WORK_POOL_SIZE } from "../../agent/tunnel-work";
 import { openForward } from "../../modules/remote-access/tunnel/stream";
 import { startTestApp } from "../helpers/app";
 import { startDevice, type TestDevice, waitFor, waitForFirstHeartbeat } from "../terminal/helpers";
@@ -137,6 +138,39 @@ describe("outpost forward", () => {
       bytes_from_device: payload.length,
       device_id: device.id,
     });
+  }, 120_000);
+
+  test("half-close over an SSH channel (no work connection free): EOF reaches the device's service and its answer still comes back", async () => {
+    const forward = await startForward(`0:${echoPort}`);
+    try {
+      await roundTrip(forward.address, Buffer.from("up"));
+      const tunnel = app.running.tunnel!.registry.get(device.id)!;
+      await waitFor(
+        () => tunnel.work.idleCount === WORK_POOL_SIZE,
+        10_000,
+        "the agent's idle work connections",
+      );
+      // Taken and held here: the agent does not know, so it opens no others and streams go over SSH
+      // channels, as with the data port blocked.
+      const taken = Array.from({ length: WORK_POOL_SIZE }, () => tunnel.work.take());
+      try {
+        // The echo server ends only once it read the client's end; a big answer is still in flight then.
+        for (let round = 0; round < 3; round++) {
+          const payload = randomBytes(512 * 1024);
+          const echoed = await roundTrip(forward.address, payload);
+          expect({ length: echoed.length, sha: sha(echoed) }).toEqual({
+            length: payload.length,
+            sha: sha(payload),
+          });
+        }
+        expect(tunnel.work.idleCount).toBe(0); // no work connection carried them
+      } finally {
+        for (const socket of taken) socket?.destroy();
+      }
+    } finally {
+      forward.child.kill("SIGINT");
+      await forward.child.exited;
+    }
   }, 120_000);
 
   test("a port the agent does not offer is refused, early when the tunnel is up, and by the tunnel otherwise", async () => {

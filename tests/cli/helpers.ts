@@ -19,11 +19,16 @@ export function cliHome() {
   /** Runs the CLI with pipes: its exit code and output, bounded in time. */
   async function run(
     args: string[],
-    options: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {},
+    options: { env?: Record<string, string>; stdin?: string | Uint8Array; timeoutMs?: number } = {},
   ) {
     const child = Bun.spawn([OUTPOST, ...args], {
       env: env(options.env),
-      stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),
+      stdin:
+        options.stdin === undefined
+          ? "ignore"
+          : typeof options.stdin === "string"
+            ? new TextEncoder().encode(options.stdin)
+            : options.stdin,
       stdout: "pipe",
       stderr: "pipe",
     });

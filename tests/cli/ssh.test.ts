@@ -2,6 +2,7 @@
 // real tunnel: an interactive session under tmux (typing, resize, exit status), `-- command`, recording
 // and audit like the browser's, and the errors an operator meets.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash, randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { revokeApiToken } from "../../modules/operators/service";
@@ -11,10 +12,13 @@ import { startTestApp } from "../helpers/app";
 import { startDevice, type TestDevice, waitFor, waitForFirstHeartbeat } from "../terminal/helpers";
 import { cliHome, OUTPOST, tmuxServer } from "./helpers";
 
+let device: TestDevice;
+// Hooks run in the order registered: the agent and its sshd stop before the app (the app's own hook,
+// registered by startTestApp), so no tunnel or terminal of theirs is open when it stops.
+afterAll(() => device?.stop()); // unset when the set-up failed before it
 const app = await startTestApp({ BASE_DOMAIN: "cli.test" });
 const home = cliHome();
 const tmux = tmuxServer();
-let device: TestDevice;
 let deviceName: string;
 let operatorToken: string;
 
@@ -28,7 +32,6 @@ beforeAll(async () => {
   deviceName = `device-${row!.mac_address.replace(/:/g, "")}`;
   operatorToken = await app.token("operator");
 });
-afterAll(() => device?.stop());
 
 /** The device's name as the API shows it (what an operator types). */
 async function nameOf(id: string): Promise<string> {
@@ -151,6 +154,33 @@ describe("outpost ssh", () => {
     expect(session).toMatchObject({ principal_kind: "token", end_reason: "exit", exit_status: 0 });
   }, 120_000);
 
+  test("-- command: stdin reaches it byte for byte, in many frames, and then its end of file", async () => {
+    // Every byte value, bytes that are not UTF-8 (a lone 0xff, a cut 3-byte sequence, NUL), and more
+    // than one input frame's worth (48 KiB) so the command reads several.
+    const bytes = Buffer.concat([
+      Buffer.from([0x00, 0xff, 0xfe, 0xe2, 0x82, 0x0a, 0xc3, 0x28, 0x80, 0x0d]),
+      Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+      randomBytes(200_000),
+    ]);
+    const digest = createHash("sha256").update(bytes).digest("hex");
+    const env = { OUTPOST_URL: app.url, OUTPOST_API_TOKEN: operatorToken };
+    const summed = await home.run(["ssh", device.id, "--", "sha256sum"], { stdin: bytes, env });
+    expect({ code: summed.code, stdout: summed.stdout, stderr: summed.stderr }).toEqual({
+      code: 0,
+      stdout: `${digest}  -\n`,
+      stderr: "",
+    });
+    // `cat` ends only when its input ends: EOF reaches the command after the last byte.
+    const counted = await home.run(["ssh", device.id, "--", "cat", "|", "wc", "-c"], {
+      stdin: bytes,
+      env,
+    });
+    expect({ code: counted.code, stdout: counted.stdout.trim() }).toEqual({
+      code: 0,
+      stdout: String(bytes.length),
+    });
+  }, 120_000);
+
   test("clear errors: no credentials, invalid token, viewer token, unknown, ambiguous and offline devices", async () => {
     const bare = cliHome();
     const unsigned = await bare.run(["ssh", deviceName]);
@@ -228,13 +258,7 @@ describe("outpost ssh", () => {
     const refusing = await startDevice(app, { settings: { ssh_target_user: "nobody" } });
     try {
       const id = refusing.id;
-      await waitFor(
-        async () =>
-          (await app.database.sql`select 1 from devices where id = ${id} and last_seen_at is not null`)
-            .length > 0,
-        20_000,
-        "the second agent's first heartbeat",
-      );
+      await waitForFirstHeartbeat(app.database.sql, id, 20_000, "the second agent's first heartbeat");
       const refused = await home.run(["ssh", id, "--", "true"], {
         env: { OUTPOST_URL: app.url, OUTPOST_API_TOKEN: operatorToken },
       });

@@ -99,7 +99,20 @@ describe("tags", () => {
 
 describe("names and notes", () => {
   test("an operator's display name replaces the derived name until cleared", async () => {
-    const { id } = await approvedDevice(app);
+    const { id, mac } = await approvedDevice(app);
+    const derived = `device-${mac.replaceAll(":", "").toLowerCase()}`;
+    /** Devices whose free text matches, through JSON:API's filter[q] (the console's list reads the same). */
+    const found = async (text: string) => {
+      const response = await app.fetch(
+        `/api/json/devices?filter[q]=${encodeURIComponent(`"${text}"`)}`,
+        as(viewer),
+      );
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { data: { id: string }[] }).data.map((d) => d.id);
+    };
+    // Shown by its derived name: found by it, whole or in part.
+    expect(await found(derived)).toEqual([id]);
+    expect(await ids(`q=${derived.slice(3).toUpperCase()}`)).toEqual([id]);
     const profile = `/api/v1/devices/${id}/profile`;
     expect((await app.fetch(profile, send(viewer, "PATCH", { display_name: "x" }))).status).toBe(403);
     const named = await app.fetch(
@@ -114,12 +127,15 @@ describe("names and notes", () => {
       notes: "Blue door",
     });
     expect(await ids("q=%22station%207%22")).toEqual([id]);
+    // The name it is shown by is the operator's now.
+    expect(await found(derived)).toEqual([]);
     const line = await app.fetch(profile, send(operator, "PATCH", { display_name: "two\nlines" }));
     expect(line.status).toBe(400);
     const cleared = await app.fetch(profile, send(operator, "PATCH", { display_name: null }));
     const data = ((await cleared.json()) as { data: { name: string; notes: string } }).data;
-    expect(data.name).not.toBe("Pump station 7");
+    expect(data.name).toBe(derived);
     expect(data.notes).toBe("Blue door");
+    expect(await found(derived)).toEqual([id]);
   });
 });
 

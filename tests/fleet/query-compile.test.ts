@@ -100,6 +100,9 @@ function randomTerm(rand: ReturnType<typeof generator>): string {
           "lab",
           "0200",
           "02:00:00:00:00:0a",
+          "device",
+          "device-0200",
+          "ice-02000000000a",
         ]);
     }
   };
@@ -140,7 +143,16 @@ function matches(device: FakeDevice, query: Query): boolean {
         return device.age === null;
       case "text": {
         const text = c.text.toLowerCase();
-        return searchText.includes(text) || (device.displayName ?? "").toLowerCase().includes(text);
+        // The name it is shown by when it has none: derived from its MAC.
+        const derived =
+          device.displayName === null && !device.name
+            ? `device-${device.mac.replaceAll(":", "").toLowerCase()}`
+            : "";
+        return (
+          searchText.includes(text) ||
+          (device.displayName ?? "").toLowerCase().includes(text) ||
+          derived.includes(text)
+        );
       }
     }
   };
@@ -196,4 +208,50 @@ test("a device id as free text finds that device", async () => {
   const rows = await sql<{ id: string }[]>`
     select d.id from devices d where ${compileQuery(sql, parseQuery(target.id.toUpperCase()), { onlineWindowSeconds: WINDOW })}`;
   expect(rows.map((r) => r.id)).toEqual([target.id]);
+});
+
+test("free text matches the MAC-derived name of a device shown by it (table)", async () => {
+  const sql = database.sql;
+  const mac = (last: string) => `0A:1B:2C:3D:4E:${last}`;
+  const [plain, reported, displayed] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+  await sql`insert into devices (id, mac_address, metadata, display_name) values
+    (${plain}, ${mac("5F")}, '{}'::jsonb, null),
+    (${reported}, ${mac("60")}, '{"name": "pump-9"}'::jsonb, null),
+    (${displayed}, ${mac("61")}, '{}'::jsonb, 'Lab box')`;
+  const names = new Map<string, string>([
+    [plain, "plain"],
+    [reported, "reported"],
+    [displayed, "displayed"],
+  ]);
+  const cases: [string, string[]][] = [
+    ["device-0a1b2c3d4e5f", ["plain"]],
+    ['"DEVICE-0A1B2C"', ["plain"]],
+    ["ice-0a1b", ["plain"]],
+    ['"-0a1b2c3d4e5f"', ["plain"]],
+    ["e-", ["plain"]],
+    ["device", ["plain"]],
+    ["vic", ["plain"]],
+    // Shown by another name: the derived one is not theirs to match (their MAC still is).
+    ["device-0a1b2c3d4e60", []],
+    ["device-0a1b2c3d4e61", []],
+    ["0a1b2c3d4e6", ["displayed", "reported"]],
+    ["pump-9", ["reported"]],
+    // Not a derived name: too many digits, not hex, digits that do not start the MAC.
+    ["device-0a1b2c3d4e5f0", []],
+    ["device-0a1b2c3d4e5g", []],
+    ["vice-1b2c", []],
+    ["devices", []],
+  ];
+  try {
+    const got = [];
+    for (const [text] of cases) {
+      const rows = await sql<{ id: string }[]>`
+        select d.id from devices d where d.id = any(${[...names.keys()]}::uuid[])
+          and ${compileQuery(sql, parseQuery(text), { onlineWindowSeconds: WINDOW })}`;
+      got.push([text, rows.map((r) => names.get(r.id)!).sort()]);
+    }
+    expect(got).toEqual(cases);
+  } finally {
+    await sql`delete from devices where id = any(${[...names.keys()]}::uuid[])`;
+  }
 });

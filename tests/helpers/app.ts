@@ -30,6 +30,12 @@ export interface TestApp {
   token(role: OperatorRole): Promise<string>;
   /** A signed-in browser session of a new operator of `role`. */
   session(role: OperatorRole): Promise<{ cookie: string; csrf: string; email: string; operatorId: string }>;
+  /**
+   * `stop` runs when the app stops, before it (a device's agent and sshd started on it): whichever
+   * afterAll hook comes first, nothing of the device holds the app's stop open.
+   */
+  stopsFirst(stop: () => Promise<void>): void;
+  /** Stops what stopsFirst named, then the app; once, however many times it is called. */
   stop(): Promise<void>;
 }
 
@@ -66,6 +72,8 @@ export async function startTestApp(
   });
   const url = running.url!;
   let counter = 0;
+  const first: (() => Promise<void>)[] = [];
+  let stopped: Promise<void> | undefined;
   const app: TestApp = {
     url,
     config,
@@ -84,10 +92,19 @@ export async function startTestApp(
         https: config.baseUrl.startsWith("https:"),
       });
     },
-    async stop() {
-      await running.stop();
-      await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+    stopsFirst(stop) {
+      first.push(stop);
+    },
+    stop() {
+      stopped ??= (async () => {
+        // An agent with its tunnel, forwards or terminals open kept the app's stop waiting past the
+        // hook's 60 s limit in CI (afterAll hooks run in the order registered, the app's often first).
+        for (const stop of first.splice(0).reverse()) await stop();
+        await running.stop();
+        await database.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      })();
+      return stopped;
     },
   };
   afterAll(() => app.stop());

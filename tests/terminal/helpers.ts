@@ -84,22 +84,21 @@ export async function startDevice(
     "tunnel.ssh_target": `127.0.0.1:${sshdPort}`,
     ...options.settings,
   });
-  return {
-    id: device.id,
-    token: device.token,
-    dir,
-    authorizedKeys,
-    sshdPort,
-    hostKeyPublic,
-    agent,
-    async stop() {
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
       await stopAgent();
       await sshd.stop();
       tmp.cleanup();
-    },
+    })();
+    return stopped;
   };
+  // The device stops before the app it reaches, whoever stops first (the app's stop calls this).
+  if ("stopsFirst" in app) app.stopsFirst(stop);
+  return { id: device.id, token: device.token, dir, authorizedKeys, sshdPort, hostKeyPublic, agent, stop };
 }
 
+/** Waits (20 s at most) until the device's agent has sent its first heartbeat. */
 export async function waitFor<T>(
   check: () => T | Promise<T>,
   timeoutMs: number,
@@ -115,12 +114,17 @@ export async function waitFor<T>(
 }
 
 /** Waits until the device's agent has sent its first heartbeat (the device has `last_seen_at`). */
-export function waitForFirstHeartbeat(sql: Sql, deviceId: string, timeoutMs = 20_000) {
+export function waitForFirstHeartbeat(
+  sql: Sql,
+  deviceId: string,
+  timeoutMs = 20_000,
+  what = "the agent's first heartbeat",
+) {
   return waitFor(
     async () =>
       (await sql`select 1 from devices where id = ${deviceId} and last_seen_at is not null`).length > 0,
     timeoutMs,
-    "the agent's first heartbeat",
+    what,
   );
 }
 

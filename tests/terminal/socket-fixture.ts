@@ -20,12 +20,15 @@ type Socket = ReturnType<typeof openSocket>;
 
 /** Starts the app and, before the file's tests, a device whose agent has sent its first heartbeat. */
 export async function socketFixture() {
+  let device: TestDevice | undefined;
+  // Hooks run in the order registered: the agent and its sshd stop before the app (the app's own hook,
+  // registered by startTestApp), so no tunnel or terminal of theirs is open when it stops.
+  afterAll(() => device?.stop());
   const app = await startTestApp({
     BASE_DOMAIN: "term.test",
     TERMINAL_IDLE_SECONDS: "6",
     TERMINAL_MAX_SECONDS: "12",
   });
-  let device: TestDevice | undefined;
   const theDevice = () => {
     if (!device) throw new Error("the socket fixture's device has not started");
     return device;
@@ -35,7 +38,6 @@ export async function socketFixture() {
     const id = device.id;
     await waitForFirstHeartbeat(app.database.sql, id);
   });
-  afterAll(() => device?.stop());
 
   function join(socket: Socket, session: Session, extra: Record<string, unknown> = {}) {
     socket.send({

@@ -70,7 +70,7 @@ export class WorkConnections {
  */
 export async function openWork(socket: tls.TLSSocket, forward: string, timeoutMs: number): Promise<Duplex> {
   // A forwarded TCP port keeps half-close: its client's end of sending must not cut the device's answer
-  // (ssh2's server side closes a channel at its EOF, so only work connections carry this).
+  // (over an SSH channel too: stream.ts keepHalfOpen).
   if (forward.startsWith("tcp:")) halfOpen.add(socket);
   socket.write(`OPEN ${forward}\n`);
   const answer = await readLine(socket, timeoutMs).catch((error: Error) => {

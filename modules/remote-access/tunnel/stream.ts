@@ -1,5 +1,6 @@
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { ServerChannel } from "ssh2";
 import { LineTimeout } from "../../../shared/tunnel-work";
 import { openWork } from "./data-plane";
 import type { DeviceTunnel } from "./registry";
@@ -54,8 +55,37 @@ function openChannel(
       }
       settled = true;
       if (error) reject(error);
-      else resolve(channel as unknown as Duplex);
+      else {
+        if (forward.startsWith("tcp:")) keepHalfOpen(channel);
+        resolve(channel as unknown as Duplex);
+      }
     });
+  });
+}
+
+/**
+ * A forwarded TCP port keeps half-close over an SSH channel as over a work connection: the end of our
+ * writing is the channel's EOF only, so the device's answer still flows back, and the channel closes
+ * once both directions ended. ssh2 closes a server-side channel at the end of its writing ('finish'
+ * sends EOF and CLOSE), which cut the answer of a client that had finished sending (`nc -N`).
+ */
+function keepHalfOpen(channel: ServerChannel): void {
+  // ssh2's own listeners at this point are that EOF-and-CLOSE; 'finish' comes after every write was sent.
+  channel.removeAllListeners("prefinish");
+  channel.removeAllListeners("finish");
+  let received = false;
+  let sent = false;
+  const closeOnceBoth = () => {
+    if (received && sent) channel.close();
+  };
+  channel.once("finish", () => {
+    channel.eof();
+    sent = true;
+    closeOnceBoth();
+  });
+  channel.once("end", () => {
+    received = true;
+    closeOnceBoth();
   });
 }
 

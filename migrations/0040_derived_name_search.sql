@@ -1,0 +1,1 @@
+CREATE INDEX "devices_derived_name_idx" ON "devices" USING btree ("created_at","id") WHERE "devices"."display_name" is null and nullif("devices"."metadata"->>'name', '') is null;
