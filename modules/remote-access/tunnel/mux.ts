@@ -3,8 +3,11 @@ import type { Logger } from "../../platform/logger";
 import { deviceIdFromHost } from "../hosts";
 import { verifyCredential } from "../token";
 import { header, page, readRequestHead, respond } from "./http-head";
-import type { TunnelRegistry } from "./registry";
+import type { DeviceTunnel, TunnelRegistry } from "./registry";
 import { ChannelTimeout, join, openForward } from "./stream";
+
+/** How long after its login a tunnel may still be asking for its forwards (the agent asks at once). */
+export const FORWARDS_SETTLE_MS = 2000;
 
 export interface MuxOptions {
   secretKey: string;
@@ -51,7 +54,7 @@ async function handle(socket: Socket, options: MuxOptions) {
   const tunnel = options.registry.get(deviceId);
   const forward = port === 22 ? "ssh" : `tcp:${port}`;
   if (!tunnel) return respond(socket, 502, page("Device not connected", "The device has no tunnel."));
-  if (!tunnel.forwards.has(forward))
+  if (!(await forwardOffered(tunnel, forward)))
     return respond(socket, 403, page("Port not forwardable", `The device does not forward port ${port}.`));
   try {
     const channel = await openForward(tunnel, forward);
@@ -62,4 +65,15 @@ async function handle(socket: Socket, options: MuxOptions) {
     const status = error instanceof ChannelTimeout ? 504 : 502;
     respond(socket, status, page("Device not answering", "The device's tunnel did not answer."));
   }
+}
+
+/**
+ * Whether the tunnel offers `forward`. The registry has a tunnel from its login, and the agent asks for its
+ * forwards a few milliseconds later: a stream in that gap (a client that saw the device connect) waits
+ * for them, until FORWARDS_SETTLE_MS after the login, rather than being refused a port about to be offered.
+ */
+async function forwardOffered(tunnel: DeviceTunnel, forward: string): Promise<boolean> {
+  const settled = tunnel.connectedAt.getTime() + FORWARDS_SETTLE_MS;
+  for (let i = 0; i < 200 && !tunnel.forwards.has(forward) && Date.now() < settled; i++) await Bun.sleep(10);
+  return tunnel.forwards.has(forward);
 }
