@@ -287,7 +287,7 @@ export async function startOutpost(
     }
     if (config.bootstrapApiToken) await operators.ensureBootstrapToken(database.db, config.bootstrapApiToken);
     if (runsWorker(config)) runner = await startJobRunner(services, JOB_CATALOG);
-    if (runsTunnel(config)) tunnel = await startTunnel(config, database, logger);
+    if (runsTunnel(config)) tunnel = await startTunnel(config, database, logger, services.clock);
     if (config.metricsPort !== undefined) metricsServer = startMetricsServer(services, logger);
     let setupCode: string | undefined;
     if (runsWeb(config)) {

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
 import YAML from "yaml";
+import { monotonicClock } from "../shared/clock.ts";
 import { ScriptFormatError } from "../shared/scripts/errors.ts";
 import { type ParsedScript, parseScript } from "../shared/scripts/frontmatter.ts";
 import { DeviceApiClient } from "./api-client.ts";
@@ -105,6 +106,7 @@ function buildContext(program: Command): AgentContext {
     api: new DeviceApiClient(config.server_url, config.http_timeout_ms, `outpost-agent/${AGENT_VERSION}`),
     tunnel: new TunnelClient(config.tunnel, config.server_url, logger),
     startedAt: Date.now(),
+    clock: monotonicClock,
   };
 }
 

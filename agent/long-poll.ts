@@ -1,5 +1,4 @@
 import { ApiError } from "./api-client.ts";
-import { sleep } from "./backoff.ts";
 import type { AgentContext } from "./poller.ts";
 import type { DeviceCredentials } from "./state.ts";
 
@@ -16,25 +15,26 @@ let waitUnsupportedNoted = false;
  * server out of step) must not turn into polling in a loop. Tells how the time ended.
  */
 export async function idle(
-  ctx: Pick<AgentContext, "config" | "logger" | "api">,
+  ctx: Pick<AgentContext, "config" | "logger" | "api" | "clock">,
   creds: DeviceCredentials,
   delayMs: number,
   holdsRemoteAccess: boolean,
   signal: AbortSignal,
   { acceptImmediate = true } = {},
 ): Promise<"woken" | "at once" | "slept"> {
-  const until = performance.now() + delayMs;
-  const left = () => Math.max(0, until - performance.now());
+  const { clock } = ctx;
+  const until = clock.now() + delayMs;
+  const left = () => Math.max(0, until - clock.now());
   if (!ctx.config.long_poll) {
-    await sleep(delayMs, signal);
+    await clock.sleep(delayMs, signal);
     return "slept";
   }
   while (!signal.aborted && left() >= 1000) {
     const seconds = Math.min(WAIT_MAX_S, Math.floor(left() / 1000));
-    const asked = performance.now();
+    const asked = clock.now();
     try {
       const wake = await ctx.api.wait(creds.uuid, creds.token, seconds, holdsRemoteAccess, signal);
-      const atOnce = performance.now() - asked < 1000;
+      const atOnce = clock.now() - asked < 1000;
       if (wake && (acceptImmediate || !atOnce)) {
         ctx.logger.info({ wake }, "the server has work for this device: polling now");
         return atOnce ? "at once" : "woken";
@@ -53,6 +53,6 @@ export async function idle(
       break;
     }
   }
-  await sleep(left(), signal);
+  await clock.sleep(left(), signal);
   return "slept";
 }

@@ -1,7 +1,8 @@
 import fs from "node:fs";
+import type { Clock } from "../shared/clock.ts";
 import { compileOutputSchema } from "../shared/scripts/validation.ts";
 import { ApiError, type DeviceApiClient } from "./api-client.ts";
-import { backoffDelayMs, sleep } from "./backoff.ts";
+import { backoffDelayMs } from "./backoff.ts";
 import { executeCommands, hydrateCommandPayloads } from "./commands/executor.ts";
 import type { CommandResult } from "./commands/types.ts";
 import { mapLimit } from "./concurrency.ts";
@@ -28,6 +29,8 @@ export interface AgentContext {
   api: DeviceApiClient;
   tunnel: TunnelController;
   startedAt: number;
+  /** Times the waits between polls (the CLI's is monotonic; a test's moves on without sleeping). */
+  clock: Clock;
 }
 
 export interface CollectedTelemetry {
@@ -301,7 +304,7 @@ export async function runPollLoop(
   let immediateWakes = 0;
   while (!options.signal.aborted) {
     const started = Date.now();
-    const startedMono = performance.now();
+    const startedMono = ctx.clock.now();
     let delay = intervalMs;
     try {
       // Pick up credentials rotated by a concurrent `register` without restarting the daemon.
@@ -315,7 +318,7 @@ export async function runPollLoop(
       failures = 0;
       // The server's fast-poll hint (remote access starting) wins while it is present.
       const wanted = summary.pollIntervalSeconds ? summary.pollIntervalSeconds * 1000 : intervalMs;
-      delay = Math.max(0, Math.round(wanted - (performance.now() - startedMono)));
+      delay = Math.max(0, Math.round(wanted - (ctx.clock.now() - startedMono)));
       saveLastPoll(ctx.config.state_dir, {
         at: new Date(started).toISOString(),
         ok: true,
@@ -367,7 +370,7 @@ export async function runPollLoop(
         acceptImmediate: immediateWakes < 2,
       });
       immediateWakes = woken === "at once" ? immediateWakes + 1 : 0;
-    } else await sleep(delay, options.signal);
+    } else await ctx.clock.sleep(delay, options.signal);
   }
   return failures;
 }

@@ -54,3 +54,12 @@ export const systemClock: Clock = {
   },
   sleep: (ms, signal) => clockSleep(systemClock, ms, signal),
 };
+
+/**
+ * The system clock whose now() only moves forward (a wall-clock correction, e.g. NTP setting the time
+ * of a device without a real-time clock, does not move it): for code that measures intervals with it.
+ */
+export const monotonicClock: Clock = {
+  ...systemClock,
+  now: () => performance.timeOrigin + performance.now(),
+};

@@ -18,6 +18,7 @@ import { type AgentContext, pollOnce, warmUp } from "../../agent/poller.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
 import { saveCredentials } from "../../agent/state.ts";
 import { DisabledTunnel } from "../../agent/tunnel.ts";
+import { monotonicClock } from "../../shared/clock.ts";
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => {
@@ -118,6 +119,7 @@ async function inProcess() {
     api: new DeviceApiClient(config.server_url, config.http_timeout_ms),
     tunnel: new DisabledTunnel(),
     startedAt: Date.now(),
+    clock: monotonicClock,
   };
   const creds = { uuid: DEVICE_ID, token: TOKEN };
   saveCredentials(config.state_dir, creds);

@@ -8,6 +8,7 @@ import { silentLogger } from "../../agent/logger.ts";
 import type { AgentContext } from "../../agent/poller.ts";
 import { ScriptStore } from "../../agent/scripts/store.ts";
 import { DisabledTunnel } from "../../agent/tunnel.ts";
+import { systemClock } from "../../shared/clock.ts";
 
 export const REPO_ROOT = path.resolve(import.meta.dir, "../..");
 export const BUN = path.join(REPO_ROOT, "node_modules/.bin/bun");
@@ -121,5 +122,6 @@ export function pollerContext(config: AgentConfig): AgentContext {
     api: new DeviceApiClient(config.server_url, 10000),
     tunnel: new DisabledTunnel(),
     startedAt: Date.now(),
+    clock: systemClock,
   };
 }

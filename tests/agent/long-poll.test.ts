@@ -5,17 +5,30 @@ import { afterAll, describe, expect, test } from "bun:test";
 import pino from "pino";
 import { idle } from "../../agent/long-poll.ts";
 import { type AgentContext, runPollLoop } from "../../agent/poller.ts";
+import { InstantClock } from "../helpers/clock.ts";
 import { pollerContext, tempDir, testConfig } from "./helpers.ts";
 
 const DEVICE = "4d7c1a52-8b8e-4f0e-9a51-3c2b1e0f6d7a";
 const tmp = tempDir("outpost-long-poll-");
-/** How the fake server answers a wait: after `afterMs`, with `wake` (or a status without body). */
-let waitAnswer: { afterMs: number; wake?: string | null; status?: number; code?: string } = {
+/**
+ * The agent and the fake server share a clock on which waiting takes no real time: the times below are
+ * what the agent chose to wait (and the server to hold), exact on a loaded machine, in milliseconds.
+ */
+const clock = new InstantClock();
+/** A heartbeat's own time: the wait after it asks for the interval minus this. */
+const POLL_MS = 100;
+/**
+ * How the fake server answers a wait: after `afterMs` of the clock, with `wake` (or a status without
+ * body); `held`: not before the agent gives up on it (real time, so only the agent's stopping ends it).
+ */
+let waitAnswer: { afterMs: number; wake?: string | null; status?: number; code?: string; held?: boolean } = {
   afterMs: 0,
   wake: null,
 };
 const heartbeats: number[] = [];
 const waits: { at: number; query: URLSearchParams }[] = [];
+/** Resolves when the next wait reaches the server. */
+let waitArrived = Promise.withResolvers<void>();
 
 const server = Bun.serve({
   hostname: "127.0.0.1",
@@ -23,8 +36,10 @@ const server = Bun.serve({
   async fetch(request) {
     const url = new URL(request.url);
     if (url.pathname.endsWith("/wait")) {
-      waits.push({ at: performance.now(), query: url.searchParams });
-      await Bun.sleep(waitAnswer.afterMs);
+      waits.push({ at: clock.now(), query: url.searchParams });
+      waitArrived.resolve();
+      if (waitAnswer.held) await Bun.sleep(30_000);
+      await clock.sleep(waitAnswer.afterMs);
       if (waitAnswer.status)
         return Response.json(
           { error: { code: waitAnswer.code ?? "not_found", message: "Not found" } },
@@ -32,7 +47,8 @@ const server = Bun.serve({
         );
       return Response.json({ data: { wake: waitAnswer.wake ?? null } });
     }
-    heartbeats.push(performance.now());
+    heartbeats.push(clock.now());
+    await clock.sleep(POLL_MS);
     return Response.json({ data: { commands: [] } });
   },
 });
@@ -51,19 +67,25 @@ function context(longPoll = true): AgentContext {
     poll_interval_s: 3,
     long_poll: longPoll,
   });
-  return { ...pollerContext(config), logger: recording };
+  return { ...pollerContext(config), logger: recording, clock };
 }
 
 async function run(polls: number, longPoll = true, controller = new AbortController()) {
   heartbeats.length = 0;
   waits.length = 0;
-  const started = performance.now();
+  const started = clock.now();
   await runPollLoop(
     context(longPoll),
     { uuid: DEVICE, token: "t" },
     { signal: controller.signal, maxPolls: polls },
   );
-  return { ms: performance.now() - started, gaps: heartbeats.slice(1).map((t, i) => t - heartbeats[i]!) };
+  return { ms: clock.now() - started, gaps: heartbeats.slice(1).map((t, i) => t - heartbeats[i]!) };
+}
+
+/** Stops the agent once its next wait reaches the server (and is being held). */
+function stopWhenWaiting(controller: AbortController) {
+  waitArrived = Promise.withResolvers<void>();
+  void waitArrived.promise.then(() => controller.abort());
 }
 
 describe("waiting for work between polls", () => {
@@ -91,9 +113,9 @@ describe("waiting for work between polls", () => {
     expect(await idle(context(false), creds, 1_100, false, live())).toBe("slept");
     waitAnswer = { afterMs: 1_000, wake: "commands" };
     expect(await idle(context(), creds, 1_100, false, live())).toBe("woken");
-    waitAnswer = { afterMs: 10_000, wake: null };
+    waitAnswer = { afterMs: 0, held: true };
     const stopping = new AbortController();
-    setTimeout(() => stopping.abort(), 300);
+    stopWhenWaiting(stopping);
     expect(await idle(context(), creds, 5_000, false, stopping.signal)).toBe("slept");
   });
 
@@ -105,9 +127,9 @@ describe("waiting for work between polls", () => {
   });
 
   test("stopping the agent during a wait ends it at once", async () => {
-    waitAnswer = { afterMs: 10_000, wake: null };
+    waitAnswer = { afterMs: 0, held: true };
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 1_500);
+    stopWhenWaiting(controller);
     const { ms } = await run(3, true, controller);
     expect(waits).toHaveLength(1);
     expect(ms).toBeLessThan(3_000); // not the wait's 10 s, nor the next interval

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fs from "node:fs";
 import { type AgentContext, runPollLoop } from "../../agent/poller.ts";
 import { lastPollPath, saveCredentials } from "../../agent/state.ts";
+import { type Clock, systemClock } from "../../shared/clock.ts";
+import { InstantClock } from "../helpers/clock.ts";
 import { pollerContext, tempDir, testConfig } from "./helpers.ts";
 
 const DEVICE = "9b2f0c3e-5d4a-4b6c-8d7e-1f2a3b4c5d6e";
@@ -10,6 +12,8 @@ const keys: string[] = [];
 const arrivals: number[] = [];
 let status = 200;
 let heartbeatDelayMs = 0;
+/** The clock the fake server holds heartbeats and notes arrivals on (a test shares it with the loop). */
+let serverClock: Clock = systemClock;
 let server: ReturnType<typeof Bun.serve>;
 
 beforeAll(() => {
@@ -19,8 +23,8 @@ beforeAll(() => {
     async fetch(req) {
       const url = new URL(req.url);
       keys.push(url.searchParams.get("api_key") ?? "");
-      arrivals.push(performance.now());
-      if (heartbeatDelayMs) await Bun.sleep(heartbeatDelayMs);
+      arrivals.push(serverClock.now());
+      if (heartbeatDelayMs) await serverClock.sleep(heartbeatDelayMs);
       if (status === 429) {
         return Response.json(
           { error: { code: "rate_limited", message: "slow down" } },
@@ -86,10 +90,12 @@ describe("poll loop", () => {
   });
 
   test("polls start one interval apart: the wait is the interval minus the poll's own duration", async () => {
-    const ctx = context();
+    // The loop and the server on one clock where waiting takes no real time: the gaps are exact.
+    const ctx = { ...context(), clock: new InstantClock() };
+    serverClock = ctx.clock;
     ctx.config.poll_interval_s = 2;
     saveCredentials(ctx.config.state_dir, { uuid: DEVICE, token: "first" });
-    heartbeatDelayMs = 1000; // every poll takes > 1 s
+    heartbeatDelayMs = 1100; // every poll takes > 1 s (what is left, < 1 s, is not worth a wait)
     arrivals.length = 0;
     try {
       const failures = await runPollLoop(
@@ -100,11 +106,11 @@ describe("poll loop", () => {
       expect(failures).toBe(0);
     } finally {
       heartbeatDelayMs = 0;
+      serverClock = systemClock;
     }
     expect(arrivals).toHaveLength(3);
     const gaps = [arrivals[1] - arrivals[0], arrivals[2] - arrivals[1]];
-    // waiting a whole interval after each poll would make these ≥ 3000 ms, not waiting at all ~1000 ms;
-    // they are arrival times at the server, so each carries a request's latency (75 ms under load seen)
+    // waiting a whole interval after each poll would make these 3000 ms, not waiting at all 1000 ms
     for (const gap of gaps) {
       expect(gap).toBeGreaterThan(1800);
       expect(gap).toBeLessThan(2800);

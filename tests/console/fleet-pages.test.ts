@@ -5,10 +5,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startOutpost } from "../../app";
+import { THROTTLE_MS } from "../../modules/live/hub";
 import { loadConfig } from "../../modules/platform/config";
 import { createLogger } from "../../modules/platform/logger";
 import { startTestApp } from "../helpers/app";
 import { LAPTOP, launchBrowser, PHONE, screenshot } from "../helpers/browser";
+import { advancing } from "../helpers/clock";
 import { markSeen } from "../helpers/seen";
 import { agentHeartbeat, approve, approvedDevice, heartbeat, registerDevice, signedIn } from "./helpers";
 
@@ -246,7 +248,8 @@ describe("device list", () => {
     await page.waitForSelector('[data-live-status][data-state="live"]');
     expect(await page.locator(".empty h2").textContent()).toBe("No devices match");
     await registerDevice(app, { product_name: "live-list", metadata: { name: "fresh-one" } });
-    await page.waitForSelector("text=fresh-one", { timeout: 10_000 });
+    // The hub's throttle passes on the app's clock, not in real time.
+    await advancing(app.clock, THROTTLE_MS, page.waitForSelector("text=fresh-one", { timeout: 10_000 }));
     await context.close();
   }, 60_000);
 

@@ -2,9 +2,10 @@
 // hears: once the stream opens, the page refreshes what such an event would have (ui/static/console.js),
 // still yielding to what someone is doing. In real Chromium, the page's /live/events request is held
 // (page.route) while the change is made, then let through; a reconnect after an error likewise.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { queueCommand } from "../../modules/commands/service";
+import { THROTTLE_MS } from "../../modules/live/hub";
 import { startTestApp } from "../helpers/app";
 import { launchBrowser } from "../helpers/browser";
 import { approvedDevice, registerDevice, signedIn } from "./helpers";
@@ -30,6 +31,42 @@ async function pageWithHeldStream(role: "operator" | "viewer" = "operator") {
   return { context, page, requested: asked.promise, release: gate.resolve };
 }
 
+// The hub listens for changes once a first browser has connected (as on a console in use): a stream opened
+// and read until its first fleet count, so every change below is heard, and its event sent unheard.
+beforeAll(async () => {
+  const session = await app.session("viewer");
+  const stream = new AbortController();
+  const response = await app.fetch("/live/events", {
+    headers: { cookie: session.cookie },
+    signal: stream.signal,
+  });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (let i = 0; i < 50 && !text.includes("event: fleet"); i++) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value);
+  }
+  expect(text).toContain("event: fleet");
+  stream.abort();
+});
+
+/**
+ * Makes a change and waits until the live hub sent its event, unheard by the page whose stream is held:
+ * the hub heard the notification (armed its throttle) and the throttle passed (the app's clock moved on).
+ */
+async function changeSent<T>(change: () => Promise<T>): Promise<T> {
+  const armed = () => app.clock.armed(THROTTLE_MS);
+  await app.clock.advance(THROTTLE_MS); // what earlier changes armed is sent first
+  const before = armed();
+  const result = await change();
+  for (let i = 0; i < 250 && armed() <= before; i++) await Bun.sleep(20);
+  expect(armed()).toBeGreaterThan(before);
+  await app.clock.advance(THROTTLE_MS);
+  return result;
+}
+
 const live = (page: Page) =>
   page.waitForSelector('[data-live-status][data-state="live"]', { timeout: 10_000 });
 
@@ -39,12 +76,9 @@ describe("a change made before the live stream opened", () => {
     const { context, page, requested, release } = await pageWithHeldStream();
     await page.goto(`${app.url}/devices/${device.id}?tab=commands`);
     await requested;
-    const command = await queueCommand(app.database.sql, {
-      deviceId: device.id,
-      type: "list_scripts",
-      ttlSeconds: 3600,
-    });
-    await Bun.sleep(1500); // the event's throttle (THROTTLE_MS) has passed: it was sent, unheard
+    const command = await changeSent(() =>
+      queueCommand(app.database.sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: 3600 }),
+    );
     expect(await page.locator(`tr[data-command-id="${command.id}"]`).count()).toBe(0);
     release();
     await live(page);
@@ -70,12 +104,9 @@ describe("a change made before the live stream opened", () => {
     });
     await page.goto(`${app.url}/devices/${device.id}?tab=commands`);
     await asked.promise; // the page saw its stream fail and is reconnecting
-    const command = await queueCommand(app.database.sql, {
-      deviceId: device.id,
-      type: "list_scripts",
-      ttlSeconds: 3600,
-    });
-    await Bun.sleep(1500);
+    const command = await changeSent(() =>
+      queueCommand(app.database.sql, { deviceId: device.id, type: "list_scripts", ttlSeconds: 3600 }),
+    );
     expect(await page.locator(`tr[data-command-id="${command.id}"]`).count()).toBe(0);
     gate.resolve();
     await live(page);
@@ -111,8 +142,7 @@ describe("a change made before the live stream opened", () => {
     await requested;
     const pending = page.locator('[data-live="pending"]');
     const before = Number((await pending.textContent())!.replace(/,/g, ""));
-    await registerDevice(app);
-    await Bun.sleep(1500);
+    await changeSent(() => registerDevice(app));
     release();
     await live(page);
     await page
@@ -125,8 +155,7 @@ describe("a change made before the live stream opened", () => {
     const first = await pageWithHeldStream();
     await first.page.goto(`${app.url}/devices`);
     await first.requested;
-    const device = await registerDevice(app);
-    await Bun.sleep(1500);
+    const device = await changeSent(() => registerDevice(app));
     first.release();
     await live(first.page);
     await first.page.locator(`#device-results a[href="/devices/${device.id}"]`).waitFor({ timeout: 10_000 });
@@ -138,8 +167,7 @@ describe("a change made before the live stream opened", () => {
     await typing.requested;
     await page.fill("#save-view-name", "Half a na");
     const before = await page.locator("#device-results tbody tr").count();
-    await registerDevice(app);
-    await Bun.sleep(1500);
+    await changeSent(() => registerDevice(app));
     typing.release();
     await live(page);
     // The catch-up yields: a refresh is offered instead, and the typed name stays.

@@ -49,14 +49,15 @@ async function withLock<T>(name: string, work: () => T): Promise<T> {
 
 /**
  * The compiled agent for `arch` (`npm run build:agent -- --arch <arch>`), built once and reused while it
- * is newer than every file under agent/ (delete dist/outpost-agent* to force a rebuild). Test files run
+ * is newer than every file under agent/ and shared/ (delete dist/outpost-agent* to force a rebuild). Test files run
  * in parallel workers: one builds while the others wait, and none runs a half-written binary.
  */
 export async function agentBinary(arch: "x64" | "arm64"): Promise<string> {
   const binary = path.join(DIST, `outpost-agent-linux-${arch}`);
   return withLock(arch, () => {
-    const fresh =
-      fs.existsSync(binary) && fs.statSync(binary).mtimeMs > newestSource(path.join(REPO_ROOT, "agent"));
+    // The agent's sources are agent/ and what it imports from shared/.
+    const newest = Math.max(...["agent", "shared"].map((dir) => newestSource(path.join(REPO_ROOT, dir))));
+    const fresh = fs.existsSync(binary) && fs.statSync(binary).mtimeMs > newest;
     if (!fresh) {
       const r = Bun.spawnSync([BUN, path.join(REPO_ROOT, "scripts/build-agent.ts"), "--arch", arch], {
         cwd: REPO_ROOT,

@@ -9,24 +9,10 @@ interface Entry {
   real: ReturnType<typeof setTimeout> | undefined;
 }
 
-/**
- * A clock a test moves forward: `advance(ms)` runs at once every timer due within `ms` (in order) and
- * moves `now()` on by `ms`. By default time also passes as usual and timers fire in real time too, so
- * an app started on this clock (`startTestApp`) behaves as on the system clock when a test does not
- * advance it. `{ frozen: true }`: only `advance` moves time (exact boundaries, for a service under test).
- */
-export class TestClock implements Clock {
-  private offset = 0;
-  private readonly entries = new Set<Entry>();
-  private readonly frozenAt: number | undefined;
-
-  constructor(options: { frozen?: boolean } = {}) {
-    this.frozenAt = options.frozen ? Date.now() : undefined;
-  }
-
-  now(): number {
-    return (this.frozenAt ?? Date.now()) + this.offset;
-  }
+/** What the test clocks share: timers and sleeps come down to one `add` (an interval has a period). */
+abstract class ManualClock implements Clock {
+  abstract now(): number;
+  protected abstract add(fn: TimerCallback, ms: number, every: number | undefined): ClockTimer;
 
   setTimeout(fn: TimerCallback, ms: number): ClockTimer {
     return this.add(fn, ms, undefined);
@@ -38,6 +24,27 @@ export class TestClock implements Clock {
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return clockSleep(this, ms, signal);
+  }
+}
+
+/**
+ * A clock a test moves forward: `advance(ms)` runs at once every timer due within `ms` (in order) and
+ * moves `now()` on by `ms`. By default time also passes as usual and timers fire in real time too, so
+ * an app started on this clock (`startTestApp`) behaves as on the system clock when a test does not
+ * advance it. `{ frozen: true }`: only `advance` moves time (exact boundaries, for a service under test).
+ */
+export class TestClock extends ManualClock {
+  private offset = 0;
+  private readonly entries = new Set<Entry>();
+  private readonly frozenAt: number | undefined;
+
+  constructor(options: { frozen?: boolean } = {}) {
+    super();
+    this.frozenAt = options.frozen ? Date.now() : undefined;
+  }
+
+  now(): number {
+    return (this.frozenAt ?? Date.now()) + this.offset;
   }
 
   /** Timers waiting (a test can check that code armed one before advancing). */
@@ -75,7 +82,7 @@ export class TestClock implements Clock {
     for (let i = 0; i < 5; i++) await Bun.sleep(1);
   }
 
-  private add(fn: TimerCallback, ms: number, every: number | undefined): ClockTimer {
+  protected add(fn: TimerCallback, ms: number, every: number | undefined): ClockTimer {
     const entry: Entry = { due: this.now() + Math.max(0, ms), ms, fn, every, real: undefined };
     this.entries.add(entry);
     this.arm(entry);
@@ -128,4 +135,42 @@ export async function advancing<T>(
     await Promise.race([done.catch(() => {}), Bun.sleep(everyMs)]);
   }
   return done;
+}
+
+/**
+ * A clock on which waiting takes no real time: the earliest timer fires on the next turn of the event
+ * loop and moves now() to when it was due. For one loop under test whose waits are all its own (the
+ * agent's poll loop against a fake server that holds its answers on this clock too): the time the loop
+ * measures is exactly what it chose to wait, however loaded the machine.
+ */
+export class InstantClock extends ManualClock {
+  private time = Date.now();
+  private readonly entries = new Set<{ due: number; fn: TimerCallback; every: number | undefined }>();
+  private scheduled = false;
+
+  now(): number {
+    return this.time;
+  }
+
+  protected add(fn: TimerCallback, ms: number, every: number | undefined): ClockTimer {
+    const entry = { due: this.time + Math.max(0, ms), fn, every };
+    this.entries.add(entry);
+    this.schedule();
+    return { clear: () => this.entries.delete(entry) };
+  }
+
+  private schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setTimeout(() => {
+      this.scheduled = false;
+      const next = [...this.entries].sort((a, b) => a.due - b.due)[0];
+      if (!next) return;
+      this.time = Math.max(this.time, next.due);
+      if (next.every === undefined) this.entries.delete(next);
+      else next.due += next.every;
+      next.fn();
+      if (this.entries.size > 0) this.schedule();
+    }, 0);
+  }
 }

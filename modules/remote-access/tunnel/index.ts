@@ -1,5 +1,6 @@
 import type net from "node:net";
 import os from "node:os";
+import type { Clock } from "../../../shared/clock";
 import type { Config } from "../../platform/config";
 import type { Database } from "../../platform/database";
 import { loadHostKey } from "../../platform/host-key";
@@ -48,18 +49,18 @@ function trackConnections(server: net.Server): Set<net.Socket> {
   return open;
 }
 
-/** Stops accepting, gives what is open `graceMs` to finish, then ends the rest. */
-async function closeServer(server: net.Server, open: Set<net.Socket>, graceMs: number): Promise<void> {
+/** Stops accepting, gives what is open CLOSE_GRACE_MS (of `clock`) to finish, then ends the rest. */
+async function closeServer(server: net.Server, open: Set<net.Socket>, clock: Clock): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  const timer = setTimeout(() => {
+  const timer = clock.setTimeout(() => {
     for (const socket of open) socket.destroy();
-  }, graceMs);
+  }, CLOSE_GRACE_MS);
   await closed;
-  clearTimeout(timer);
+  timer.clear();
 }
 
 /** How long stopping waits for open connections before ending them. */
-const CLOSE_GRACE_MS = 2_000;
+export const CLOSE_GRACE_MS = 2_000;
 
 /**
  * Starts the tunnel role: SSH server, data plane, HTTP vhost front, TCP multiplexer, and the lease watch.
@@ -68,6 +69,7 @@ export async function startTunnel(
   config: Config,
   database: Database,
   logger: Logger,
+  clock: Clock,
 ): Promise<RunningTunnel> {
   const hostKey = loadHostKey(config.dataDir);
   const registry = new TunnelRegistry();
@@ -138,9 +140,9 @@ export async function startTunnel(
       stopWatch();
       for (const tunnel of registry.all()) tunnel.close("tunnel process stopping");
       await Promise.all([
-        closeServer(vhost, vhostOpen, CLOSE_GRACE_MS),
-        closeServer(mux, muxOpen, CLOSE_GRACE_MS),
-        closeServer(data, dataOpen, CLOSE_GRACE_MS),
+        closeServer(vhost, vhostOpen, clock),
+        closeServer(mux, muxOpen, clock),
+        closeServer(data, dataOpen, clock),
         new Promise<void>((resolve) => ssh.close(() => resolve())),
       ]);
       await forgetInstance(database.sql, instance).catch(() => {});
