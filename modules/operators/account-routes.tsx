@@ -37,7 +37,7 @@ export function accountRoutes(ctx: AppContext) {
   const { config, database } = ctx;
   const db = database.db;
   const rp = relyingParty(config.baseUrl);
-  const enrol = enrolmentSteps({ db, secretKey: config.secretKey, rp });
+  const enrol = enrolmentSteps({ db, secretKey: config.secretKey, rp, clock: ctx.clock });
   const { pageContext, htmlPage, redirectWithFlash } = consolePages(config);
 
   async function accountPage(
@@ -197,7 +197,7 @@ export function accountRoutes(ctx: AppContext) {
         try {
           await verifySecondFactor(
             db,
-            { secretKey: config.secretKey, rp },
+            { secretKey: config.secretKey, rp, clock: ctx.clock },
             {
               operator: holderOf(session).operator,
               sessionIdHash: session.sessionIdHash,

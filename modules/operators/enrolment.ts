@@ -2,6 +2,7 @@
  * Adding a second factor, the same from the account page and from a sign-in that must enrol first:
  * the steps take the form, call the factor services and say what the page shows next.
  */
+import type { Clock } from "../../shared/clock";
 import type { Db } from "../platform/database";
 import { AppError } from "../platform/errors";
 import type { EnrolProps } from "./factor-pages";
@@ -26,8 +27,13 @@ export type EnrolOutcome =
   /** A factor was added; `codes` when new recovery codes were made (shown once). */
   | { enrolled: { kind: "totp" | "webauthn"; name: string }; codes?: string[] };
 
-export function enrolmentSteps(deps: { db: Db; secretKey: string; rp: RelyingParty }) {
-  const { db, secretKey, rp } = deps;
+export function enrolmentSteps(deps: {
+  db: Db;
+  secretKey: string;
+  rp: RelyingParty;
+  clock: Pick<Clock, "now">;
+}) {
+  const { db, secretKey, rp, clock } = deps;
 
   /** The forms' props, with fresh passkey registration options (their challenge kept on the session). */
   async function formProps(
@@ -72,6 +78,7 @@ export function enrolmentSteps(deps: { db: Db; secretKey: string; rp: RelyingPar
             operatorId,
             factorId,
             code: body.code ?? "",
+            now: clock.now(),
           });
           return added(holder, { kind: "totp", name: factor.name });
         } catch (error) {

@@ -89,7 +89,7 @@ export function signInRoutes(ctx: AppContext) {
     return redirectWithFlash(next, undefined, undefined, [cookie]);
   }
 
-  const enrol = enrolmentSteps({ db, secretKey: config.secretKey, rp });
+  const enrol = enrolmentSteps({ db, secretKey: config.secretKey, rp, clock: ctx.clock });
   const holderOf = (pending: PendingSignIn) => ({ operator: pending.operator, idHash: pending.idHash });
 
   async function enrolPage(pending: PendingSignIn, next: string, shown = {}, status = 200) {
@@ -148,7 +148,7 @@ export function signInRoutes(ctx: AppContext) {
         try {
           const method = await verifySecondFactor(
             db,
-            { secretKey: config.secretKey, rp },
+            { secretKey: config.secretKey, rp, clock: ctx.clock },
             { operator: pending.operator, sessionIdHash: pending.idHash, address, ...body },
           );
           return finish(request, address, pending, next, method);

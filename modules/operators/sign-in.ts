@@ -5,6 +5,7 @@
  * enrolment) replaces it with a signed-in session under a new cookie value.
  */
 import { and, eq, gt, isNull, ne, sql } from "drizzle-orm";
+import type { Clock } from "../../shared/clock";
 import { sha256Hex } from "../platform/crypto";
 import type { Db } from "../platform/database";
 import { AppError } from "../platform/errors";
@@ -111,7 +112,7 @@ export interface FactorAttempt {
  */
 export async function verifySecondFactor(
   db: Db,
-  deps: { secretKey: string; rp: RelyingParty },
+  deps: { secretKey: string; rp: RelyingParty; clock: Pick<Clock, "now"> },
   attempt: FactorAttempt,
 ): Promise<FactorMethod> {
   const { operator } = attempt;
@@ -119,7 +120,9 @@ export async function verifySecondFactor(
   const code = (attempt.code ?? "").slice(0, 64);
   let passed = false;
   if (attempt.method === "totp") {
-    passed = (await verifyTotpCode(db, deps.secretKey, { operatorId: operator.id, code })) !== undefined;
+    passed =
+      (await verifyTotpCode(db, deps.secretKey, { operatorId: operator.id, code, now: deps.clock.now() })) !==
+      undefined;
   } else if (attempt.method === "recovery") {
     passed = await useRecoveryCode(db, operator.id, code);
   } else if (attempt.method === "passkey") {

@@ -78,8 +78,9 @@ async function visit(tab: Awaited<ReturnType<typeof openTab>>, url: string) {
   const { page, refused } = tab;
   refused.length = 0;
   const response = await page.goto(url, { waitUntil: "load" });
-  // Deferred scripts and htmx settle; a refusal after load still reaches `refused`.
-  await page.waitForTimeout(150);
+  // Deferred scripts have run by `load`; what htmx fetches on load (the device page's alerts panel)
+  // must be in and swapped before the page is measured. The refusals are read after the screenshot.
+  await page.waitForFunction(() => !document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling"));
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   // Tabs, filters and chips out of view (scrolled away inside their bar, or past the screen's edge).
   const clipped = await page.evaluate(() => {
@@ -97,7 +98,7 @@ async function visit(tab: Awaited<ReturnType<typeof openTab>>, url: string) {
     }
     return hidden;
   });
-  return { status: response?.status(), refused: [...refused], overflow, clipped };
+  return { status: response?.status(), overflow, clipped };
 }
 
 describe("every console page", () => {
@@ -125,14 +126,15 @@ describe("every console page", () => {
           const context = ANONYMOUS.has(path) ? anonymous : admin;
           const tab = tabs.get(context) ?? (await openTab(context));
           tabs.set(context, tab);
-          const { status, refused, overflow, clipped } = await visit(tab, url);
+          const { status, overflow, clipped } = await visit(tab, url);
           const label = `${path}${variant}`;
           if (status !== 200) problems.push(`${label}: HTTP ${status}`);
-          if (refused.length > 0) problems.push(`${label}: CSP refused ${refused.join(" | ")}`);
           if (width === "phone" && overflow > 0) problems.push(`${label}: scrolls sideways by ${overflow}px`);
           if (clipped.length > 0) problems.push(`${label}: out of view: ${clipped.join(", ")}`);
           const name = `${label.replace(/[/:?=]+/g, "-").replace(/^-|-$/g, "") || "dashboard"}-${width}`;
           await screenshot(tab.page, `pages/${name}`);
+          // Read last, so a refusal reported late (after a swap) still counts.
+          if (tab.refused.length > 0) problems.push(`${label}: CSP refused ${tab.refused.join(" | ")}`);
         }
         for (const tab of tabs.values()) await tab.page.close();
       };
