@@ -25,7 +25,11 @@ export const GROUPS: Record<string, Group> = {
       "modules/devices/conditions.ts",
       "shared/labels.ts",
     ],
-    tests: ["tests/fleet/query-parse.test.ts", "tests/fleet/query-compile.test.ts"],
+    tests: [
+      "tests/fleet/query-parse.test.ts",
+      "tests/fleet/labels.test.ts",
+      "tests/fleet/query-compile.test.ts",
+    ],
   },
   access: {
     // Roles, CSRF and cookies, the sign-in page's CSRF binding and `next` (not declaredAccess, which

@@ -35,12 +35,12 @@ export const deviceConditions = {
   /**
    * Free text: part of the MAC address (with or without colons), the product, the IPv4 address, the
    * reported name or hostname (device_search_text, trigram-indexed), or operators' display name; a
-   * whole device id matches that device. Case-insensitive.
+   * whole device id matches that device (PostgreSQL reads a uuid in either case). Case-insensitive.
    */
   text: (sql: Sql, text: string): DeviceCondition => {
     const pattern = likeContains(text.toLowerCase());
     return isUuid(text)
-      ? sql`d.id = ${text.toLowerCase()}::uuid`
+      ? sql`d.id = ${text}::uuid`
       : sql`(device_search_text(d.mac_address, d.product_name, d.ipv4_address, d.metadata) like ${pattern}
           or lower(d.display_name) like ${pattern})`;
   },

@@ -197,3 +197,10 @@ test("a device id as free text finds that device", async () => {
     select d.id from devices d where ${compileQuery(sql, parseQuery(target.id.toUpperCase()), { onlineWindowSeconds: WINDOW })}`;
   expect(rows.map((r) => r.id)).toEqual([target.id]);
 });
+
+test("a query without terms selects every device", async () => {
+  const sql = database.sql;
+  const rows = await sql<{ count: number }[]>`
+    select count(*)::int as count from devices d where ${compileQuery(sql, parseQuery("  "), { onlineWindowSeconds: WINDOW })}`;
+  expect(rows[0]!.count).toBe(DEVICES);
+});
