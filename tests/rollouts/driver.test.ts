@@ -253,3 +253,104 @@ describe("rollout driver", () => {
     expect(ids.map((d) => perDevice.get(d))).toEqual(ids.map(() => 1));
   });
 });
+
+describe("rollout driver edges", () => {
+  const errorsOf = async (id: string) =>
+    (
+      await database.sql<{ state: string; error: string | null }[]>`
+        select state, error from rollout_targets where rollout_id = ${id}::uuid order by position`
+    ).map((r) => `${r.state}: ${r.error}`);
+
+  test("failures exactly at the threshold do not pause; one more does", async () => {
+    const ids = await insertDevices(database, 5);
+    const id = await createRollout(
+      database,
+      { action: install("at-threshold"), target: { ids }, canary_count: 5, failure_threshold: 20 },
+      context(),
+    );
+    await drive(database, id);
+    await answer(database, ids[0]!, true);
+    await drive(database, id);
+    expect((await rolloutRow(database, id)).status).toBe("running"); // 1 of 5: 20 %, not over
+    await answer(database, ids[1]!, true);
+    await drive(database, id);
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "paused", pause_reason: "threshold" });
+  });
+
+  test("an operator's pause and resume accept no failures: the wave still pauses at the threshold", async () => {
+    const ids = await insertDevices(database, 2);
+    const id = await createRollout(
+      database,
+      { action: install("operator-resume"), target: { ids }, canary_count: 2, failure_threshold: 10 },
+      context(),
+    );
+    await drive(database, id);
+    await controlRollout(database, id, "pause", new Date());
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "paused", pause_reason: "operator" });
+    await controlRollout(database, id, "resume", new Date());
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "running", pause_reason: null });
+    await answer(database, ids[0]!, true);
+    await drive(database, id);
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "paused", pause_reason: "threshold" });
+  });
+
+  test("a device deleted before its turn is skipped; one deleted with its command queued too", async () => {
+    const ids = await insertDevices(database, 3);
+    const id = await createRollout(
+      database,
+      { action: install("deleted"), target: { ids }, concurrency: 1 },
+      context(),
+    );
+    await drive(database, id);
+    await database.sql`delete from devices where id = any(${ids.slice(0, 2)}::uuid[])`;
+    await drive(database, id); // the first's command went with its device; the second cannot be queued
+    await drive(database, id);
+    expect(await answer(database, ids[2]!)).toBe(1);
+    await drive(database, id);
+    expect(await errorsOf(id)).toEqual([
+      "skipped: Its command was withdrawn",
+      "skipped: The device no longer exists",
+      "succeeded: null",
+    ]);
+    expect((await rolloutRow(database, id)).status).toBe("completed");
+  });
+
+  test("at the deadline itself: a delivered device has no result, a queued one was offline, the rest not started", async () => {
+    const ids = await insertDevices(database, 3);
+    const now = new Date();
+    const deadline = new Date(now.getTime() + 60_000);
+    const id = await createRollout(
+      database,
+      { action: install("deadline"), target: { ids }, concurrency: 2, deadline: deadline.toISOString() },
+      context(now),
+    );
+    await drive(database, id, now);
+    await claimCommands(database.sql, ids[0]!);
+    await drive(database, id, now);
+    expect(await drive(database, id, deadline)).toBe("done");
+    expect(await errorsOf(id)).toEqual([
+      "skipped: No result by the deadline",
+      "skipped: Offline until the deadline",
+      "skipped: Not started before the deadline",
+    ]);
+    expect((await rolloutRow(database, id)).status).toBe("completed");
+  });
+
+  test("a cancelled rollout waiting for a result stays cancelled at the deadline", async () => {
+    const ids = await insertDevices(database, 1);
+    const now = new Date();
+    const deadline = new Date(now.getTime() + 60_000);
+    const id = await createRollout(
+      database,
+      { action: install("cancel-deadline"), target: { ids }, deadline: deadline.toISOString() },
+      context(now),
+    );
+    await drive(database, id, now);
+    await claimCommands(database.sql, ids[0]!);
+    await controlRollout(database, id, "cancel", now);
+    expect(await drive(database, id, now)).toBe("again");
+    expect(await drive(database, id, deadline)).toBe("done");
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "cancelled" });
+    expect(await errorsOf(id)).toEqual(["skipped: No result by the deadline"]);
+  });
+});
