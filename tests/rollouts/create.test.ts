@@ -4,6 +4,7 @@
 // the controls' refusals.
 import { describe, expect, test } from "bun:test";
 import { claimCommands } from "../../modules/commands/service";
+import { createView } from "../../modules/fleet/service";
 import { AppError } from "../../modules/platform/errors";
 import { controlRollout, createRollout, getRollout } from "../../modules/rollouts/service";
 import { createTestDatabase } from "../helpers/database";
@@ -130,6 +131,24 @@ describe("the target", () => {
     });
   });
 
+  test("a view (trimmed), with a query narrowing it", async () => {
+    const ids = await insertDevices(database, 2);
+    for (const device of ids)
+      await database.sql`insert into device_tags (device_id, key, value) values (${device}::uuid, 'ring', 'view')`;
+    await database.sql`insert into device_tags (device_id, key, value) values (${ids[0]!}::uuid, 'site', 'a')`;
+    await createView(database, { name: "ring view", query: "tag:ring=view" }, "ops@example.test");
+    const id = await create({ target: { view: " ring view " } });
+    expect(await getRollout(database.sql, id)).toMatchObject({
+      total: 2,
+      target: { kind: "view", query: null, view: "ring view" },
+    });
+    const narrowed = await create({ target: { view: "ring view", q: "tag:site=a" }, confirm_overlap: true });
+    expect(await getRollout(database.sql, narrowed)).toMatchObject({
+      total: 1,
+      target: { kind: "view", query: "tag:site=a", view: "ring view" },
+    });
+  });
+
   test("refused: ids and a query, neither (blank counts as none), too many ids, no device", async () => {
     const ids = await insertDevices(database, 1);
     const cases: [Body["target"], string][] = [
@@ -166,6 +185,8 @@ test("the name (trimmed, or the action's) and the defaults", async () => {
   expect(named).toMatchObject({ name: "ring 1", concurrency: 50, failure_threshold: 10, status: "running" });
   const unnamed = await create({ target: { ids }, name: "   ", confirm_overlap: true });
   expect((await getRollout(database.sql, unnamed)).name).toBe("Approve");
+  const long = await create({ target: { ids }, name: "n".repeat(150), confirm_overlap: true });
+  expect((await getRollout(database.sql, long)).name).toBe("n".repeat(100));
 });
 
 test("an overlap names the other rollouts and at most 20 of the devices", async () => {
