@@ -261,6 +261,23 @@ describe("rollout driver edges", () => {
         select state, error from rollout_targets where rollout_id = ${id}::uuid order by position`
     ).map((r) => `${r.state}: ${r.error}`);
 
+  test("drivers of two rollouts do not wait for each other, and leave no lock behind", async () => {
+    const [a, b] = await Promise.all(
+      ["lock-a", "lock-b"].map(async (name) =>
+        createRollout(
+          database,
+          { action: install(name), target: { ids: await insertDevices(database, 1) } },
+          context(),
+        ),
+      ),
+    );
+    expect(await Promise.all([drive(database, a!), drive(database, b!)])).toEqual(["again", "again"]);
+    const [locks] = await database.sql<{ n: number }[]>`
+      select count(*)::int as n from pg_locks where locktype = 'advisory'
+        and database = (select oid from pg_database where datname = current_database())`;
+    expect(locks!.n).toBe(0);
+  });
+
   test("failures exactly at the threshold do not pause; one more does", async () => {
     const ids = await insertDevices(database, 5);
     const id = await createRollout(
