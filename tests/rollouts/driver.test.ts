@@ -112,8 +112,11 @@ describe("rollout driver", () => {
     expect(rollout.status).toBe("cancelled");
     expect(rollout.finished_at).not.toBeNull();
     expect(rollout.counts).toMatchObject({ succeeded: 1, skipped: 3 });
-    // The withdrawn command never reaches the device.
+    // The withdrawn command never reaches the device; its device was skipped by the cancel itself.
     expect(await answer(database, ids[1]!)).toBe(0);
+    const [skipped] = await database.sql<{ error: string }[]>`
+      select error from rollout_targets where rollout_id = ${id}::uuid and device_id = ${ids[1]!}::uuid`;
+    expect(skipped!.error).toBe("Cancelled");
     await expect(controlRollout(database, id, "resume", new Date())).rejects.toMatchObject({ status: 409 });
   });
 
@@ -276,6 +279,14 @@ describe("rollout driver edges", () => {
       select count(*)::int as n from pg_locks where locktype = 'advisory'
         and database = (select oid from pg_database where datname = current_database())`;
     expect(locks!.n).toBe(0);
+  });
+
+  test("a finished or unknown rollout is done at once", async () => {
+    const ids = await insertDevices(database, 1, "pending");
+    const id = await createRollout(database, { action: { type: "approve" }, target: { ids } }, context());
+    expect(await drive(database, id)).toBe("done");
+    expect(await drive(database, id)).toBe("done");
+    expect(await drive(database, crypto.randomUUID())).toBe("done");
   });
 
   test("failures exactly at the threshold do not pause; one more does", async () => {
