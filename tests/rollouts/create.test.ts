@@ -142,6 +142,12 @@ describe("the target", () => {
       total: 2,
       target: { kind: "view", query: null, view: "ring view" },
     });
+    const blankView = await create({ target: { view: "  ", q: "tag:ring=view" }, confirm_overlap: true });
+    expect((await getRollout(database.sql, blankView)).target).toEqual({
+      kind: "query",
+      query: "tag:ring=view",
+      view: null,
+    });
     const narrowed = await create({ target: { view: "ring view", q: "tag:site=a" }, confirm_overlap: true });
     expect(await getRollout(database.sql, narrowed)).toMatchObject({
       total: 1,
@@ -236,6 +242,9 @@ test("a state action on many devices: 20 steps per driver run, then the next run
   expect((await getRollout(database.sql, id)).counts).toMatchObject({ succeeded: 19, queued: 6 });
   expect(await drive(database, id)).toBe("done");
   expect((await getRollout(database.sql, id)).counts).toMatchObject({ succeeded: 25, queued: 0 });
+  const [unstarted] = await database.sql<{ n: number }[]>`
+    select count(*)::int as n from rollout_targets where rollout_id = ${id}::uuid and started_at is null`;
+  expect(unstarted!.n).toBe(0);
 });
 
 test("controls: 404 for an unknown or malformed id, 409 with the status for a transition not allowed", async () => {

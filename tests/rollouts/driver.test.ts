@@ -301,8 +301,31 @@ describe("rollout driver edges", () => {
     await drive(database, id);
     expect((await rolloutRow(database, id)).status).toBe("running"); // 1 of 5: 20 %, not over
     await answer(database, ids[1]!, true);
-    await drive(database, id);
+    expect(await drive(database, id)).toBe("again");
     expect(await rolloutRow(database, id)).toMatchObject({ status: "paused", pause_reason: "threshold" });
+  });
+
+  test("a driver with every slot in flight, or every device of the wave started, runs again later", async () => {
+    const ids = await insertDevices(database, 3);
+    const id = await createRollout(
+      database,
+      { action: install("slots"), target: { ids }, canary_count: 2, concurrency: 1 },
+      context(),
+    );
+    expect(await drive(database, id)).toBe("again");
+    expect(await drive(database, id)).toBe("again"); // its one slot is taken
+    await answer(database, ids[0]!);
+    expect(await drive(database, id)).toBe("again");
+    const wide = await createRollout(
+      database,
+      { action: install("started"), target: { ids: await insertDevices(database, 2) }, concurrency: 5 },
+      context(),
+    );
+    expect(await drive(database, wide)).toBe("again");
+    expect(await drive(database, wide)).toBe("again"); // slots free, but nothing left to start
+    const [output] = await database.sql<{ output: unknown }[]>`
+      select output from rollout_targets where rollout_id = ${id}::uuid and device_id = ${ids[0]!}::uuid`;
+    expect(output!.output).toEqual({ installed: true });
   });
 
   test("an operator's pause and resume accept no failures: the wave still pauses at the threshold", async () => {
