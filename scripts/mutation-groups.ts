@@ -15,7 +15,12 @@ export const GROUPS: Record<string, Group> = {
     // The rollout driver and its transitions (docs/fleet.md, _Rollouts_): waves, concurrency, the
     // threshold, pause/resume/cancel, the deadline, one command per device; creation and conflicts.
     mutate: ["modules/rollouts/driver.ts", "modules/rollouts/control.ts", "modules/rollouts/create.ts"],
-    tests: ["tests/rollouts/driver.test.ts", "tests/rollouts/rollouts-http.test.ts"],
+    // The service's refusals and bounds first (seconds), then the driver, then the API over HTTP.
+    tests: [
+      "tests/rollouts/create.test.ts",
+      "tests/rollouts/driver.test.ts",
+      "tests/rollouts/rollouts-http.test.ts",
+    ],
   },
   "fleet-query": {
     // The device query language (docs/fleet.md): its parser, its SQL, the label rules it checks.
@@ -25,7 +30,11 @@ export const GROUPS: Record<string, Group> = {
       "modules/devices/conditions.ts",
       "shared/labels.ts",
     ],
-    tests: ["tests/fleet/query-parse.test.ts", "tests/fleet/query-compile.test.ts"],
+    tests: [
+      "tests/fleet/query-parse.test.ts",
+      "tests/fleet/labels.test.ts",
+      "tests/fleet/query-compile.test.ts",
+    ],
   },
   access: {
     // Roles, CSRF and cookies, the sign-in page's CSRF binding and `next` (not declaredAccess, which

@@ -36,12 +36,12 @@ export const deviceConditions = {
    * Free text: part of the MAC address (with or without colons), the product, the IPv4 address, the
    * reported name or hostname (device_search_text, trigram-indexed), operators' display name, or the
    * name derived from the MAC (`device-aabbccddeeff`) of a device shown by it; a whole device id
-   * matches that device. Case-insensitive.
+   * matches that device (PostgreSQL reads a uuid in either case). Case-insensitive.
    */
   text: (sql: Sql, text: string): DeviceCondition => {
     const lower = text.toLowerCase();
     const pattern = likeContains(lower);
-    if (isUuid(text)) return sql`d.id = ${lower}::uuid`;
+    if (isUuid(text)) return sql`d.id = ${text}::uuid`;
     return sql`(device_search_text(d.mac_address, d.product_name, d.ipv4_address, d.metadata) like ${pattern}
           or lower(d.display_name) like ${pattern}${derivedNameCondition(sql, lower, pattern)})`;
   },

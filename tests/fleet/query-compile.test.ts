@@ -255,3 +255,10 @@ test("free text matches the MAC-derived name of a device shown by it (table)", a
     await sql`delete from devices where id = any(${[...names.keys()]}::uuid[])`;
   }
 });
+
+test("a query without terms selects every device", async () => {
+  const sql = database.sql;
+  const rows = await sql<{ count: number }[]>`
+    select count(*)::int as count from devices d where ${compileQuery(sql, parseQuery("  "), { onlineWindowSeconds: WINDOW })}`;
+  expect(rows[0]!.count).toBe(DEVICES);
+});

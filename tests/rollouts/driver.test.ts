@@ -112,8 +112,11 @@ describe("rollout driver", () => {
     expect(rollout.status).toBe("cancelled");
     expect(rollout.finished_at).not.toBeNull();
     expect(rollout.counts).toMatchObject({ succeeded: 1, skipped: 3 });
-    // The withdrawn command never reaches the device.
+    // The withdrawn command never reaches the device; its device was skipped by the cancel itself.
     expect(await answer(database, ids[1]!)).toBe(0);
+    const [skipped] = await database.sql<{ error: string }[]>`
+      select error from rollout_targets where rollout_id = ${id}::uuid and device_id = ${ids[1]!}::uuid`;
+    expect(skipped!.error).toBe("Cancelled");
     await expect(controlRollout(database, id, "resume", new Date())).rejects.toMatchObject({ status: 409 });
   });
 
@@ -251,5 +254,154 @@ describe("rollout driver", () => {
     expect((await getRollout(database.sql, id)).status).toBe("completed");
     const perDevice = await commandsPerDevice(database);
     expect(ids.map((d) => perDevice.get(d))).toEqual(ids.map(() => 1));
+  });
+});
+
+describe("rollout driver edges", () => {
+  const errorsOf = async (id: string) =>
+    (
+      await database.sql<{ state: string; error: string | null }[]>`
+        select state, error from rollout_targets where rollout_id = ${id}::uuid order by position`
+    ).map((r) => `${r.state}: ${r.error}`);
+
+  test("drivers of two rollouts do not wait for each other, and leave no lock behind", async () => {
+    const [a, b] = await Promise.all(
+      ["lock-a", "lock-b"].map(async (name) =>
+        createRollout(
+          database,
+          { action: install(name), target: { ids: await insertDevices(database, 1) } },
+          context(),
+        ),
+      ),
+    );
+    expect(await Promise.all([drive(database, a!), drive(database, b!)])).toEqual(["again", "again"]);
+    const [locks] = await database.sql<{ n: number }[]>`
+      select count(*)::int as n from pg_locks where locktype = 'advisory'
+        and database = (select oid from pg_database where datname = current_database())`;
+    expect(locks!.n).toBe(0);
+  });
+
+  test("a finished or unknown rollout is done at once", async () => {
+    const ids = await insertDevices(database, 1, "pending");
+    const id = await createRollout(database, { action: { type: "approve" }, target: { ids } }, context());
+    expect(await drive(database, id)).toBe("done");
+    expect(await drive(database, id)).toBe("done");
+    expect(await drive(database, crypto.randomUUID())).toBe("done");
+  });
+
+  test("failures exactly at the threshold do not pause; one more does", async () => {
+    const ids = await insertDevices(database, 5);
+    const id = await createRollout(
+      database,
+      { action: install("at-threshold"), target: { ids }, canary_count: 5, failure_threshold: 20 },
+      context(),
+    );
+    await drive(database, id);
+    await answer(database, ids[0]!, true);
+    await drive(database, id);
+    expect((await rolloutRow(database, id)).status).toBe("running"); // 1 of 5: 20 %, not over
+    await answer(database, ids[1]!, true);
+    expect(await drive(database, id)).toBe("again");
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "paused", pause_reason: "threshold" });
+  });
+
+  test("a driver with every slot in flight, or every device of the wave started, runs again later", async () => {
+    const ids = await insertDevices(database, 3);
+    const id = await createRollout(
+      database,
+      { action: install("slots"), target: { ids }, canary_count: 2, concurrency: 1 },
+      context(),
+    );
+    expect(await drive(database, id)).toBe("again");
+    expect(await drive(database, id)).toBe("again"); // its one slot is taken
+    await answer(database, ids[0]!);
+    expect(await drive(database, id)).toBe("again");
+    const wide = await createRollout(
+      database,
+      { action: install("started"), target: { ids: await insertDevices(database, 2) }, concurrency: 5 },
+      context(),
+    );
+    expect(await drive(database, wide)).toBe("again");
+    expect(await drive(database, wide)).toBe("again"); // slots free, but nothing left to start
+    const [output] = await database.sql<{ output: unknown }[]>`
+      select output from rollout_targets where rollout_id = ${id}::uuid and device_id = ${ids[0]!}::uuid`;
+    expect(output!.output).toEqual({ installed: true });
+  });
+
+  test("an operator's pause and resume accept no failures: the wave still pauses at the threshold", async () => {
+    const ids = await insertDevices(database, 2);
+    const id = await createRollout(
+      database,
+      { action: install("operator-resume"), target: { ids }, canary_count: 2, failure_threshold: 10 },
+      context(),
+    );
+    await drive(database, id);
+    await controlRollout(database, id, "pause", new Date());
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "paused", pause_reason: "operator" });
+    await controlRollout(database, id, "resume", new Date());
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "running", pause_reason: null });
+    await answer(database, ids[0]!, true);
+    await drive(database, id);
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "paused", pause_reason: "threshold" });
+  });
+
+  test("a device deleted before its turn is skipped; one deleted with its command queued too", async () => {
+    const ids = await insertDevices(database, 3);
+    const id = await createRollout(
+      database,
+      { action: install("deleted"), target: { ids }, concurrency: 1 },
+      context(),
+    );
+    await drive(database, id);
+    await database.sql`delete from devices where id = any(${ids.slice(0, 2)}::uuid[])`;
+    await drive(database, id); // the first's command went with its device; the second cannot be queued
+    await drive(database, id);
+    expect(await answer(database, ids[2]!)).toBe(1);
+    await drive(database, id);
+    expect(await errorsOf(id)).toEqual([
+      "skipped: Its command was withdrawn",
+      "skipped: The device no longer exists",
+      "succeeded: null",
+    ]);
+    expect((await rolloutRow(database, id)).status).toBe("completed");
+  });
+
+  test("at the deadline itself: a delivered device has no result, a queued one was offline, the rest not started", async () => {
+    const ids = await insertDevices(database, 3);
+    const now = new Date();
+    const deadline = new Date(now.getTime() + 60_000);
+    const id = await createRollout(
+      database,
+      { action: install("deadline"), target: { ids }, concurrency: 2, deadline: deadline.toISOString() },
+      context(now),
+    );
+    await drive(database, id, now);
+    await claimCommands(database.sql, ids[0]!);
+    await drive(database, id, now);
+    expect(await drive(database, id, deadline)).toBe("done");
+    expect(await errorsOf(id)).toEqual([
+      "skipped: No result by the deadline",
+      "skipped: Offline until the deadline",
+      "skipped: Not started before the deadline",
+    ]);
+    expect((await rolloutRow(database, id)).status).toBe("completed");
+  });
+
+  test("a cancelled rollout waiting for a result stays cancelled at the deadline", async () => {
+    const ids = await insertDevices(database, 1);
+    const now = new Date();
+    const deadline = new Date(now.getTime() + 60_000);
+    const id = await createRollout(
+      database,
+      { action: install("cancel-deadline"), target: { ids }, deadline: deadline.toISOString() },
+      context(now),
+    );
+    await drive(database, id, now);
+    await claimCommands(database.sql, ids[0]!);
+    await controlRollout(database, id, "cancel", now);
+    expect(await drive(database, id, now)).toBe("again");
+    expect(await drive(database, id, deadline)).toBe("done");
+    expect(await rolloutRow(database, id)).toMatchObject({ status: "cancelled" });
+    expect(await errorsOf(id)).toEqual(["skipped: No result by the deadline"]);
   });
 });

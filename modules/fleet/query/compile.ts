@@ -11,8 +11,9 @@ export interface CompileOptions {
   onlineWindowSeconds: number;
 }
 
+/** `parts` joined by `operator`; never called with none (a query without terms is `true`). */
 function join(sql: Sql, parts: DeviceCondition[], operator: "and" | "or"): DeviceCondition {
-  return parts.slice(1).reduce((all, part) => sql`${all} ${sql.unsafe(operator)} ${part}`, parts[0]!);
+  return parts.reduce((all, part) => sql`${all} ${sql.unsafe(operator)} ${part}`);
 }
 
 /** Devices with the tag, an operator's or one their agent declared (both are rows of device_tags). */
