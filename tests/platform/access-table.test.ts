@@ -64,6 +64,7 @@ const ACCESS: Record<string, Level> = {
   // Reading the fleet, its telemetry and its history: every operator role.
   "GET /": "viewer",
   "GET /devices": "viewer",
+  "GET /devices/matching": "viewer",
   "GET /devices/:id": "viewer",
   "GET /devices/:id/live": "viewer",
   "GET /live/events": "viewer",

@@ -21,11 +21,40 @@ const FILTER_LABELS: Record<(typeof FILTER_KEYS)[number] | "search" | "q" | "vie
   search: "Search",
 };
 
+export interface Matching {
+  count: number;
+  more: boolean;
+}
+
+/** "10,000+ matching of 1,000,000", or "57 matching" when that is the whole fleet. */
+export function matchingText(matching: Matching, fleetTotal: number): string {
+  const count = `${matching.count.toLocaleString("en-US")}${matching.more ? "+" : ""} matching`;
+  return matching.more || matching.count !== fleetTotal
+    ? `${count} of ${fleetTotal.toLocaleString("en-US")}`
+    : count;
+}
+
+/**
+ * The matching count, or where to fetch it: `/devices/matching` with the same query, loaded by htmx as
+ * soon as the page is in (without script, a link to it).
+ */
+function MatchingCount({ props }: { props: DevicesPageProps }) {
+  if (props.matching) return <span safe>{matchingText(props.matching, props.fleetTotal)}</span>;
+  const url = devicesUrl(props.query, {}, "/devices/matching");
+  return (
+    <span id="device-matching" hx-get={url} hx-trigger="load" hx-swap="outerHTML">
+      <a href={url}>count matching devices</a>
+    </span>
+  );
+}
+
 export interface DevicesPageProps {
   query: DeviceQuery;
   devices: DeviceSummary[];
-  /** Devices matching the filters, counted up to a cap (`more`: at least that many). */
-  matching: { count: number; more: boolean };
+  /** Devices matching the filters, counted up to a cap (`more`: at least that many); undefined: counted
+   * by a request of its own once the page is shown (MatchingCount), so a large fleet's count never holds
+   * up its first page. */
+  matching: Matching | undefined;
   fleetTotal: number;
   next: string | undefined;
   prev: string | undefined;
@@ -219,12 +248,8 @@ export function DeviceResults({ ctx, props }: { ctx: PageContext; props: Devices
             </table>
           </div>
           <nav class="pager" aria-label="Pages">
-            <span class="muted small" safe>
-              {`${devices.length} shown · ${props.matching.count.toLocaleString("en-US")}${props.matching.more ? "+" : ""} matching${
-                props.matching.more || props.matching.count !== props.fleetTotal
-                  ? ` of ${props.fleetTotal.toLocaleString("en-US")}`
-                  : ""
-              }`}
+            <span class="muted small">
+              {devices.length} shown · <MatchingCount props={props} />
             </span>
             <span class="actions">
               {/* Every device this search, these filters and sort match (not just this page). */}

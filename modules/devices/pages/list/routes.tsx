@@ -8,7 +8,7 @@ import { formList } from "../../../platform/schemas";
 import { APPROVAL_BATCH_MAX, approveDevices, rejectDevices } from "../../management";
 import { BulkDecisionForm, DevicePageQuery } from "../../model";
 import { consoleFilters, countMatchingDevices, listConsoleDevices } from "../../queries";
-import { DeviceResults, DevicesPage, type DevicesPageProps } from "./page";
+import { DeviceResults, DevicesPage, type DevicesPageProps, matchingText } from "./page";
 import { type DeviceQuery, devicesReturn, listFilters, parseDeviceQuery, queryCondition } from "./query";
 
 /** Errors of `?q=`/`?view=` the list shows beside its search box instead of an error page. */
@@ -16,11 +16,39 @@ const QUERY_ERRORS = ["invalid_query", "view_not_found"];
 
 const PAGE_SIZE = 50;
 
+const filtered = (query: DeviceQuery) =>
+  Boolean(
+    query.search ||
+      query.q ||
+      query.view ||
+      query.approval_status ||
+      query.connectivity_status ||
+      query.product,
+  );
+
 /** The device list (`/devices`) and its bulk approve/reject form. */
 export function deviceListRoutes(ctx: AppContext) {
   const { pageContext, htmlPage, redirectWithFlash } = consolePages(ctx.config);
   const { database } = ctx;
   const sql = database.sql;
+
+  /** The list's filters for `query`, or why `?q=`/`?view=` cannot be applied (said beside the box). */
+  async function filtersFor(query: DeviceQuery, onlineWindowSeconds: number) {
+    let match: Awaited<ReturnType<typeof queryCondition>>;
+    try {
+      match = await queryCondition(ctx, query, onlineWindowSeconds);
+    } catch (error) {
+      if (!(error instanceof AppError) || !QUERY_ERRORS.includes(error.code)) throw error;
+      const at = (error.details as { position?: number } | undefined)?.position;
+      return { queryError: { message: error.message, position: at } };
+    }
+    const filters = await consoleFilters(sql, {
+      ...listFilters(query),
+      matching: match.condition,
+      onlineWindowSeconds,
+    });
+    return { filters, viewName: match.viewName };
+  }
 
   async function devicesProps(
     principal: Principal | undefined,
@@ -28,35 +56,14 @@ export function deviceListRoutes(ctx: AppContext) {
   ): Promise<DevicesPageProps> {
     const { onlineWindowSeconds } = await ctx.settings.device();
     const canManage = canOperate(principal);
-    let match: Awaited<ReturnType<typeof queryCondition>>;
-    try {
-      match = await queryCondition(ctx, query, onlineWindowSeconds);
-    } catch (error) {
-      // A query that does not parse, or a view that is gone: said beside the box, nothing listed.
-      if (!(error instanceof AppError) || !QUERY_ERRORS.includes(error.code)) throw error;
+    const found = await filtersFor(query, onlineWindowSeconds);
+    if (!found.filters) {
       const fleet = await ctx.fleetCounts.counts(onlineWindowSeconds);
-      const at = (error.details as { position?: number } | undefined)?.position;
-      return {
-        ...emptyProps(query, fleet.total, canManage),
-        queryError: { message: error.message, position: at },
-      };
+      return { ...emptyProps(query, fleet.total, canManage), queryError: found.queryError };
     }
-    const filters = await consoleFilters(sql, {
-      ...listFilters(query),
-      matching: match.condition,
-      onlineWindowSeconds,
-    });
-    const filtered = Boolean(
-      query.search ||
-        query.q ||
-        query.view ||
-        query.approval_status ||
-        query.connectivity_status ||
-        query.product,
-    );
-    const [list, fleet, matching] = await Promise.all([
+    const [list, fleet] = await Promise.all([
       listConsoleDevices(sql, {
-        ...filters,
+        ...found.filters,
         sort: query.sort,
         order: query.order,
         limit: PAGE_SIZE,
@@ -64,18 +71,19 @@ export function deviceListRoutes(ctx: AppContext) {
         before: query.before,
       }),
       ctx.fleetCounts.counts(onlineWindowSeconds),
-      filtered ? countMatchingDevices(sql, filters) : undefined,
     ]);
     return {
       query,
       devices: list.devices,
       next: list.next,
       prev: list.prev,
-      matching: matching ?? { count: fleet.total, more: false },
+      // A filtered list's count is a request of its own (GET /devices/matching): at a million devices it
+      // costs more than the page (docs/fleet.md, Figures).
+      matching: filtered(query) ? undefined : { count: fleet.total, more: false },
       fleetTotal: fleet.total,
       canManage,
       pageSize: PAGE_SIZE,
-      viewName: match.viewName,
+      viewName: found.viewName,
     };
   }
 
@@ -107,6 +115,22 @@ export function deviceListRoutes(ctx: AppContext) {
           return htmlPage({ flash: undefined }, <DeviceResults ctx={page} props={props} />);
         }
         return htmlPage(page, <DevicesPage ctx={page} props={props} />);
+      },
+      { access: "viewer", query: DevicePageQuery },
+    )
+    .get(
+      "/devices/matching",
+      async ({ query }) => {
+        const parsed = parseDeviceQuery(query);
+        const { onlineWindowSeconds } = await ctx.settings.device();
+        const [found, fleet] = await Promise.all([
+          filtersFor(parsed, onlineWindowSeconds),
+          ctx.fleetCounts.counts(onlineWindowSeconds),
+        ]);
+        const matching = found.filters
+          ? await countMatchingDevices(sql, found.filters)
+          : { count: 0, more: false };
+        return htmlPage({ flash: undefined }, <span safe>{matchingText(matching, fleet.total)}</span>);
       },
       { access: "viewer", query: DevicePageQuery },
     )
