@@ -4,7 +4,7 @@
  */
 export { type DeviceCondition, deviceConditions } from "./conditions";
 export { apiKeyOf, authenticateDevice } from "./device-auth";
-export { countMatchingFleet, FleetCounter, type FleetCounts } from "./fleet-counts";
+export { FleetCounter, type FleetCounts } from "./fleet-counts";
 // The devices side of the heartbeat statement (composed in modules/heartbeat/service.ts).
 export {
   acceptHeartbeats,

@@ -87,4 +87,29 @@ describe("fleet counts", () => {
     expect(await text(`/devices/matching?q=${encodeURIComponent('tag:"open')}`)).toMatch(/^<span>0 matching/);
     expect(await text(`/devices/matching?view=${crypto.randomUUID()}`)).toMatch(/^<span>0 matching/);
   });
+
+  test("a large view's counts are remembered per view and query, apart from the fleet's", async () => {
+    const clock = new TestClock({ frozen: true });
+    const fleet = new FleetCounter(sql, clock, { exactUpTo: 2, refreshMs: REFRESH_MS });
+    await addDevices(3, "approved", "view-a");
+    const viewA = { key: "view:a:product:view-a", where: sql`d.product_name = 'view-a'` };
+    expect((await fleet.counts(WINDOW, viewA)).total).toBe(3);
+    const fleetTotal = (await fleet.count(WINDOW)).total;
+    expect(fleetTotal).toBeGreaterThan(3);
+    // Not due: the view's last count, not the fleet's, and no scan (a new device is not in it yet).
+    await addDevices(1, "approved", "view-a");
+    await clock.advance(REFRESH_MS - 1);
+    expect((await fleet.counts(WINDOW, viewA)).total).toBe(3);
+    // The same view with an edited query is another key: counted at once.
+    const edited = { key: "view:a:product:view-a -status:pending", where: sql`d.product_name = 'view-a'` };
+    expect((await fleet.counts(WINDOW, edited)).total).toBe(4);
+    // Due: answered at once with the last count, refreshed in the background for the next read.
+    await clock.advance(1);
+    expect((await fleet.counts(WINDOW, viewA)).total).toBe(3);
+    for (let i = 0; i < 100 && (await fleet.counts(WINDOW, viewA)).total !== 4; i++) await Bun.sleep(20);
+    expect((await fleet.counts(WINDOW, viewA)).total).toBe(4);
+    // A view at most exactUpTo devices is counted exactly on every read.
+    const small = { key: "view:small", where: sql`d.product_name = 'nothing-here'` };
+    expect((await fleet.counts(WINDOW, small)).total).toBe(0);
+  });
 });

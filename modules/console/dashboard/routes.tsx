@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { consolePages } from "../../../ui/page";
 import { countOpenAlerts } from "../../alerts";
-import { countMatchingFleet, recentDevices } from "../../devices/service";
+import { recentDevices } from "../../devices/service";
 import { deviceMatch, listViews } from "../../fleet/service";
 import { canOperate } from "../../platform/access";
 import type { AppContext } from "../../platform/context";
@@ -20,15 +20,21 @@ export function dashboardRoutes(ctx: AppContext) {
     async ({ request, principal, query }) => {
       const page = pageContext(request, principal);
       const { onlineWindowSeconds } = await ctx.settings.device();
-      // `?view=`: the cards count that saved view's devices (exactly, without live updates).
+      // `?view=`: the cards count that saved view's devices as the fleet's are counted (exactly up to
+      // 20,000 devices; beyond, the last count at once, refreshed in the background), without live updates.
       const match =
         typeof query.view === "string" && query.view.trim() !== ""
           ? await deviceMatch(database, { view: query.view }, { onlineWindowSeconds })
           : undefined;
       const [counts, recent, chart, alerts, views] = await Promise.all([
-        match
-          ? countMatchingFleet(sql, onlineWindowSeconds, match.condition ?? sql`true`)
-          : ctx.fleetCounts.counts(onlineWindowSeconds),
+        ctx.fleetCounts.counts(
+          onlineWindowSeconds,
+          // A view's query is part of its key: an edited view is counted afresh.
+          match?.view && {
+            key: `view:${match.view.id}:${match.view.query}`,
+            where: match.condition ?? sql`true`,
+          },
+        ),
         recentDevices(sql, RECENT_DEVICES, onlineWindowSeconds),
         fleetActivity(sql),
         countOpenAlerts(sql),
