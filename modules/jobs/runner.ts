@@ -7,9 +7,28 @@ import type { JobCatalog, JobContext } from "./task";
 
 export const WORKER_SCHEMA = "graphile_worker";
 
-/** Creates graphile-worker's schema so web processes can enqueue before any worker has started. */
+/**
+ * Creates graphile-worker's schema so web processes can enqueue before any worker has started. On a
+ * pool of ours, ended before this returns: given a connection string, graphile-worker ends its own pool
+ * without waiting, after taking its error listener off, so a client still closing when the database
+ * went away (a process stopped right after its start) raised an unhandled error.
+ */
 export async function migrateJobQueue(connectionString: string, logger: Logger): Promise<void> {
-  await runMigrations({ connectionString, schema: WORKER_SCHEMA, logger: workerLogger(logger) });
+  const pgPool = watchedPool({ connectionString, max: 1 }, logger);
+  try {
+    await runMigrations({ pgPool, schema: WORKER_SCHEMA, logger: workerLogger(logger) });
+  } finally {
+    await pgPool.end();
+  }
+}
+
+/** A pool whose connection errors (idle or checked out) are logged, never thrown. */
+function watchedPool(options: pg.PoolConfig, logger: Logger): pg.Pool {
+  const pgPool = new pg.Pool(options);
+  const onPoolError = (error: Error) => logger.error({ err: error }, "job queue connection error");
+  pgPool.on("error", onPoolError);
+  pgPool.on("connect", (client) => client.on("error", onPoolError));
+  return pgPool;
 }
 
 /** Routes graphile-worker's messages through pino so there is one log format. */
@@ -63,13 +82,10 @@ export interface JobRunner {
 export async function startJobRunner(context: JobContext, catalog: JobCatalog): Promise<JobRunner> {
   const workerId = `${hostname()}:${process.pid}`;
   // We own the pool and end it after stop(), so no finished job stays locked (see STACK-NOTES).
-  const pgPool = new pg.Pool({
-    connectionString: context.database.url,
-    max: context.config.workerConcurrency + 2,
-  });
-  const onPoolError = (error: Error) => context.logger.error({ err: error }, "job queue connection error");
-  pgPool.on("error", onPoolError);
-  pgPool.on("connect", (client) => client.on("error", onPoolError));
+  const pgPool = watchedPool(
+    { connectionString: context.database.url, max: context.config.workerConcurrency + 2 },
+    context.logger,
+  );
   const runner: Runner = await run({
     pgPool,
     schema: WORKER_SCHEMA,
