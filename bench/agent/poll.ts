@@ -19,24 +19,16 @@ import { ScriptStore } from "../../agent/scripts/store.ts";
 import { saveCredentials } from "../../agent/state.ts";
 import { DisabledTunnel } from "../../agent/tunnel.ts";
 import { monotonicClock } from "../../shared/clock.ts";
+import { machineLine, numberFlag } from "../machine";
 
 const args = process.argv.slice(2);
-const arg = (name: string, fallback: number) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-const POLLS = Math.max(1, Math.min(1000, arg("--polls", 20)));
+const POLLS = numberFlag("--polls", 20, 1, 1000);
 /** `--agent-env NAME=VALUE` (repeatable): extra environment for the daemon, e.g. a runtime knob. */
 const AGENT_ENV = Object.fromEntries(
   args.flatMap((a, i) => (args[i - 1] === "--agent-env" && a.includes("=") ? [a.split(/=(.*)/s, 2)] : [])),
 ) as Record<string, string>;
-console.log(
-  `machine: ${os.cpus().length} CPUs, load average ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ")} at start`,
-);
-const DAEMON_SECONDS = Math.max(0, Math.min(120, arg("--daemon-seconds", 8)));
+console.log(`${machineLine()} at start`);
+const DAEMON_SECONDS = numberFlag("--daemon-seconds", 8, 0, 120);
 const DEVICE_ID = "5f0c6f0e-0d5e-4a3e-9b1e-3c1a2b3c4d5e";
 const TOKEN = "bench-token";
 

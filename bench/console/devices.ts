@@ -27,11 +27,9 @@ import { createLogger } from "../../modules/platform/logger";
 import { rollUpTelemetry } from "../../modules/telemetry/rollups";
 import { ensureTelemetryPartitions } from "../../modules/telemetry/service";
 import { heartbeatBody, SCHEMA_DEFINITION, storedPayload } from "../heartbeat/body";
+import { COUNT_TARGET_MS, type Page, timePages, timeRuns } from "./timing";
 
 const args = process.argv.slice(2);
-const PAGE_TARGET_MS = 50;
-const COUNT_TARGET_MS = 200;
-type Page = [label: string, url: string, p95TargetMs?: number];
 const arg = (name: string, fallback: number) => {
   const i = args.indexOf(name);
   return i >= 0 ? Number(args[i + 1]) : fallback;
@@ -222,6 +220,8 @@ try {
   });
   const token = await createSession(database.db, { operatorId: admin.id, ttlHours: 2 });
   const headers = { cookie: `${SESSION_COOKIE}=${token}` };
+  const base = app.url;
+  if (!base) throw new Error("the web role did not listen");
 
   // A deep page: the cursor of the device at position ~90% in the default order (created_at desc).
   const cursorAt = async (offset: number, keySql: string) => {
@@ -285,7 +285,6 @@ try {
   const deepPage = Math.min(100, Math.floor(DEVICES / 100)); // 50 devices a page
   const lastSeenPage100 = await cursorAt(deepPage * 50 - 1, lastSeenKey);
   /** The fleet's queries (docs/fleet.md): tags of every frequency, an agent label, views. */
-  /** A page: its label, its URL and its p95 target (50 ms; a count's, 200 ms: issue 45). */
   async function fleetPages(): Promise<Page[]> {
     const views = await sql<{ id: string; name: string }[]>`select id, name from saved_views order by name`;
     const q = (query: string) => `q=${encodeURIComponent(query)}`;
@@ -327,40 +326,9 @@ try {
     const views = await sql<{ id: string; name: string }[]>`select id, name from saved_views order by name`;
     for (const view of views) {
       const match = await deviceMatch(database, { view: view.id }, { onlineWindowSeconds });
-      const times: number[] = [];
-      for (let i = 0; i < RUNS + 5; i++) {
-        const started = performance.now();
-        await countMatchingFleet(sql, onlineWindowSeconds, match.condition ?? sql`true`);
-        if (i >= 5) times.push(performance.now() - started);
-      }
-      report(`  exact count of view (${view.name})`, times, COUNT_TARGET_MS);
-    }
-  }
-
-  function report(label: string, times: number[], target: number) {
-    times.sort((a, b) => a - b);
-    const pct = (p: number) => times[Math.min(times.length - 1, Math.ceil((p / 100) * times.length) - 1)]!;
-    const p95 = pct(95);
-    console.log(
-      `${label.padEnd(52)} ${pct(50).toFixed(1).padStart(7)} ${p95.toFixed(1).padStart(7)} ${times.at(-1)!.toFixed(1).padStart(7)}${p95 < target ? "" : `  ← over ${target} ms`}`,
-    );
-  }
-
-  /** Times each page over loopback: p50 / p95 / max after 5 warm-up runs. */
-  async function timePages(pages: Page[]) {
-    console.log(`\nserver time over loopback, ${RUNS} runs each after 5 warm-up runs (ms)`);
-    console.log(`${"page".padEnd(52)} ${"p50".padStart(7)} ${"p95".padStart(7)} ${"max".padStart(7)}`);
-    for (const [label, url, target = PAGE_TARGET_MS] of pages) {
-      const times: number[] = [];
-      for (let i = 0; i < RUNS + 5; i++) {
-        const started = performance.now();
-        const response = await fetch(`${app.url}${url}`, { headers, redirect: "manual" });
-        const body = await response.text();
-        if (response.status !== 200)
-          throw new Error(`${url} answered ${response.status}: ${body.slice(0, 200)}`);
-        if (i >= 5) times.push(performance.now() - started);
-      }
-      report(label, times, target);
+      await timeRuns(`  exact count of view (${view.name})`, RUNS, COUNT_TARGET_MS, () =>
+        countMatchingFleet(sql, onlineWindowSeconds, match.condition ?? sql`true`),
+      );
     }
   }
 
@@ -389,7 +357,7 @@ try {
     ["/ dashboard", "/"],
     ...(await fleetPages()),
   ];
-  await timePages(pages);
+  await timePages(base, headers, RUNS, pages);
   await timeViewCounts();
 
   // A silent fleet: nobody checked in for an hour (a network outage, a test bench switched off).
@@ -404,7 +372,7 @@ try {
     }),
   );
   await settle(["devices", "device_last_sightings"]);
-  await timePages([
+  await timePages(base, headers, RUNS, [
     ["/devices filtered (online), nothing online", "/devices?connectivity_status=online"],
     ["/devices sorted by last seen, nothing for an hour", "/devices?sort=last_seen_at"],
     ["/devices sorted by last seen, oldest first, silent", "/devices?sort=last_seen_at&order=asc"],

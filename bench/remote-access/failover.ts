@@ -14,7 +14,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import os, { tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { TunnelClient } from "../../agent/tunnel-client";
 import { approveDevices } from "../../modules/devices/service";
@@ -22,38 +22,22 @@ import { createApiToken } from "../../modules/operators/service";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { issueTicket } from "../../modules/remote-access/tickets";
+import { freePort, machineLine, numberFlag } from "../machine";
 import { pct, rawGet } from "./measure";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: number) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-const DEVICES = Math.max(1, Math.min(500, arg("--devices", 20)));
-const MB = Math.max(1, Math.min(2048, arg("--mb", 100)));
-const TUNNELS = Math.max(1, Math.min(5000, arg("--tunnels", 1000)));
-const IDLE_S = Math.max(1, Math.min(300, arg("--idle-s", 10)));
+const DEVICES = numberFlag("--devices", 20, 1, 500);
+const MB = numberFlag("--mb", 100, 1, 2048);
+const TUNNELS = numberFlag("--tunnels", 1000, 1, 5000);
+const IDLE_S = numberFlag("--idle-s", 10, 1, 300);
 const ROUNDS = 3;
 const REPO = path.resolve(import.meta.dir, "../..");
 const DOMAIN = "failover.bench";
-console.log(
-  `machine: ${os.cpus().length} CPUs, load average ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ")}`,
-);
+console.log(machineLine());
 
 const dir = mkdtempSync(path.join(tmpdir(), "outpost-bench-failover-"));
 const embedded = await startEmbeddedPostgres({ directory: path.join(dir, "pg"), ephemeral: true });
 const database = connectDatabase(embedded.url, 4);
 const sql = database.sql;
-const free = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 const shared = {
   ...process.env,
   DATABASE_URL: embedded.url,
@@ -87,7 +71,7 @@ async function until(check: () => Promise<boolean> | boolean, timeoutMs: number,
   }
 }
 
-const port = await free();
+const port = await freePort();
 start({ OUTPOST_ROLE: "web", PORT: String(port) });
 const url = `http://127.0.0.1:${port}`;
 await until(
@@ -100,7 +84,7 @@ await until(
   "the web process",
 );
 async function tunnelProcess() {
-  const [ssh, http] = [await free(), await free()];
+  const [ssh, http] = [await freePort(), await freePort()];
   const child = start({
     OUTPOST_ROLE: "tunnel",
     TUNNEL_SSH_PORT: String(ssh),

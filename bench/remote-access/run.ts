@@ -14,7 +14,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import os, { tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { TunnelClient } from "../../agent/tunnel-client";
 import { approveDevices } from "../../modules/devices/service";
@@ -22,38 +22,22 @@ import { createApiToken } from "../../modules/operators/service";
 import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { issueTicket } from "../../modules/remote-access/tickets";
+import { freePort, machineLine, numberFlag } from "../machine";
 import { startAgent, startDeviceWeb } from "./device-side";
 import { cpuLine, pct, rawGet, withCpu } from "./measure";
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: number) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-const MB = Math.max(1, Math.min(2048, arg("--mb", 100)));
-const ROUNDS = Math.max(1, Math.min(50, arg("--rounds", 5)));
-const DEVICES = Math.max(1, Math.min(500, arg("--devices", 50)));
-const REQUESTS = Math.max(10, Math.min(100_000, arg("--requests", 500)));
+const MB = numberFlag("--mb", 100, 1, 2048);
+const ROUNDS = numberFlag("--rounds", 5, 1, 50);
+const DEVICES = numberFlag("--devices", 50, 1, 500);
+const REQUESTS = numberFlag("--requests", 500, 10, 100_000);
 const REPO = path.resolve(import.meta.dir, "../..");
-console.log(
-  `machine: ${os.cpus().length} CPUs, load average ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ")}`,
-);
+console.log(machineLine());
 
 const dir = mkdtempSync(path.join(tmpdir(), "outpost-bench-remote-"));
 const embedded = await startEmbeddedPostgres({ directory: path.join(dir, "pg"), ephemeral: true });
 const database = connectDatabase(embedded.url, 4);
 const sql = database.sql;
-const free = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-const [port, sshPort, httpPort] = [await free(), await free(), await free()];
+const [port, sshPort, httpPort] = [await freePort(), await freePort(), await freePort()];
 const outpost = Bun.spawn([path.join(REPO, "outpost"), "start"], {
   cwd: REPO,
   env: {

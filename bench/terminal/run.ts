@@ -13,7 +13,6 @@
  *    process's CPU (ms per second) and RSS, and the keystroke latency under that load.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { approveDevices } from "../../modules/devices/service";
@@ -22,41 +21,31 @@ import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { operatorSession as signedIn } from "../../tests/helpers/sessions";
 import { openSocket, startDevice, startTerminal, waitFor } from "../../tests/terminal/helpers";
+import { freePort, machineLine, numberFlag } from "../machine";
 
 const args = process.argv.slice(2);
-const arg = (name: string, fallback: number) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 if (args.includes("--help")) {
   console.log("npm run bench:terminal -- [--opens 5] [--keys 300] [--sessions 20] [--load-seconds 10]");
   process.exit(0);
 }
-const OPENS = Math.max(1, Math.min(50, arg("--opens", 5)));
-const KEYS = Math.max(10, Math.min(10_000, arg("--keys", 300)));
-const SESSIONS = Math.max(1, Math.min(100, arg("--sessions", 20)));
-const LOAD_SECONDS = Math.max(1, Math.min(120, arg("--load-seconds", 10)));
+const OPENS = numberFlag("--opens", 5, 1, 50);
+const KEYS = numberFlag("--keys", 300, 10, 10_000);
+const SESSIONS = numberFlag("--sessions", 20, 1, 100);
+const LOAD_SECONDS = numberFlag("--load-seconds", 10, 1, 120);
 const REPO = path.resolve(import.meta.dir, "../..");
 const SECRET_KEY = "bench-secret-key-bench-secret-key-0123456789";
-console.log(
-  `machine: ${os.cpus().length} CPUs, load average ${os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ")}`,
-);
+console.log(machineLine());
 
 const dir = mkdtempSync(path.join(tmpdir(), "outpost-bench-terminal-"));
 const embedded = await startEmbeddedPostgres({ directory: path.join(dir, "pg"), ephemeral: true });
 const database = connectDatabase(embedded.url, 4);
 const sql = database.sql;
-const free = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-const [port, sshPort, httpPort, muxPort] = [await free(), await free(), await free(), await free()];
+const [port, sshPort, httpPort, muxPort] = [
+  await freePort(),
+  await freePort(),
+  await freePort(),
+  await freePort(),
+];
 const outpost = Bun.spawn([path.join(REPO, "outpost"), "start"], {
   cwd: REPO,
   env: {

@@ -207,9 +207,13 @@ describe("device list", () => {
     const context = await signedIn(browser, app, "operator");
     const page = await context.newPage();
     await page.goto(`${app.url}/devices?product=bulk-batch`);
-    // Nothing selected yet: the page script disables the bulk actions (a live refresh may re-render them).
-    await page.waitForSelector("[data-bulk-action][disabled]");
-    expect(await page.locator("[data-bulk-action]").first().isDisabled()).toBe(true);
+    // Nothing selected yet: the page script disables the bulk actions. A live refresh re-renders them
+    // (enabled, as the server sends them for pages without script) and the script disables them again
+    // once it settles: wait for every one to be disabled, not for a moment of it.
+    await page.waitForFunction(() => {
+      const actions = Array.from(document.querySelectorAll<HTMLButtonElement>("[data-bulk-action]"));
+      return actions.length > 0 && actions.every((button) => button.disabled);
+    });
     await page.check("[data-select-all]");
     expect(await page.locator("[data-selected-count]").textContent()).toBe("5 selected");
     await screenshot(page, "console-devices-selected");
