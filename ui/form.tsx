@@ -76,6 +76,22 @@ export function TextInput(
   );
 }
 
+/** What ends a labelled field: its help line (`helpId`: what the input's aria-describedby names), its error. */
+function FieldFoot(props: { help?: string; helpId?: string; error?: string }) {
+  return (
+    <>
+      {props.help ? (
+        <span class="help" id={props.helpId} safe>
+          {props.help}
+        </span>
+      ) : (
+        ""
+      )}
+      <FieldError message={props.error} />
+    </>
+  );
+}
+
 /** A labelled text-like input (text, email, url, password, search, a UTC time) with its help line and error. */
 export function TextField(
   props: FieldBase &
@@ -88,14 +104,7 @@ export function TextField(
     <label style={labelStyle}>
       <span safe>{label}</span>
       <TextInput {...input} describedBy={helpId} />
-      {help ? (
-        <span class="help" id={helpId} safe>
-          {help}
-        </span>
-      ) : (
-        ""
-      )}
-      <FieldError message={props.error} />
+      <FieldFoot help={help} helpId={helpId} error={props.error} />
     </label>
   );
 }
@@ -119,14 +128,7 @@ export function TextAreaField(
       >
         {props.value}
       </textarea>
-      {props.help ? (
-        <span class="help" safe>
-          {props.help}
-        </span>
-      ) : (
-        ""
-      )}
-      <FieldError message={props.error} />
+      <FieldFoot help={props.help} error={props.error} />
     </label>
   );
 }
@@ -204,14 +206,7 @@ export function NumberField(
           </span>
         </span>
       )}
-      {props.help ? (
-        <span class="help" safe>
-          {props.help}
-        </span>
-      ) : (
-        ""
-      )}
-      <FieldError message={props.error} />
+      <FieldFoot help={props.help} error={props.error} />
     </label>
   );
 }

@@ -13,7 +13,6 @@
  *    tunnel process: its RSS before and after, and its CPU while they sit idle for --idle-s seconds.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { TunnelClient } from "../../agent/tunnel-client";
@@ -23,7 +22,7 @@ import { connectDatabase } from "../../modules/platform/database";
 import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres";
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { freePort, machineLine, numberFlag } from "../machine";
-import { pct, rawGet } from "./measure";
+import { pct, rawGet, redeemTicketAt } from "./measure";
 
 const DEVICES = numberFlag("--devices", 20, 1, 500);
 const MB = numberFlag("--mb", 100, 1, 2048);
@@ -165,21 +164,6 @@ function connect(reply: { remote_access_token: string; tunnel_host_key: string }
   return client.apply(reply.remote_access_token, reply.tunnel_host_key).then(() => client);
 }
 
-/** The access cookie, from the ticket redeemed at `front`. */
-async function cookieAt(front: number, host: string, ticket: string) {
-  const auth = await new Promise<string>((resolve) => {
-    const s = net.connect(front, "127.0.0.1", () =>
-      s.write(`GET /.outpost/auth?ticket=${ticket} HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
-    );
-    let text = "";
-    s.on("data", (c) => {
-      text += c;
-    });
-    s.on("close", () => resolve(text));
-  });
-  return /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
-}
-
 const rssMb = (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const cpuMs = (pid: number) => {
@@ -194,7 +178,7 @@ try {
   for (let i = 0; i < DEVICES; i++) devices.push(await device(i));
   for (const d of devices) await connect(d.reply, [a.ssh, b.ssh]);
   await until(() => clients.every((c) => c.status().state === "connected"), 60_000, "every tunnel");
-  const cookies = await Promise.all(devices.map((d) => cookieAt(a.http, d.host, d.ticket)));
+  const cookies = await Promise.all(devices.map((d) => redeemTicketAt(a.http, d.host, d.ticket)));
 
   // 1. Download: direct, through the holder's front (A), through the other front (B → A).
   const mbps = (r: { bytes: number; ms: number }) => r.bytes / 1024 / 1024 / (r.ms / 1000);

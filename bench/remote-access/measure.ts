@@ -1,7 +1,22 @@
-/** What the remote-access benchmark measures with: a raw GET, CPU time per process, percentiles. */
+/** What the remote-access benchmarks measure with: a ticket's cookie, a raw GET, CPU time per process, percentiles. */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import net from "node:net";
+
+/** The device's access cookie from a ticket redeemed at the front on `portNumber` (as "Open web UI"). */
+export async function redeemTicketAt(portNumber: number, host: string, ticket: string): Promise<string> {
+  const reply = await new Promise<string>((resolve) => {
+    const socket = net.connect(portNumber, "127.0.0.1", () =>
+      socket.write(`GET /.outpost/auth?ticket=${ticket} HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+    );
+    let text = "";
+    socket.on("data", (chunk) => {
+      text += chunk;
+    });
+    socket.on("close", () => resolve(text));
+  });
+  return /set-cookie: ([^;\r\n]+)/i.exec(reply)![1]!;
+}
 
 /** Raw GET; resolves status, body byte count, SHA-256 and milliseconds (the front closes after one). */
 export function rawGet(portNumber: number, host: string, pathname: string, cookie = "") {

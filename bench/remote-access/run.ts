@@ -13,7 +13,6 @@
  *    connection each, as the front serves one request per connection) vs direct, p50/p95.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { TunnelClient } from "../../agent/tunnel-client";
@@ -24,7 +23,7 @@ import { startEmbeddedPostgres } from "../../modules/platform/embedded-postgres"
 import { issueTicket } from "../../modules/remote-access/tickets";
 import { freePort, machineLine, numberFlag } from "../machine";
 import { startAgent, startDeviceWeb } from "./device-side";
-import { cpuLine, pct, rawGet, withCpu } from "./measure";
+import { cpuLine, pct, rawGet, redeemTicketAt, withCpu } from "./measure";
 
 const MB = numberFlag("--mb", 100, 1, 2048);
 const ROUNDS = numberFlag("--rounds", 5, 1, 50);
@@ -130,17 +129,7 @@ async function openLease(id: string) {
 async function cookieFor(id: string, leaseId: string) {
   const host = hostOf(id);
   const ticket = await issueTicket(sql, { leaseId, deviceId: id, operatorId: null });
-  const auth = await new Promise<string>((resolve) => {
-    const s = net.connect(httpPort, "127.0.0.1", () =>
-      s.write(`GET /.outpost/auth?ticket=${ticket} HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
-    );
-    let text = "";
-    s.on("data", (c) => {
-      text += c;
-    });
-    s.on("close", () => resolve(text));
-  });
-  return /set-cookie: ([^;\r\n]+)/i.exec(auth)![1]!;
+  return redeemTicketAt(httpPort, host, ticket);
 }
 
 const hostOf = (id: string) => `dev-${id.replace(/-/g, "")}.remote.test`;
