@@ -34,7 +34,12 @@ async function operatorId(email: string): Promise<string> {
 }
 
 /** Does `change` (over HTTP, answering `status`), then returns the event of `action` it left. */
-async function recorded(action: string, status: number, change: () => Promise<Response>): Promise<AuditRow> {
+async function recorded(
+  action: string,
+  status: number,
+  change: () => Promise<Response>,
+  target?: string,
+): Promise<AuditRow> {
   const since = new Date(Date.now() - 5);
   const response = await change();
   const body = await response.text();
@@ -42,8 +47,9 @@ async function recorded(action: string, status: number, change: () => Promise<Re
   // A one-time secret (a new token, an invited operator's password) as the kit shows it.
   for (const match of body.matchAll(/<div class="secret" id="[^"]*">([^<]+)<\/div>/g))
     shownOnce.push(match[1]!.trim());
-  // (An earlier change's event, written after its own answer, may land after `since`: match the status.)
-  const event = await lastEvent(app, action, since, status);
+  // (An earlier change's event, written after its own answer, may land after `since`: match the status,
+  // and the target where two changes of one action and status follow each other.)
+  const event = await lastEvent(app, action, since, status, target);
   return event;
 }
 
@@ -145,7 +151,12 @@ describe("devices and commands", () => {
     });
     // Approving a device that is no longer pending changes nothing, and says so.
     expect(
-      await recorded("device.approve", 303, () => app.fetch(`/devices/${second}/approve`, asOperator())),
+      await recorded(
+        "device.approve",
+        303,
+        () => app.fetch(`/devices/${second}/approve`, asOperator()),
+        `device:${second}`,
+      ),
     ).toMatchObject({ target: `device:${second}`, details: { unchanged: "rejected" } });
     // Revoking the approved one: approved → rejected.
     expect(

@@ -19,12 +19,15 @@ export async function lastEvent(
   action: string,
   since: Date,
   status?: number,
+  target?: string,
 ): Promise<AuditRow> {
+  const sql = app.database.sql;
   for (let i = 0; i < 50; i++) {
-    const [row] = await app.database.sql<AuditRow[]>`
+    const [row] = await sql<AuditRow[]>`
       select actor_kind, actor, action, target, status, address, details from audit_events
       where action = ${action} and at >= ${since.toISOString()}::timestamptz
-        ${status === undefined ? app.database.sql`` : app.database.sql`and status = ${status}`}
+        ${status === undefined ? sql`` : sql`and status = ${status}`}
+        ${target === undefined ? sql`` : sql`and target = ${target}`}
       order by at desc, id desc limit 1`;
     if (row) return row;
     await Bun.sleep(50);
