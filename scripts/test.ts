@@ -15,6 +15,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import path from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { startTestCluster } from "../tests/helpers/cluster";
 
 const ROOT = path.resolve(import.meta.dir, "..");
@@ -65,14 +66,51 @@ const wholeSuite = !args.some(
 );
 const env = { ...process.env, OUTPOST_TEST_CLUSTER_URL: cluster.url };
 
+/** Each test file's output but its passing tests' lines, and the files with a failed test. */
+const outputOf = new Map<string, string[]>();
+const failedFiles = new Set<string>();
+
+/**
+ * Passes bun's output on as it comes and keeps what each file printed, to print the failed files' again
+ * at the end: a run's log is often read from its tail (CI), where bun names a failed test but not why.
+ * With --parallel, a file's error can come in a later block of that file than its `(fail)` line.
+ */
+function keepFileOutput(stream: NodeJS.ReadableStream, out: NodeJS.WritableStream) {
+  let partial = "";
+  let file = "";
+  stream.on("data", (chunk: Buffer) => {
+    out.write(chunk);
+    const lines = (partial + chunk.toString("utf8")).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      const plain = stripVTControlCharacters(line);
+      const header = /^(\S+\.test\.tsx?):$/.exec(plain);
+      if (header) file = header[1]!;
+      // bun's closing counts and its list of failed names (without their output) belong to no file.
+      else if (
+        /^\s*\d+ (pass|fail|skip|todo|expect\(\) calls)$|^Ran \d+ tests? |^\d+ tests? failed:$/.test(plain)
+      )
+        file = "";
+      else if (file && !/^\s*\((pass|skip|todo)\)/.test(plain) && plain.trim() !== "") {
+        if (/^\s*\(fail\)/.test(plain)) failedFiles.add(file);
+        const kept = outputOf.get(file) ?? [];
+        if (kept.length < 20_000) kept.push(line);
+        outputOf.set(file, kept);
+      }
+    }
+  });
+}
+
 function bunTest(testArgs: string[]): Promise<number> {
   child = spawn(path.join(ROOT, "node_modules/.bin/bun"), ["test", "--timeout", "60000", ...testArgs], {
     cwd: ROOT,
-    stdio: "inherit",
+    stdio: ["inherit", "pipe", "pipe"],
     env,
   });
+  keepFileOutput(child.stdout!, process.stdout);
+  keepFileOutput(child.stderr!, process.stderr);
   const running = child;
-  return new Promise((resolve) => running.once("exit", (status) => resolve(status ?? 1)));
+  return new Promise((resolve) => running.once("close", (status) => resolve(status ?? 1)));
 }
 
 const parallel = workers > 1 ? [`--parallel=${workers}`, "--no-isolate", `--timings=${TIMINGS}`] : [];
@@ -89,4 +127,14 @@ if (wholeSuite && workers > 1 && !nameFilter && interrupted === undefined) {
   code ||= alone;
 }
 await cluster.stop();
+if (failedFiles.size > 0) {
+  console.error(
+    `\nnpm test: what the ${failedFiles.size} file(s) with a failed test printed (passes left out):`,
+  );
+  for (const file of failedFiles) {
+    const kept = outputOf.get(file)!;
+    const cut = kept.length > 300 ? [`(the first ${kept.length - 300} lines left out)`] : [];
+    console.error(`\n${file}:\n${[...cut, ...kept.slice(-300)].join("\n")}`);
+  }
+}
 process.exit(interrupted ?? code);

@@ -51,6 +51,9 @@ describe("a device page visit requests remote access", () => {
       select remote_access_requested as r from devices where id = ${device.id}`;
     expect(row!.r).toBe(true);
 
+    // The page's live stream opens after its panel answered: wait for it, or the check below could take
+    // this page's own late stream for the next page's (and the lease would end under the next page).
+    await waitFor(async () => (await streamIds(first!.id)).length === 1, 10_000, "the page's stream");
     const firstStreams = await streamIds(first!.id);
     const armed = app.clock.armed(GRACE_MS);
     await page.click('nav.tabs a:has-text("Commands")');
@@ -68,7 +71,15 @@ describe("a device page visit requests remote access", () => {
     const after = await openLeases(device.id);
     expect(after.map((l) => l.id)).toEqual([first!.id]);
 
+    const beforeReload = await streamIds(first!.id);
     await page.reload();
+    // The reloaded page holds the lease with its own stream before it leaves: a panel request still on
+    // its way when the lease ended would open a new lease.
+    await waitFor(
+      async () => (await streamIds(first!.id)).some((id) => !beforeReload.includes(id)),
+      10_000,
+      "the reloaded page's stream",
+    );
     await page.goto(`${app.url}/devices`);
     await pastGraceUntil(async () => (await openLeases(device.id)).length === 0, "the lease to end");
     // The audit log: the lease's start and end, and nothing per page visit (issue 42: each visit wrote a
