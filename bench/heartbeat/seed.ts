@@ -38,6 +38,7 @@ export async function seedFleet(db: postgres.Sql, devices: number, telemetryRows
   if (telemetryRows > 0) {
     seedStarted = performance.now();
     await db`select telemetry_ensure_partitions((now() - interval '3 days')::date, (now() + interval '1 day')::date)`;
+    if (process.env.BENCH_TELEMETRY_VACUUM === "postgres-defaults") await postgresDefaultVacuum(db);
     const perDevice = Math.max(1, Math.ceil(telemetryRows / devices));
     const rows = Math.min(devices, Math.ceil(telemetryRows / perDevice));
     const payload = storedPayload(heartbeatBody(macs[0]!, 1));
@@ -58,6 +59,22 @@ export async function seedFleet(db: postgres.Sql, devices: number, telemetryRows
 }
 
 /**
+ * `BENCH_TELEMETRY_VACUUM=postgres-defaults`: the telemetry partitions vacuumed as PostgreSQL would by
+ * default (what Outpost did before migration 0041), for an A/B with its own settings; pair it with
+ * `BENCH_PG_SETTINGS=autovacuum_naptime=1min`. Set, not reset: the partitions job applies Outpost's to
+ * partitions without an insert threshold of their own.
+ */
+async function postgresDefaultVacuum(db: postgres.Sql) {
+  const parts = await db<{ relname: string }[]>`
+    select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = 'public.telemetry_events'::regclass`;
+  for (const { relname } of parts)
+    await db.unsafe(`alter table public."${relname}" set (autovacuum_vacuum_insert_scale_factor = 0.2,
+      autovacuum_vacuum_insert_threshold = 1000, autovacuum_freeze_min_age = 50000000)`);
+  console.log(`  telemetry partitions vacuumed with PostgreSQL's defaults (${parts.length} partitions)`);
+}
+
+/**
  * Leaves the seeded tables as a running fleet's are, so the load does not pay for the seeding: vacuumed
  * (else autovacuum's first pass over millions of fresh rows, setting their hint bits and visibility,
  * dirties every page while the load runs: the steady benchmark's load fell minutes behind) and
@@ -68,7 +85,10 @@ export async function seedFleet(db: postgres.Sql, devices: number, telemetryRows
 async function settle(db: postgres.Sql) {
   const started = performance.now();
   await db`vacuum (analyze) devices`;
-  await db`vacuum (analyze) telemetry_events`;
+  // As autovacuum would have left them: Outpost's settings freeze telemetry at its first pass (migration
+  // 0041); PostgreSQL's defaults leave it visible but not frozen.
+  if (process.env.BENCH_TELEMETRY_VACUUM === "postgres-defaults") await db`vacuum (analyze) telemetry_events`;
+  else await db`vacuum (analyze, freeze) telemetry_events`;
   await db`checkpoint`;
   console.log(
     `  vacuum, analyze and checkpoint after seeding: ${((performance.now() - started) / 1000).toFixed(1)} s`,

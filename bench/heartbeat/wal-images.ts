@@ -68,8 +68,17 @@ async function main() {
   const after = await databaseCounters(sql);
   const [{ lsn: to }] = await sql<{ lsn: string }[]>`select pg_current_wal_lsn() as lsn`;
   const heartbeats = items.sent() - sentBefore;
+  // Counted in the WAL itself: pg_stat_wal has a process's images only once it reports them, and an
+  // autovacuum worker still in its pass has not.
+  const [total] = await sql<{ images: number; mb: number }[]>`
+    select count(*) filter (where block_fpi_length > 0)::int as images,
+      round(sum(block_fpi_length) / 1048576.0, 1)::float8 as mb
+    from pg_get_wal_block_info(${from}::pg_lsn, ${to}::pg_lsn, true)`;
+  const walBytes = await sql<
+    { bytes: string }[]
+  >`select pg_wal_lsn_diff(${to}::pg_lsn, ${from}::pg_lsn) as bytes`;
   console.log(
-    `  after the checkpoint: ${heartbeats} heartbeats, ${after.walFpi - before.walFpi} full-page images (${((after.walFpi - before.walFpi) / heartbeats).toFixed(3)} a heartbeat), ${((after.walBytes - before.walBytes) / heartbeats / 1024).toFixed(2)} KB of WAL a heartbeat`,
+    `  after the checkpoint: ${heartbeats} heartbeats, ${total!.images} full-page images (${(total!.images / heartbeats).toFixed(3)} a heartbeat, ${total!.mb} MB), ${(Number(walBytes[0]!.bytes) / heartbeats / 1024).toFixed(2)} KB of WAL a heartbeat (pg_stat_wal so far: ${after.walFpi - before.walFpi} images)`,
   );
   const rows = await sql<{ what: string; images: string; mb: number; records: string }[]>`
     select coalesce(pg_filenode_relation(reltablespace, relfilenode)::text, relfilenode::text)

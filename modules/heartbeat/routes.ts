@@ -26,6 +26,7 @@ export function heartbeatRoutes(ctx: AppContext) {
     maxSize: ctx.config.heartbeatBatchSize,
     maxInFlight: ctx.config.heartbeatBatchConcurrency,
     overlap: { at: ctx.config.heartbeatBatchOverlapAt, afterMs: ctx.config.heartbeatBatchOverlapWaitMs },
+    lingerMs: ctx.config.heartbeatBatchLingerMs,
     onFollowUpError: (error) =>
       ctx.logger.warn(
         { err: error },

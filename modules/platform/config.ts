@@ -70,6 +70,11 @@ export interface Config {
   heartbeatBatchOverlapAt: number;
   /** Longest fewer than that wait for a running batch, in ms (HEARTBEAT_BATCH_OVERLAP_WAIT_MS, 20). */
   heartbeatBatchOverlapWaitMs: number;
+  /**
+   * Longest a heartbeat waits for company when no batch runs and heartbeats come steadily, in ms
+   * (HEARTBEAT_BATCH_LINGER_MS, 25; 0: never).
+   */
+  heartbeatBatchLingerMs: number;
   /** Command result posts plus payload fetches per device per minute. */
   deviceCommandRateLimit: number;
   telemetryRetentionDays: number;
@@ -247,6 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
     heartbeatBatchConcurrency: integer(env, "HEARTBEAT_BATCH_CONCURRENCY", 2, 1, 8),
     heartbeatBatchOverlapAt: integer(env, "HEARTBEAT_BATCH_OVERLAP_AT", 32, 1, 4096),
     heartbeatBatchOverlapWaitMs: integer(env, "HEARTBEAT_BATCH_OVERLAP_WAIT_MS", 20, 0, 60_000),
+    heartbeatBatchLingerMs: integer(env, "HEARTBEAT_BATCH_LINGER_MS", 25, 0, 1000),
     deviceCommandRateLimit: integer(env, "DEVICE_COMMAND_RATE_LIMIT", 600, 1, 1_000_000),
     telemetryRetentionDays: integer(env, "TELEMETRY_RETENTION_DAYS", 30, 1, 3650),
     commandTtlHours: integer(env, "COMMAND_TTL_HOURS", 24, 1, 24 * 30),

@@ -1,8 +1,8 @@
 /**
  * Group commit for concurrent requests: items submitted while earlier batches are running are
  * gathered and run together, bounded by count (`maxSize`) and by time (an item waits at most for the
- * batches already running: nothing waits for company, so a lone item runs at once and nothing lingers
- * when the load is light).
+ * batches already running, or, with `lingerMs`, that long for company when items come steadily; a lone
+ * item of a quiet stream runs at once).
  *
  * With `overlap`, a batch starts beside a running one only once `overlap.at` items wait, or once the
  * oldest of them has waited `overlap.afterMs`: every batch has a fixed cost (for the heartbeat's
@@ -28,6 +28,13 @@ export interface KeyedBatcherOptions {
    * it, any waiting item starts one.
    */
   overlap?: { at: number; afterMs: number };
+  /**
+   * With nothing running, waiting items start a batch once `overlap.at` (or `maxSize`) of them wait, or
+   * once the oldest has waited `lingerMs`, but only while items come at least two per `lingerMs` on
+   * average: a steady trickle (500 heartbeats/s) then shares batches instead of paying a batch's fixed
+   * cost per item, and a lone item of a quiet stream still runs at once. Without it, they start at once.
+   */
+  lingerMs?: number;
 }
 
 interface Pending<I, O> {
@@ -44,6 +51,10 @@ export class KeyedBatcher<I, O> {
   private readonly busyKeys = new Set<string>();
   private inFlight = 0;
   private overlapTimer: ReturnType<typeof setTimeout> | undefined;
+  private lingerTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the last item came, and the mean time between items (moving average), in ms. */
+  private lastArrival = Number.NEGATIVE_INFINITY;
+  private meanGapMs = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
@@ -51,8 +62,13 @@ export class KeyedBatcher<I, O> {
   ) {}
 
   submit(key: string, item: I): Promise<O> {
+    const at = performance.now();
+    // A gap of a second counts as a second: one long pause does not poison the mean for minutes.
+    const gap = Math.min(at - this.lastArrival, 1000);
+    this.meanGapMs = this.meanGapMs === Number.POSITIVE_INFINITY ? gap : 0.9 * this.meanGapMs + 0.1 * gap;
+    this.lastArrival = at;
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ key, item, at: performance.now(), resolve, reject });
+      this.queue.push({ key, item, at, resolve, reject });
       this.pump();
     });
   }
@@ -60,6 +76,7 @@ export class KeyedBatcher<I, O> {
   private pump(): void {
     while (this.inFlight < this.options.maxInFlight) {
       if (this.inFlight > 0 && this.waitsForNextBatch()) return;
+      if (this.inFlight === 0 && this.lingers()) return;
       const batch = this.take();
       if (batch.length === 0) return; // nothing waits, or every waiting item's key is in a running batch
       this.inFlight++;
@@ -82,6 +99,21 @@ export class KeyedBatcher<I, O> {
       this.overlapTimer = undefined;
       this.pump();
     }, overlap.afterMs - waitedMs);
+    return true;
+  }
+
+  /** True when the waiting items should wait a little for company, nothing running (see `lingerMs`). */
+  private lingers(): boolean {
+    const { lingerMs, overlap, maxSize } = this.options;
+    const oldest = this.queue[0];
+    if (!lingerMs || !oldest || this.meanGapMs > lingerMs / 2) return false;
+    if (this.queue.length >= Math.min(overlap?.at ?? maxSize, maxSize)) return false;
+    const waitedMs = performance.now() - oldest.at;
+    if (waitedMs >= lingerMs) return false;
+    this.lingerTimer ??= setTimeout(() => {
+      this.lingerTimer = undefined;
+      this.pump();
+    }, lingerMs - waitedMs);
     return true;
   }
 

@@ -33,6 +33,7 @@ describe("configuration", () => {
       heartbeatBatchConcurrency: 2,
       heartbeatBatchOverlapAt: 32,
       heartbeatBatchOverlapWaitMs: 20,
+      heartbeatBatchLingerMs: 25,
       telemetryRetentionDays: 30,
       commandTtlHours: 24,
       commandRetentionDays: 90,

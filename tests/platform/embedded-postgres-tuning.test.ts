@@ -35,6 +35,7 @@ test("a durable cluster runs with the tuning; ALTER SYSTEM wins over it after a 
     expect(await show(cluster.url, "max_wal_size")).toBe(expected.max_wal_size!);
     expect(await show(cluster.url, "checkpoint_timeout")).toBe(expected.checkpoint_timeout!);
     expect(await show(cluster.url, "random_page_cost")).toBe(expected.random_page_cost!);
+    expect(await show(cluster.url, "autovacuum_naptime")).toBe("10s");
     const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
     await sql.unsafe("alter system set random_page_cost = 2.5");
     await sql.end();

@@ -110,6 +110,34 @@ describe("KeyedBatcher", () => {
     expect(await Promise.all(all)).toEqual(["a#1", "b#2", "c#3"]);
   });
 
+  test("lingerMs: with nothing running, a steady stream's items wait for company; a quiet stream's run at once", async () => {
+    const { batches, submit, drain } = recording({
+      maxSize: 10,
+      maxInFlight: 1,
+      overlap: { at: 4, afterMs: 60_000 },
+      lingerMs: 300,
+    });
+    const shapes = () => batches.map((b) => b.map((i) => i.n));
+    const all = [submit("quiet", 0)];
+    expect(shapes()).toEqual([[0]]); // the first item of a stream: nothing says company is coming
+    await drain();
+    // Thirty items close together: the stream is steady now (they ran as the running batch allowed).
+    for (let n = 1; n <= 30; n++) all.push(submit(`k${n}`, n));
+    await drain();
+    const before = batches.length;
+    all.push(submit("a", 31), submit("b", 32), submit("c", 33));
+    await Bun.sleep(100);
+    expect(batches.length).toBe(before); // waiting for company, nothing running
+    await Bun.sleep(300); // the oldest waited 300 ms: the three start together
+    expect(shapes().slice(before)).toEqual([[31, 32, 33]]);
+    await drain();
+    // overlap.at items waiting start at once, linger or not.
+    all.push(submit("d", 34), submit("e", 35), submit("f", 36), submit("g", 37));
+    expect(shapes().at(-1)).toEqual([34, 35, 36, 37]);
+    await drain();
+    expect((await Promise.all(all)).length).toBe(38);
+  });
+
   test("a failed batch is run again item by item: only the failing item gets the error", async () => {
     const { submit, drain, batches } = recording({ maxSize: 10, maxInFlight: 1 }, (items) =>
       items.some((i) => i.n === 3),

@@ -46,6 +46,33 @@ describe("telemetry storage", () => {
     );
   });
 
+  test("every partition is vacuumed each 20,000 new rows and frozen at once; a threshold set by hand stays", async () => {
+    const options = async (relname: string) => {
+      const [row] = await sql<{ options: string[] | null }[]>`
+        select reloptions as options from pg_class where relname = ${relname}`;
+      return row!.options ?? [];
+    };
+    const ours = [
+      "autovacuum_vacuum_insert_scale_factor=0",
+      "autovacuum_vacuum_insert_threshold=20000",
+      "autovacuum_freeze_min_age=0",
+    ];
+    const parts = await sql<{ relname: string }[]>`
+      select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = 'public.telemetry_events'::regclass`;
+    expect(parts.length).toBeGreaterThan(8);
+    for (const { relname } of parts) expect(await options(relname)).toEqual(ours);
+
+    // A new day's partition gets them too; one an operator tuned keeps its own.
+    const tuned = `telemetry_events_p${day(0).replaceAll("-", "")}`;
+    await sql.unsafe(`alter table ${tuned} set (autovacuum_vacuum_insert_threshold = 5000)`);
+    const farDay = new Date(Date.now() + 40 * DAY).toISOString().slice(0, 10);
+    await sql`select telemetry_ensure_partitions(${farDay}::date, ${farDay}::date)`;
+    expect(await options(`telemetry_events_p${farDay.replaceAll("-", "")}`)).toEqual(ours);
+    expect(await options(tuned)).toContain("autovacuum_vacuum_insert_threshold=5000");
+    await sql.unsafe(`alter table ${tuned} set (autovacuum_vacuum_insert_threshold = 20000)`);
+  });
+
   test("retention drops whole partitions older than the retention period and keeps the rest", async () => {
     const deviceId = crypto.randomUUID();
     const old = new Date(Date.now() - 40 * DAY);
